@@ -1,0 +1,154 @@
+/* benchctl.c: the benchd client: one table of commands, shared setup, and
+ * a checked flush of stdout so that a full disk is a failure, not a
+ * truncated output. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "benchctl.h"
+#include "macro.h"
+
+static const struct bd_command commands[] = {
+        { "systems", cmd_systems, "[--systems-dir DIR]", "List the systems benchctl knows." },
+        { "show", cmd_show, "SYSTEM [--json] [--set KEY=VALUE]...",
+          "Print a system's configuration after inheritance and overrides." },
+        { "render", cmd_render, "--system SYSTEM WORKLOAD [--runs N] [--set KEY=VALUE]... [-o FILE]",
+          "Print the launch script of a benchmark run without submitting it." },
+        { "bind", cmd_bind, "--system SYSTEM --local-rank R [--json] [--set KEY=VALUE]...",
+          "Print the numactl options that bind a local rank to its cores and memory." },
+        { 0 }
+};
+
+void bd_error(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("benchctl: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+void sets_add(char ***sets, size_t *n, const char *v)
+{
+        *sets = xrealloc(*sets, (*n + 2) * sizeof(char *));
+        (*sets)[(*n)++] = (char *)v;
+        (*sets)[*n] = NULL;
+}
+
+const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx)
+{
+        if (!ctx->dirs.dirs)
+                sysdirs_init(&ctx->dirs, ctx->systems_dir);
+        return &ctx->dirs;
+}
+
+int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret)
+{
+        struct bd_err err;
+        if (system_load(ctx_dirs(ctx), name, sets, ret, &err) < 0) {
+                bd_error("%s", err.msg);
+                return BD_EXIT_FAIL;
+        }
+        return BD_EXIT_OK;
+}
+
+static void print_version(void)
+{
+        printf("benchctl %s\nfeatures:", PACKAGE_VERSION);
+#ifdef HAVE_SLURM
+        printf(" libslurm");
+#endif
+#ifdef HAVE_SQLITE3
+        printf(" sqlite");
+#endif
+#ifdef HAVE_MPI
+        printf(" mpi");
+#endif
+#ifdef HAVE_CUDA
+        printf(" cuda");
+#endif
+#ifdef HAVE_NCCL
+        printf(" nccl");
+#endif
+        printf("\n");
+}
+
+static void print_help(FILE *f)
+{
+        fprintf(f, "usage: benchctl [--systems-dir DIR] COMMAND [ARGS]\n\n"
+                   "Run MLPerf-style training benchmarks on GPU clusters.\n\ncommands:\n");
+        for (const struct bd_command *c = commands; c->name; c++)
+                fprintf(f, "  %-10s %s\n", c->name, c->summary);
+        fprintf(f, "\n'benchctl COMMAND --help' or 'benchctl help COMMAND' describes a command.\n"
+                   "Systems are searched in --systems-dir, $BENCHD_SYSTEMS, ~/.config/benchd/systems\n"
+                   "and the bundled directory, in that order.\n");
+}
+
+static const struct bd_command *find_command(const char *name)
+{
+        for (const struct bd_command *c = commands; c->name; c++)
+                if (streq(c->name, name))
+                        return c;
+        return NULL;
+}
+
+static int finish(int ret)
+{
+        /* output that did not reach its destination is a failure */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "benchctl: cannot write to standard output: %s\n", strerror(errno));
+                return BD_EXIT_FAIL;
+        }
+        return ret;
+}
+
+int main(int argc, char **argv)
+{
+        struct bd_ctx ctx = { 0 };
+        int i = 1;
+        while (i < argc && argv[i][0] == '-') {
+                const char *a = argv[i];
+                if (streq(a, "--version") || streq(a, "-V")) {
+                        print_version();
+                        return finish(BD_EXIT_OK);
+                } else if (streq(a, "--help") || streq(a, "-h")) {
+                        print_help(stdout);
+                        return finish(BD_EXIT_OK);
+                } else if (streq(a, "--systems-dir") && i + 1 < argc) {
+                        ctx.systems_dir = argv[i + 1];
+                        i += 2;
+                } else if (!strncmp(a, "--systems-dir=", 14)) {
+                        ctx.systems_dir = a + 14;
+                        i++;
+                } else
+                        return usage_error(NULL, "unknown option '%s'", a);
+        }
+        if (i >= argc) {
+                print_help(stderr);
+                return BD_EXIT_USAGE;
+        }
+        const char *name = argv[i];
+        char *help_argv[] = { NULL, "--help", NULL };
+        if (streq(name, "help")) {
+                if (i + 1 >= argc) {
+                        print_help(stdout);
+                        return finish(BD_EXIT_OK);
+                }
+                name = argv[i + 1];
+                help_argv[0] = argv[i + 1];
+        }
+        const struct bd_command *cmd = find_command(name);
+        if (!cmd) {
+                fprintf(stderr, "benchctl: unknown command '%s'; commands:", name);
+                for (const struct bd_command *c = commands; c->name; c++)
+                        fprintf(stderr, " %s", c->name);
+                fprintf(stderr, "\n");
+                return BD_EXIT_USAGE;
+        }
+        int ret = help_argv[0] ? cmd->fn(2, help_argv, &ctx, cmd) : cmd->fn(argc - i, argv + i, &ctx, cmd);
+        sysdirs_release(&ctx.dirs);
+        return finish(ret);
+}

@@ -1,0 +1,43 @@
+/* benchctl.h: the commands of benchctl and what they share. */
+#ifndef BD_BENCHCTL_H
+#define BD_BENCHCTL_H
+
+#include "opts.h"
+#include "system.h"
+
+struct bd_ctx {
+        const char *systems_dir;        /* --systems-dir, or NULL */
+        struct bd_sysdirs dirs;
+};
+
+struct bd_command {
+        const char *name;
+        int (*fn)(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+        const char *usage;
+        const char *summary;
+};
+
+/* Prints "benchctl: MESSAGE" to stderr. */
+void bd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Options every command that reads systems accepts. */
+#define OPT_SYSTEMS_DIR 300
+#define OPT_SET 301
+#define COMMON_SYSTEM_OPTIONS \
+        { "systems-dir", OPT_SYSTEMS_DIR, "DIR", "look for system files in DIR first" }, \
+        { "set", OPT_SET, "KEY=VALUE", "override a configuration value (dotted key; repeatable)" }
+
+/* The search path, built on first use from --systems-dir and the environment. */
+const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx);
+/* Loads a system with overrides; prints the error and returns BD_EXIT_FAIL on failure. */
+int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret);
+
+/* Collects --set values; returns NULL-terminated array (caller frees the array only). */
+void sets_add(char ***sets, size_t *n, const char *v);
+
+int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+
+#endif

@@ -1,0 +1,209 @@
+/* benchd-bind.c: binds one rank to its cores, memory node and NIC, then
+ * becomes the rank's program.
+ *
+ *     benchd-bind -r 0-5,48-53:0 -r 6-11,54-59:0 ... -- PROGRAM ARGS...
+ *
+ * The i-th -r is the plan of local rank i, as computed by benchctl (the same
+ * code as 'benchctl bind').  The local rank comes from the launcher:
+ * OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), SLURM_LOCALID (srun),
+ * MPI_LOCALRANKID / PMI_LOCAL_RANK (MPICH, Intel MPI).  CPU affinity is set
+ * with sched_setaffinity, memory with set_mempolicy(MPOL_BIND); a NIC sets
+ * UCX_NET_DEVICES=<nic>:1 and BENCHD_NIC.  Nothing is half-applied: any
+ * failure is reported and the program is not started.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cpuset.h"
+#include "macro.h"
+#include "strutil.h"
+
+#define MPOL_BIND 2
+#define MAX_RANKS 1024
+
+struct plan {
+        char *spec;
+        struct bd_cpuset cpus;
+        int mem;
+        const char *nic;
+};
+
+static const char *const rank_vars[] = {
+        "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK",
+        "MV2_COMM_WORLD_LOCAL_RANK", NULL,
+};
+
+static void usage(FILE *f)
+{
+        fprintf(f, "usage: benchd-bind [-v] [-n] -r CPUS:MEMNODE[:NIC]... -- PROGRAM [ARGS...]\n\n"
+                   "Bind this local rank to the CPUs, memory node and NIC of its -r entry\n"
+                   "(the i-th -r for local rank i) and execute PROGRAM.\n\n"
+                   "  -r, --rank SPEC   plan of the next local rank: CPU list, NUMA node, optional NIC\n"
+                   "  -v, --verbose     print the binding to standard error\n"
+                   "  -n, --dry-run     print the binding and run PROGRAM without binding\n"
+                   "  -h, --help        show this help\n"
+                   "      --version     show the version\n");
+}
+
+static int parse_spec(char *spec, struct plan *p)
+{
+        p->spec = spec;
+        char *mem = strchr(spec, ':');
+        if (!mem)
+                return -EINVAL;
+        *mem++ = '\0';
+        char *nic = strchr(mem, ':');
+        if (nic) {
+                *nic++ = '\0';
+                if (!*nic)
+                        return -EINVAL;
+        }
+        p->nic = nic;
+        long m;
+        if (parse_long(mem, &m) < 0 || m < 0 || m > 1023)
+                return -EINVAL;
+        p->mem = (int)m;
+        if (cpuset_parse(&p->cpus, spec) < 0 || cpuset_count(&p->cpus) == 0)
+                return -EINVAL;
+        return 0;
+}
+
+static int local_rank(const char **ret_var)
+{
+        for (const char *const *v = rank_vars; *v; v++) {
+                const char *s = getenv(*v);
+                long r;
+                if (s && parse_long(s, &r) == 0 && r >= 0 && r < MAX_RANKS) {
+                        *ret_var = *v;
+                        return (int)r;
+                }
+        }
+        return -1;
+}
+
+static int apply(const struct plan *p, const char *host, int rank)
+{
+        cpu_set_t allowed, want;
+        CPU_ZERO(&want);
+        if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+                return fprintf(stderr, "benchd-bind: sched_getaffinity: %s\n", strerror(errno)), -1;
+        _cleanup_buf_ struct bd_buf missing = BD_BUF_INIT;
+        struct bd_cpuset miss;
+        cpuset_clear(&miss);
+        for (int c = 0; c < BD_CPUSET_MAX; c++) {
+                if (!cpuset_has(&p->cpus, c))
+                        continue;
+                if (c >= CPU_SETSIZE || !CPU_ISSET(c, &allowed))
+                        cpuset_add(&miss, c);
+                else
+                        CPU_SET(c, &want);
+        }
+        if (cpuset_count(&miss) > 0) {
+                cpuset_format(&miss, &missing);
+                fprintf(stderr, "benchd-bind: local rank %d on %s: CPUs %s are not available to this process "
+                                "(the system's declared topology does not match this node)\n",
+                        rank, host, missing.s);
+                return -1;
+        }
+        if (sched_setaffinity(0, sizeof(want), &want) < 0)
+                return fprintf(stderr, "benchd-bind: sched_setaffinity: %s\n", strerror(errno)), -1;
+        unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
+        mask[p->mem / (8 * sizeof(unsigned long))] |= 1UL << (p->mem % (8 * sizeof(unsigned long)));
+        if (syscall(SYS_set_mempolicy, MPOL_BIND, mask, (unsigned long)1024) < 0) {
+                /* ENOSYS: kernel without NUMA support, one node: nothing to bind */
+                if (!(errno == ENOSYS && p->mem == 0)) {
+                        fprintf(stderr, "benchd-bind: local rank %d on %s: cannot bind memory to NUMA node %d: %s\n",
+                                rank, host, p->mem, strerror(errno));
+                        return -1;
+                }
+        }
+        return 0;
+}
+
+int main(int argc, char **argv)
+{
+        static const struct option longopts[] = {
+                { "rank", required_argument, NULL, 'r' },
+                { "verbose", no_argument, NULL, 'v' },
+                { "dry-run", no_argument, NULL, 'n' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
+                { NULL, 0, NULL, 0 },
+        };
+        struct plan plans[MAX_RANKS];
+        int nplans = 0;
+        bool verbose = false, dry = false;
+        int c;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+r:vnh", longopts, NULL)) != -1) {
+                switch (c) {
+                case 'r':
+                        if (nplans >= MAX_RANKS) {
+                                fprintf(stderr, "benchd-bind: more than %d ranks\n", MAX_RANKS);
+                                return 2;
+                        }
+                        if (parse_spec(optarg, &plans[nplans]) < 0) {
+                                fprintf(stderr, "benchd-bind: -r '%s': expected CPUS:MEMNODE[:NIC], e.g. 0-5,48-53:0\n",
+                                        optarg);
+                                return 2;
+                        }
+                        nplans++;
+                        break;
+                case 'v': verbose = true; break;
+                case 'n': dry = verbose = true; break;
+                case 'h': usage(stdout); return 0;
+                case 'V': printf("benchd-bind %s\n", PACKAGE_VERSION); return 0;
+                default:
+                        fprintf(stderr, "benchd-bind: unknown option '%s' (see --help)\n", argv[optind - 1]);
+                        return 2;
+                }
+        }
+        if (optind >= argc) {
+                fprintf(stderr, "benchd-bind: missing PROGRAM (see --help)\n");
+                return 2;
+        }
+        if (nplans == 0) {
+                fprintf(stderr, "benchd-bind: no -r plans given (see --help)\n");
+                return 2;
+        }
+        char host[256] = "?";
+        gethostname(host, sizeof(host) - 1);
+        const char *var = NULL;
+        int rank = local_rank(&var);
+        if (rank < 0) {
+                fprintf(stderr, "benchd-bind: cannot tell the local rank: none of OMPI_COMM_WORLD_LOCAL_RANK, "
+                                "SLURM_LOCALID, MPI_LOCALRANKID, PMI_LOCAL_RANK is set\n");
+                return 1;
+        }
+        if (rank >= nplans) {
+                fprintf(stderr, "benchd-bind: local rank %d (%s) on %s but the plan has %d ranks per node\n", rank,
+                        var, host, nplans);
+                return 1;
+        }
+        const struct plan *p = &plans[rank];
+        if (verbose) {
+                _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
+                cpuset_format(&p->cpus, &b);
+                fprintf(stderr, "benchd-bind: %s local rank %d: --physcpubind=%s --membind=%d%s%s%s\n", host, rank,
+                        b.s, p->mem, p->nic ? " nic " : "", p->nic ? p->nic : "", dry ? " (dry run)" : "");
+        }
+        if (!dry && apply(p, host, rank) < 0)
+                return 1;
+        if (p->nic) {
+                _cleanup_free_ char *ucx = xasprintf("%s:1", p->nic);
+                setenv("UCX_NET_DEVICES", ucx, 1);
+                setenv("BENCHD_NIC", p->nic, 1);
+        }
+        execvp(argv[optind], argv + optind);
+        fprintf(stderr, "benchd-bind: cannot run '%s': %s\n", argv[optind], strerror(errno));
+        return 127;
+}

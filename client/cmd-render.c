@@ -1,0 +1,92 @@
+/* cmd-render.c: benchctl render: print or write a run's launch script. */
+#include "config.h"
+
+#include <string.h>
+
+#include "benchctl.h"
+#include "fs.h"
+#include "paths.h"
+#include "render.h"
+#include "strutil.h"
+
+#define OPT_RUN_ID 310
+
+static const struct bd_option options[] = {
+        { "system", 's', "SYSTEM", "system to run on" },
+        { "runs", 'n', "N", "number of trials (default: the system's 'trials')" },
+        { "output", 'o', "FILE", "write the script to FILE (atomically, mode 0755)" },
+        { "run-id", OPT_RUN_ID, "ID", "run id used in log names (default: a new one)" },
+        COMMON_SYSTEM_OPTIONS,
+        { 0 }
+};
+
+int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        const char *system = NULL, *output = NULL, *run_id = NULL;
+        long runs = 0;
+        _cleanup_free_ char **sets = NULL;
+        size_t nsets = 0;
+        const char *arg;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                switch (c) {
+                case 'h':
+                        opts_release(&o);
+                        return BD_EXIT_OK;
+                case 's': system = arg; break;
+                case 'o': output = arg; break;
+                case OPT_RUN_ID: run_id = arg; break;
+                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
+                case OPT_SET: sets_add(&sets, &nsets, arg); break;
+                case 'n':
+                        if (parse_long(arg, &runs) < 0 || runs < 1 || runs > 100) {
+                                opts_release(&o);
+                                return usage_error(cmd, "--runs: expected a number from 1 to 100, got '%s'", arg);
+                        }
+                        break;
+                }
+        }
+        int next = optind;
+        opts_release(&o);
+        if (c < 0)
+                return BD_EXIT_USAGE;
+        if (!system)
+                return usage_error(cmd, "missing --system SYSTEM");
+        if (next >= argc)
+                return usage_error(cmd, "missing WORKLOAD (ssd, maskrcnn or allreduce)");
+        if (next + 1 < argc)
+                return usage_error(cmd, "unexpected argument '%s'", argv[next + 1]);
+        if (run_id && (!*run_id || strspn(run_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+                                            strlen(run_id)))
+                return usage_error(cmd, "--run-id: use letters, digits and _.- only");
+
+        struct bd_system s;
+        int ret = ctx_load_system(ctx, system, sets, &s);
+        if (ret)
+                return ret;
+        _cleanup_free_ char *id = run_id ? xstrdup(run_id) : run_id_new();
+        _cleanup_free_ char *bin = exe_dir();
+        struct render_opts ro = {
+                .workload = argv[next],
+                .trials = (int)runs,
+                .run_id = id,
+                .bin_dir = bin ? bin : BD_BINDIR,
+                .version = PACKAGE_VERSION,
+        };
+        _cleanup_buf_ struct bd_buf script = BD_BUF_INIT;
+        struct bd_err err;
+        if (render_script(&s, &ro, &script, &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+        } else if (output) {
+                if (write_file_atomic(output, script.s, script.len, 0755, &err) < 0) {
+                        bd_error("%s", err.msg);
+                        ret = BD_EXIT_FAIL;
+                }
+        } else {
+                fputs(script.s, stdout);
+        }
+        system_release(&s);
+        return ret;
+}

@@ -1,0 +1,109 @@
+/* opts.c: getopt_long driven by a table of options that also writes --help. */
+#include "config.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "benchctl.h"
+#include "macro.h"
+#include "opts.h"
+
+struct state {
+        struct option *longopts;
+        char *shortopts;
+};
+
+static struct state *state_new(const struct bd_option *options)
+{
+        struct state *s = xcalloc(1, sizeof(*s));
+        size_t n = 0;
+        while (options[n].name)
+                n++;
+        s->longopts = xcalloc(n + 2, sizeof(struct option));
+        s->shortopts = xcalloc(2 * n + 3, 1);
+        char *p = s->shortopts;
+        *p++ = ':';
+        for (size_t i = 0; i < n; i++) {
+                s->longopts[i].name = options[i].name;
+                s->longopts[i].has_arg = options[i].arg ? required_argument : no_argument;
+                s->longopts[i].val = options[i].key;
+                if (options[i].key < 256) {
+                        *p++ = (char)options[i].key;
+                        if (options[i].arg)
+                                *p++ = ':';
+                }
+        }
+        s->longopts[n].name = "help";
+        s->longopts[n].val = 'h';
+        *p++ = 'h';
+        return s;
+}
+
+void opts_release(struct bd_opts *o)
+{
+        struct state *s = o->getopt_state;
+        if (!s)
+                return;
+        free(s->longopts);
+        free(s->shortopts);
+        free(s);
+        o->getopt_state = NULL;
+}
+
+int usage_error(const struct bd_command *cmd, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "benchctl%s%s: ", cmd ? " " : "", cmd ? cmd->name : "");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, " (see 'benchctl %s%s--help')\n", cmd ? cmd->name : "", cmd ? " " : "");
+        va_end(ap);
+        return BD_EXIT_USAGE;
+}
+
+int opts_next(struct bd_opts *o, const char **ret_arg)
+{
+        if (!o->getopt_state) {
+                o->getopt_state = state_new(o->options);
+                optind = 1;
+                opterr = 0;
+        }
+        struct state *s = o->getopt_state;
+        int prev = optind;
+        int c = getopt_long(o->argc, o->argv, s->shortopts, s->longopts, NULL);
+        *ret_arg = optarg;
+        if (c == -1)
+                return 0;
+        if (c == 'h') {
+                opts_help(o->cmd, o->options, stdout);
+                return 'h';
+        }
+        if (c == '?' || c == ':') {
+                const char *bad = prev < o->argc ? o->argv[prev] : "?";
+                if (c == ':')
+                        usage_error(o->cmd, "option '%s' needs an argument", bad);
+                else if (optopt && optopt < 256 && bad[0] == '-' && bad[1] != '-')
+                        usage_error(o->cmd, "unknown option '-%c'", optopt);
+                else
+                        usage_error(o->cmd, "unknown option '%s'", bad);
+                return -1;
+        }
+        return c;
+}
+
+void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f)
+{
+        fprintf(f, "usage: benchctl %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->usage, cmd->summary);
+        for (const struct bd_option *o = options; o->name; o++) {
+                char left[64];
+                if (o->key < 256)
+                        snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
+                                 o->arg ? o->arg : "");
+                else
+                        snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+                fprintf(f, "  %-28s %s\n", left, o->help);
+        }
+        fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+}

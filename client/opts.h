@@ -1,0 +1,48 @@
+/* opts.h: one table per command drives its option parsing and its --help.
+ *
+ * Each command declares
+ *     static const struct bd_option options[] = {
+ *             { "system", 's', "SYSTEM", "system to use" }, ...
+ *             { NULL }
+ *     };
+ * and loops over opts_next().  Errors print one line and return -1; the
+ * caller exits with BD_EXIT_USAGE.
+ */
+#ifndef BD_OPTS_H
+#define BD_OPTS_H
+
+#include <stdio.h>
+
+enum bd_exit {
+        BD_EXIT_OK = 0,
+        BD_EXIT_FAIL = 1,       /* user error: bad config, unknown system, failed action */
+        BD_EXIT_USAGE = 2,      /* bad command line */
+};
+
+struct bd_option {
+        const char *name;       /* long name */
+        int key;                /* short letter, or a value >= 256 for long-only options */
+        const char *arg;        /* argument name, NULL for a flag */
+        const char *help;
+};
+
+struct bd_command;
+
+struct bd_opts {
+        int argc;
+        char **argv;
+        const struct bd_option *options;
+        const struct bd_command *cmd;
+        void *getopt_state;
+};
+
+/* Returns the next option's key, 0 at the end of the options, -1 on an error
+ * (already printed), 'h' for --help (after printing it).  *ret_arg is the
+ * option's argument. */
+int opts_next(struct bd_opts *o, const char **ret_arg);
+void opts_release(struct bd_opts *o);
+void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f);
+/* Prints "benchctl CMD: MESSAGE" plus a hint to --help, returns BD_EXIT_USAGE. */
+int usage_error(const struct bd_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

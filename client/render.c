@@ -1,0 +1,645 @@
+/* render.c: sbatch, mpirun and local launch scripts. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "bind.h"
+#include "json.h"
+#include "render.h"
+#include "schema.h"
+
+/* A word of a command line: literal text is quoted for the shell, a RAW word
+ * (starting with \001) is shell syntax already ("$seed"). */
+#define RAW "\001"
+
+struct words {
+        char **v;
+        size_t n;
+};
+
+static void words_add(struct words *w, const char *s)
+{
+        w->v = xrealloc(w->v, (w->n + 1) * sizeof(char *));
+        w->v[w->n++] = xstrdup(s);
+}
+
+_printf_(2, 3) static void words_addf(struct words *w, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *s = xvasprintf(fmt, ap);
+        va_end(ap);
+        w->v = xrealloc(w->v, (w->n + 1) * sizeof(char *));
+        w->v[w->n++] = s;
+}
+
+static void words_release(struct words *w)
+{
+        for (size_t i = 0; i < w->n; i++)
+                free(w->v[i]);
+        free(w->v);
+        w->v = NULL;
+        w->n = 0;
+}
+
+/* PROGRAM in DIR; a DIR naming a shell variable stays live ("$BENCHD_BIN"/prog) */
+static void words_add_prog(struct words *w, const char *dir, const char *prog)
+{
+        if (dir[0] == '$')
+                words_addf(w, RAW "\"%s\"/%s", dir, prog);
+        else
+                words_addf(w, "%s/%s", dir, prog);
+}
+
+static void words_add_list(struct words *w, const cJSON *list)
+{
+        const cJSON *e;
+        cJSON_ArrayForEach(e, list)
+                if (cJSON_IsString(e))
+                        words_add(w, e->valuestring);
+}
+
+/* Emits the words as one command, continued over lines after `first` words
+ * per line so long command lines stay readable. */
+static void emit_command(struct bd_buf *out, const char *indent, const struct words *w)
+{
+        size_t col = strlen(indent);
+        buf_puts(out, indent);
+        for (size_t i = 0; i < w->n; i++) {
+                const char *s = w->v[i];
+                _cleanup_buf_ struct bd_buf q = BD_BUF_INIT;
+                if (s[0] == RAW[0])
+                        buf_puts(&q, s + 1);
+                else
+                        buf_shell_quote(&q, s);
+                bool option = s[0] == '-';
+                if (i > 0 && ((option && col + q.len > 72) || col + q.len > 100)) {
+                        buf_printf(out, " \\\n%s    ", indent);
+                        col = strlen(indent) + 4;
+                } else if (i > 0) {
+                        buf_putc(out, ' ');
+                        col++;
+                }
+                buf_add(out, q.s, q.len);
+                col += q.len;
+        }
+        buf_putc(out, '\n');
+}
+
+/* An environment value in double quotes: $NAME and ${NAME} references stay
+ * live (rendered ${NAME:-} so that set -u accepts unset ones); every other
+ * special character is escaped. */
+static void env_value(struct bd_buf *out, const char *s)
+{
+        buf_putc(out, '"');
+        for (const char *p = s; *p; p++) {
+                if (*p == '$') {
+                        const char *name = p + 1;
+                        bool braced = *name == '{';
+                        if (braced)
+                                name++;
+                        size_t n = 0;
+                        if ((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z') || name[0] == '_')
+                                while ((name[n] >= 'A' && name[n] <= 'Z') || (name[n] >= 'a' && name[n] <= 'z') ||
+                                       (name[n] >= '0' && name[n] <= '9') || name[n] == '_')
+                                        n++;
+                        if (n > 0 && (!braced || name[n] == '}')) {
+                                buf_printf(out, "${%.*s:-}", (int)n, name);
+                                p = name + n + (braced ? 1 : 0) - 1;
+                                continue;
+                        }
+                        buf_puts(out, "\\$");
+                } else if (*p == '"' || *p == '\\' || *p == '`') {
+                        buf_putc(out, '\\');
+                        buf_putc(out, *p);
+                } else
+                        buf_putc(out, *p);
+        }
+        buf_putc(out, '"');
+}
+
+/* NAME='value', always quoted so no value reads as a command to shellcheck */
+static void shell_assign(struct bd_buf *out, const char *name, const char *value)
+{
+        buf_printf(out, "%s='", name);
+        for (const char *p = value; *p; p++)
+                buf_puts(out, *p == '\'' ? "'\\''" : (char[]){ *p, 0 });
+        buf_puts(out, "'\n");
+}
+
+static void env_scalar(const cJSON *v, struct bd_buf *out)
+{
+        if (cJSON_IsString(v))
+                buf_puts(out, v->valuestring);
+        else if (cJSON_IsBool(v))
+                buf_puts(out, cJSON_IsTrue(v) ? "1" : "0");
+        else if (cJSON_IsNumber(v))
+                json_number(out, v->valuedouble);
+}
+
+char *expand_home(const char *path)
+{
+        const char *home = getenv("HOME");
+        if (path[0] == '~' && (path[1] == '/' || !path[1]) && home)
+                return xasprintf("%s%s", home, path + 1);
+        return xstrdup(path);
+}
+
+char *run_id_new(void)
+{
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        uint16_t rnd = 0;
+        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+                rnd = (uint16_t)(now ^ getpid());
+        char stamp[32];
+        strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+        return xasprintf("%s-%04x", stamp, rnd);
+}
+
+struct ctx {
+        const cJSON *sys;
+        const char *name;
+        const char *workload;
+        const char *launcher;
+        const char *runtime;
+        bool container;
+        long nodes, ranks, gpus;
+        char *data, *logs, *pretrained;
+        const char *bin;        /* where the rank-side programs are, as the launch sees them */
+};
+
+static const char *benchmark_name(const char *workload)
+{
+        if (streq(workload, "ssd"))
+                return "SINGLE_STAGE_DETECTOR";
+        if (streq(workload, "maskrcnn"))
+                return "OBJECT_DETECTION";
+        return "ALLREDUCE";
+}
+
+static void flag_name(const char *key, struct bd_buf *out)
+{
+        buf_puts(out, "--");
+        for (const char *p = key; *p; p++)
+                buf_putc(out, *p == '_' ? '-' : *p);
+}
+
+/* The trainer's command line, from the workload's section of the system. */
+static void trainer_args(const struct ctx *c, struct words *w)
+{
+        _cleanup_free_ char *prog = xasprintf("benchd-%s", c->workload);
+        words_add_prog(w, c->bin, prog);
+        const cJSON *sec = sys_get(c->sys, c->workload);
+        if (!streq(c->workload, "allreduce"))
+                words_add(w, "--data"), words_add(w, c->container ? "/data" : c->data);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, sec) {
+                const char *k = v->string;
+                if (streq(k, "published") || streq(k, "extra_args") || streq(k, "seed") || streq(k, "pretrained"))
+                        continue;
+                _cleanup_buf_ struct bd_buf flag = BD_BUF_INIT, val = BD_BUF_INIT;
+                flag_name(k, &flag);
+                if (cJSON_IsArray(v)) {
+                        const cJSON *e;
+                        cJSON_ArrayForEach(e, v) {
+                                if (val.len)
+                                        buf_putc(&val, ',');
+                                env_scalar(e, &val);
+                        }
+                } else
+                        env_scalar(v, &val);
+                words_add(w, flag.s);
+                words_add(w, val.s);
+        }
+        const char *pre = sys_str(sec, "pretrained", NULL);
+        if (pre) {
+                words_add(w, "--pretrained");
+                if (pre[0] == '/')
+                        words_add(w, pre);
+                else
+                        words_addf(w, "%s/%s", c->container ? "/pretrained" : c->pretrained, pre);
+        }
+        words_add(w, "--platform");
+        words_add(w, c->name);
+        if (!streq(c->workload, "allreduce")) {
+                words_add(w, "--seed");
+                words_add(w, RAW "\"$seed\"");
+        }
+        words_add_list(w, sys_get(sec, "extra_args"));
+}
+
+/* benchd-bind -r CPUS:MEM[:NIC]... -- */
+static int binding_args(const struct ctx *c, const char *bind_bin, struct words *w, struct bd_err *err)
+{
+        if (!streq(sys_str(c->sys, "binding.policy", "auto"), "auto"))
+                return 0;
+        struct bd_topo topo;
+        int r = topo_from_system(c->sys, &topo, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ struct bd_rank_bind *plan = NULL;
+        r = bind_plan(&topo, (int)c->ranks, &plan, err);
+        if (r < 0)
+                return r;
+        words_add_prog(w, bind_bin, "benchd-bind");
+        for (long i = 0; i < c->ranks; i++) {
+                _cleanup_buf_ struct bd_buf spec = BD_BUF_INIT;
+                cpuset_format(&plan[i].cpus, &spec);
+                buf_printf(&spec, ":%d", plan[i].numa);
+                if (plan[i].nic >= 0 && topo.nics[plan[i].nic].kind != NIC_EFA &&
+                    nic_kind_rdma(topo.nics[plan[i].nic].kind))
+                        buf_printf(&spec, ":%s", topo.nics[plan[i].nic].name);
+                words_add(w, "-r");
+                words_add(w, spec.s);
+        }
+        words_add(w, "--");
+        return 0;
+}
+
+static void container_binds(const struct ctx *c, const char *flag, struct words *w)
+{
+        words_add(w, flag);
+        words_addf(w, "%s:/data", c->data);
+        words_add(w, flag);
+        words_addf(w, "%s:/pretrained", c->pretrained);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, sys_get(c->sys, "container.binds")) {
+                words_add(w, flag);
+                words_add(w, e->valuestring);
+        }
+}
+
+/* apptainer/singularity/charliecloud: the prefix that runs a command in the image */
+static void container_exec(const struct ctx *c, struct words *w)
+{
+        const char *image = sys_str(c->sys, "container.image", "");
+        if (streq(c->runtime, "apptainer") || streq(c->runtime, "singularity")) {
+                words_add(w, c->runtime);
+                words_add(w, "exec");
+                if (c->gpus > 0)
+                        words_add(w, "--nv");
+                container_binds(c, "-B", w);
+                words_add_list(w, sys_get(c->sys, "container.options"));
+                words_add(w, image);
+        } else if (streq(c->runtime, "charliecloud")) {
+                words_add(w, "ch-run");
+                container_binds(c, "-b", w);
+                words_add_list(w, sys_get(c->sys, "container.options"));
+                words_add(w, image);
+                words_add(w, "--");
+        }
+}
+
+static void mpirun_common(const struct ctx *c, struct words *w)
+{
+        words_add(w, "--bind-to");
+        words_add(w, sys_str(c->sys, "mpirun.bind_to", "none"));
+        words_add(w, "--map-by");
+        words_add(w, sys_str(c->sys, "mpirun.map_by", "slot"));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, sys_get(c->sys, "mpirun.mca")) {
+                _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
+                env_scalar(e, &v);
+                words_add(w, "--mca");
+                words_add(w, e->string);
+                words_add(w, v.s);
+        }
+        const char *iface = sys_str(c->sys, "mpirun.interface", NULL);
+        if (iface && !sys_get(c->sys, "mpirun.mca.btl_tcp_if_include")) {
+                words_add(w, "--mca");
+                words_add(w, "btl_tcp_if_include");
+                words_add(w, iface);
+        }
+        cJSON_ArrayForEach(e, sys_get(c->sys, "env")) {
+                if (cJSON_IsNull(e))
+                        continue;
+                words_add(w, "-x");
+                words_add(w, e->string);
+        }
+        if (iface && !sys_get(c->sys, "env.NCCL_SOCKET_IFNAME")) {
+                words_add(w, "-x");
+                words_add(w, "NCCL_SOCKET_IFNAME");
+        }
+        if (sys_bool(c->sys, "mpirun.tag_output", false))
+                words_add(w, "--tag-output");
+        words_add_list(w, sys_get(c->sys, "mpirun.extra_options"));
+}
+
+/* The command that starts all ranks of one trial. */
+static int launch_command(const struct ctx *c, struct words *w, struct bd_err *err)
+{
+        bool docker = streq(c->runtime, "docker");
+        const char *mpirun = sys_str(c->sys, "mpirun.command", "mpirun");
+        int r;
+        if (docker) {
+                words_add(w, "docker");
+                words_add(w, "exec");
+                words_add(w, RAW "\"$CONTAINER\"");
+        }
+        if (streq(c->launcher, "slurm") && streq(sys_str(c->sys, "slurm.launch", "mpirun"), "srun")) {
+                words_add(w, "srun");
+                words_add(w, RAW "--ntasks=\"$SLURM_NTASKS\"");
+                words_addf(w, "--ntasks-per-node=%ld", c->ranks);
+                words_add(w, "--cpu-bind=none");
+                words_add(w, "--export=ALL");
+                const char *mpi = sys_str(c->sys, "slurm.mpi", NULL);
+                if (mpi)
+                        words_addf(w, "--mpi=%s", mpi);
+        } else {
+                words_add(w, mpirun);
+                words_add(w, "-np");
+                if (streq(c->launcher, "slurm")) {
+                        words_add(w, RAW "\"$SLURM_NTASKS\"");
+                } else {
+                        words_addf(w, "%ld", c->nodes * c->ranks);
+                        const char *hostfile = sys_str(c->sys, "mpirun.hostfile", NULL);
+                        const cJSON *hosts = sys_get(c->sys, "mpirun.hosts");
+                        if (hostfile && !streq(c->launcher, "local")) {
+                                _cleanup_free_ char *hf = expand_home(hostfile);
+                                words_add(w, "--hostfile");
+                                words_add(w, hf);
+                        } else {
+                                _cleanup_buf_ struct bd_buf h = BD_BUF_INIT;
+                                const cJSON *e;
+                                if (cJSON_GetArraySize(hosts) > 0 && !streq(c->launcher, "local"))
+                                        cJSON_ArrayForEach(e, hosts)
+                                                buf_printf(&h, "%s%s:%ld", h.len ? "," : "", e->valuestring, c->ranks);
+                                else
+                                        buf_printf(&h, "localhost:%ld", c->ranks);
+                                words_add(w, "-H");
+                                words_add(w, h.s);
+                        }
+                }
+                mpirun_common(c, w);
+        }
+        r = binding_args(c, docker ? sys_str(c->sys, "container.bin_dir", "/opt/benchd/bin") : "$BENCHD_BIN", w, err);
+        if (r < 0)
+                return r;
+        if (!docker)
+                container_exec(c, w);
+        trainer_args(c, w);
+        return 0;
+}
+
+static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *out)
+{
+        const cJSON *sys = c->sys;
+        const char *job = sys_str(sys, "slurm.job_name", NULL);
+        if (job)
+                buf_printf(out, "#SBATCH --job-name=%s\n", job);
+        else
+                buf_printf(out, "#SBATCH --job-name=benchd-%s-%s\n", c->workload, c->name);
+        buf_printf(out, "#SBATCH --nodes=%ld\n", c->nodes);
+        buf_printf(out, "#SBATCH --ntasks-per-node=%ld\n", c->ranks);
+        buf_printf(out, "#SBATCH --ntasks=%ld\n", c->nodes * c->ranks);
+        if (c->gpus > 0)
+                buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->gpus);
+        if (sys_bool(sys, "slurm.exclusive", true))
+                buf_puts(out, "#SBATCH --exclusive\n");
+        const char *s;
+        if ((s = sys_str(sys, "slurm.mem", NULL)))
+                buf_printf(out, "#SBATCH --mem=%s\n", s);
+        if ((s = sys_str(sys, "slurm.time_limit", NULL)))
+                buf_printf(out, "#SBATCH --time=%s\n", s);
+        if ((s = sys_str(sys, "slurm.partition", NULL)))
+                buf_printf(out, "#SBATCH --partition=%s\n", s);
+        if ((s = sys_str(sys, "slurm.account", NULL)))
+                buf_printf(out, "#SBATCH --account=%s\n", s);
+        if ((s = sys_str(sys, "slurm.qos", NULL)))
+                buf_printf(out, "#SBATCH --qos=%s\n", s);
+        buf_printf(out, "#SBATCH --output=%s/%s_slurm-%%j.out\n", c->logs, run_id);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, sys_get(sys, "slurm.extra_options"))
+                buf_printf(out, "#SBATCH %s\n", e->valuestring);
+}
+
+static void emit_cache_drop(const struct ctx *c, struct bd_buf *out)
+{
+        buf_puts(out,
+                 "# Drop the page cache on every node so each trial reads its data cold.\n"
+                 "drop_page_cache() {\n"
+                 "    local node=${SLURMD_NODENAME:-$(hostname)}\n"
+                 "    sync\n"
+                 "    if { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then\n"
+                 "        echo \"benchd: $node: page cache dropped\"\n"
+                 "    elif sudo -n /sbin/sysctl -q vm.drop_caches=3 2>/dev/null; then\n"
+                 "        echo \"benchd: $node: page cache dropped (sudo sysctl)\"\n"
+                 "    else\n"
+                 "        echo \"benchd: $node: could not drop the page cache: /proc/sys/vm/drop_caches\" \\\n"
+                 "             \"is not writable by $(id -un) and sudo is not allowed\"\n"
+                 "    fi\n"
+                 "}\n"
+                 "clear_caches() {\n");
+        if (streq(c->launcher, "slurm")) {
+                buf_puts(out,
+                         "    srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
+                         "        bash -c \"$(declare -f drop_page_cache); drop_page_cache\" ||\n"
+                         "        echo \"benchd: could not reach the nodes to drop the page cache (srun failed)\"\n");
+        } else if (c->nodes > 1) {
+                struct words w = { 0 };
+                words_add(&w, sys_str(c->sys, "mpirun.command", "mpirun"));
+                const char *hostfile = sys_str(c->sys, "mpirun.hostfile", NULL);
+                if (hostfile) {
+                        _cleanup_free_ char *hf = expand_home(hostfile);
+                        words_add(&w, "--hostfile");
+                        words_add(&w, hf);
+                } else {
+                        _cleanup_buf_ struct bd_buf h = BD_BUF_INIT;
+                        const cJSON *e;
+                        cJSON_ArrayForEach(e, sys_get(c->sys, "mpirun.hosts"))
+                                buf_printf(&h, "%s%s", h.len ? "," : "", e->valuestring);
+                        words_add(&w, "-H");
+                        words_add(&w, h.s);
+                }
+                words_add(&w, "--map-by");
+                words_add(&w, "ppr:1:node");
+                words_add(&w, "-np");
+                words_addf(&w, "%ld", c->nodes);
+                words_add(&w, "bash");
+                words_add(&w, "-c");
+                words_add(&w, RAW "\"$(declare -f drop_page_cache); drop_page_cache\"");
+                words_add(&w, RAW "||");
+                words_add(&w, "echo");
+                words_add(&w, "benchd: could not reach the nodes to drop the page cache (mpirun failed)");
+                emit_command(out, "    ", &w);
+                words_release(&w);
+        } else {
+                buf_puts(out, "    drop_page_cache\n");
+        }
+        buf_puts(out, "}\n\n");
+}
+
+static void emit_script(const struct ctx *cp, const struct bd_system *s, const struct render_opts *o, int trials,
+                        const char *bin_dir, const struct words *launchp, struct bd_buf *out);
+
+int render_script(const struct bd_system *s, const struct render_opts *o, struct bd_buf *out, struct bd_err *err)
+{
+        if (!schema_is_workload(o->workload)) {
+                _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
+                for (const char *const *w = workload_names; *w; w++)
+                        buf_printf(&list, "%s%s", w == workload_names ? "" : ", ", *w);
+                return bd_err_set(err, -ENOENT, "unknown workload '%s'; known workloads: %s", o->workload, list.s);
+        }
+        struct ctx c = {
+                .sys = s->json,
+                .name = s->name,
+                .workload = o->workload,
+                .launcher = sys_str(s->json, "launcher", "local"),
+                .runtime = sys_str(s->json, "container.runtime", "none"),
+                .nodes = sys_int(s->json, "nodes", 1),
+                .ranks = sys_int(s->json, "ranks_per_node", 1),
+                .gpus = sys_int(s->json, "gpus_per_node", 0),
+                .data = expand_home(sys_str(s->json, "paths.data", "")),
+                .logs = expand_home(sys_str(s->json, "paths.logs", "")),
+                .pretrained = expand_home(sys_str(s->json, "paths.pretrained", "")),
+        };
+        c.container = !streq(c.runtime, "none");
+        c.bin = c.container ? sys_str(s->json, "container.bin_dir", "/opt/benchd/bin") : "$BENCHD_BIN";
+        const char *bin_cfg = sys_str(s->json, "paths.bin", NULL);
+        _cleanup_free_ char *bin_dir = expand_home(bin_cfg ? bin_cfg : o->bin_dir);
+        int trials = o->trials > 0 ? o->trials : (int)sys_int(s->json, "trials", 5);
+        struct words launch = { 0 };
+        int r = launch_command(&c, &launch, err);
+        if (r == 0)
+                emit_script(&c, s, o, trials, bin_dir, &launch, out);
+        words_release(&launch);
+        free(c.data);
+        free(c.logs);
+        free(c.pretrained);
+        return r;
+}
+
+static void emit_script(const struct ctx *cp, const struct bd_system *s, const struct render_opts *o, int trials,
+                        const char *bin_dir, const struct words *launchp, struct bd_buf *out)
+{
+        const struct ctx c = *cp;
+        const struct words launch = *launchp;
+
+        buf_puts(out, "#!/bin/bash\n");
+        buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", o->workload,
+                   s->name, c.nodes, c.nodes == 1 ? "" : "s", c.ranks, c.ranks == 1 ? "" : "s", trials,
+                   trials == 1 ? "" : "s");
+        buf_printf(out, "# Rendered by benchctl %s for run %s from %s.\n", o->version, o->run_id, s->path);
+        buf_printf(out, "# The resolved configuration: benchctl show %s\n", s->name);
+        if (streq(c.launcher, "slurm"))
+                emit_sbatch(&c, o->run_id, out);
+        buf_puts(out, "set -uo pipefail\n\n");
+
+        shell_assign(out, "RUN_ID", o->run_id);
+        buf_printf(out, "NTRIALS=%d\n", trials);
+        shell_assign(out, "LOGDIR", c.logs);
+        bool uses_bin = false;
+        for (size_t i = 0; i < launch.n; i++)
+                uses_bin |= strstr(launch.v[i], "$BENCHD_BIN") != NULL;
+        if (uses_bin) {
+                shell_assign(out, "BENCHD_BIN", bin_dir);
+        }
+        buf_putc(out, '\n');
+
+        const cJSON *e;
+        bool any_env = false;
+        cJSON_ArrayForEach(e, sys_get(s->json, "env")) {
+                if (cJSON_IsNull(e))
+                        continue;
+                if (!any_env)
+                        buf_puts(out, "# Environment of every rank\n");
+                any_env = true;
+                _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
+                env_scalar(e, &v);
+                buf_printf(out, "export %s=", e->string);
+                env_value(out, v.s);
+                buf_putc(out, '\n');
+        }
+        const char *iface = sys_str(s->json, "mpirun.interface", NULL);
+        if (iface && !sys_get(s->json, "env.NCCL_SOCKET_IFNAME")) {
+                buf_puts(out, "export NCCL_SOCKET_IFNAME=");
+                buf_shell_quote(out, iface);
+                buf_putc(out, '\n');
+                any_env = true;
+        }
+        if (any_env)
+                buf_putc(out, '\n');
+        buf_puts(out, "# Open MPI refuses to run as root unless told\n"
+                      "if [ \"$(id -u)\" -eq 0 ]; then\n"
+                      "    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+                      "fi\n\n");
+        buf_puts(out, "mkdir -p \"$LOGDIR\" || { echo \"benchd: cannot create log directory $LOGDIR\" >&2; exit 1; }\n\n");
+
+        bool clear = sys_bool(s->json, "clear_caches", true);
+        if (clear)
+                emit_cache_drop(&c, out);
+
+        if (streq(c.runtime, "docker")) {
+                struct words d = { 0 };
+                words_add(&d, "docker");
+                words_add(&d, "run");
+                words_add(&d, "-d");
+                words_add(&d, "--rm");
+                words_add(&d, "--name");
+                words_add(&d, RAW "\"$CONTAINER\"");
+                if (c.gpus > 0)
+                        words_add(&d, "--gpus=all");
+                words_add(&d, "--net=host");
+                words_add(&d, "--ipc=host");
+                words_add(&d, "--ulimit");
+                words_add(&d, "memlock=-1");
+                words_add(&d, "--ulimit");
+                words_add(&d, "stack=67108864");
+                container_binds(&c, "-v", &d);
+                cJSON_ArrayForEach(e, sys_get(s->json, "env"))
+                        if (!cJSON_IsNull(e))
+                                words_add(&d, "-e"), words_add(&d, e->string);
+                words_add_list(&d, sys_get(s->json, "container.options"));
+                words_add(&d, sys_str(s->json, "container.image", ""));
+                words_add(&d, "sleep");
+                words_add(&d, "infinity");
+                buf_puts(out, "# One long-lived container for all trials, removed on exit\n");
+                buf_puts(out, "CONTAINER=benchd-$RUN_ID\n");
+                emit_command(out, "", &d);
+                buf_puts(out, "trap 'docker rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n\n");
+                words_release(&d);
+        }
+
+        buf_puts(out, "run_trial() {\n"
+                      "    local trial=$1 seed=$2 start end rc\n");
+        buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, seed $seed\"\n",
+                   s->name, o->workload);
+        if (clear)
+                buf_puts(out, "    clear_caches\n");
+        buf_puts(out, "    start=$(date +%s)\n"
+                      "    echo \"STARTING TIMING RUN AT $(date -d \"@$start\" '+%Y-%m-%d %r')\"\n");
+        emit_command(out, "    ", &launch);
+        buf_puts(out, "    rc=$?\n"
+                      "    end=$(date +%s)\n"
+                      "    echo \"ENDING TIMING RUN AT $(date -d \"@$end\" '+%Y-%m-%d %r')\"\n");
+        buf_printf(out, "    echo \"RESULT,%s,,$((end - start)),%s,$(date -d \"@$start\" '+%%Y-%%m-%%d %%r')\"\n",
+                   benchmark_name(o->workload), sys_str(s->json, "organization", "benchd"));
+        buf_puts(out, "    return \"$rc\"\n"
+                      "}\n\n");
+
+        _cleanup_free_ char *seedkey = xasprintf("%s.seed", o->workload);
+        long base_seed = sys_int(s->json, seedkey, -1);
+        buf_puts(out, "failed=0\n"
+                      "for trial in $(seq 1 \"$NTRIALS\"); do\n");
+        if (base_seed >= 0)
+                buf_printf(out, "    seed=$((%ld + trial))\n", base_seed);
+        else
+                buf_puts(out, "    seed=$(( (RANDOM << 15) | RANDOM ))\n");
+        buf_puts(out, "    log=\"$LOGDIR/${RUN_ID}_${trial}.log\"\n"
+                      "    echo \"benchd: trial $trial/$NTRIALS started at $(date +%s), log $log\"\n"
+                      "    run_trial \"$trial\" \"$seed\" > \"$log\" 2>&1\n"
+                      "    rc=$?\n"
+                      "    echo \"benchd: trial $trial/$NTRIALS ended at $(date +%s) with exit status $rc\"\n"
+                      "    [ \"$rc\" -eq 0 ] || failed=$((failed + 1))\n"
+                      "done\n"
+                      "echo \"benchd: $((NTRIALS - failed)) of $NTRIALS trials succeeded\"\n"
+                      "[ \"$failed\" -eq 0 ]\n");
+}

@@ -1,0 +1,64 @@
+/* bind.h: the CPU, memory and NIC binding of each local rank.
+ *
+ * Rule (NVIDIA's launchers, generalised to the real topology): each rank
+ * belongs to a NUMA node, its GPU's when known, else ranks are spread over the
+ * sockets in order.  The physical cores of a NUMA node are split evenly among
+ * the node's ranks, in rank order; each rank also gets its cores' hyperthread
+ * siblings (CPU n + k * sockets * cores_per_socket) unless hyperthreads are
+ * off.  Memory is bound to the rank's NUMA node.  The NIC is the rank's share
+ * of the RDMA NICs on its NUMA node, else of all of them.
+ *
+ * CPU numbering follows Linux on x86 servers: socket s, core c, thread t is
+ * CPU t * sockets * cores_per_socket + s * cores_per_socket + c.  NUMA node n
+ * is socket n.
+ */
+#ifndef BD_BIND_H
+#define BD_BIND_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "cpuset.h"
+#include "err.h"
+
+#define BD_MAX_GPUS 64
+#define BD_MAX_NICS 32
+
+enum bd_nic_kind { NIC_ETHERNET, NIC_INFINIBAND, NIC_ROCE, NIC_EFA };
+
+struct bd_nic {
+        char name[64];
+        enum bd_nic_kind kind;
+        int numa;       /* -1: unknown */
+};
+
+struct bd_topo {
+        int sockets;
+        int cores_per_socket;
+        int threads_per_core;
+        bool hyperthreads;      /* use siblings when threads_per_core > 1 */
+        int ngpus;
+        int gpu_numa[BD_MAX_GPUS];      /* -1: unknown */
+        int nnics;
+        struct bd_nic nics[BD_MAX_NICS];
+};
+
+struct bd_rank_bind {
+        int numa;
+        struct bd_cpuset cpus;
+        int nic;        /* index into topo->nics, -1: none */
+};
+
+int nic_kind_parse(const char *s, enum bd_nic_kind *ret);
+const char *nic_kind_name(enum bd_nic_kind k);
+bool nic_kind_rdma(enum bd_nic_kind k);
+
+/* The declared topology of a (validated) system configuration. */
+int topo_from_system(const cJSON *sys, struct bd_topo *ret, struct bd_err *err);
+/* A plan for `ranks` local ranks; *ret_plan (ranks entries) belongs to the caller. */
+int bind_plan(const struct bd_topo *t, int ranks, struct bd_rank_bind **ret_plan, struct bd_err *err);
+/* "--physcpubind=0-5,48-53 --membind=0" */
+void bind_format_numactl(const struct bd_rank_bind *b, struct bd_buf *out);
+
+#endif

@@ -1,0 +1,26 @@
+/* cpuset.h: sets of CPU (or NUMA node) numbers and their list syntax
+ * ("0-5,48-53"), as in sysfs cpulist files and numactl options. */
+#ifndef BD_CPUSET_H
+#define BD_CPUSET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define BD_CPUSET_MAX 4096
+
+struct bd_cpuset {
+        uint64_t bits[BD_CPUSET_MAX / 64];
+};
+
+void cpuset_clear(struct bd_cpuset *s);
+int cpuset_add(struct bd_cpuset *s, int cpu);
+bool cpuset_has(const struct bd_cpuset *s, int cpu);
+int cpuset_count(const struct bd_cpuset *s);
+/* Parses "0-5,48-53" (whitespace at the end allowed, empty string = empty set). */
+int cpuset_parse(struct bd_cpuset *s, const char *list);
+/* Appends the compact list form ("0-5,48-53"; "" for an empty set). */
+void cpuset_format(const struct bd_cpuset *s, struct bd_buf *out);
+
+#endif

@@ -1,0 +1,104 @@
+/* fs.c: reading files, atomic writes, mkdir -p. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs.h"
+
+int read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, struct bd_err *err)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+        size_t cap = 4096, len = 0;
+        _cleanup_free_ char *data = xmalloc(cap);
+        for (;;) {
+                if (len + 1 >= cap) {
+                        cap *= 2;
+                        data = xrealloc(data, cap);
+                }
+                ssize_t n = read(fd, data + len, cap - len - 1);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return bd_err_set(err, -errno, "cannot read '%s': %s", path, strerror(errno));
+                }
+                if (n == 0)
+                        break;
+                len += (size_t)n;
+                if (len > max)
+                        return bd_err_set(err, -EFBIG, "'%s': larger than %zu bytes", path, max);
+        }
+        data[len] = '\0';
+        *ret_data = TAKE_PTR(data);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+{
+        _cleanup_free_ char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+        _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "cannot create a file next to '%s': %s", path, strerror(errno));
+        const char *p = data;
+        size_t left = len;
+        int r = 0;
+        while (left > 0) {
+                ssize_t n = write(fd, p, left);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        break;
+                }
+                p += n;
+                left -= (size_t)n;
+        }
+        if (r == 0 && fchmod(fd, mode) < 0)
+                r = -errno;
+        if (r == 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r == 0 && close(TAKE_FD(fd)) < 0)
+                r = -errno;
+        if (r == 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                return bd_err_set(err, r, "cannot write '%s': %s", path, strerror(-r));
+        }
+        return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+        _cleanup_free_ char *p = xstrdup(path);
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = '\0';
+                if (mkdir(p, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *s = '/';
+        }
+        if (mkdir(p, mode) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+char *exe_dir(void)
+{
+        char buf[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return NULL;
+        buf[n] = '\0';
+        return xstrdup(dirname(buf));
+}

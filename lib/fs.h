@@ -1,0 +1,21 @@
+/* fs.h: file helpers.  Writes are atomic: a temporary file in the same
+ * directory, fsync, then rename over the target, so a reader never sees a
+ * partial file and a failed write leaves the old file (or none) in place. */
+#ifndef BD_FS_H
+#define BD_FS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Reads a whole file (at most max bytes, else -EFBIG) into a NUL-terminated
+ * buffer.  On success *ret_data belongs to the caller. */
+int read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, struct bd_err *err);
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
+/* Creates a directory and its parents (mode for new ones). */
+int mkdir_p(const char *path, mode_t mode);
+/* Directory of the running executable (from /proc/self/exe), caller frees. */
+char *exe_dir(void);
+
+#endif

@@ -1,0 +1,38 @@
+/* json.h: JSON files with comments, on top of cJSON.
+ *
+ * Configuration files may hold // and / * * / comments; they are replaced by
+ * spaces (newlines kept) before parsing so that line numbers in errors still
+ * point into the original file.
+ */
+#ifndef BD_JSON_H
+#define BD_JSON_H
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* Replaces comments in text (in place) with spaces, keeping newlines.
+ * Returns -EINVAL when a block comment is not closed. */
+int json_strip_comments(char *text);
+/* Parses text (comments already stripped); errors name "label:line:column". */
+int json_parse(const char *text, const char *label, cJSON **ret, struct bd_err *err);
+/* Reads, strips and parses a file.  *ret_text (optional) receives the stripped
+ * text, for json_key_line(). */
+int json_load_file(const char *path, cJSON **ret, char **ret_text, struct bd_err *err);
+/* Best-effort line (1-based) of a dotted key path ("slurm.partition") in a
+ * stripped JSON text, 0 when not found. */
+int json_key_line(const char *text, const char *dotted);
+/* Merges src into dst key by key: objects recursively, src winning; a null
+ * value in src removes the key.  src is not modified. */
+void json_merge(cJSON *dst, const cJSON *src);
+/* Appends v as a JSON string literal. */
+void json_quote(struct bd_buf *out, const char *s);
+/* Number formatting that keeps integers integral ("56", "0.0032"). */
+void json_number(struct bd_buf *out, double v);
+const char *json_type_name(const cJSON *v);
+
+DEFINE_CLEANUP(cJSON *, cJSON_Delete)
+#define _cleanup_json_ _cleanup_(cJSON_Deletep)
+
+#endif

@@ -1,0 +1,61 @@
+/* schema.h: what a system configuration may contain.
+ *
+ * One table describes every key of a system file: its type, range, allowed
+ * values and help.  It drives validation of each file, of --set overrides and
+ * of the merged result, and the typo suggestions for unknown keys.
+ */
+#ifndef BD_SCHEMA_H
+#define BD_SCHEMA_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+#include "err.h"
+
+enum schema_type {
+        S_STRING,
+        S_INT,
+        S_NUMBER,
+        S_BOOL,
+        S_OBJECT,       /* children */
+        S_STRING_LIST,
+        S_INT_LIST,
+        S_NUMBER_LIST,
+        S_MAP,          /* free keys (checked by a word rule) to string/number/bool */
+        S_OBJECT_LIST,  /* list of objects with children */
+};
+
+enum schema_word {
+        W_ANY,          /* free text (no newlines) */
+        W_TOKEN,        /* [A-Za-z0-9_.,:@+/%^=-], safe in #SBATCH lines */
+        W_IDENT,        /* [A-Za-z_][A-Za-z0-9_]*: environment variable names */
+        W_TIME,         /* Slurm time limit */
+        W_MEM,          /* Slurm memory size: 0, 64G, 4000 */
+        W_OPTION,       /* a command-line option: starts with '-' */
+};
+
+struct schema_key {
+        const char *name;
+        enum schema_type type;
+        const struct schema_key *children;
+        double min, max;                /* numbers and list elements; min > max: unbounded */
+        const char *const *choices;     /* strings: allowed values (NULL-terminated) */
+        enum schema_word word;          /* strings and S_MAP keys */
+        const char *help;
+};
+
+extern const struct schema_key system_schema[];
+extern const char *const workload_names[];  /* NULL-terminated */
+
+/* Checks types, ranges and known keys of a system object.  where(line) names
+ * the location of an error: label is "file" or "--set", text (optional) is the
+ * stripped file text used to find a key's line. */
+int schema_validate(const cJSON *root, const char *label, const char *text, struct bd_err *err);
+/* Finds the schema entry of a dotted key ("ssd.batch_size"); NULL when unknown.
+ * *ret_map_value is set when the key is a free key inside an S_MAP. */
+const struct schema_key *schema_lookup(const char *dotted, bool *ret_map_value);
+/* The closest known dotted key for a typo, or NULL. */
+const char *schema_suggest(const char *dotted);
+bool schema_is_workload(const char *name);
+
+#endif

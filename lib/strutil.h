@@ -1,0 +1,18 @@
+/* strutil.h: parsing numbers strictly and suggesting the closest known word. */
+#ifndef BD_STRUTIL_H
+#define BD_STRUTIL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Whole-string integer parse: no trailing junk, no overflow.  0 or -EINVAL/-ERANGE. */
+int parse_long(const char *s, long *ret);
+int parse_double(const char *s, double *ret);
+/* Edit distance (Damerau: transpositions count as one edit). */
+int edit_distance(const char *a, const char *b);
+/* The candidate closest to word, or NULL when none is close enough to be a
+ * plausible typo.  candidates is NULL-terminated. */
+const char *closest_word(const char *word, const char *const *candidates);
+bool str_has_suffix(const char *s, const char *suffix);
+
+#endif

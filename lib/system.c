@@ -1,0 +1,492 @@
+/* system.c: finding, merging and checking system configurations. */
+#include "config.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bind.h"
+#include "buf.h"
+#include "fs.h"
+#include "json.h"
+#include "paths.h"
+#include "schema.h"
+#include "strutil.h"
+#include "system.h"
+
+#define MAX_DEPTH 16
+
+/* Values every system starts from. */
+static const char defaults_json[] =
+        "{"
+        " \"description\": \"\","
+        " \"nodes\": 1, \"gpus_per_node\": 0,"
+        " \"cpu\": { \"sockets\": 1, \"cores_per_socket\": 1, \"threads_per_core\": 1 },"
+        " \"launcher\": \"local\","
+        " \"slurm\": { \"exclusive\": true, \"launch\": \"mpirun\", \"time_limit\": \"04:00:00\" },"
+        " \"mpirun\": { \"command\": \"mpirun\", \"bind_to\": \"none\", \"map_by\": \"slot\","
+        "               \"tag_output\": false },"
+        " \"container\": { \"runtime\": \"none\", \"bin_dir\": \"/opt/benchd/bin\" },"
+        " \"env\": {},"
+        " \"binding\": { \"policy\": \"auto\", \"hyperthreads\": true },"
+        " \"paths\": { \"data\": \"~/.local/share/benchd/data/coco\","
+        "              \"logs\": \"~/.local/share/benchd/logs\","
+        "              \"pretrained\": \"~/.local/share/benchd/pretrained\" },"
+        " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\","
+        " \"ssd\": { \"batch_size\": 32, \"lr\": 2.5e-3, \"warmup_epochs\": 5, \"weight_decay\": 5e-4,"
+        "           \"epochs\": 80, \"decay_epochs\": [44, 55],"
+        "           \"eval_epochs\": [40, 50, 55, 60, 65, 70, 75, 80], \"target_map\": 0.23,"
+        "           \"image_size\": 300, \"backbone\": \"resnet34\" },"
+        " \"maskrcnn\": { \"ims_per_batch\": 16, \"test_ims_per_batch\": 8, \"lr\": 0.02,"
+        "                \"max_iter\": 90000, \"warmup_factor\": 0.3333333333333333, \"warmup_iters\": 500,"
+        "                \"decay_steps\": [60000, 80000], \"weight_decay\": 1e-4,"
+        "                \"fpn_post_nms_top_n_train\": 2000, \"target_map_bbox\": 0.377,"
+        "                \"target_map_segm\": 0.339 },"
+        " \"allreduce\": { \"min_bytes\": 8, \"max_bytes\": 268435456, \"iters\": 20, \"warmup\": 5 }"
+        "}";
+
+void strv_free(char **v)
+{
+        for (char **p = v; p && *p; p++)
+                free(*p);
+        free(v);
+}
+
+static void dirs_add(struct bd_sysdirs *d, const char *dir)
+{
+        for (size_t i = 0; i < d->n; i++)
+                if (streq(d->dirs[i], dir))
+                        return;
+        d->dirs = xrealloc(d->dirs, (d->n + 1) * sizeof(char *));
+        d->dirs[d->n++] = xstrdup(dir);
+}
+
+void sysdirs_init(struct bd_sysdirs *d, const char *cli_dir)
+{
+        d->dirs = NULL;
+        d->n = 0;
+        if (cli_dir)
+                dirs_add(d, cli_dir);
+        const char *env = getenv("BENCHD_SYSTEMS");
+        if (env && *env) {
+                _cleanup_free_ char *copy = xstrdup(env);
+                char *save = NULL;
+                for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
+                        dirs_add(d, p);
+        }
+        const char *home = getenv("HOME");
+        const char *xdg = getenv("XDG_CONFIG_HOME");
+        if (xdg && *xdg) {
+                _cleanup_free_ char *p = xasprintf("%s/benchd/systems", xdg);
+                dirs_add(d, p);
+        } else if (home && *home) {
+                _cleanup_free_ char *p = xasprintf("%s/.config/benchd/systems", home);
+                dirs_add(d, p);
+        }
+        /* Run from the build tree: the source tree's systems; installed: the bundled ones. */
+        _cleanup_free_ char *exe = exe_dir();
+        _cleanup_free_ char *build = realpath(BD_BUILDDIR, NULL);
+        if (exe && build && streq(exe, build))
+                dirs_add(d, BD_SRCDIR "/systems");
+        dirs_add(d, BD_SYSTEMSDIR);
+}
+
+void sysdirs_release(struct bd_sysdirs *d)
+{
+        for (size_t i = 0; i < d->n; i++)
+                free(d->dirs[i]);
+        free(d->dirs);
+        d->dirs = NULL;
+        d->n = 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **system_list(const struct bd_sysdirs *d)
+{
+        char **names = NULL;
+        size_t n = 0;
+        for (size_t i = 0; i < d->n; i++) {
+                DIR *dir = opendir(d->dirs[i]);
+                if (!dir)
+                        continue;
+                struct dirent *e;
+                while ((e = readdir(dir))) {
+                        if (e->d_name[0] == '.' || !str_has_suffix(e->d_name, ".json"))
+                                continue;
+                        _cleanup_free_ char *name = xstrndup(e->d_name, strlen(e->d_name) - 5);
+                        bool dup = false;
+                        for (size_t j = 0; j < n && !dup; j++)
+                                dup = streq(names[j], name);
+                        if (dup)
+                                continue;
+                        names = xrealloc(names, (n + 2) * sizeof(char *));
+                        names[n++] = TAKE_PTR(name);
+                        names[n] = NULL;
+                }
+                closedir(dir);
+        }
+        if (!names)
+                return xcalloc(1, sizeof(char *));
+        qsort(names, n, sizeof(char *), cmp_str);
+        return names;
+}
+
+static bool name_ok(const char *name)
+{
+        return *name && name[0] != '.' && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                       "0123456789_.-") == strlen(name);
+}
+
+/* Finds NAME.json in the search path, from directory index `from` on. */
+static char *find_file(const struct bd_sysdirs *d, const char *name, size_t from, size_t *ret_index)
+{
+        for (size_t i = from; i < d->n; i++) {
+                _cleanup_free_ char *p = xasprintf("%s/%s.json", d->dirs[i], name);
+                if (access(p, F_OK) == 0) {
+                        *ret_index = i;
+                        return TAKE_PTR(p);
+                }
+        }
+        return NULL;
+}
+
+static int unknown_system(const struct bd_sysdirs *d, const char *name, const char *what, struct bd_err *err)
+{
+        char **names = system_list(d);
+        _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
+        for (char **p = names; *p; p++)
+                buf_printf(&list, "%s%s", p == names ? "" : ", ", *p);
+        const char *close = closest_word(name, (const char *const *)names);
+        int r;
+        if (close)
+                r = bd_err_set(err, -ENOENT, "%s'%s' (did you mean '%s'?); known systems: %s", what, name,
+                               close, list.s);
+        else
+                r = bd_err_set(err, -ENOENT, "%s'%s'; known systems: %s", what, name,
+                               list.len ? list.s : "none (is the systems directory installed?)");
+        strv_free(names);
+        return r;
+}
+
+/* Loads one file and its ancestors, merged, into *ret. chain holds the files
+ * being loaded, to detect cycles. */
+static int load_chain(const struct bd_sysdirs *d, const char *name, size_t from, const char *child,
+                      char **chain, int depth, cJSON **ret, char **ret_path, struct bd_err *err)
+{
+        size_t idx;
+        _cleanup_free_ char *path = find_file(d, name, from, &idx);
+        if (!path) {
+                if (child) {
+                        _cleanup_free_ char *what = xasprintf("%s: missing parent system ", child);
+                        return unknown_system(d, name, what, err);
+                }
+                return unknown_system(d, name, "unknown system ", err);
+        }
+        for (int i = 0; i < depth; i++)
+                if (streq(chain[i], path)) {
+                        _cleanup_buf_ struct bd_buf cyc = BD_BUF_INIT;
+                        for (int j = i; j < depth; j++)
+                                buf_printf(&cyc, "%s -> ", chain[j]);
+                        buf_puts(&cyc, path);
+                        return bd_err_set(err, -ELOOP, "%s: 'extends' cycle: %s", child, cyc.s);
+                }
+        if (depth >= MAX_DEPTH)
+                return bd_err_set(err, -ELOOP, "%s: 'extends' nested deeper than %d", path, MAX_DEPTH);
+        chain[depth] = path;
+
+        _cleanup_json_ cJSON *self = NULL;
+        _cleanup_free_ char *text = NULL;
+        int r = json_load_file(path, &self, &text, err);
+        if (r < 0)
+                return r;
+        r = schema_validate(self, path, text, err);
+        if (r < 0)
+                return r;
+
+        cJSON *base = NULL;
+        const cJSON *ext = cJSON_GetObjectItemCaseSensitive(self, "extends");
+        if (cJSON_IsString(ext)) {
+                if (!name_ok(ext->valuestring))
+                        return bd_err_set(err, -EINVAL, "%s:%d: 'extends': '%s' is not a system name", path,
+                                          json_key_line(text, "extends"), ext->valuestring);
+                /* a file may refine the system of its own name found further down the path */
+                size_t next = streq(ext->valuestring, name) ? idx + 1 : 0;
+                r = load_chain(d, ext->valuestring, next, path, chain, depth + 1, &base, NULL, err);
+                if (r < 0)
+                        return r;
+        } else {
+                base = cJSON_CreateObject();
+        }
+        json_merge(base, self);
+        cJSON_DeleteItemFromObjectCaseSensitive(base, "extends");
+        *ret = base;
+        if (ret_path)
+                *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+const cJSON *sys_get(const cJSON *root, const char *dotted)
+{
+        const char *p = dotted;
+        const cJSON *v = root;
+        while (v && *p) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t)(dot - p) : strlen(p);
+                char key[128];
+                if (n >= sizeof(key))
+                        return NULL;
+                memcpy(key, p, n);
+                key[n] = '\0';
+                v = cJSON_GetObjectItemCaseSensitive(v, key);
+                p = dot ? dot + 1 : p + n;
+        }
+        return v;
+}
+
+const char *sys_str(const cJSON *root, const char *dotted, const char *dflt)
+{
+        const cJSON *v = sys_get(root, dotted);
+        return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
+long sys_int(const cJSON *root, const char *dotted, long dflt)
+{
+        const cJSON *v = sys_get(root, dotted);
+        return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+}
+
+double sys_num(const cJSON *root, const char *dotted, double dflt)
+{
+        const cJSON *v = sys_get(root, dotted);
+        return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+bool sys_bool(const cJSON *root, const char *dotted, bool dflt)
+{
+        const cJSON *v = sys_get(root, dotted);
+        return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
+}
+
+/* Turns "KEY=VALUE" into {"a": {"b": VALUE}} typed by the schema. */
+static int parse_set(const char *assign, cJSON **ret, struct bd_err *err)
+{
+        const char *eq = strchr(assign, '=');
+        if (!eq || eq == assign)
+                return bd_err_set(err, -EINVAL, "--set '%s': expected KEY=VALUE", assign);
+        _cleanup_free_ char *key = xstrndup(assign, (size_t)(eq - assign));
+        const char *val = eq + 1;
+        if (key[0] == '.' || str_has_suffix(key, ".") || strstr(key, ".."))
+                return bd_err_set(err, -EINVAL, "--set '%s': malformed key '%s'", assign, key);
+        bool map_value;
+        const struct schema_key *k = schema_lookup(key, &map_value);
+        if (!k) {
+                const char *s = schema_suggest(key);
+                if (s)
+                        return bd_err_set(err, -EINVAL, "--set: unknown key '%s' (did you mean '%s'?)", key, s);
+                return bd_err_set(err, -EINVAL, "--set: unknown key '%s'", key);
+        }
+        if (streq(key, "extends"))
+                return bd_err_set(err, -EINVAL, "--set: 'extends' cannot be overridden");
+        if (k->type == S_OBJECT || (k->type == S_MAP && !map_value) || k->type == S_OBJECT_LIST)
+                return bd_err_set(err, -EINVAL, "--set: '%s' is a section; set one of its keys", key);
+
+        cJSON *value = NULL;
+        bool as_string = map_value || k->type == S_STRING;
+        if (!as_string) {
+                const char *end = NULL;
+                _cleanup_free_ char *text = xstrdup(val);
+                value = cJSON_ParseWithOpts(text, &end, true);
+                bool list = k->type == S_STRING_LIST || k->type == S_INT_LIST || k->type == S_NUMBER_LIST;
+                if ((!value || !cJSON_IsArray(value)) && list) {
+                        /* comma-separated list: 44,55 or a,b */
+                        cJSON_Delete(value);
+                        value = cJSON_CreateArray();
+                        _cleanup_free_ char *copy = xstrdup(val);
+                        char *save = NULL;
+                        for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+                                double d;
+                                if (k->type != S_STRING_LIST && parse_double(p, &d) == 0)
+                                        cJSON_AddItemToArray(value, cJSON_CreateNumber(d));
+                                else
+                                        cJSON_AddItemToArray(value, cJSON_CreateString(p));
+                        }
+                } else if (!value)
+                        value = cJSON_CreateString(val);
+        } else {
+                value = cJSON_CreateString(val);
+        }
+
+        /* build the nested object */
+        cJSON *root = cJSON_CreateObject(), *cur = root;
+        _cleanup_free_ char *copy = xstrdup(key);
+        char *save = NULL, *part = strtok_r(copy, ".", &save);
+        while (part) {
+                char *next = strtok_r(NULL, ".", &save);
+                if (!next) {
+                        cJSON_AddItemToObject(cur, part, value);
+                        break;
+                }
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddItemToObject(cur, part, o);
+                cur = o;
+                part = next;
+        }
+        _cleanup_free_ char *label = xasprintf("--set %s", key);
+        int r = schema_validate(root, label, NULL, err);
+        if (r < 0) {
+                cJSON_Delete(root);
+                return r;
+        }
+        *ret = root;
+        return 0;
+}
+
+static void set_default(cJSON *obj, const char *key, cJSON *v)
+{
+        if (cJSON_GetObjectItemCaseSensitive(obj, key))
+                cJSON_Delete(v);
+        else
+                cJSON_AddItemToObject(obj, key, v);
+}
+
+static cJSON *section(cJSON *root, const char *key)
+{
+        cJSON *s = cJSON_GetObjectItemCaseSensitive(root, key);
+        if (!s) {
+                s = cJSON_CreateObject();
+                cJSON_AddItemToObject(root, key, s);
+        }
+        return s;
+}
+
+/* Fills in values derived from others, so that 'show' prints what is used. */
+static void complete(cJSON *root)
+{
+        long gpus = sys_int(root, "gpus_per_node", 0);
+        set_default(root, "ranks_per_node", cJSON_CreateNumber(gpus > 0 ? (double)gpus : 1));
+        for (const char *const *w = workload_names; *w; w++)
+                set_default(section(root, *w), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));
+        set_default(section(root, "ssd"), "precision", cJSON_CreateString(gpus > 0 ? "amp" : "fp32"));
+        set_default(section(root, "maskrcnn"), "precision", cJSON_CreateString(gpus > 0 ? "amp" : "fp32"));
+}
+
+/* Checks that need the whole, merged configuration. */
+static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
+{
+        long nodes = sys_int(root, "nodes", 1);
+        long gpus = sys_int(root, "gpus_per_node", 0);
+        long ranks = sys_int(root, "ranks_per_node", 1);
+        long sockets = sys_int(root, "cpu.sockets", 1);
+        long cores = sys_int(root, "cpu.cores_per_socket", 1);
+
+        if (gpus > 0 && ranks != gpus)
+                return bd_err_set(err, -EINVAL, "%s: 'ranks_per_node' (%ld) must equal 'gpus_per_node' (%ld): one rank per GPU",
+                                  label, ranks, gpus);
+        if (ranks > sockets * cores)
+                return bd_err_set(err, -EINVAL, "%s: more ranks per node (%ld) than cores (%ld sockets x %ld cores)",
+                                  label, ranks, sockets, cores);
+        const cJSON *gn = sys_get(root, "topology.gpu_numa");
+        if (gn && cJSON_GetArraySize(gn) != gpus)
+                return bd_err_set(err, -EINVAL, "%s: 'topology.gpu_numa' lists %d GPUs, 'gpus_per_node' is %ld",
+                                  label, cJSON_GetArraySize(gn), gpus);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, gn)
+                if (e->valuedouble >= (double)sockets)
+                        return bd_err_set(err, -EINVAL, "%s: 'topology.gpu_numa': NUMA node %g but only %ld sockets",
+                                          label, e->valuedouble, sockets);
+        cJSON_ArrayForEach(e, sys_get(root, "topology.nics")) {
+                if (!sys_str(e, "name", NULL) || !sys_str(e, "kind", NULL))
+                        return bd_err_set(err, -EINVAL, "%s: 'topology.nics': every NIC needs a 'name' and a 'kind'",
+                                          label);
+                if (sys_int(e, "numa", -1) >= sockets)
+                        return bd_err_set(err, -EINVAL, "%s: 'topology.nics': NIC '%s' on NUMA node %ld but only %ld sockets",
+                                          label, sys_str(e, "name", ""), sys_int(e, "numa", -1), sockets);
+        }
+        const char *launcher = sys_str(root, "launcher", "local");
+        const char *runtime = sys_str(root, "container.runtime", "none");
+        if (!streq(runtime, "none") && !sys_str(root, "container.image", NULL))
+                return bd_err_set(err, -EINVAL, "%s: container runtime '%s' needs 'container.image'", label, runtime);
+        if (streq(runtime, "docker") && nodes > 1)
+                return bd_err_set(err, -EINVAL, "%s: container runtime 'docker' runs single-node systems only (nodes is %ld)",
+                                  label, nodes);
+        if (streq(launcher, "local") && nodes > 1)
+                return bd_err_set(err, -EINVAL, "%s: launcher 'local' runs one node; nodes is %ld", label, nodes);
+        if (streq(launcher, "mpirun") && nodes > 1 && !sys_str(root, "mpirun.hostfile", NULL)) {
+                const cJSON *hosts = sys_get(root, "mpirun.hosts");
+                if (cJSON_GetArraySize(hosts) < nodes)
+                        return bd_err_set(err, -EINVAL, "%s: launcher 'mpirun' with %ld nodes needs 'mpirun.hostfile' or %ld 'mpirun.hosts'",
+                                          label, nodes, nodes);
+        }
+        for (const char *const *w = workload_names; *w; w++) {
+                _cleanup_free_ char *k = xasprintf("%s.backend", *w);
+                if (streq(sys_str(root, k, "cpu"), "cuda") && gpus == 0)
+                        return bd_err_set(err, -EINVAL, "%s: '%s' is cuda but the system has no GPUs", label, k);
+        }
+        if (sys_int(root, "allreduce.min_bytes", 8) > sys_int(root, "allreduce.max_bytes", 8))
+                return bd_err_set(err, -EINVAL, "%s: 'allreduce.min_bytes' is larger than 'allreduce.max_bytes'", label);
+
+        struct bd_topo topo;
+        int r = topo_from_system(root, &topo, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ struct bd_rank_bind *plan = NULL;
+        r = bind_plan(&topo, (int)ranks, &plan, err);
+        if (r < 0)
+                return bd_err_set(err, r, "%s: %s", label, err->msg);
+        return 0;
+}
+
+int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
+                struct bd_system *ret, struct bd_err *err)
+{
+        if (!name_ok(name))
+                return unknown_system(d, name, "invalid system name ", err);
+        char *chain[MAX_DEPTH + 1];
+        _cleanup_json_ cJSON *merged = NULL;
+        _cleanup_free_ char *path = NULL;
+        int r = load_chain(d, name, 0, NULL, chain, 0, &merged, &path, err);
+        if (r < 0)
+                return r;
+        cJSON *root = cJSON_Parse(defaults_json);
+        if (!root)
+                abort(); /* the built-in defaults are valid JSON */
+        json_merge(root, merged);
+        for (char *const *s = sets; s && *s; s++) {
+                cJSON *o = NULL;
+                r = parse_set(*s, &o, err);
+                if (r < 0) {
+                        cJSON_Delete(root);
+                        return r;
+                }
+                json_merge(root, o);
+                cJSON_Delete(o);
+        }
+        complete(root);
+        r = check_whole(root, path, err);
+        if (r < 0) {
+                cJSON_Delete(root);
+                return r;
+        }
+        ret->name = xstrdup(name);
+        char *real = realpath(path, NULL);
+        ret->path = real ? real : TAKE_PTR(path);
+        ret->json = root;
+        return 0;
+}
+
+void system_release(struct bd_system *s)
+{
+        free(s->name);
+        free(s->path);
+        cJSON_Delete(s->json);
+        s->name = s->path = NULL;
+        s->json = NULL;
+}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# quickstart.sh: from a fresh Debian 12 machine to a finished benchmark.
+#
+#   ./quickstart.sh          install dependencies, build, and run the allreduce
+#                            benchmark on the 'local' system (this machine)
+#   ./quickstart.sh test     install dependencies, build, and run the test suite
+#
+# Dependencies come from Debian's packages (apt-get, as root or through sudo).
+# The build goes to ./build; nothing is installed outside it.
+set -euo pipefail
+cd "$(dirname "$0")"
+top=$PWD
+mode=${1:-run}
+case "$mode" in
+    run|test) ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "quickstart.sh: unknown mode '$mode' (run or test)" >&2; exit 2 ;;
+esac
+
+DEPS=(
+    build-essential autoconf automake pkg-config clang
+    libcjson-dev libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libslurm-dev
+    libnuma-dev libopenmpi-dev openmpi-bin libdnnl-dev libturbojpeg0-dev libsqlite3-dev
+    libxxhash-dev slurm-wlm munge shellcheck numactl python3 curl
+)
+
+install_deps() {
+    local missing=() p
+    for p in "${DEPS[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "quickstart: installing ${missing[*]}" >&2
+    local sudo=
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+    [ -x configure ] || ./autogen.sh
+    mkdir -p build
+    if [ ! -f build/Makefile ]; then
+        (cd build && ../configure --enable-werror)
+    fi
+    make -C build -j"$(nproc)"
+}
+
+install_deps
+build
+if [ "$mode" = test ]; then
+    status=0
+    make -C build -j"$(nproc)" check || status=$?
+    exit "$status"
+fi
+
+# The main job on the local default system: render the launch script of the
+# allreduce benchmark for 'local' and run it (2 ranks on this machine).
+export BENCHD_SYSTEMS="$top/systems"
+run_id=$(date -u +%Y%m%d-%H%M%S)-quickstart
+script="build/$run_id.sh"
+build/benchctl render --system local allreduce --run-id "$run_id" -o "$script"
+logdir=$(sed -n "s/^LOGDIR='\(.*\)'$/\1/p" "$script")
+echo "quickstart: running $script (logs in $logdir)"
+bash "$script"
+for log in "$logdir/${run_id}"_*.log; do
+    echo "== $log"
+    grep -v '^:::MLLOG' "$log"
+done

@@ -1,0 +1,55 @@
+#!/bin/bash
+# Bad input through the command line: one line on stderr, exit 1, nothing written.
+. "${srcdir:-.}/tests/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+sys="$tmp/systems"; mkdir -p "$sys"
+
+expect_error() {   # description, pattern, command...
+    local desc=$1 pattern=$2; shift 2
+    local err rc
+    err=$("$@" 2>&1 >/dev/null); rc=$?
+    is "$desc: exit 1" "$rc" 1
+    like "$desc: message" "$err" "$pattern"
+    is "$desc: one line" "$(printf '%s\n' "$err" | wc -l)" 1
+}
+
+expect_error "unknown system" "unknown system 'C4141' \(did you mean 'C4140'\?\); known systems: 24xp3dn, 2xC4140, 4xC4140, 4xlocal, C4140, DSS8440, local, p3dn" \
+    "$BENCHCTL" show C4141
+expect_error "unknown workload" "unknown workload 'resnet50'; known workloads: ssd, maskrcnn, allreduce" \
+    "$BENCHCTL" render --system local resnet50
+
+printf '{ "extends": "nothere" }\n' > "$sys/orphan.json"
+expect_error "missing parent" "orphan.json: missing parent system 'nothere'" "$BENCHCTL" --systems-dir "$sys" show orphan
+printf '{ "extends": "b" }\n' > "$sys/a.json"; printf '{ "extends": "a" }\n' > "$sys/b.json"
+expect_error "cycle" "'extends' cycle: .*a.json -> .*b.json -> .*a.json" "$BENCHCTL" --systems-dir "$sys" show a
+printf '{\n  "nodes": 2,\n  "gpus_per_node": -4\n}\n' > "$sys/neg.json"
+expect_error "negative GPUs" "neg.json:3: 'gpus_per_node': expected an integer in \[0, 64\], got -4" \
+    "$BENCHCTL" --systems-dir "$sys" show neg
+printf '{\n  "ranks_per_node": 64,\n  "cpu": { "cores_per_socket": 8 }\n}\n' > "$sys/many.json"
+expect_error "more ranks than cores" "more ranks per node \(64\) than cores" "$BENCHCTL" --systems-dir "$sys" show many
+printf '{\n  "slurm": {\n    "partitoin": "gpu"\n  }\n}\n' > "$sys/typo.json"
+expect_error "unknown key" "typo.json:3: 'slurm.partitoin': unknown key \(did you mean 'slurm.partition'\?\)" \
+    "$BENCHCTL" --systems-dir "$sys" show typo
+printf '{\n  "nodes": 2,\n  "gpus_per_node": 4,,\n}\n' > "$sys/broken.json"
+expect_error "malformed JSON" "broken.json:3:[0-9]+: malformed JSON" "$BENCHCTL" --systems-dir "$sys" show broken
+printf '{ "nodes": "two" }\n' > "$sys/str.json"
+expect_error "wrong type" "'nodes': expected an integer in \\[1, 100000\\], got 'two'" "$BENCHCTL" --systems-dir "$sys" show str
+expect_error "--set unknown key" "--set: unknown key 'ssd.batchsize' \(did you mean 'ssd.batch_size'\?\)" \
+    "$BENCHCTL" show local --set ssd.batchsize=3
+expect_error "--set wrong type" "'ssd.batch_size': expected an integer in \[1, 65536\], got 'many'" \
+    "$BENCHCTL" show local --set ssd.batch_size=many
+expect_error "--set malformed" "--set 'ssd.batch_size': expected KEY=VALUE" "$BENCHCTL" show local --set ssd.batch_size
+expect_error "--set out of range" "got 0" "$BENCHCTL" show local --set nodes=0
+expect_error "bind rank out of range" "--local-rank 8: p3dn has 8 ranks per node" \
+    "$BENCHCTL" bind --system p3dn --local-rank 8
+
+# nothing written to -o on any error, and an old file is left alone
+expect_error "render error" "unknown system" "$BENCHCTL" render --system nosuch ssd -o "$tmp/out.sh"
+check_fails "no output file after an error" test -e "$tmp/out.sh"
+echo old > "$tmp/keep.sh"
+"$BENCHCTL" render --system local ssd --set ssd.batch_size=-1 -o "$tmp/keep.sh" 2>/dev/null
+is "an existing file is untouched after an error" "$(cat "$tmp/keep.sh")" old
+expect_error "unwritable -o" "cannot create a file next to '/nonexistent/dir/x.sh'" \
+    "$BENCHCTL" render --system local ssd -o /nonexistent/dir/x.sh
+check_fails "no temporary files left behind" sh -c "ls '$tmp' | grep -q tmp"
+done_testing

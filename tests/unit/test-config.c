@@ -1,0 +1,262 @@
+/* test-config.c: system files: comments, merging, inheritance, --set, and
+ * every error a user can make in them. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs.h"
+#include "json.h"
+#include "system.h"
+#include "tap.h"
+
+static char tmp[] = "/tmp/bd-test-config.XXXXXX";
+static char dir_a[512], dir_b[512];
+
+static void put(const char *dir, const char *name, const char *text)
+{
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s.json", dir, name);
+        if (write_file_atomic(path, text, strlen(text), 0644, NULL) < 0) {
+                perror(path);
+                exit(99);
+        }
+}
+
+/* Loads NAME from dirs a then b; returns 0 or negative, err filled. */
+static int load(const char *name, char **sets, struct bd_system *s, struct bd_err *err)
+{
+        struct bd_sysdirs d = { 0 };
+        char *dirs[] = { dir_a, dir_b };
+        d.dirs = dirs;
+        d.n = 2;
+        memset(err, 0, sizeof(*err));
+        return system_load(&d, name, sets, s, err);
+}
+
+static void expect_error(const char *name, char **sets, const char *needle, const char *what)
+{
+        struct bd_system s;
+        struct bd_err err;
+        int r = load(name, sets, &s, &err);
+        ok(r < 0, what);
+        like(err.msg, needle, what);
+        if (r == 0)
+                system_release(&s);
+}
+
+static void test_comments(void)
+{
+        char text[] = "{ // line comment\n \"a\": \"http://x/*y*/\", /* block\n over lines */ \"b\": 1 }\n";
+        ok(json_strip_comments(text) == 0, "comments strip");
+        like(text, "\"http://x/*y*/\"", "comment markers inside strings survive");
+        ok(strstr(text, "line comment") == NULL && strstr(text, "block") == NULL, "comments removed");
+        int lines = 0;
+        for (char *p = text; *p; p++)
+                lines += *p == '\n';
+        is_int(lines, 3, "newlines kept so line numbers hold");
+        char bad[] = "{ /* never closed ";
+        ok(json_strip_comments(bad) < 0, "unterminated block comment is an error");
+}
+
+static void test_merge(void)
+{
+        cJSON *a = cJSON_Parse("{\"x\":1,\"o\":{\"p\":1,\"q\":2},\"l\":[1,2,3],\"gone\":true}");
+        cJSON *b = cJSON_Parse("{\"x\":2,\"o\":{\"q\":3,\"r\":4},\"l\":[9],\"gone\":null}");
+        json_merge(a, b);
+        char *t = cJSON_PrintUnformatted(a);
+        is_str(t, "{\"x\":2,\"o\":{\"p\":1,\"q\":3,\"r\":4},\"l\":[9]}",
+               "merge: child wins, objects merge recursively, lists replace, null removes");
+        free(t);
+        cJSON_Delete(a);
+        cJSON_Delete(b);
+}
+
+static void test_inheritance(void)
+{
+        put(dir_b, "base", "{ \"description\": \"base\", \"nodes\": 1, \"launcher\": \"slurm\", \"gpus_per_node\": 4, \"gpu_model\": \"V100\",\n"
+                           "  \"cpu\": {\"sockets\": 2, \"cores_per_socket\": 20, \"threads_per_core\": 2},\n"
+                           "  \"ssd\": {\"batch_size\": 128, \"lr\": 0.001}, \"env\": {\"A\": \"1\", \"B\": \"2\"} }");
+        put(dir_b, "mid", "{ \"extends\": \"base\", \"nodes\": 2, \"ssd\": {\"lr\": 0.002}, \"env\": {\"B\": null} }");
+        put(dir_a, "leaf", "// a comment\n{ \"extends\": \"mid\", \"ssd\": {\"batch_size\": 56} }");
+        struct bd_system s = { 0 };
+        struct bd_err err;
+        ok(load("leaf", NULL, &s, &err) == 0, "three-level inheritance loads");
+        if (!s.json)
+                printf("# %s\n", err.msg);
+        if (!s.json)
+                return;
+        is_int(sys_int(s.json, "nodes", 0), 2, "nodes from the middle");
+        is_int(sys_int(s.json, "gpus_per_node", 0), 4, "GPUs from the root");
+        is_int(sys_int(s.json, "ssd.batch_size", 0), 56, "leaf overrides batch size");
+        ok(sys_num(s.json, "ssd.lr", 0) == 0.002, "middle overrides lr");
+        is_str(sys_str(s.json, "env.A", NULL), "1", "env A inherited");
+        ok(sys_get(s.json, "env.B") == NULL, "null removes an inherited env variable");
+        ok(sys_get(s.json, "extends") == NULL, "extends does not leak into the result");
+        is_int(sys_int(s.json, "ranks_per_node", 0), 4, "ranks default to one per GPU");
+        is_str(sys_str(s.json, "ssd.backend", NULL), "cuda", "backend defaults to cuda with GPUs");
+        is_int(sys_int(s.json, "trials", 0), 5, "trials default to 5");
+        system_release(&s);
+
+        /* a user's file refines the bundled system of the same name */
+        put(dir_b, "same", "{ \"description\": \"bundled\", \"nodes\": 3, \"launcher\": \"slurm\" }");
+        put(dir_a, "same", "{ \"extends\": \"same\", \"description\": \"mine\" }");
+        ok(load("same", NULL, &s, &err) == 0, "a file may extend the system of its own name further down the path");
+        if (s.json) {
+                is_int(sys_int(s.json, "nodes", 0), 3, "value from the shadowed file");
+                is_str(sys_str(s.json, "description", NULL), "mine", "value from the user's file");
+                system_release(&s);
+        }
+}
+
+static void test_sets(void)
+{
+        char *sets[] = { "ssd.batch_size=64", "slurm.partition=gpu", "env.FOO=bar baz", "ssd.decay_epochs=40,50",
+                         "binding.hyperthreads=false", "description=123", NULL };
+        struct bd_system s = { 0 };
+        struct bd_err err;
+        ok(load("leaf", sets, &s, &err) == 0, "--set overrides load");
+        if (!s.json)
+                return;
+        is_int(sys_int(s.json, "ssd.batch_size", 0), 64, "--set integer");
+        is_str(sys_str(s.json, "slurm.partition", NULL), "gpu", "--set string");
+        is_str(sys_str(s.json, "env.FOO", NULL), "bar baz", "--set env variable");
+        is_int(cJSON_GetArraySize(sys_get(s.json, "ssd.decay_epochs")), 2, "--set comma list");
+        ok(!sys_bool(s.json, "binding.hyperthreads", true), "--set boolean");
+        is_str(sys_str(s.json, "description", NULL), "123", "--set of a string key keeps digits as text");
+        system_release(&s);
+
+        char *bad1[] = { "ssd.batch_size=abc", NULL };
+        expect_error("leaf", bad1, "expected an integer", "--set wrong type");
+        char *bad2[] = { "ssd.batchsize=3", NULL };
+        expect_error("leaf", bad2, "did you mean 'ssd.batch_size'", "--set unknown key suggests");
+        char *bad3[] = { "ssd.batch_size", NULL };
+        expect_error("leaf", bad3, "expected KEY=VALUE", "--set without =");
+        char *bad4[] = { "ssd=1", NULL };
+        expect_error("leaf", bad4, "is a section", "--set of a whole section");
+        char *bad5[] = { "gpus_per_node=-1", NULL };
+        expect_error("leaf", bad5, "got -1", "--set negative GPUs");
+        char *bad6[] = { "launcher=pbs", NULL };
+        expect_error("leaf", bad6, "not one of: slurm, mpirun, local", "--set unknown launcher lists the choices");
+}
+
+static void test_errors(void)
+{
+        expect_error("nosuch", NULL, "unknown system 'nosuch'", "unknown system");
+        expect_error("nosuch", NULL, "known systems: base", "unknown system lists the known ones");
+        expect_error("lef", NULL, "did you mean 'leaf'", "unknown system suggests a close name");
+        expect_error("../etc/passwd", NULL, "invalid system name", "path tricks in system names");
+
+        put(dir_a, "orphan", "{ \"extends\": \"nope\" }");
+        expect_error("orphan", NULL, "missing parent system 'nope'", "missing parent");
+
+        put(dir_a, "cyc1", "{ \"extends\": \"cyc2\" }");
+        put(dir_a, "cyc2", "{ \"extends\": \"cyc1\" }");
+        expect_error("cyc1", NULL, "'extends' cycle", "extends cycle");
+        put(dir_a, "self", "{ \"extends\": \"self\" }");
+        expect_error("self", NULL, "missing parent system 'self'", "self-extension without a shadowed file");
+
+        put(dir_a, "typo", "{\n  \"nodes\": 1,\n  \"ssd\": {\n    \"batchsize\": 3\n  }\n}");
+        expect_error("typo", NULL, "typo.json:4: 'ssd.batchsize': unknown key (did you mean 'ssd.batch_size'?)",
+                     "unknown key named with file, line and suggestion");
+        put(dir_a, "wrongtype", "{\n  \"gpus_per_node\": \"four\"\n}");
+        expect_error("wrongtype", NULL, "wrongtype.json:2: 'gpus_per_node': expected an integer in [0, 64], got 'four'",
+                     "wrong type named with file and line");
+        put(dir_a, "neg", "{ \"gpus_per_node\": -2 }");
+        expect_error("neg", NULL, "got -2", "negative GPUs");
+        put(dir_a, "frac", "{ \"nodes\": 1.5 }");
+        expect_error("frac", NULL, "expected an integer", "fractional node count");
+        put(dir_a, "ranks", "{ \"ranks_per_node\": 9, \"cpu\": {\"sockets\": 1, \"cores_per_socket\": 8} }");
+        expect_error("ranks", NULL, "more ranks per node (9) than cores", "more ranks than cores");
+        put(dir_a, "numa", "{ \"gpus_per_node\": 2, \"cpu\": {\"sockets\": 2, \"cores_per_socket\": 4},"
+                           " \"topology\": {\"gpu_numa\": [0]} }");
+        expect_error("numa", NULL, "lists 1 GPUs", "gpu_numa of the wrong length");
+        put(dir_a, "bad", "{\n  \"nodes\": 1,\n  \"gpus_per_node\": 4\n  \"launcher\": \"slurm\"\n}");
+        expect_error("bad", NULL, "bad.json:4:", "malformed JSON names file and line");
+        put(dir_a, "trunc", "{\n  \"nodes\": 1,\n");
+        expect_error("trunc", NULL, "unexpected end of file", "truncated JSON");
+        put(dir_a, "top", "[1, 2]");
+        expect_error("top", NULL, "expected a JSON object", "top-level list");
+        put(dir_a, "envname", "{ \"env\": { \"BAD-NAME\": \"x\" } }");
+        expect_error("envname", NULL, "not a valid environment variable name", "bad environment variable name");
+        put(dir_a, "docker", "{ \"nodes\": 2, \"launcher\": \"slurm\", \"container\": {\"runtime\": \"docker\", \"image\": \"x\"} }");
+        expect_error("docker", NULL, "single-node", "docker on several nodes");
+        put(dir_a, "noimage", "{ \"container\": {\"runtime\": \"apptainer\"} }");
+        expect_error("noimage", NULL, "needs 'container.image'", "container without image");
+        put(dir_a, "cudacpu", "{ \"ssd\": {\"backend\": \"cuda\"} }");
+        expect_error("cudacpu", NULL, "no GPUs", "cuda backend without GPUs");
+        put(dir_a, "time", "{ \"slurm\": {\"time_limit\": \"4 hours\"} }");
+        expect_error("time", NULL, "Slurm time limit", "bad time limit");
+        put(dir_a, "part", "{ \"slurm\": {\"partition\": \"gpu queue\"} }");
+        expect_error("part", NULL, "letters, digits", "partition with a space");
+}
+
+static void test_bundled(void)
+{
+        const char *src = getenv("srcdir");
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/systems", src ? src : ".");
+        struct bd_sysdirs d = { 0 };
+        char *dirs[] = { path };
+        d.dirs = dirs;
+        d.n = 1;
+        char **names = system_list(&d);
+        int n = 0;
+        for (char **p = names; *p; p++, n++) {
+                struct bd_system s;
+                struct bd_err err = { { 0 } };
+                int r = system_load(&d, *p, NULL, &s, &err);
+                char what[1400];
+                snprintf(what, sizeof(what), "bundled system %s loads%s%s", *p, r < 0 ? ": " : "", r < 0 ? err.msg : "");
+                ok(r == 0, what);
+                if (r == 0)
+                        system_release(&s);
+        }
+        is_int(n, 8, "eight bundled systems");
+        strv_free(names);
+
+        struct bd_system s;
+        struct bd_err err;
+        if (system_load(&d, "4xC4140", NULL, &s, &err) == 0) {
+                is_int(sys_int(s.json, "nodes", 0), 4, "4xC4140: 4 nodes");
+                is_int(sys_int(s.json, "gpus_per_node", 0), 4, "4xC4140: 4 GPUs per node (from C4140)");
+                is_int(sys_int(s.json, "ssd.batch_size", 0), 56, "4xC4140: ssd batch 56 overrides C4140's 128");
+                ok(sys_num(s.json, "ssd.lr", 0) == 3.2e-3, "4xC4140: lr 3.2e-3");
+                is_str(sys_str(s.json, "gpu_model", ""), "V100-SXM2-32GB", "4xC4140: GPU model inherited");
+                is_int(sys_int(s.json, "maskrcnn.ims_per_batch", 0), 96, "4xC4140: Mask R-CNN 96 images per batch");
+                system_release(&s);
+        }
+        if (system_load(&d, "2xC4140", NULL, &s, &err) == 0) {
+                is_int(sys_int(s.json, "nodes", 0), 2, "2xC4140 has two nodes (the original said 1)");
+                system_release(&s);
+        }
+        if (system_load(&d, "24xp3dn", NULL, &s, &err) == 0) {
+                ok(sys_get(s.json, "mpirun.hosts") == NULL, "24xp3dn uses its hostfile, not p3dn's hosts");
+                is_int(sys_int(s.json, "maskrcnn.ims_per_batch", 0), 192, "24xp3dn: batch 192");
+                ok(sys_num(s.json, "maskrcnn.clip_gradient", 0) == 1.5, "24xp3dn: gradient clipping inherited");
+                system_release(&s);
+        }
+}
+
+int main(void)
+{
+        if (!mkdtemp(tmp))
+                return perror("mkdtemp"), 99;
+        snprintf(dir_a, sizeof(dir_a), "%s/a", tmp);
+        snprintf(dir_b, sizeof(dir_b), "%s/b", tmp);
+        mkdir_p(dir_a, 0755);
+        mkdir_p(dir_b, 0755);
+        test_comments();
+        test_merge();
+        test_inheritance();
+        test_sets();
+        test_errors();
+        test_bundled();
+        char cmd[600];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+        if (system(cmd) != 0)
+                printf("# could not remove %s\n", tmp);
+        return done_testing();
+}
