@@ -18,6 +18,13 @@ static const struct bd_command commands[] = {
           "Print the launch script of a benchmark run without submitting it." },
         { "bind", cmd_bind, "--system SYSTEM --local-rank R [--json] [--set KEY=VALUE]...",
           "Print the numactl options that bind a local rank to its cores and memory." },
+        { "submit", cmd_submit,
+          "--system SYSTEM WORKLOAD [--runs N] [--set KEY=VALUE]... [--data DIR] [--logdir DIR] [--wait] [--dry-run]",
+          "Submit a benchmark run (Slurm) or start it (mpirun, local) and record it." },
+        { "status", cmd_status, "[RUN] [--json] [--watch]", "Show the state of a run and its trials (default: the last run)." },
+        { "cancel", cmd_cancel, "RUN", "Cancel a run's job or processes." },
+        { "logs", cmd_logs, "RUN [--follow] [--trial N]", "Collect a run's trial logs and print or follow them." },
+        { "runs", cmd_runs, "[--system S] [--workload W] [--json]", "List recorded runs, newest first." },
         { 0 }
 };
 

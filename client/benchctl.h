@@ -39,5 +39,10 @@ int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comma
 int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 
 #endif

@@ -1,6 +1,7 @@
 /* cmd-bind.c: benchctl bind: the numactl options of one local rank. */
 #include "config.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "benchctl.h"
@@ -40,19 +41,13 @@ int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
                 case OPT_SET: sets_add(&sets, &nsets, arg); break;
                 case 'r':
-                        if (parse_long(arg, &rank) < 0 || rank < 0) {
-                                opts_release(&o);
-                                return usage_error(cmd, "--local-rank: expected a number >= 0, got '%s'", arg);
-                        }
+                        if (opts_number(cmd, "local-rank", arg, 0, LONG_MAX, &rank) < 0)
+                                return opts_release(&o), BD_EXIT_USAGE;
                         break;
                 }
         }
-        int next = optind;
-        opts_release(&o);
-        if (c < 0)
+        if (opts_finish(&o, c, 0, 0, NULL) < 0)
                 return BD_EXIT_USAGE;
-        if (next < argc)
-                return usage_error(cmd, "unexpected argument '%s'", argv[next]);
         if (!system)
                 return usage_error(cmd, "missing --system SYSTEM");
         if (rank < 0 && !all)

@@ -40,23 +40,16 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
                 case OPT_SET: sets_add(&sets, &nsets, arg); break;
                 case 'n':
-                        if (parse_long(arg, &runs) < 0 || runs < 1 || runs > 100) {
-                                opts_release(&o);
-                                return usage_error(cmd, "--runs: expected a number from 1 to 100, got '%s'", arg);
-                        }
+                        if (opts_number(cmd, "runs", arg, 1, 100, &runs) < 0)
+                                return opts_release(&o), BD_EXIT_USAGE;
                         break;
                 }
         }
-        int next = optind;
-        opts_release(&o);
-        if (c < 0)
+        int next = opts_finish(&o, c, 1, 1, "WORKLOAD (ssd, maskrcnn or allreduce)");
+        if (next < 0)
                 return BD_EXIT_USAGE;
         if (!system)
                 return usage_error(cmd, "missing --system SYSTEM");
-        if (next >= argc)
-                return usage_error(cmd, "missing WORKLOAD (ssd, maskrcnn or allreduce)");
-        if (next + 1 < argc)
-                return usage_error(cmd, "unexpected argument '%s'", argv[next + 1]);
         if (run_id && (!*run_id || strspn(run_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
                                             strlen(run_id)))
                 return usage_error(cmd, "--run-id: use letters, digits and _.- only");

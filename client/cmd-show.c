@@ -45,14 +45,9 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 else if (c == OPT_SET)
                         sets_add(&sets, &nsets, arg);
         }
-        int next = optind;
-        opts_release(&o);
-        if (c < 0)
+        int next = opts_finish(&o, c, 1, 1, "SYSTEM");
+        if (next < 0)
                 return BD_EXIT_USAGE;
-        if (next >= argc)
-                return usage_error(cmd, "missing SYSTEM");
-        if (next + 1 < argc)
-                return usage_error(cmd, "unexpected argument '%s'", argv[next + 1]);
 
         struct bd_system s;
         int ret = ctx_load_system(ctx, argv[next], sets, &s);

@@ -26,12 +26,8 @@ int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comma
                 else if (c == OPT_SYSTEMS_DIR)
                         ctx->systems_dir = arg;
         }
-        int next = optind;
-        opts_release(&o);
-        if (c < 0)
+        if (opts_finish(&o, c, 0, 0, NULL) < 0)
                 return BD_EXIT_USAGE;
-        if (next < argc)
-                return usage_error(cmd, "unexpected argument '%s'", argv[next]);
 
         char **names = system_list(ctx_dirs(ctx));
         int ret = BD_EXIT_OK;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "benchctl.h"
 #include "macro.h"
 #include "opts.h"
+#include "strutil.h"
 
 struct state {
         struct option *longopts;
@@ -106,4 +108,36 @@ void opts_help(const struct bd_command *cmd, const struct bd_option *options, FI
                 fprintf(f, "  %-28s %s\n", left, o->help);
         }
         fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
+}
+
+int opts_finish(struct bd_opts *o, int c, int min, int max, const char *what)
+{
+        int next = optind;
+        opts_release(o);
+        if (c < 0)
+                return -1;
+        int n = o->argc - next;
+        if (n < min) {
+                usage_error(o->cmd, "missing %s", what);
+                return -1;
+        }
+        if (n > max) {
+                usage_error(o->cmd, "unexpected argument '%s'", o->argv[next + max]);
+                return -1;
+        }
+        return next;
+}
+
+int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret)
+{
+        long v;
+        if (parse_long(arg, &v) < 0 || v < min || v > max) {
+                if (max == LONG_MAX)
+                        usage_error(cmd, "--%s: expected a number >= %ld, got '%s'", opt, min, arg);
+                else
+                        usage_error(cmd, "--%s: expected a number from %ld to %ld, got '%s'", opt, min, max, arg);
+                return -1;
+        }
+        *ret = v;
+        return 0;
 }

@@ -41,6 +41,13 @@ struct bd_opts {
  * option's argument. */
 int opts_next(struct bd_opts *o, const char **ret_arg);
 void opts_release(struct bd_opts *o);
+/* After the option loop (c is its last opts_next() value): releases o and
+ * checks that min..max positional arguments follow (what names the first
+ * missing one).  Returns the index of the first one, or -1 after printing a
+ * usage error. */
+int opts_finish(struct bd_opts *o, int c, int min, int max, const char *what);
+/* Parses an option's number in [min, max]; prints a usage error and returns -1 otherwise. */
+int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret);
 void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f);
 /* Prints "benchctl CMD: MESSAGE" plus a hint to --help, returns BD_EXIT_USAGE. */
 int usage_error(const struct bd_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -416,6 +416,7 @@ static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *
         if ((s = sys_str(sys, "slurm.qos", NULL)))
                 buf_printf(out, "#SBATCH --qos=%s\n", s);
         buf_printf(out, "#SBATCH --output=%s/%s_slurm-%%j.out\n", c->logs, run_id);
+        buf_puts(out, "#SBATCH --no-requeue\n");
         const cJSON *e;
         cJSON_ArrayForEach(e, sys_get(sys, "slurm.extra_options"))
                 buf_printf(out, "#SBATCH %s\n", e->valuestring);

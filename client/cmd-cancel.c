@@ -1,0 +1,69 @@
+/* cmd-cancel.c: benchctl cancel: stop a run's job or processes. */
+#include "config.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "benchctl.h"
+#include "run.h"
+#include "sched.h"
+
+static const struct bd_option options[] = {
+        { 0 }
+};
+
+int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        const char *arg;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0)
+                if (c == 'h')
+                        return opts_release(&o), BD_EXIT_OK;
+        int next = opts_finish(&o, c, 1, 1, "RUN");
+        if (next < 0)
+                return BD_EXIT_USAGE;
+        struct bd_store store;
+        if (open_store(&store))
+                return BD_EXIT_FAIL;
+        struct bd_run r;
+        struct bd_trial *t;
+        int ret = BD_EXIT_OK;
+        if (load_run(&store, argv[next], &r, &t)) {
+                store_close(&store);
+                return BD_EXIT_FAIL;
+        }
+        if (state_final(r.state)) {
+                printf("run %s already ended: %s\n", r.id, state_name(r.state));
+        } else {
+                struct bd_err err;
+                int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err) : local_cancel(r.pid, &err);
+                if (x < 0) {
+                        bd_error("%s", err.msg);
+                        ret = BD_EXIT_FAIL;
+                } else {
+                        double now = (double)time(NULL);
+                        r.state = ST_CANCELLED;
+                        r.end_time = now;
+                        free(r.reason);
+                        r.reason = xstrdup("cancelled by benchctl");
+                        for (int i = 0; i < r.ntrials; i++)
+                                if (!state_final(t[i].state)) {
+                                        if (t[i].state == ST_RUNNING)
+                                                t[i].end_time = now;
+                                        t[i].state = ST_CANCELLED;
+                                        free(t[i].reason);
+                                        t[i].reason = xstrdup("cancelled by benchctl");
+                                }
+                        if (store_update(&store, &r, t, &err) < 0) {
+                                bd_error("%s", err.msg);
+                                ret = BD_EXIT_FAIL;
+                        } else
+                                printf("run %s cancelled\n", r.id);
+                }
+        }
+        trials_free(t, r.ntrials);
+        run_release(&r);
+        store_close(&store);
+        return ret;
+}

@@ -1,0 +1,137 @@
+/* cmd-logs.c: benchctl logs: collect a run's trial logs into its directory
+ * and print or follow them. */
+#include "config.h"
+
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "benchctl.h"
+#include "fs.h"
+#include "run.h"
+#include "strutil.h"
+
+#define OPT_FOLLOW 'f'
+#define OPT_TRIAL 't'
+
+static const struct bd_option options[] = {
+        { "follow", OPT_FOLLOW, NULL, "keep printing as the logs grow, until the run ends" },
+        { "trial", OPT_TRIAL, "N", "only trial N" },
+        { 0 }
+};
+
+/* Copies a trial log into RUNDIR/logs/; returns its text (NULL when missing). */
+static char *collect(const struct bd_run *r, const struct bd_trial *t, struct bd_err *err)
+{
+        char *text = NULL;
+        size_t len = 0;
+        if (!t->log_path || read_file(t->log_path, 1u << 30, &text, &len, err) < 0)
+                return NULL;
+        _cleanup_free_ char *dir = xasprintf("%s/logs", r->rundir);
+        _cleanup_free_ char *copy = xstrdup(t->log_path);
+        _cleanup_free_ char *dst = xasprintf("%s/%s", dir, basename(copy));
+        if (mkdir_p(dir, 0755) == 0)
+                (void) write_file_atomic(dst, text, len, 0644, NULL);
+        return text;
+}
+
+static int follow(struct bd_store *store, const char *id, long only)
+{
+        size_t *off = NULL;
+        int n = 0;
+        for (;;) {
+                struct bd_run r;
+                struct bd_trial *t;
+                if (load_run(store, id, &r, &t))
+                        return BD_EXIT_FAIL;
+                if (!off) {
+                        n = r.ntrials;
+                        off = xcalloc((size_t)n, sizeof(*off));
+                }
+                bool final = state_final(r.state);
+                for (int i = 0; i < n; i++) {
+                        if ((only && t[i].trial != only) || !t[i].log_path)
+                                continue;
+                        _cleanup_free_ char *text = NULL;
+                        size_t len = 0;
+                        if (read_file(t[i].log_path, 1u << 30, &text, &len, NULL) < 0 || len <= off[i])
+                                continue;
+                        if (off[i] == 0)
+                                printf("==> trial %d: %s <==\n", t[i].trial, t[i].log_path);
+                        fwrite(text + off[i], 1, len - off[i], stdout);
+                        off[i] = len;
+                }
+                fflush(stdout);
+                if (final)
+                        for (int i = 0; i < n; i++)
+                                if (!only || t[i].trial == only) {
+                                        _cleanup_free_ char *x = collect(&r, &t[i], NULL);
+                                }
+                trials_free(t, r.ntrials);
+                run_release(&r);
+                if (final)
+                        break;
+                sleep(1);
+        }
+        free(off);
+        return BD_EXIT_OK;
+}
+
+int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        bool fol = false;
+        long only = 0;
+        const char *arg;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                if (c == 'h')
+                        return opts_release(&o), BD_EXIT_OK;
+                if (c == OPT_FOLLOW)
+                        fol = true;
+                else if (c == OPT_TRIAL && opts_number(cmd, "trial", arg, 1, LONG_MAX, &only) < 0)
+                        return opts_release(&o), BD_EXIT_USAGE;
+        }
+        int next = opts_finish(&o, c, 1, 1, "RUN");
+        if (next < 0)
+                return BD_EXIT_USAGE;
+        struct bd_store store;
+        if (open_store(&store))
+                return BD_EXIT_FAIL;
+        if (fol) {
+                int ret = follow(&store, argv[next], only);
+                store_close(&store);
+                return ret;
+        }
+        struct bd_run r;
+        struct bd_trial *t;
+        if (load_run(&store, argv[next], &r, &t)) {
+                store_close(&store);
+                return BD_EXIT_FAIL;
+        }
+        int ret = BD_EXIT_OK;
+        if (only > r.ntrials) {
+                bd_error("--trial %ld: run %s has %d trials", only, r.id, r.ntrials);
+                ret = BD_EXIT_FAIL;
+        }
+        for (int i = 0; ret == BD_EXIT_OK && i < r.ntrials; i++) {
+                if (only && t[i].trial != only)
+                        continue;
+                struct bd_err err;
+                _cleanup_free_ char *text = collect(&r, &t[i], &err);
+                if (!text) {
+                        printf("==> trial %d: no log yet (%s) <==\n", t[i].trial, state_name(t[i].state));
+                        continue;
+                }
+                printf("==> trial %d: %s <==\n%s", t[i].trial, t[i].log_path, text);
+                if (*text && text[strlen(text) - 1] != '\n')
+                        putchar('\n');
+        }
+        trials_free(t, r.ntrials);
+        run_release(&r);
+        store_close(&store);
+        return ret;
+}

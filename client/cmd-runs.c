@@ -1,0 +1,100 @@
+/* cmd-runs.c: benchctl runs: the history from the results store. */
+#include "config.h"
+
+#include <limits.h>
+#include <string.h>
+#include <time.h>
+
+#include "benchctl.h"
+#include "json.h"
+#include "run.h"
+#include "strutil.h"
+
+#define OPT_WORKLOAD 350
+#define OPT_LIMIT 351
+
+static const struct bd_option options[] = {
+        { "system", 's', "SYSTEM", "only runs on SYSTEM" },
+        { "workload", OPT_WORKLOAD, "WORKLOAD", "only runs of WORKLOAD" },
+        { "limit", OPT_LIMIT, "N", "at most N runs (default 50)" },
+        { "json", 'j', NULL, "print JSON" },
+        { 0 }
+};
+
+struct list {
+        bool json;
+        cJSON *arr;
+        int n;
+};
+
+static int print_one(const struct bd_run *r, void *data)
+{
+        struct list *l = data;
+        l->n++;
+        if (l->json) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "run", r->id);
+                cJSON_AddStringToObject(o, "system", r->system);
+                cJSON_AddStringToObject(o, "workload", r->workload);
+                cJSON_AddStringToObject(o, "state", state_name(r->state));
+                cJSON_AddNumberToObject(o, "trials", r->ntrials);
+                cJSON_AddNumberToObject(o, "submit_time", r->submit_time);
+                cJSON_AddItemToObject(o, "job_id", r->job_id ? cJSON_CreateString(r->job_id) : cJSON_CreateNull());
+                cJSON_AddStringToObject(o, "user", r->user ? r->user : "");
+                cJSON_AddItemToArray(l->arr, o);
+                return 0;
+        }
+        char when[32] = "-";
+        time_t t = (time_t)r->submit_time;
+        struct tm tm;
+        if (t > 0 && localtime_r(&t, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
+        printf("%-22s %-10s %-10s %-14s %-6d %-16s %s\n", r->id, r->system, r->workload, state_name(r->state),
+               r->ntrials, when, r->job_id ? r->job_id : "-");
+        return 0;
+}
+
+int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        const char *system = NULL, *workload = NULL;
+        long limit = 50;
+        struct list l = { 0 };
+        const char *arg;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                switch (c) {
+                case 'h': opts_release(&o); return BD_EXIT_OK;
+                case 's': system = arg; break;
+                case 'j': l.json = true; break;
+                case OPT_WORKLOAD: workload = arg; break;
+                case OPT_LIMIT:
+                        if (opts_number(cmd, "limit", arg, 1, LONG_MAX, &limit) < 0)
+                                return opts_release(&o), BD_EXIT_USAGE;
+                        break;
+                }
+        }
+        if (opts_finish(&o, c, 0, 0, NULL) < 0)
+                return BD_EXIT_USAGE;
+        struct bd_store store;
+        if (open_store(&store))
+                return BD_EXIT_FAIL;
+        struct bd_err err;
+        if (l.json)
+                l.arr = cJSON_CreateArray();
+        else
+                printf("%-22s %-10s %-10s %-14s %-6s %-16s %s\n", "RUN", "SYSTEM", "WORKLOAD", "STATE", "TRIALS",
+                       "SUBMITTED", "JOB");
+        int r = store_list(&store, system, workload, (int)limit, print_one, &l, &err);
+        store_close(&store);
+        if (l.json) {
+                _cleanup_free_ char *text = cJSON_Print(l.arr);
+                puts(text);
+                cJSON_Delete(l.arr);
+        }
+        if (r < 0) {
+                bd_error("%s", err.msg);
+                return BD_EXIT_FAIL;
+        }
+        return BD_EXIT_OK;
+}

@@ -1,0 +1,235 @@
+/* cmd-status.c: benchctl status, and the live line of submit --wait. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchctl.h"
+#include "json.h"
+#include "run.h"
+
+#define OPT_WATCH 340
+
+static const struct bd_option options[] = {
+        { "json", 'j', NULL, "print JSON" },
+        { "watch", OPT_WATCH, NULL, "refresh until the run ends" },
+        { 0 }
+};
+
+static void fmt_elapsed(double start, double end, char *buf, size_t n)
+{
+        if (start <= 0) {
+                snprintf(buf, n, "-");
+                return;
+        }
+        long s = (long)((end > 0 ? end : (double)time(NULL)) - start);
+        if (s < 0)
+                s = 0;
+        snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+}
+
+static cJSON *time_json(double t)
+{
+        return t > 0 ? cJSON_CreateNumber(t) : cJSON_CreateNull();
+}
+
+cJSON *run_json(const struct bd_run *r, const struct bd_trial *t);
+cJSON *run_json(const struct bd_run *r, const struct bd_trial *t)
+{
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "run", r->id);
+        cJSON_AddStringToObject(o, "system", r->system);
+        cJSON_AddStringToObject(o, "workload", r->workload);
+        cJSON_AddStringToObject(o, "launcher", r->launcher);
+        cJSON_AddItemToObject(o, "job_id", r->job_id ? cJSON_CreateString(r->job_id) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "pid", r->pid > 0 ? cJSON_CreateNumber((double)r->pid) : cJSON_CreateNull());
+        cJSON_AddStringToObject(o, "state", state_name(r->state));
+        cJSON_AddItemToObject(o, "reason", r->reason ? cJSON_CreateString(r->reason) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "exit_code", r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "submit_time", time_json(r->submit_time));
+        cJSON_AddItemToObject(o, "start_time", time_json(r->start_time));
+        cJSON_AddItemToObject(o, "end_time", time_json(r->end_time));
+        cJSON_AddStringToObject(o, "user", r->user ? r->user : "");
+        cJSON_AddStringToObject(o, "host", r->host ? r->host : "");
+        cJSON_AddStringToObject(o, "version", r->version ? r->version : "");
+        cJSON_AddStringToObject(o, "logdir", r->logdir ? r->logdir : "");
+        cJSON_AddStringToObject(o, "rundir", r->rundir ? r->rundir : "");
+        cJSON *arr = cJSON_AddArrayToObject(o, "trials");
+        for (int i = 0; t && i < r->ntrials; i++) {
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddNumberToObject(e, "trial", t[i].trial);
+                cJSON_AddStringToObject(e, "state", state_name(t[i].state));
+                cJSON_AddItemToObject(e, "reason", t[i].reason ? cJSON_CreateString(t[i].reason) : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "nodes", t[i].nodes ? cJSON_CreateString(t[i].nodes) : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "start_time", time_json(t[i].start_time));
+                cJSON_AddItemToObject(e, "end_time", time_json(t[i].end_time));
+                cJSON_AddItemToObject(e, "elapsed", t[i].start_time > 0 && t[i].end_time > 0
+                                                            ? cJSON_CreateNumber(t[i].end_time - t[i].start_time)
+                                                            : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "exit_code",
+                                      t[i].exit_code >= 0 ? cJSON_CreateNumber(t[i].exit_code) : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "log", t[i].log_path ? cJSON_CreateString(t[i].log_path) : cJSON_CreateNull());
+                cJSON_AddItemToArray(arr, e);
+        }
+        return o;
+}
+
+/* Last lines of a file, for failed trials. */
+static void tail_lines(const char *path, int n, FILE *out)
+{
+        FILE *f = path ? fopen(path, "re") : NULL;
+        if (!f)
+                return;
+        char *lines[16] = { 0 };
+        char buf[1024];
+        int k = 0;
+        while (fgets(buf, sizeof(buf), f)) {
+                /* the script's own closing lines say nothing about the failure */
+                if (!strncmp(buf, "ENDING TIMING RUN", 17) || !strncmp(buf, "RESULT,", 7))
+                        continue;
+                free(lines[k % n]);
+                lines[k % n] = xstrdup(buf);
+                k++;
+        }
+        fclose(f);
+        for (int i = k > n ? k - n : 0; i < k; i++) {
+                fprintf(out, "      | %s", lines[i % n]);
+                if (!strchr(lines[i % n], '\n'))
+                        fputc('\n', out);
+        }
+        for (int i = 0; i < n; i++)
+                free(lines[i]);
+}
+
+static void print_status(const struct bd_run *r, const struct bd_trial *t)
+{
+        char el[32];
+        fmt_elapsed(r->start_time, r->end_time, el, sizeof(el));
+        printf("run %s: %s on %s, %s", r->id, r->workload, r->system, state_name(r->state));
+        if (r->reason)
+                printf(" (%s)", r->reason);
+        if (r->exit_code >= 0 && state_final(r->state))
+                printf(", exit code %d", r->exit_code);
+        if (streq(r->launcher, "slurm"))
+                printf("\n  Slurm job %s, elapsed %s, logs in %s\n", r->job_id ? r->job_id : "-", el, r->logdir);
+        else
+                printf("\n  process %ld, elapsed %s, logs in %s\n", r->pid, el, r->logdir);
+        printf("  %-6s %-14s %-12s %-10s %-5s %s\n", "TRIAL", "STATE", "NODES", "ELAPSED", "EXIT", "REASON");
+        for (int i = 0; i < r->ntrials; i++) {
+                fmt_elapsed(t[i].start_time, t[i].end_time, el, sizeof(el));
+                char code[16] = "-";
+                if (t[i].exit_code >= 0)
+                        snprintf(code, sizeof(code), "%d", t[i].exit_code);
+                printf("  %-6d %-14s %-12s %-10s %-5s %s\n", t[i].trial, state_name(t[i].state),
+                       t[i].nodes ? t[i].nodes : "-", el, code, t[i].reason ? t[i].reason : "");
+                if (t[i].state == ST_FAILED || t[i].state == ST_INCOMPLETE)
+                        tail_lines(t[i].log_path, 12, stdout);
+        }
+}
+
+/* state, trial i/N, elapsed: one line, rewritten in place on a terminal */
+static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty, char *last, size_t n)
+{
+        int cur = 0, done = 0;
+        for (int i = 0; i < r->ntrials; i++) {
+                if (t[i].state == ST_RUNNING)
+                        cur = i + 1;
+                if (state_final(t[i].state))
+                        done++;
+        }
+        char el[32], line[256];
+        fmt_elapsed(r->start_time > 0 ? r->start_time : r->submit_time, r->end_time, el, sizeof(el));
+        if (cur)
+                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %d done, elapsed %s", r->id,
+                         state_name(r->state), cur, r->ntrials, done, el);
+        else
+                snprintf(line, sizeof(line), "run %s: %s, %d/%d trials done, elapsed %s", r->id, state_name(r->state),
+                         done, r->ntrials, el);
+        if (tty) {
+                printf("\r\033[K%s", line);
+                fflush(stdout);
+        } else {
+                /* one line per change, without the ticking clock */
+                char key[256];
+                snprintf(key, sizeof(key), "%s %d %d", state_name(r->state), cur, done);
+                if (strcmp(key, last)) {
+                        printf("%s\n", line);
+                        fflush(stdout);
+                        snprintf(last, n, "%s", key);
+                }
+        }
+}
+
+int wait_for_run(struct bd_store *store, const char *id);
+int wait_for_run(struct bd_store *store, const char *id)
+{
+        bool tty = isatty(STDOUT_FILENO);
+        char last[256] = "";
+        for (;;) {
+                struct bd_run r;
+                struct bd_trial *t;
+                if (load_run(store, id, &r, &t))
+                        return BD_EXIT_FAIL;
+                live_line(&r, t, tty, last, sizeof(last));
+                bool final = state_final(r.state);
+                if (final) {
+                        if (tty)
+                                printf("\n");
+                        print_status(&r, t);
+                }
+                enum bd_state st = r.state;
+                trials_free(t, r.ntrials);
+                run_release(&r);
+                if (final)
+                        return st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_FAIL;
+                sleep(1);
+        }
+}
+
+int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        bool json = false, watch = false;
+        const char *arg;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                if (c == 'h')
+                        return opts_release(&o), BD_EXIT_OK;
+                if (c == 'j')
+                        json = true;
+                else if (c == OPT_WATCH)
+                        watch = true;
+        }
+        int next = opts_finish(&o, c, 0, 1, NULL);
+        if (next < 0)
+                return BD_EXIT_USAGE;
+        const char *id = next < argc ? argv[next] : "last";
+        struct bd_store store;
+        if (open_store(&store))
+                return BD_EXIT_FAIL;
+        int ret = BD_EXIT_OK;
+        if (watch && !json) {
+                ret = wait_for_run(&store, id);
+                store_close(&store);
+                return ret == BD_EXIT_FAIL ? BD_EXIT_OK : ret;
+        }
+        struct bd_run r;
+        struct bd_trial *t;
+        if (load_run(&store, id, &r, &t)) {
+                store_close(&store);
+                return BD_EXIT_FAIL;
+        }
+        if (json) {
+                cJSON *j = run_json(&r, t);
+                _cleanup_free_ char *text = cJSON_Print(j);
+                puts(text);
+                cJSON_Delete(j);
+        } else
+                print_status(&r, t);
+        trials_free(t, r.ntrials);
+        run_release(&r);
+        store_close(&store);
+        return ret;
+}

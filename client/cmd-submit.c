@@ -1,0 +1,225 @@
+/* cmd-submit.c: benchctl submit: render, start, record, and optionally wait. */
+#include "config.h"
+
+#include <errno.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchctl.h"
+#include "fs.h"
+#include "json.h"
+#include "paths.h"
+#include "render.h"
+#include "run.h"
+#include "sched.h"
+#include "strutil.h"
+
+#define OPT_DATA 330
+#define OPT_LOGDIR 331
+#define OPT_WAIT 332
+#define OPT_DRY 333
+
+static const struct bd_option options[] = {
+        { "system", 's', "SYSTEM", "system to run on" },
+        { "runs", 'n', "N", "number of trials (default: the system's 'trials')" },
+        { "data", OPT_DATA, "DIR", "dataset directory (sets paths.data)" },
+        { "logdir", OPT_LOGDIR, "DIR", "log directory on shared storage (sets paths.logs)" },
+        { "wait", OPT_WAIT, NULL, "follow the run until it ends; exit with its outcome" },
+        { "dry-run", OPT_DRY, NULL, "render and check where it would run; record nothing" },
+        COMMON_SYSTEM_OPTIONS,
+        { 0 }
+};
+
+static char *user_name(void)
+{
+        struct passwd *pw = getpwuid(getuid());
+        return xstrdup(pw ? pw->pw_name : "?");
+}
+
+static char *host_name(void)
+{
+        char h[256] = "?";
+        gethostname(h, sizeof(h) - 1);
+        return xstrdup(h);
+}
+
+/* A writable log directory, created when missing. */
+static int check_logdir(const char *dir, struct bd_err *err)
+{
+        int r = mkdir_p(dir, 0755);
+        if (r < 0)
+                return bd_err_set(err, r, "log directory '%s': %s", dir, strerror(-r));
+        if (access(dir, W_OK | X_OK) < 0)
+                return bd_err_set(err, -errno, "log directory '%s' is not writable: %s", dir, strerror(errno));
+        return 0;
+}
+
+int wait_for_run(struct bd_store *store, const char *id);
+
+int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        const char *system = NULL;
+        long runs = 0;
+        bool wait = false, dry = false;
+        _cleanup_free_ char **sets = NULL;
+        _cleanup_free_ char *data_set = NULL, *log_set = NULL;
+        size_t nsets = 0;
+        const char *arg;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                switch (c) {
+                case 'h':
+                        opts_release(&o);
+                        return BD_EXIT_OK;
+                case 's': system = arg; break;
+                case OPT_WAIT: wait = true; break;
+                case OPT_DRY: dry = true; break;
+                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
+                case OPT_SET: sets_add(&sets, &nsets, arg); break;
+                case OPT_DATA:
+                        free(data_set);
+                        data_set = xasprintf("paths.data=%s", arg);
+                        break;
+                case OPT_LOGDIR:
+                        free(log_set);
+                        log_set = xasprintf("paths.logs=%s", arg);
+                        break;
+                case 'n':
+                        if (opts_number(cmd, "runs", arg, 1, 100, &runs) < 0)
+                                return opts_release(&o), BD_EXIT_USAGE;
+                        break;
+                }
+        }
+        int next = opts_finish(&o, c, 1, 1, "WORKLOAD (ssd, maskrcnn or allreduce)");
+        if (next < 0)
+                return BD_EXIT_USAGE;
+        if (!system)
+                return usage_error(cmd, "missing --system SYSTEM");
+        if (data_set)
+                sets_add(&sets, &nsets, data_set);
+        if (log_set)
+                sets_add(&sets, &nsets, log_set);
+
+        struct bd_system s;
+        int ret = ctx_load_system(ctx, system, sets, &s);
+        if (ret)
+                return ret;
+        struct bd_err err;
+        const char *launcher = sys_str(s.json, "launcher", "local");
+        bool slurm = streq(launcher, "slurm");
+        _cleanup_free_ char *id = run_id_new();
+        _cleanup_free_ char *bin = exe_dir();
+        struct render_opts ro = {
+                .workload = argv[next], .trials = (int)runs, .run_id = id,
+                .bin_dir = bin ? bin : BD_BINDIR, .version = PACKAGE_VERSION,
+        };
+        _cleanup_buf_ struct bd_buf script = BD_BUF_INIT;
+        _cleanup_free_ char *home = store_home();
+        _cleanup_free_ char *rundir = xasprintf("%s/runs/%s", home, id);
+        _cleanup_free_ char *logdir = expand_home(sys_str(s.json, "paths.logs", ""));
+        _cleanup_free_ char *script_path = NULL, *job_id = NULL, *output = NULL, *config = NULL;
+        _cleanup_free_ char *config_path = NULL;
+        _cleanup_free_ char *name = xasprintf("benchd-%s-%s", argv[next], s.name);
+        struct bd_store store = { 0 };
+        long pid = 0;
+        int trials = runs > 0 ? (int)runs : (int)sys_int(s.json, "trials", 5);
+
+        if (render_script(&s, &ro, &script, &err) < 0 || check_logdir(logdir, &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+                goto out;
+        }
+        if (dry) {
+                char tmpl[] = "/tmp/benchd-dry-run.XXXXXX";
+                int fd = mkstemp(tmpl);
+                if (fd >= 0)
+                        close(fd);
+                write_file_atomic(tmpl, script.s, script.len, 0755, NULL);
+                if (slurm) {
+                        struct sched_request req = { s.json, name, script.s, tmpl, logdir, NULL };
+                        _cleanup_free_ char *where = NULL;
+                        if (slurm_will_run(&req, &where, &err) < 0) {
+                                bd_error("%s", err.msg);
+                                ret = BD_EXIT_FAIL;
+                        } else
+                                printf("dry run: %s on %s: %s (nothing submitted)\n", argv[next], s.name, where);
+                } else {
+                        printf("dry run: %s on %s would start %ld rank%s with %s on %s (nothing started)\n", argv[next],
+                               s.name, sys_int(s.json, "nodes", 1) * sys_int(s.json, "ranks_per_node", 1),
+                               sys_int(s.json, "nodes", 1) * sys_int(s.json, "ranks_per_node", 1) == 1 ? "" : "s",
+                               sys_str(s.json, "mpirun.command", "mpirun"),
+                               streq(launcher, "local") ? "this machine" : "the configured hosts");
+                }
+                (void) unlink(tmpl);
+                goto out;
+        }
+
+        if ((ret = open_store(&store)))
+                goto out;
+        int r = mkdir_p(rundir, 0755);
+        script_path = xasprintf("%s/script.sh", rundir);
+        config_path = xasprintf("%s/config.json", rundir);
+        config = cJSON_Print(s.json);
+        if (r < 0 || write_file_atomic(script_path, script.s, script.len, 0755, &err) < 0 ||
+            write_file_atomic(config_path, config, strlen(config), 0644, &err) < 0) {
+                bd_error("%s", r < 0 ? strerror(-r) : err.msg);
+                ret = BD_EXIT_FAIL;
+                goto out;
+        }
+        double submitted = (double)time(NULL);
+        if (slurm) {
+                output = xasprintf("%s/%s_slurm-%%j.out", logdir, id);
+                struct sched_request req = { s.json, name, script.s, script_path, logdir, output };
+                r = slurm_submit(&req, &job_id, &err);
+        } else {
+                output = xasprintf("%s/job.out", rundir);
+                r = local_start(script_path, rundir, output, &pid, &err);
+        }
+        if (r < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+                goto out;
+        }
+
+        struct bd_run run = {
+                .id = id, .system = s.name, .workload = argv[next], .launcher = (char *)launcher,
+                .config = config, .script = script.s, .job_id = job_id, .pid = pid,
+                .user = user_name(), .host = host_name(), .version = PACKAGE_VERSION,
+                .logdir = logdir, .rundir = rundir, .submit_time = submitted,
+                .state = slurm ? ST_PENDING : ST_RUNNING, .exit_code = -1, .ntrials = trials,
+        };
+        struct bd_trial *t = xcalloc((size_t)trials, sizeof(*t));
+        for (int i = 0; i < trials; i++) {
+                t[i].trial = i + 1;
+                t[i].state = ST_PENDING;
+                t[i].exit_code = -1;
+                t[i].log_path = xasprintf("%s/%s_%d.log", logdir, id, i + 1);
+        }
+        r = store_add_run(&store, &run, t, &err);
+        free(run.user);
+        free(run.host);
+        trials_free(t, trials);
+        if (r < 0) {
+                bd_error("%s (the job was started: %s %s)", err.msg, slurm ? "Slurm job" : "process",
+                         slurm ? job_id : "");
+                ret = BD_EXIT_FAIL;
+                goto out;
+        }
+        if (slurm)
+                printf("run %s submitted: Slurm job %s (%s), %d trial%s\n", id, job_id, slurm_backend(), trials,
+                       trials == 1 ? "" : "s");
+        else
+                printf("run %s started: process %ld, %d trial%s\n", id, pid, trials, trials == 1 ? "" : "s");
+        fflush(stdout);
+        if (wait)
+                ret = wait_for_run(&store, id);
+out:
+        if (store.db)
+                store_close(&store);
+        system_release(&s);
+        return ret;
+}

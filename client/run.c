@@ -1,0 +1,220 @@
+/* run.c: following runs through the scheduler and their job output. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "benchctl.h"
+#include "fs.h"
+#include "run.h"
+#include "sched.h"
+#include "strutil.h"
+
+char *run_output_path(const struct bd_run *r)
+{
+        if (r->launcher && streq(r->launcher, "slurm"))
+                return xasprintf("%s/%s_slurm-%s.out", r->logdir, r->id, r->job_id ? r->job_id : "0");
+        return xasprintf("%s/job.out", r->rundir);
+}
+
+int open_store(struct bd_store *s)
+{
+        _cleanup_free_ char *home = store_home();
+        struct bd_err err;
+        if (store_open(s, home, &err) < 0) {
+                bd_error("%s", err.msg);
+                return BD_EXIT_FAIL;
+        }
+        return 0;
+}
+
+struct marks {
+        bool started, ended;
+        double start, end;
+        int rc;
+        char log[512];
+};
+
+/* Reads the trial markers of the job output. Returns the number of trials
+ * that succeeded when the script printed its closing line, -1 otherwise. */
+static int read_marks(const char *path, struct marks *m, int n)
+{
+        _cleanup_free_ char *text = NULL;
+        if (read_file(path, 64u << 20, &text, NULL, NULL) < 0)
+                return -1;
+        int closing = -1;
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                int i, tot, rc, ok;
+                double t;
+                char log[512];
+                if (sscanf(line, "benchd: trial %d/%d started at %lf, log %511[^\n]", &i, &tot, &t, log) == 4 &&
+                    i >= 1 && i <= n) {
+                        m[i - 1].started = true;
+                        m[i - 1].start = t;
+                        snprintf(m[i - 1].log, sizeof(m[i - 1].log), "%s", log);
+                } else if (sscanf(line, "benchd: trial %d/%d ended at %lf with exit status %d", &i, &tot, &t, &rc) ==
+                                   4 && i >= 1 && i <= n) {
+                        m[i - 1].ended = true;
+                        m[i - 1].end = t;
+                        m[i - 1].rc = rc;
+                } else if (sscanf(line, "benchd: %d of %d trials succeeded", &ok, &tot) == 2) {
+                        closing = ok;
+                }
+        }
+        return closing;
+}
+
+static void set_reason(struct bd_trial *t, const char *reason)
+{
+        if (t->reason && streq(t->reason, reason ? reason : ""))
+                return;
+        free(t->reason);
+        t->reason = reason && *reason ? xstrdup(reason) : NULL;
+}
+
+static bool same_trials(const struct bd_trial *a, const struct bd_trial *b, int n)
+{
+        for (int i = 0; i < n; i++)
+                if (a[i].state != b[i].state || a[i].exit_code != b[i].exit_code ||
+                    a[i].start_time != b[i].start_time || a[i].end_time != b[i].end_time ||
+                    !streq(a[i].nodes ? a[i].nodes : "", b[i].nodes ? b[i].nodes : "") ||
+                    !streq(a[i].reason ? a[i].reason : "", b[i].reason ? b[i].reason : ""))
+                        return false;
+        return true;
+}
+
+int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, const char **ret_warning,
+                struct bd_err *err)
+{
+        if (ret_warning)
+                *ret_warning = NULL;
+        if (state_final(r->state))
+                return 0;
+        struct bd_trial before[r->ntrials > 0 ? r->ntrials : 1];
+        memcpy(before, trials, sizeof(*trials) * (size_t)r->ntrials);
+        for (int i = 0; i < r->ntrials; i++) { /* shallow copies: compare, do not free */
+                before[i].reason = trials[i].reason ? xstrdup(trials[i].reason) : NULL;
+                before[i].nodes = trials[i].nodes ? xstrdup(trials[i].nodes) : NULL;
+        }
+        enum bd_state old_state = r->state;
+
+        struct sched_job job;
+        struct bd_err qerr;
+        bool known = true;
+        int q;
+        if (streq(r->launcher, "slurm"))
+                q = slurm_query(r->job_id, &job, &qerr);
+        else
+                q = local_query(r->rundir, r->pid, &job);
+        if (q == -ENOENT) {
+                known = false; /* Slurm forgot the job: its output decides */
+        } else if (q < 0) {
+                if (ret_warning)
+                        *ret_warning = "the scheduler could not be asked; showing the last recorded state";
+                for (int i = 0; i < r->ntrials; i++) {
+                        free(before[i].reason);
+                        free(before[i].nodes);
+                }
+                return 0;
+        }
+
+        _cleanup_free_ char *out = run_output_path(r);
+        struct marks m[r->ntrials > 0 ? r->ntrials : 1];
+        memset(m, 0, sizeof(m));
+        int closing = read_marks(out, m, r->ntrials);
+
+        if (!known) {
+                memset(&job, 0, sizeof(job));
+                job.exit_code = -1;
+                if (closing >= 0) {
+                        job.state = closing == r->ntrials ? ST_COMPLETED : ST_FAILED;
+                        job.exit_code = closing == r->ntrials ? 0 : 1;
+                } else {
+                        job.state = ST_INCOMPLETE;
+                        snprintf(job.reason, sizeof(job.reason), "the controller forgot job %s before it was seen ending",
+                                 r->job_id);
+                }
+        }
+        if (job.state == ST_COMPLETED && closing >= 0 && closing < r->ntrials)
+                job.state = ST_FAILED;
+
+        bool final = state_final(job.state);
+        for (int i = 0; i < r->ntrials; i++) {
+                struct bd_trial *t = &trials[i];
+                /* the nodes a trial ran on; a failed node later drops out of the job's list */
+                if (job.nodes[0] && !t->nodes && (m[i].started || final))
+                        t->nodes = xstrdup(job.nodes);
+                if (m[i].started) {
+                        t->start_time = m[i].start;
+                        if (m[i].log[0] && !t->log_path)
+                                t->log_path = xstrdup(m[i].log);
+                }
+                if (m[i].ended) {
+                        t->end_time = m[i].end;
+                        t->exit_code = m[i].rc;
+                        t->state = m[i].rc == 0 ? ST_COMPLETED : ST_FAILED;
+                        set_reason(t, m[i].rc == 0 ? NULL : "the trainer exited with an error");
+                } else if (m[i].started) {
+                        if (!final) {
+                                t->state = ST_RUNNING;
+                        } else {
+                                /* the job ended during this trial: its fate is the trial's */
+                                t->state = job.state == ST_COMPLETED || job.state == ST_FAILED ? ST_INCOMPLETE
+                                                                                               : job.state;
+                                t->end_time = job.end_time;
+                                set_reason(t, job.reason[0] ? job.reason : "the job ended during this trial");
+                        }
+                } else if (final) {
+                        t->state = job.state == ST_CANCELLED || job.state == ST_TIMEOUT || job.state == ST_NODE_FAIL
+                                           ? job.state
+                                           : ST_INCOMPLETE;
+                        set_reason(t, "never started");
+                } else {
+                        t->state = ST_PENDING;
+                        set_reason(t, job.state == ST_PENDING ? job.reason : NULL);
+                }
+        }
+        r->state = job.state;
+        if (job.start_time > 0)
+                r->start_time = job.start_time;
+        for (int i = 0; i < r->ntrials; i++) /* local runs: the first trial's start */
+                if (trials[i].start_time > 0 && (r->start_time <= 0 || trials[i].start_time < r->start_time))
+                        r->start_time = trials[i].start_time;
+        if (final) {
+                r->end_time = job.end_time > 0 ? job.end_time : (double)time(NULL);
+                r->exit_code = job.exit_code;
+        }
+        free(r->reason);
+        r->reason = job.reason[0] ? xstrdup(job.reason) : NULL;
+
+        int ret = 0;
+        if (r->state != old_state || !same_trials(before, trials, r->ntrials))
+                ret = store_update(s, r, trials, err);
+        for (int i = 0; i < r->ntrials; i++) {
+                free(before[i].reason);
+                free(before[i].nodes);
+        }
+        return ret;
+}
+
+int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_trial **trials)
+{
+        struct bd_err err;
+        if (store_get(s, id, r, trials, &err) < 0) {
+                bd_error("%s", err.msg);
+                return BD_EXIT_FAIL;
+        }
+        const char *warning = NULL;
+        if (run_refresh(s, r, *trials, &warning, &err) < 0) {
+                bd_error("%s", err.msg);
+                run_release(r);
+                trials_free(*trials, r->ntrials);
+                return BD_EXIT_FAIL;
+        }
+        if (warning)
+                fprintf(stderr, "benchctl: warning: run %s: %s\n", r->id, warning);
+        return 0;
+}

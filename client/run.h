@@ -1,0 +1,26 @@
+/* run.h: a submitted run as benchctl follows it.
+ *
+ * The store holds what was last seen; run_refresh() asks the scheduler (or
+ * the local process) and reads the trial markers the script writes to the job
+ * output ("benchd: trial I/N started at T, log PATH", "... ended at T with
+ * exit status RC"), then records what changed.  Once a run is final it is
+ * never asked about again, so answers survive Slurm forgetting the job.
+ */
+#ifndef BD_RUN_H
+#define BD_RUN_H
+
+#include "store.h"
+
+/* Job output file of a run (caller frees). */
+char *run_output_path(const struct bd_run *r);
+/* Updates r and trials from the scheduler and the job output; writes the store
+ * when something changed.  A scheduler that cannot be reached leaves the
+ * recorded state and sets *ret_warning (static text) when given. */
+int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, const char **ret_warning,
+                struct bd_err *err);
+/* Opens the store of $BENCHD_HOME; prints the error and returns non-zero on failure. */
+int open_store(struct bd_store *s);
+/* Loads one run (id, prefix or "last") and refreshes it. */
+int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_trial **trials);
+
+#endif

@@ -1,0 +1,212 @@
+/* sched-slurm.c: Slurm batch jobs through libslurm. */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "sched.h"
+#include "system.h"
+
+#define SUBMIT_TRIES 10
+
+/* Exported by libslurm 22.05 but missing from <slurm/slurm.h>. */
+extern void slurm_free_will_run_response_msg(will_run_response_msg_t *msg);
+extern const char *slurm_job_reason_string(enum job_state_reason inx);
+
+extern char **environ;
+
+static bool initialised;
+
+static void init(void)
+{
+        if (!initialised) {
+                slurm_init(NULL);
+                initialised = true;
+        }
+}
+
+const char *slurm_backend(void)
+{
+        return "libslurm";
+}
+
+static int slurm_fail(const char *what, struct bd_err *err)
+{
+        int e = slurm_get_errno();
+        if (e == SLURM_COMMUNICATIONS_CONNECTION_ERROR || e == ECONNREFUSED || e == SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT ||
+            e == SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR || e == SLURM_COMMUNICATIONS_SEND_ERROR ||
+            e == SLURM_COMMUNICATIONS_RECEIVE_ERROR) {
+                _cleanup_free_ char *ctl = slurm_controller_name();
+                return bd_err_set(err, -EHOSTUNREACH, "%s: cannot reach the Slurm controller %s: %s", what,
+                                  ctl ? ctl : "(unknown)", slurm_strerror(e));
+        }
+        if (e == ESLURM_INVALID_JOB_ID)
+                return bd_err_set(err, -ENOENT, "%s: %s", what, slurm_strerror(e));
+        return bd_err_set(err, -EIO, "%s: %s", what, slurm_strerror(e));
+}
+
+/* Fills a job description with the same request as the script's #SBATCH lines. */
+static void describe(const struct sched_request *req, job_desc_msg_t *d)
+{
+        const cJSON *sys = req->sys;
+        slurm_init_job_desc_msg(d);
+        long nodes = sys_int(sys, "nodes", 1), ranks = sys_int(sys, "ranks_per_node", 1);
+        long gpus = sys_int(sys, "gpus_per_node", 0);
+        d->name = (char *)req->name;
+        d->script = (char *)req->script;
+        d->min_nodes = (uint32_t)nodes;
+        d->max_nodes = (uint32_t)nodes;
+        d->num_tasks = (uint32_t)(nodes * ranks);
+        d->ntasks_per_node = (uint16_t)ranks;
+        d->requeue = 0; /* a node failure ends the run; it must not restart its trials silently */
+        d->user_id = getuid();
+        d->group_id = getgid();
+        d->work_dir = (char *)req->work_dir;
+        d->std_out = (char *)req->output;
+        d->partition = (char *)sys_str(sys, "slurm.partition", NULL);
+        d->account = (char *)sys_str(sys, "slurm.account", NULL);
+        d->qos = (char *)sys_str(sys, "slurm.qos", NULL);
+        const char *tl = sys_str(sys, "slurm.time_limit", NULL);
+        if (tl) {
+                long m = slurm_time_minutes(tl);
+                d->time_limit = m < 0 ? INFINITE : (uint32_t)m;
+        }
+        if (sys_bool(sys, "slurm.exclusive", true))
+                d->shared = JOB_SHARED_NONE;
+        const char *mem = sys_str(sys, "slurm.mem", NULL);
+        if (mem) {
+                char *end;
+                unsigned long long v = strtoull(mem, &end, 10);
+                switch (*end) {
+                case 'K': case 'k': v /= 1024; break;
+                case 'G': case 'g': v *= 1024; break;
+                case 'T': case 't': v *= 1024 * 1024; break;
+                default: break;
+                }
+                d->pn_min_memory = v; /* MiB; 0 = all of it */
+        }
+        static char tres[64];
+        if (gpus > 0) {
+                snprintf(tres, sizeof(tres), "gres:gpu:%ld", gpus);
+                d->tres_per_node = tres;
+        }
+        size_t n = 0;
+        while (environ[n])
+                n++;
+        d->environment = environ;
+        d->env_size = (uint32_t)n;
+}
+
+int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_err *err)
+{
+        init();
+        if (cJSON_GetArraySize(sys_get(req->sys, "slurm.extra_options")) > 0)
+                return bd_err_set(err, -EOPNOTSUPP, "slurm.extra_options need the sbatch command");
+        job_desc_msg_t d;
+        describe(req, &d);
+        submit_response_msg_t *resp = NULL;
+        int r = -1;
+        for (int i = 0; i < SUBMIT_TRIES; i++) {
+                r = slurm_submit_batch_job(&d, &resp);
+                if (r == 0)
+                        break;
+                int e = slurm_get_errno();
+                if (e != EAGAIN && e != ESLURM_NODES_BUSY && e != ESLURM_ERROR_ON_DESC_TO_RECORD_COPY)
+                        break;
+                sleep((unsigned)(1 + i)); /* the controller is busy: back off and retry, as sbatch does */
+        }
+        if (r != 0)
+                return slurm_fail("cannot submit the job", err);
+        *ret_job_id = xasprintf("%u", resp->job_id);
+        slurm_free_submit_response_response_msg(resp);
+        return 0;
+}
+
+int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_err *err)
+{
+        init();
+        job_desc_msg_t d;
+        describe(req, &d);
+        will_run_response_msg_t *resp = NULL;
+        if (slurm_job_will_run2(&d, &resp) != 0)
+                return slurm_fail("the job would not run", err);
+        char when[64] = "now";
+        struct tm tm;
+        if (resp->start_time > 0 && localtime_r(&resp->start_time, &tm))
+                strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+        *ret_where = xasprintf("would start at %s using %u processors on nodes %s in partition %s", when,
+                               resp->proc_cnt, resp->node_list ? resp->node_list : "?",
+                               resp->part_name ? resp->part_name : "?");
+        slurm_free_will_run_response_msg(resp);
+        return 0;
+}
+
+static enum bd_state map_state(uint32_t s)
+{
+        switch (s & JOB_STATE_BASE) {
+        case JOB_PENDING: return ST_PENDING;
+        case JOB_RUNNING:
+        case JOB_SUSPENDED: return ST_RUNNING;
+        case JOB_COMPLETE: return ST_COMPLETED;
+        case JOB_CANCELLED: return ST_CANCELLED;
+        case JOB_TIMEOUT:
+        case JOB_DEADLINE: return ST_TIMEOUT;
+        case JOB_NODE_FAIL:
+        case JOB_BOOT_FAIL: return ST_NODE_FAIL;
+        case JOB_OOM: return ST_OOM;
+        default: return ST_FAILED;
+        }
+}
+
+int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
+{
+        init();
+        memset(ret, 0, sizeof(*ret));
+        ret->exit_code = -1;
+        char *end;
+        unsigned long id = strtoul(job_id, &end, 10);
+        if (*end || !id)
+                return bd_err_set(err, -EINVAL, "bad job id '%s'", job_id);
+        job_info_msg_t *msg = NULL;
+        if (slurm_load_job(&msg, (uint32_t)id, SHOW_DETAIL) != 0)
+                return slurm_fail("cannot query the job", err);
+        if (!msg || msg->record_count == 0) {
+                slurm_free_job_info_msg(msg);
+                return bd_err_set(err, -ENOENT, "job %s is unknown to the controller", job_id);
+        }
+        slurm_job_info_t *j = &msg->job_array[0];
+        ret->state = map_state(j->job_state);
+        if (j->state_reason != WAIT_NO_REASON)
+                snprintf(ret->reason, sizeof(ret->reason), "%s", slurm_job_reason_string(j->state_reason));
+        if (j->nodes)
+                snprintf(ret->nodes, sizeof(ret->nodes), "%s", j->nodes);
+        ret->start_time = j->start_time > 0 && ret->state != ST_PENDING ? (double)j->start_time : 0;
+        ret->end_time = state_final(ret->state) && j->end_time > 0 ? (double)j->end_time : 0;
+        if (state_final(ret->state)) {
+                /* exit_code holds a wait status: exit code or terminating signal */
+                if (WIFSIGNALED(j->exit_code))
+                        ret->exit_code = 128 + WTERMSIG(j->exit_code);
+                else
+                        ret->exit_code = WEXITSTATUS(j->exit_code);
+        }
+        slurm_free_job_info_msg(msg);
+        return 0;
+}
+
+int slurm_cancel(const char *job_id, struct bd_err *err)
+{
+        init();
+        unsigned long id = strtoul(job_id, NULL, 10);
+        if (slurm_kill_job((uint32_t)id, SIGKILL, 0) != 0) {
+                if (slurm_get_errno() == ESLURM_ALREADY_DONE)
+                        return 0;
+                return slurm_fail("cannot cancel the job", err);
+        }
+        return 0;
+}

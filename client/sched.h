@@ -1,0 +1,56 @@
+/* sched.h: starting, watching and cancelling the job of a run.
+ *
+ * Two kinds of launch: Slurm batch jobs (sched-slurm.c through libslurm, or
+ * sched-slurm-cli.c through sbatch/scontrol/scancel when built without it) and
+ * local processes (sched-local.c: mpirun and local systems, started detached
+ * in their own session with their exit status written to a file).
+ */
+#ifndef BD_SCHED_H
+#define BD_SCHED_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+#include "err.h"
+#include "store.h"
+
+struct sched_job {
+        enum bd_state state;
+        char reason[256];
+        char nodes[256];
+        double start_time, end_time;
+        int exit_code;          /* -1 unknown */
+};
+
+/* What the submission needs from the system, besides the script. */
+struct sched_request {
+        const cJSON *sys;       /* resolved system configuration */
+        const char *name;       /* job name */
+        const char *script;     /* script text */
+        const char *script_path;
+        const char *work_dir;
+        const char *output;     /* job output file */
+};
+
+/* Slurm */
+int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_err *err);
+/* The sbatch --test-only check: where and when the job would start. */
+int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_err *err);
+/* -ENOENT when the controller no longer knows the job (MinJobAge). */
+int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err);
+int slurm_cancel(const char *job_id, struct bd_err *err);
+/* "libslurm" or "sbatch" */
+const char *slurm_backend(void);
+
+/* Local processes */
+int local_start(const char *script_path, const char *rundir, const char *output, long *ret_pid, struct bd_err *err);
+/* Whether the process group still runs; once it ended, exit status from RUNDIR/exit_status. */
+int local_query(const char *rundir, long pid, struct sched_job *ret);
+int local_cancel(long pid, struct bd_err *err);
+
+/* The controller named in the Slurm configuration, for error messages (caller frees). */
+char *slurm_controller_name(void);
+/* Parses a Slurm time limit into minutes; -1 for unlimited. */
+long slurm_time_minutes(const char *s);
+
+#endif

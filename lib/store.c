@@ -1,0 +1,413 @@
+/* store.c: runs and trials in SQLite (WAL, busy timeout, transactions). */
+#include "config.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fs.h"
+#include "store.h"
+
+#define SCHEMA_VERSION 1
+#define BUSY_TIMEOUT_MS 10000
+
+static const char *const state_names[_ST_MAX] = {
+        [ST_PENDING] = "pending",     [ST_RUNNING] = "running",   [ST_COMPLETED] = "completed",
+        [ST_FAILED] = "failed",       [ST_CANCELLED] = "cancelled", [ST_TIMEOUT] = "timeout",
+        [ST_NODE_FAIL] = "node_fail", [ST_OOM] = "out_of_memory", [ST_INCOMPLETE] = "incomplete",
+};
+
+const char *state_name(enum bd_state s)
+{
+        return (unsigned)s < _ST_MAX ? state_names[s] : "unknown";
+}
+
+int state_parse(const char *s, enum bd_state *ret)
+{
+        for (int i = 0; i < _ST_MAX; i++)
+                if (streq(state_names[i], s)) {
+                        *ret = (enum bd_state)i;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+bool state_final(enum bd_state s)
+{
+        return s != ST_PENDING && s != ST_RUNNING;
+}
+
+char *store_home(void)
+{
+        const char *h = getenv("BENCHD_HOME");
+        if (h && *h)
+                return xstrdup(h);
+        const char *data = getenv("XDG_DATA_HOME");
+        if (data && *data)
+                return xasprintf("%s/benchd", data);
+        const char *home = getenv("HOME");
+        return xasprintf("%s/.local/share/benchd", home && *home ? home : "/tmp");
+}
+
+static const char schema[] =
+        "CREATE TABLE IF NOT EXISTS runs ("
+        " id TEXT PRIMARY KEY, system TEXT NOT NULL, workload TEXT NOT NULL, launcher TEXT NOT NULL,"
+        " config TEXT, script TEXT, job_id TEXT, pid INTEGER, user TEXT, host TEXT, version TEXT,"
+        " logdir TEXT, rundir TEXT, submit_time REAL, start_time REAL, end_time REAL,"
+        " state TEXT NOT NULL, exit_code INTEGER, reason TEXT, ntrials INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS trials ("
+        " run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, trial INTEGER NOT NULL,"
+        " state TEXT NOT NULL, reason TEXT, nodes TEXT, start_time REAL, end_time REAL,"
+        " exit_code INTEGER, log_path TEXT, PRIMARY KEY (run_id, trial));"
+        "CREATE INDEX IF NOT EXISTS runs_submit ON runs(submit_time);";
+
+static int sql_err(struct bd_store *s, int rc, const char *what, struct bd_err *err)
+{
+        int r = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? -EBUSY : -EIO;
+        return bd_err_set(err, r, "results store %s/benchd.db: %s: %s", s->home, what, sqlite3_errmsg(s->db));
+}
+
+static int exec(struct bd_store *s, const char *sql, struct bd_err *err)
+{
+        int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+        return rc == SQLITE_OK ? 0 : sql_err(s, rc, sql, err);
+}
+
+static int init_schema(struct bd_store *s, struct bd_err *err)
+{
+        int r = exec(s, "PRAGMA journal_mode=WAL;", err);
+        if (r < 0 || (r = exec(s, "PRAGMA foreign_keys=ON;", err)) < 0 || (r = exec(s, "BEGIN IMMEDIATE;", err)) < 0)
+                return r;
+        _cleanup_free_ char *rest = xasprintf("%s PRAGMA user_version=%d; COMMIT;", schema, SCHEMA_VERSION);
+        if ((r = exec(s, rest, err)) < 0)
+                (void) exec(s, "ROLLBACK;", NULL);
+        return r;
+}
+
+int store_open(struct bd_store *s, const char *home, struct bd_err *err)
+{
+        memset(s, 0, sizeof(*s));
+        s->home = xstrdup(home);
+        int r = mkdir_p(home, 0700);
+        if (r < 0) {
+                store_close(s);
+                return bd_err_set(err, r, "cannot create '%s': %s", home, strerror(-r));
+        }
+        _cleanup_free_ char *path = xasprintf("%s/benchd.db", home);
+        int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                 NULL);
+        if (rc != SQLITE_OK)
+                r = bd_err_set(err, -EIO, "cannot open results store '%s': %s", path,
+                               s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+        else {
+                sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+                r = init_schema(s, err);
+        }
+        if (r < 0)
+                store_close(s);
+        return r;
+}
+
+void store_close(struct bd_store *s)
+{
+        if (s->db)
+                sqlite3_close(s->db);
+        s->db = NULL;
+        free(s->home);
+        s->home = NULL;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+        if (v)
+                sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+        else
+                sqlite3_bind_null(st, i);
+}
+
+static void bind_time(sqlite3_stmt *st, int i, double t)
+{
+        if (t > 0)
+                sqlite3_bind_double(st, i, t);
+        else
+                sqlite3_bind_null(st, i);
+}
+
+static void bind_code(sqlite3_stmt *st, int i, int code)
+{
+        if (code >= 0)
+                sqlite3_bind_int(st, i, code);
+        else
+                sqlite3_bind_null(st, i);
+}
+
+static int step_done(struct bd_store *s, sqlite3_stmt *st, const char *what, struct bd_err *err)
+{
+        int rc = sqlite3_step(st);
+        sqlite3_finalize(st);
+        return rc == SQLITE_DONE ? 0 : sql_err(s, rc, what, err);
+}
+
+static int prepare(struct bd_store *s, const char *sql, sqlite3_stmt **st, struct bd_err *err)
+{
+        int rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
+        return rc == SQLITE_OK ? 0 : sql_err(s, rc, "prepare", err);
+}
+
+static int put_trials(struct bd_store *s, const char *run_id, const struct bd_trial *t, int n, struct bd_err *err)
+{
+        for (int i = 0; i < n; i++) {
+                sqlite3_stmt *st;
+                int r = prepare(s,
+                                "INSERT OR REPLACE INTO trials (run_id, trial, state, reason, nodes, start_time,"
+                                " end_time, exit_code, log_path) VALUES (?,?,?,?,?,?,?,?,?)",
+                                &st, err);
+                if (r < 0)
+                        return r;
+                bind_text(st, 1, run_id);
+                sqlite3_bind_int(st, 2, t[i].trial);
+                bind_text(st, 3, state_name(t[i].state));
+                bind_text(st, 4, t[i].reason);
+                bind_text(st, 5, t[i].nodes);
+                bind_time(st, 6, t[i].start_time);
+                bind_time(st, 7, t[i].end_time);
+                bind_code(st, 8, t[i].exit_code);
+                bind_text(st, 9, t[i].log_path);
+                if ((r = step_done(s, st, "write trial", err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int put_run(struct bd_store *s, const struct bd_run *r, bool insert, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int ret = prepare(s,
+                          insert ? "INSERT INTO runs (system, workload, launcher, config, script, job_id, pid, user,"
+                                   " host, version, logdir, rundir, submit_time, start_time, end_time, state,"
+                                   " exit_code, reason, ntrials, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+                                 : "UPDATE runs SET system=?, workload=?, launcher=?, config=?, script=?, job_id=?,"
+                                   " pid=?, user=?, host=?, version=?, logdir=?, rundir=?, submit_time=?,"
+                                   " start_time=?, end_time=?, state=?, exit_code=?, reason=?, ntrials=? WHERE id=?",
+                          &st, err);
+        if (ret < 0)
+                return ret;
+        bind_text(st, 1, r->system);
+        bind_text(st, 2, r->workload);
+        bind_text(st, 3, r->launcher);
+        bind_text(st, 4, r->config);
+        bind_text(st, 5, r->script);
+        bind_text(st, 6, r->job_id);
+        if (r->pid > 0)
+                sqlite3_bind_int64(st, 7, r->pid);
+        else
+                sqlite3_bind_null(st, 7);
+        bind_text(st, 8, r->user);
+        bind_text(st, 9, r->host);
+        bind_text(st, 10, r->version);
+        bind_text(st, 11, r->logdir);
+        bind_text(st, 12, r->rundir);
+        bind_time(st, 13, r->submit_time);
+        bind_time(st, 14, r->start_time);
+        bind_time(st, 15, r->end_time);
+        bind_text(st, 16, state_name(r->state));
+        bind_code(st, 17, r->exit_code);
+        bind_text(st, 18, r->reason);
+        sqlite3_bind_int(st, 19, r->ntrials);
+        bind_text(st, 20, r->id);
+        return step_done(s, st, insert ? "add run" : "update run", err);
+}
+
+static int transaction(struct bd_store *s, const struct bd_run *r, const struct bd_trial *t, bool insert,
+                       struct bd_err *err)
+{
+        int ret = exec(s, "BEGIN IMMEDIATE;", err);
+        if (ret < 0)
+                return ret;
+        if ((ret = put_run(s, r, insert, err)) < 0 || (ret = put_trials(s, r->id, t, r->ntrials, err)) < 0 ||
+            (ret = exec(s, "COMMIT;", err)) < 0) {
+                (void) exec(s, "ROLLBACK;", NULL);
+                return ret;
+        }
+        return 0;
+}
+
+int store_add_run(struct bd_store *s, const struct bd_run *r, const struct bd_trial *t, struct bd_err *err)
+{
+        return transaction(s, r, t, true, err);
+}
+
+int store_update(struct bd_store *s, const struct bd_run *r, const struct bd_trial *t, struct bd_err *err)
+{
+        return transaction(s, r, t, false, err);
+}
+
+static char *col_text(sqlite3_stmt *st, int i)
+{
+        const unsigned char *v = sqlite3_column_text(st, i);
+        return v ? xstrdup((const char *)v) : NULL;
+}
+
+static double col_time(sqlite3_stmt *st, int i)
+{
+        return sqlite3_column_type(st, i) == SQLITE_NULL ? 0 : sqlite3_column_double(st, i);
+}
+
+static int col_code(sqlite3_stmt *st, int i)
+{
+        return sqlite3_column_type(st, i) == SQLITE_NULL ? -1 : sqlite3_column_int(st, i);
+}
+
+#define RUN_COLUMNS                                                                                  \
+        "id, system, workload, launcher, config, script, job_id, pid, user, host, version, logdir,"  \
+        " rundir, submit_time, start_time, end_time, state, exit_code, reason, ntrials"
+
+static void row_to_run(sqlite3_stmt *st, struct bd_run *r)
+{
+        memset(r, 0, sizeof(*r));
+        r->id = col_text(st, 0);
+        r->system = col_text(st, 1);
+        r->workload = col_text(st, 2);
+        r->launcher = col_text(st, 3);
+        r->config = col_text(st, 4);
+        r->script = col_text(st, 5);
+        r->job_id = col_text(st, 6);
+        r->pid = sqlite3_column_int64(st, 7);
+        r->user = col_text(st, 8);
+        r->host = col_text(st, 9);
+        r->version = col_text(st, 10);
+        r->logdir = col_text(st, 11);
+        r->rundir = col_text(st, 12);
+        r->submit_time = col_time(st, 13);
+        r->start_time = col_time(st, 14);
+        r->end_time = col_time(st, 15);
+        _cleanup_free_ char *state = col_text(st, 16);
+        if (!state || state_parse(state, &r->state) < 0)
+                r->state = ST_INCOMPLETE;
+        r->exit_code = col_code(st, 17);
+        r->reason = col_text(st, 18);
+        r->ntrials = sqlite3_column_int(st, 19);
+}
+
+int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_trial **ret_trials, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int r;
+        if (streq(id, "last"))
+                r = prepare(s, "SELECT " RUN_COLUMNS " FROM runs ORDER BY submit_time DESC, rowid DESC LIMIT 2", &st,
+                            err);
+        else
+                r = prepare(s, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1 OR id LIKE ?1 || '%' ESCAPE '\\'"
+                               " ORDER BY id = ?1 DESC LIMIT 2", &st, err);
+        if (r < 0)
+                return r;
+        if (!streq(id, "last"))
+                bind_text(st, 1, id);
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+                sqlite3_finalize(st);
+                return bd_err_set(err, -ENOENT, "unknown run '%s' (see 'benchctl runs')", id);
+        }
+        if (rc != SQLITE_ROW) {
+                sqlite3_finalize(st);
+                return sql_err(s, rc, "read run", err);
+        }
+        struct bd_run run;
+        row_to_run(st, &run);
+        if (!streq(id, "last") && !streq(run.id, id) && sqlite3_step(st) == SQLITE_ROW) {
+                sqlite3_finalize(st);
+                run_release(&run);
+                return bd_err_set(err, -EINVAL, "run id '%s' is ambiguous: give more characters", id);
+        }
+        sqlite3_finalize(st);
+
+        struct bd_trial *t = xcalloc((size_t)(run.ntrials > 0 ? run.ntrials : 1), sizeof(*t));
+        for (int i = 0; i < run.ntrials; i++) {
+                t[i].trial = i + 1;
+                t[i].state = ST_PENDING;
+                t[i].exit_code = -1;
+        }
+        r = prepare(s, "SELECT trial, state, reason, nodes, start_time, end_time, exit_code, log_path"
+                       " FROM trials WHERE run_id = ? ORDER BY trial", &st, err);
+        if (r < 0) {
+                run_release(&run);
+                free(t);
+                return r;
+        }
+        bind_text(st, 1, run.id);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int n = sqlite3_column_int(st, 0);
+                if (n < 1 || n > run.ntrials)
+                        continue;
+                struct bd_trial *x = &t[n - 1];
+                _cleanup_free_ char *state = col_text(st, 1);
+                if (!state || state_parse(state, &x->state) < 0)
+                        x->state = ST_INCOMPLETE;
+                x->reason = col_text(st, 2);
+                x->nodes = col_text(st, 3);
+                x->start_time = col_time(st, 4);
+                x->end_time = col_time(st, 5);
+                x->exit_code = col_code(st, 6);
+                x->log_path = col_text(st, 7);
+        }
+        sqlite3_finalize(st);
+        *ret = run;
+        *ret_trials = t;
+        return 0;
+}
+
+int store_list(struct bd_store *s, const char *system, const char *workload, int limit,
+               int (*fn)(const struct bd_run *r, void *data), void *data, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int r = prepare(s, "SELECT " RUN_COLUMNS " FROM runs WHERE (?1 IS NULL OR system = ?1)"
+                           " AND (?2 IS NULL OR workload = ?2) ORDER BY submit_time DESC, rowid DESC LIMIT ?3",
+                        &st, err);
+        if (r < 0)
+                return r;
+        bind_text(st, 1, system);
+        bind_text(st, 2, workload);
+        sqlite3_bind_int(st, 3, limit > 0 ? limit : -1);
+        int rc;
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                struct bd_run run;
+                row_to_run(st, &run);
+                r = fn(&run, data);
+                run_release(&run);
+                if (r < 0)
+                        break;
+        }
+        sqlite3_finalize(st);
+        if (r >= 0 && rc != SQLITE_DONE && rc != SQLITE_ROW)
+                return sql_err(s, rc, "list runs", err);
+        return r < 0 ? r : 0;
+}
+
+void run_release(struct bd_run *r)
+{
+        free(r->id);
+        free(r->system);
+        free(r->workload);
+        free(r->launcher);
+        free(r->config);
+        free(r->script);
+        free(r->job_id);
+        free(r->user);
+        free(r->host);
+        free(r->version);
+        free(r->logdir);
+        free(r->rundir);
+        free(r->reason);
+        memset(r, 0, sizeof(*r));
+}
+
+void trials_free(struct bd_trial *t, int n)
+{
+        for (int i = 0; t && i < n; i++) {
+                free(t[i].reason);
+                free(t[i].nodes);
+                free(t[i].log_path);
+        }
+        free(t);
+}

@@ -1,0 +1,91 @@
+/* store.h: the results store, an SQLite database in $BENCHD_HOME
+ * (default ~/.local/share/benchd/benchd.db).
+ *
+ * One row per run and one per trial.  The database runs in WAL mode with a
+ * busy timeout and every write is a transaction, so several benchctl
+ * processes may use it at once.  A run's files (rendered script, resolved
+ * configuration, job output, collected logs) live in RUNDIR = $BENCHD_HOME/runs/ID.
+ */
+#ifndef BD_STORE_H
+#define BD_STORE_H
+
+#include <stdbool.h>
+
+#include "err.h"
+
+struct sqlite3;
+
+/* States shared by runs and trials.  Final states never change again. */
+enum bd_state {
+        ST_PENDING,
+        ST_RUNNING,
+        ST_COMPLETED,
+        ST_FAILED,
+        ST_CANCELLED,
+        ST_TIMEOUT,
+        ST_NODE_FAIL,
+        ST_OOM,
+        ST_INCOMPLETE,  /* the job is gone and the trial never ended */
+        _ST_MAX,
+};
+
+const char *state_name(enum bd_state s);
+int state_parse(const char *s, enum bd_state *ret);
+bool state_final(enum bd_state s);
+
+struct bd_run {
+        char *id;
+        char *system;
+        char *workload;
+        char *launcher;         /* slurm, mpirun, local */
+        char *config;           /* resolved configuration, JSON */
+        char *script;           /* rendered script */
+        char *job_id;           /* Slurm job id, or NULL */
+        long pid;               /* local launches: process group leader, 0 if none */
+        char *user;
+        char *host;
+        char *version;
+        char *logdir;
+        char *rundir;
+        double submit_time, start_time, end_time;       /* Unix seconds, 0 = unknown */
+        enum bd_state state;
+        int exit_code;          /* -1 = unknown */
+        char *reason;
+        int ntrials;
+};
+
+struct bd_trial {
+        int trial;              /* 1-based */
+        enum bd_state state;
+        char *reason;
+        char *nodes;
+        double start_time, end_time;
+        int exit_code;          /* -1 = unknown */
+        char *log_path;
+};
+
+struct bd_store {
+        struct sqlite3 *db;
+        char *home;
+};
+
+/* The directory of the store: $BENCHD_HOME or ~/.local/share/benchd (caller frees). */
+char *store_home(void);
+int store_open(struct bd_store *s, const char *home, struct bd_err *err);
+void store_close(struct bd_store *s);
+
+/* Inserts a run and its trials in one transaction. */
+int store_add_run(struct bd_store *s, const struct bd_run *r, const struct bd_trial *trials, struct bd_err *err);
+/* Updates a run's scheduling fields and all its trials in one transaction. */
+int store_update(struct bd_store *s, const struct bd_run *r, const struct bd_trial *trials, struct bd_err *err);
+/* Loads a run by id (or unique id prefix; "last" for the newest) with its
+ * trials (*ret_trials has r->ntrials entries).  -ENOENT when unknown. */
+int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_trial **ret_trials, struct bd_err *err);
+/* Runs newest first, filtered by system/workload when non-NULL; calls fn per run. */
+int store_list(struct bd_store *s, const char *system, const char *workload, int limit,
+               int (*fn)(const struct bd_run *r, void *data), void *data, struct bd_err *err);
+
+void run_release(struct bd_run *r);
+void trials_free(struct bd_trial *t, int n);
+
+#endif

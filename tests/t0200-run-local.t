@@ -1,0 +1,102 @@
+#!/bin/bash
+# submit, status, logs, runs, cancel and their errors on the 'local' system
+# (no Slurm): the script runs detached, the results store records it.
+. "${srcdir:-.}/tests/lib.sh"
+command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
+tmp=$(mktemp -d)
+export BENCHD_HOME="$tmp/home"
+cleanup() {
+    # stop only what this test started: its runs, by their recorded process ids
+    for d in "$BENCHD_HOME"/runs/*; do
+        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
+    done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+logs="$tmp/logs"
+set_fast=(--set allreduce.max_bytes=65536 --set allreduce.iters=2 --set allreduce.warmup=1)
+ALLREDUCE="$top_builddir/benchd-allreduce"
+
+# 1. the real allreduce benchmark, two trials, --wait
+if [ -x "$ALLREDUCE" ]; then
+    out=$("$BENCHCTL" submit --system local allreduce --runs 2 --logdir "$logs" "${set_fast[@]}" --wait 2>&1); rc=$?
+    is "submit --wait exits 0 when every trial completed" "$rc" 0
+    like "submit prints the run id and process" "$out" "^run [0-9]{8}-[0-9]{6}-[0-9a-f]{4} started: process [0-9]+, 2 trials"
+    like "--wait shows the trials" "$out" "^  2 +completed"
+    id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
+    json=$("$BENCHCTL" status "$id" --json)
+    is "status --json: run and both trials completed with exit code 0" \
+       "$(printf '%s' "$json" | /usr/bin/python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(j["state"], j["exit_code"], " ".join(t["state"] + ":" + str(t["exit_code"]) for t in j["trials"]))')" \
+       "completed 0 completed:0 completed:0"
+    out=$("$BENCHCTL" logs "$id")
+    like "logs prints trial 1" "$out" "^==> trial 1: .*_1.log <=="
+    like "logs prints trial 2" "$out" "^==> trial 2: .*_2.log <=="
+    like "the trial log holds the allreduce table" "$out" "65536 +16384 +float"
+    check "logs copied into the run directory" test -f "$BENCHD_HOME/runs/$id/logs/${id}_2.log"
+    check "the rendered script is kept" test -x "$BENCHD_HOME/runs/$id/script.sh"
+    check "the resolved configuration is kept" /usr/bin/python3 -c "import json; json.load(open('$BENCHD_HOME/runs/$id/config.json'))"
+    out=$("$BENCHCTL" logs "$id" --trial 2)
+    check_fails "--trial 2 prints only trial 2" grep -q "trial 1:" <<<"$out"
+    out=$("$BENCHCTL" runs)
+    like "runs lists the run" "$out" "^$id +local +allreduce +completed +2 "
+else
+    echo "# $ALLREDUCE not built: real allreduce flow skipped"
+fi
+
+# stand-ins for the trainer, to make trials fail or last
+bin="$tmp/bin"; mkdir -p "$bin"
+printf '#!/bin/sh\necho "working on it"\necho "out of cheese" >&2\nexit 3\n' > "$bin/benchd-allreduce"
+chmod +x "$bin/benchd-allreduce"
+
+# 2. a failing trial: state failed, exit code and the last lines of its log
+out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" --wait 2>&1); rc=$?
+is "submit --wait exits 1 when a trial failed" "$rc" 1
+like "the failed trial is shown with its exit status" "$out" "^  1 +failed .* 3 +the trainer exited with an error"
+like "with the last lines of its log" "$out" "\| .*out of cheese"
+
+# 3. cancel a running submission
+printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"
+out=$("$BENCHCTL" submit --system local allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin"); rc=$?
+is "submit without --wait returns at once" "$rc" 0
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\1/p')
+pid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\2/p')
+for _ in $(seq 50); do grep -q "trial 1/2 started" "$BENCHD_HOME/runs/$id/job.out" 2>/dev/null && break; sleep 0.2; done
+like "status shows trial 1 running" "$("$BENCHCTL" status "$id")" "^  1 +running"
+check "cancel exits 0" "$BENCHCTL" cancel "$id"
+like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
+gone=no
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || { gone=yes; break; }; sleep 0.2; done
+is "the run's processes are gone" "$gone" yes
+like "cancel of an ended run says so" "$("$BENCHCTL" cancel "$id")" "already ended: cancelled"
+
+# 4. errors: one line, exit 1
+err=$("$BENCHCTL" status nosuchrun 2>&1); rc=$?
+is "unknown run id: exit 1" "$rc" 1
+like "  one line naming it" "$err" "^benchctl: unknown run 'nosuchrun' \(see 'benchctl runs'\)$"
+err=$("$BENCHCTL" submit --system local allreduce --set allreduce.iters 2>&1); rc=$?
+is "malformed --set: exit 1" "$rc" 1
+like "  says so" "$err" "expected KEY=VALUE"
+touch "$tmp/afile"
+err=$("$BENCHCTL" submit --system local allreduce --logdir "$tmp/afile/sub" 2>&1); rc=$?
+is "unwritable --logdir: exit 1" "$rc" 1
+like "  names the directory" "$err" "log directory '$tmp/afile/sub'"
+n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
+out=$("$BENCHCTL" submit --system local allreduce --dry-run); rc=$?
+is "--dry-run exits 0" "$rc" 0
+like "  says where it would run" "$out" "would start 2 ranks with mpirun on this machine"
+is "  and records nothing" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$n"
+
+# 5. several benchctl processes at once never corrupt the store
+printf '#!/bin/sh\nexit 0\n' > "$bin/benchd-allreduce"
+for i in 1 2 3 4 5 6; do
+    "$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" --wait >/dev/null 2>&1 &
+done
+for i in 1 2 3 4 5 6; do "$BENCHCTL" runs >/dev/null 2>&1 & done
+wait
+is "six concurrent submissions all recorded" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$((n + 6))"
+is "the store passes SQLite's integrity check" \
+   "$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('$BENCHD_HOME/benchd.db').execute('PRAGMA integrity_check').fetchone()[0])")" ok
+done_testing

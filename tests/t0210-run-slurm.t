@@ -1,0 +1,100 @@
+#!/bin/bash
+# The same flow on the real local Slurm cluster (4xlocal: 4 emulated nodes x 4
+# ranks): submit with --wait, status, logs; cancel; a node that dies; Slurm
+# forgetting a finished job; the controller down.
+. "${srcdir:-.}/tests/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root to run munge and slurmd"
+command -v sbatch >/dev/null || skip_all "sbatch not installed (slurm-wlm)"
+command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
+command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || skip_all "slurmctld not installed"
+
+tmp=$(mktemp -d)
+export BENCHD_HOME="$tmp/home" BENCHD_CLUSTER_DIR="$tmp/cluster" BENCHD_CLUSTER_MINJOBAGE=5
+CLUSTER="$srcdir/tests/cluster/cluster.sh"
+cleanup() {
+    for d in "$BENCHD_HOME"/runs/*; do
+        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
+    done
+    bash "$CLUSTER" down "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+if ! envline=$(bash "$CLUSTER" up "$BENCHD_CLUSTER_DIR" 2>"$tmp/up.err" | tail -1); then
+    sed 's/^/# /' "$tmp/up.err"
+    echo "not ok 1 - local test cluster starts"; echo "1..1"; exit 1
+fi
+eval "$envline"
+_t_result 0 "local test cluster is up"
+logs="$tmp/logs"
+ALLREDUCE="$top_builddir/benchd-allreduce"
+bin="$tmp/bin"; mkdir -p "$bin"
+
+# 1. allreduce, 2 trials, --wait: 16 ranks over n1..n4
+if [ -x "$ALLREDUCE" ]; then
+    out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" \
+          --set allreduce.max_bytes=1048576 --set allreduce.iters=3 --wait 2>&1); rc=$?
+    is "submit --wait on Slurm exits 0" "$rc" 0
+    like "submitted through libslurm or sbatch" "$out" "^run [^ ]+ submitted: Slurm job [0-9]+ \((libslurm|sbatch)\), 2 trials"
+    id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted.*/\1/p')
+    json=$("$BENCHCTL" status "$id" --json)
+    is "both trials completed on n[1-4]" "$(printf '%s' "$json" | /usr/bin/python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(j["state"], " ".join(t["state"] + "@" + str(t["nodes"]) for t in j["trials"]))')" \
+       "completed completed@n[1-4] completed@n[1-4]"
+    out=$("$BENCHCTL" logs "$id" --trial 1)
+    like "the trial log shows the cache drop on each node" "$out" "benchd: n3: "
+    like "and the allreduce table" "$out" "1048576 +262144 +float"
+    like "16 ranks took part" "$out" "ranks: 16|nranks 16|16 ranks"
+else
+    echo "# $ALLREDUCE not built: real allreduce flow skipped"
+fi
+
+# 2. cancel a running submission
+printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"; chmod +x "$bin/benchd-allreduce"
+out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
+job=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
+for _ in $(seq 100); do "$BENCHCTL" status "$id" | grep -q "^  1 *running" && break; sleep 0.2; done
+like "trial 1 running" "$("$BENCHCTL" status "$id")" "^  1 +running +n\[1-4\]"
+check "cancel exits 0" "$BENCHCTL" cancel "$id"
+like "the run is recorded as cancelled" "$("$BENCHCTL" status "$id")" "allreduce on 4xlocal, cancelled"
+gone=no
+for _ in $(seq 50); do squeue -h -j "$job" 2>/dev/null | grep -q . || { gone=yes; break; }; sleep 0.2; done
+is "Slurm no longer runs the job" "$gone" yes
+
+# 3. a node dies during a run: node failure, not hanging, not success
+out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted.*/\1/p')
+for _ in $(seq 100); do "$BENCHCTL" status "$id" | grep -q "^  1 *running" && break; sleep 0.2; done
+bash "$CLUSTER" kill-node n2 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
+out=$(timeout 240 "$BENCHCTL" status "$id" --watch); rc=$?
+is "--watch returns once the node failure is noticed" "$rc" 0
+like "the run ends as node failure" "$out" "allreduce on 4xlocal, node_fail"
+like "the running trial is a node failure" "$out" "^  1 +node_fail"
+bash "$CLUSTER" start-node n2 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
+
+# 4. Slurm forgets a finished job (MinJobAge): the recorded outcome and the trial logs decide
+printf '#!/bin/sh\necho done\n' > "$bin/benchd-allreduce"
+out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
+job=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
+forgot=no
+for _ in $(seq 120); do
+    scontrol show job "$job" >/dev/null 2>&1 || { forgot=yes; break; }
+    sleep 1
+done
+is "the controller forgot the job" "$forgot" yes
+like "status still answers from the job output" "$("$BENCHCTL" status "$id")" "allreduce on 4xlocal, completed"
+
+# 5. the controller is down: a clear error naming it, nothing recorded
+n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
+ctld=$(cat "$BENCHD_CLUSTER_DIR/run/slurmctld.pid")
+kill "$ctld"
+for _ in $(seq 50); do kill -0 "$ctld" 2>/dev/null || break; sleep 0.2; done
+err=$("$BENCHCTL" submit --system 4xlocal allreduce --logdir "$logs" 2>&1); rc=$?
+is "submit with the controller down: exit 1" "$rc" 1
+like "  names the controller" "$err" "cannot reach the Slurm controller [^ ]+"
+is "  in one line" "$(printf '%s\n' "$err" | wc -l)" 1
+is "  and records nothing" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$n"
+done_testing
