@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -42,7 +43,8 @@ int read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, st
         return 0;
 }
 
-int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+static int write_tmp_rename(const char *path, const void *data, size_t len, mode_t mode, bool sync,
+                            struct bd_err *err)
 {
         _cleanup_free_ char *tmp = xasprintf("%s.tmp.XXXXXX", path);
         _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
@@ -64,7 +66,7 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
         }
         if (r == 0 && fchmod(fd, mode) < 0)
                 r = -errno;
-        if (r == 0 && fsync(fd) < 0)
+        if (r == 0 && sync && fsync(fd) < 0)
                 r = -errno;
         if (r == 0 && close(TAKE_FD(fd)) < 0)
                 r = -errno;
@@ -75,6 +77,16 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
                 return bd_err_set(err, r, "cannot write '%s': %s", path, strerror(-r));
         }
         return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+{
+        return write_tmp_rename(path, data, len, mode, true, err);
+}
+
+int write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+{
+        return write_tmp_rename(path, data, len, mode, false, err);
 }
 
 int mkdir_p(const char *path, mode_t mode)

@@ -13,6 +13,9 @@
  * buffer.  On success *ret_data belongs to the caller. */
 int read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, struct bd_err *err);
 int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
+/* The same without fsync: still never a partial file under the final name,
+ * but a crash may lose the new content.  For copies of what is stored elsewhere. */
+int write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
 /* Creates a directory and its parents (mode for new ones). */
 int mkdir_p(const char *path, mode_t mode);
 /* Directory of the running executable (from /proc/self/exe), caller frees. */

@@ -74,10 +74,26 @@ static int exec(struct bd_store *s, const char *sql, struct bd_err *err)
         return rc == SQLITE_OK ? 0 : sql_err(s, rc, sql, err);
 }
 
+static int user_version(struct bd_store *s)
+{
+        sqlite3_stmt *st;
+        int v = -1;
+        if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+                return -1;
+        if (sqlite3_step(st) == SQLITE_ROW)
+                v = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        return v;
+}
+
 static int init_schema(struct bd_store *s, struct bd_err *err)
 {
-        int r = exec(s, "PRAGMA journal_mode=WAL;", err);
-        if (r < 0 || (r = exec(s, "PRAGMA foreign_keys=ON;", err)) < 0 || (r = exec(s, "BEGIN IMMEDIATE;", err)) < 0)
+        /* WAL: readers never block the writer; NORMAL: a commit is durable once
+         * the WAL is checkpointed, which is what SQLite recommends with WAL */
+        int r = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err);
+        if (r < 0 || user_version(s) == SCHEMA_VERSION)
+                return r;
+        if ((r = exec(s, "BEGIN IMMEDIATE;", err)) < 0)
                 return r;
         _cleanup_free_ char *rest = xasprintf("%s PRAGMA user_version=%d; COMMIT;", schema, SCHEMA_VERSION);
         if ((r = exec(s, rest, err)) < 0)
@@ -102,6 +118,9 @@ int store_open(struct bd_store *s, const char *home, struct bd_err *err)
                                s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
         else {
                 sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+                /* leave the WAL for the next process instead of checkpointing
+                 * (and fsyncing) on every close; SQLite checkpoints as it grows */
+                sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
                 r = init_schema(s, err);
         }
         if (r < 0)
