@@ -7,7 +7,7 @@ command -v sbatch >/dev/null || skip_all "sbatch not installed (slurm-wlm)"
 command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || skip_all "slurmctld not installed"
 
 tmp=$(mktemp -d)
-export BENCHD_CLUSTER_DIR="$tmp/cluster"
+export BENCHD_CLUSTER_DIR="$tmp/cluster" BENCHD_CLUSTER_PORT=16917  # distinct from the other cluster tests: make check runs them in parallel
 cleanup() { bash "$srcdir/tests/cluster/cluster.sh" down "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1; rm -rf "$tmp"; }
 trap cleanup EXIT
 if ! envline=$(bash "$srcdir/tests/cluster/cluster.sh" up "$BENCHD_CLUSTER_DIR" 2>"$tmp/up.err" | tail -1); then

@@ -10,6 +10,7 @@ command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || skip_all "slurm
 
 tmp=$(mktemp -d)
 export BENCHD_HOME="$tmp/home" BENCHD_CLUSTER_DIR="$tmp/cluster" BENCHD_CLUSTER_MINJOBAGE=5
+export BENCHD_CLUSTER_PORT=17017  # distinct from the other cluster tests: make check runs them in parallel
 CLUSTER="$srcdir/tests/cluster/cluster.sh"
 cleanup() {
     for d in "$BENCHD_HOME"/runs/*; do
