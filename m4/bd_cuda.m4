@@ -51,7 +51,7 @@ AC_DEFUN([BD_CHECK_CUDA], [
     LDFLAGS=$bd_save_LDFLAGS
     AS_IF([test -z "$bd_missing"], [
       bd_have_cuda=yes
-      CUDA_CFLAGS="-I$bd_cuda_dir/include"
+      CUDA_CFLAGS="-isystem $bd_cuda_dir/include"
       CUDA_LIBS="-L$bd_cuda_libdir -Wl,-rpath,$bd_cuda_libdir -lcudnn -lcublas -lcudart"
       NCCL_LIBS="-L$bd_cuda_libdir -Wl,-rpath,$bd_cuda_libdir -lnccl"
       AS_IF([test -z "$with_cuda_arch"], [

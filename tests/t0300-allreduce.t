@@ -1,0 +1,66 @@
+#!/bin/bash
+# benchd-allreduce: sizes, correctness check, MLPerf lines, bad options.
+. "${srcdir:-.}/tests/lib.sh"
+AR=${BENCHD_ALLREDUCE:-$top_builddir/benchd-allreduce}
+[ -x "$AR" ] || skip_all "benchd-allreduce not built (no MPI)"
+command -v mpirun >/dev/null || skip_all "mpirun not installed"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+mllog_check() {   # prints "ok" when the MLLOG lines are valid JSON in order with the given status
+    /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys
+keys, status = [], None
+for line in open(sys.argv[1]):
+    if line.startswith(":::MLLOG "):
+        j = json.loads(line[len(":::MLLOG "):])
+        for k in ("namespace", "time_ms", "event_type", "key", "value", "metadata"):
+            assert k in j, k
+        keys.append(j["key"])
+        if j["key"] == "run_stop":
+            status = j["metadata"]["status"]
+ok = (keys.index("run_start") < keys.index("run_stop") and status == sys.argv[2]
+      and keys.count("run_start") == 1 and "allreduce_result" in keys)
+print("ok" if ok else "bad %s %s" % (keys, status))
+PY
+}
+
+for np in 1 2 4; do
+    out=$(mpirun -np "$np" "$AR" --min-bytes 8 --max-bytes 256K --iters 3 --warmup 1 2>&1); rc=$?
+    is "$np ranks: exit 0" "$rc" 0
+    printf '%s\n' "$out" > "$tmp/out.$np"
+    is "$np ranks: every size from 8 B to 256 KiB" \
+       "$(awk '$3 == "float" {print $1}' "$tmp/out.$np" | tr '\n' ' ')" \
+       "8 16 32 64 128 256 512 1024 2048 4096 8192 16384 32768 65536 131072 262144 "
+    is "$np ranks: no wrong element" "$(awk '$3 == "float" {s += $7} END {print s + 0}' "$tmp/out.$np")" 0
+    like "$np ranks: header names the rank count" "$out" "^# benchd-allreduce .*: $np ranks, backend cpu"
+    is "$np ranks: MLPerf lines valid, run_start before run_stop, success" "$(mllog_check "$tmp/out.$np" success)" ok
+    is "$np ranks: only rank 0 logs (one run_start)" "$(grep -c '"key": "run_start"' "$tmp/out.$np")" 1
+done
+# bus bandwidth is algbw * 2(n-1)/n
+is "busbw = algbw x 2(n-1)/n with 4 ranks" \
+   "$(awk '$3 == "float" && $1 == 262144 {printf "%.2f", $6 / $5}' "$tmp/out.4")" "1.50"
+is "busbw is 0 with one rank" "$(awk '$3 == "float" && $1 == 262144 {print $6 + 0}' "$tmp/out.1")" 0
+
+# the check can fail: a corrupted element makes the run fail
+out=$(mpirun -np 2 "$AR" --max-bytes 4K --iters 2 --inject-error 1 2>&1); rc=$?
+is "a wrong element: exit 1" "$rc" 1
+printf '%s\n' "$out" > "$tmp/bad"
+like "  counted" "$out" "# Out of bounds values : [1-9][0-9]* FAILED"
+is "  and run_stop says aborted" "$(mllog_check "$tmp/bad" aborted)" ok
+
+# --json writes the results
+mpirun -np 2 "$AR" --max-bytes 1K --iters 2 --json "$tmp/r.json" >/dev/null 2>&1
+is "--json writes one entry per size" "$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/r.json'))))")" 8
+
+# bad options: exit 2, one line, no hang
+for args in "--max-bytes lots" "--min-bytes 1M --max-bytes 1K" "--iters 0" "--backend tpu" "--bogus" "--factor 1"; do
+    # shellcheck disable=SC2086
+    err=$(timeout 60 mpirun -np 2 "$AR" $args 2>&1 >/dev/null); rc=$?
+    is "'$args': exit 2" "$rc" 2
+    is "'$args': one line" "$(printf '%s\n' "$err" | grep -c '^benchd-allreduce: ')" 1
+done
+out=$("$AR" --help); rc=$?
+is "--help without mpirun exits 0" "$rc" 0
+like "--help lists the options" "$out" "--max-bytes SIZE"
+done_testing
