@@ -42,6 +42,17 @@ print(j["state"], j["exit_code"], " ".join(t["state"] + ":" + str(t["exit_code"]
     check_fails "--trial 2 prints only trial 2" grep -q "trial 1:" <<<"$out"
     out=$("$BENCHCTL" runs)
     like "runs lists the run" "$out" "^$id +local +allreduce +completed +2 "
+    out=$("$BENCHCTL" report "$id" --reference)
+    is "report: both trials succeeded with numbers" "$(grep -Ec '^  [12] +success +[0-9.]+ +14 +65536 +[0-9.]+ +0' <<<"$out")" 2
+    like "report: the score" "$out" "MLPerf score: [0-9.]+ GB/s \(mean bus bandwidth at the largest size over 2 trials\)"
+    like "report --reference says when nothing was published" "$out" "no published result for allreduce on local"
+    json=$("$BENCHCTL" report "$id" --json)
+    is "report --json: score equals the mean of the trials' bus bandwidth" "$(printf '%s' "$json" | /usr/bin/python3 -c '
+import json, sys
+r = json.load(sys.stdin)[0]
+b = [t["busbw_gbps"] for t in r["trials"]]
+print(abs(r["score"]["value"] - sum(b) / len(b)) < 1e-9, r["trials"][0]["status"], r["trials"][1]["sizes"])')" "True success 14"
+    is "report --csv: a header and a row per trial" "$("$BENCHCTL" report "$id" --csv | wc -l)" 3
 else
     echo "# $ALLREDUCE not built: real allreduce flow skipped"
 fi
@@ -56,6 +67,10 @@ out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --se
 is "submit --wait exits 1 when a trial failed" "$rc" 1
 like "the failed trial is shown with its exit status" "$out" "^  1 +failed .* 3 +the trainer exited with an error"
 like "with the last lines of its log" "$out" "\| .*out of cheese"
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
+out=$("$BENCHCTL" report "$id")
+like "report of a failed trial: no run_start, no score" "$out" "^  1 +no run .*no run_start in the log"
+like "  and no score" "$out" "MLPerf score: INVALID"
 
 # 3. cancel a running submission
 printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"

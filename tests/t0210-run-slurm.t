@@ -47,6 +47,9 @@ print(j["state"], " ".join(t["state"] + "@" + str(t["nodes"]) for t in j["trials
     like "the trial log shows the cache drop on each node" "$out" "benchd: n3: "
     like "and the allreduce table" "$out" "1048576 +262144 +float"
     like "16 ranks took part" "$out" "ranks: 16|nranks 16|16 ranks"
+    out=$("$BENCHCTL" report "$id")
+    is "report: both trials succeeded with numbers" "$(grep -Ec '^  [12] +success +[0-9.]+ +18 +1048576 +[0-9.]+ +0' <<<"$out")" 2
+    like "report: the score" "$out" "MLPerf score: [0-9.]+ GB/s"
 else
     echo "# $ALLREDUCE not built: real allreduce flow skipped"
 fi
