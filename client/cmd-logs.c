@@ -67,9 +67,8 @@ static int follow(struct bd_store *store, const char *id, long only)
                 fflush(stdout);
                 if (final)
                         for (int i = 0; i < n; i++)
-                                if (!only || t[i].trial == only) {
-                                        _cleanup_free_ char *x = collect(&r, &t[i], NULL);
-                                }
+                                if (!only || t[i].trial == only)
+                                        free(collect(&r, &t[i], NULL));
                 trials_free(t, r.ntrials);
                 run_release(&r);
                 if (final)
