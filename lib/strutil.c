@@ -90,3 +90,12 @@ bool str_has_suffix(const char *s, const char *suffix)
         size_t n = strlen(s), m = strlen(suffix);
         return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
+
+void str_copy(char *dst, size_t n, const char *src)
+{
+        if (!n)
+                return;
+        size_t l = strnlen(src, n - 1);
+        memmove(dst, src, l);
+        dst[l] = '\0';
+}

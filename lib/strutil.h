@@ -3,6 +3,7 @@
 #define BD_STRUTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Whole-string integer parse: no trailing junk, no overflow.  0 or -EINVAL/-ERANGE. */
@@ -14,5 +15,8 @@ int edit_distance(const char *a, const char *b);
  * plausible typo.  candidates is NULL-terminated. */
 const char *closest_word(const char *word, const char *const *candidates);
 bool str_has_suffix(const char *s, const char *suffix);
+/* Copies src into dst[n], cut to fit, always terminated. */
+void str_copy(char *dst, size_t n, const char *src);
+#define STR_COPY(dst, src) str_copy((dst), sizeof(dst), (src))
 
 #endif

@@ -26,7 +26,7 @@ PY
 }
 
 for np in 1 2 4; do
-    out=$(mpirun -np "$np" "$AR" --min-bytes 8 --max-bytes 256K --iters 3 --warmup 1 2>&1); rc=$?
+    out=$(mpirun -np "$np" "$AR" --min-bytes 8 --max-bytes 256K --iters 3 --warmup 1 2>"$tmp/err.$np"); rc=$?
     is "$np ranks: exit 0" "$rc" 0
     printf '%s\n' "$out" > "$tmp/out.$np"
     is "$np ranks: every size from 8 B to 256 KiB" \
@@ -43,10 +43,12 @@ is "busbw = algbw x 2(n-1)/n with 4 ranks" \
 is "busbw is 0 with one rank" "$(awk '$3 == "float" && $1 == 262144 {print $6 + 0}' "$tmp/out.1")" 0
 
 # the check can fail: a corrupted element makes the run fail
-out=$(mpirun -np 2 "$AR" --max-bytes 4K --iters 2 --inject-error 1 2>&1); rc=$?
+# (stdout apart from stderr: mpirun may forward the two interleaved within a line)
+out=$(mpirun -np 2 "$AR" --max-bytes 4K --iters 2 --inject-error 1 2>"$tmp/bad.err"); rc=$?
 is "a wrong element: exit 1" "$rc" 1
 printf '%s\n' "$out" > "$tmp/bad"
 like "  counted" "$out" "# Out of bounds values : [1-9][0-9]* FAILED"
+like "  and said on stderr" "$(cat "$tmp/bad.err")" "benchd-allreduce: [0-9]+ wrong elements"
 is "  and run_stop says aborted" "$(mllog_check "$tmp/bad" aborted)" ok
 
 # --json writes the results

@@ -1,0 +1,188 @@
+/* inventory-cpu.c: host, CPU and NUMA layout from procfs and sysfs. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fs.h"
+#include "inventory.h"
+#include "strutil.h"
+
+char *inv_path(const struct inventory *inv, const char *path)
+{
+        return xasprintf("%s%s", streq(inv->root, "/") ? "" : inv->root, path);
+}
+
+int inv_read(const struct inventory *inv, const char *path, char *buf, size_t n)
+{
+        _cleanup_free_ char *p = inv_path(inv, path);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        int r = read_file(p, 1u << 20, &text, &len, NULL);
+        if (r < 0)
+                return r;
+        while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+                text[--len] = '\0';
+        snprintf(buf, n, "%s", text);
+        return 0;
+}
+
+void inv_warn(struct inventory *inv, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *s = xvasprintf(fmt, ap);
+        va_end(ap);
+        cJSON_AddItemToArray(inv->warnings, cJSON_CreateString(s));
+        free(s);
+}
+
+static void scan_host(struct inventory *inv)
+{
+        char buf[4096];
+        if (inv_read(inv, "/proc/sys/kernel/hostname", inv->hostname, sizeof(inv->hostname)) < 0)
+                inv_warn(inv, "cannot read the host name from /proc/sys/kernel/hostname");
+        if (inv_read(inv, "/proc/sys/kernel/osrelease", inv->kernel, sizeof(inv->kernel)) < 0)
+                inv_warn(inv, "cannot read the kernel release");
+        if (inv_read(inv, "/proc/uptime", buf, sizeof(buf)) == 0)
+                inv->uptime = strtod(buf, NULL);
+        _cleanup_free_ char *osr = inv_path(inv, "/etc/os-release");
+        FILE *f = fopen(osr, "re");
+        if (f) {
+                char line[512];
+                while (fgets(line, sizeof(line), f))
+                        if (!strncmp(line, "PRETTY_NAME=", 12)) {
+                                char *v = line + 12;
+                                v[strcspn(v, "\n")] = '\0';
+                                if (*v == '"') {
+                                        v++;
+                                        v[strcspn(v, "\"")] = '\0';
+                                }
+                                snprintf(inv->os, sizeof(inv->os), "%.200s", v);
+                        }
+                fclose(f);
+        }
+}
+
+static void scan_cpus(struct inventory *inv)
+{
+        char buf[4096];
+        if (inv_read(inv, "/sys/devices/system/cpu/online", buf, sizeof(buf)) < 0 ||
+            cpuset_parse(&inv->online, buf) < 0) {
+                inv_warn(inv, "cannot read /sys/devices/system/cpu/online");
+                return;
+        }
+        inv->online_cpus = cpuset_count(&inv->online);
+        /* sockets and cores from each CPU's topology */
+        int pkgs[256], npkgs = 0;
+        long *cores = xcalloc(BD_CPUSET_MAX, sizeof(long));
+        int ncores = 0;
+        for (int c = 0; c < BD_CPUSET_MAX; c++) {
+                if (!cpuset_has(&inv->online, c))
+                        continue;
+                char p[128], v[64];
+                long pkg, core;
+                snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
+                if (inv_read(inv, p, v, sizeof(v)) < 0 || parse_long(v, &pkg) < 0) {
+                        inv_warn(inv, "cpu%d: no physical_package_id, skipped", c);
+                        continue;
+                }
+                snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
+                if (inv_read(inv, p, v, sizeof(v)) < 0 || parse_long(v, &core) < 0) {
+                        inv_warn(inv, "cpu%d: no core_id, skipped", c);
+                        continue;
+                }
+                bool seen = false;
+                for (int i = 0; i < npkgs; i++)
+                        seen |= pkgs[i] == pkg;
+                if (!seen && npkgs < (int)ARRAY_SIZE(pkgs))
+                        pkgs[npkgs++] = (int)pkg;
+                long key = pkg * 1000000 + core;
+                seen = false;
+                for (int i = 0; i < ncores && !seen; i++)
+                        seen = cores[i] == key;
+                if (!seen)
+                        cores[ncores++] = key;
+        }
+        free(cores);
+        inv->sockets = npkgs ? npkgs : 1;
+        inv->cores_per_socket = ncores ? ncores / inv->sockets : inv->online_cpus;
+        inv->threads_per_core = ncores ? inv->online_cpus / ncores : 1;
+        if (inv->threads_per_core < 1)
+                inv->threads_per_core = 1;
+
+        _cleanup_free_ char *ci = inv_path(inv, "/proc/cpuinfo");
+        FILE *f = fopen(ci, "re");
+        if (f) {
+                char line[1024];
+                while (fgets(line, sizeof(line), f))
+                        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+                                char *v = strchr(line, ':') + 1;
+                                while (*v == ' ' || *v == '\t')
+                                        v++;
+                                v[strcspn(v, "\n")] = '\0';
+                                STR_COPY(inv->cpu_model, v);
+                                break;
+                        }
+                fclose(f);
+        } else
+                inv_warn(inv, "cannot read /proc/cpuinfo");
+}
+
+static void scan_numa(struct inventory *inv)
+{
+        char buf[4096];
+        struct bd_cpuset online;
+        if (inv_read(inv, "/sys/devices/system/node/online", buf, sizeof(buf)) < 0 || cpuset_parse(&online, buf) < 0) {
+                /* no NUMA support: one node with every CPU */
+                inv->nnodes = 1;
+                inv->nodes[0].id = 0;
+                inv->nodes[0].cpus = inv->online;
+                inv->nodes[0].distance[0] = 10;
+                return;
+        }
+        for (int n = 0; n < BD_CPUSET_MAX && inv->nnodes < INV_MAX_NODES; n++) {
+                if (!cpuset_has(&online, n))
+                        continue;
+                typeof(inv->nodes[0]) *node = &inv->nodes[inv->nnodes];
+                char p[128];
+                node->id = n;
+                snprintf(p, sizeof(p), "/sys/devices/system/node/node%d/cpulist", n);
+                if (inv_read(inv, p, buf, sizeof(buf)) < 0 || cpuset_parse(&node->cpus, buf) < 0) {
+                        inv_warn(inv, "node%d: unreadable cpulist, skipped", n);
+                        continue;
+                }
+                snprintf(p, sizeof(p), "/sys/devices/system/node/node%d/meminfo", n);
+                if (inv_read(inv, p, buf, sizeof(buf)) == 0) {
+                        const char *m = strstr(buf, "MemTotal:");
+                        if (m)
+                                node->mem_kb = strtoll(m + 9, NULL, 10);
+                } else
+                        inv_warn(inv, "node%d: unreadable meminfo", n);
+                snprintf(p, sizeof(p), "/sys/devices/system/node/node%d/distance", n);
+                if (inv_read(inv, p, buf, sizeof(buf)) == 0) {
+                        char *s = buf;
+                        for (int k = 0; k < INV_MAX_NODES && *s; k++) {
+                                char *end;
+                                long d = strtol(s, &end, 10);
+                                if (end == s)
+                                        break;
+                                node->distance[k] = (int)d;
+                                s = end;
+                        }
+                } else
+                        inv_warn(inv, "node%d: unreadable distance", n);
+                inv->nnodes++;
+        }
+}
+
+void inventory_scan_cpu(struct inventory *inv)
+{
+        scan_host(inv);
+        scan_cpus(inv);
+        scan_numa(inv);
+}

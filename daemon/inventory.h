@@ -1,0 +1,93 @@
+/* inventory.h: what a node has and how it is wired, read from sysfs and
+ * procfs under a root directory ("/" on a live machine, a recorded tree in
+ * tests: every path read is ROOT/sys/..., ROOT/proc/..., ROOT/etc/...).
+ *
+ * Reading never fails as a whole: an unreadable or odd file skips that item
+ * and adds one warning to inv->warnings; the rest of the inventory stands.
+ */
+#ifndef BD_INVENTORY_H
+#define BD_INVENTORY_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+#include "bind.h"
+#include "cpuset.h"
+
+#define INV_MAX_NODES 64
+#define INV_MAX_PATH 16
+
+struct inv_pci {
+        char bdf[16];           /* 0000:06:00.0 */
+        char host[32];          /* host bridge: "pci0000:00" */
+        int depth;              /* bridges between the host bridge and the device */
+        char path[INV_MAX_PATH][16];    /* those bridges, from the root port down */
+        int numa;               /* -1: unknown */
+        struct bd_cpuset local_cpus;
+        unsigned vendor, device, class;
+        char link_speed[32];
+        int link_width;
+};
+
+struct inv_gpu {
+        struct inv_pci pci;
+        char name[96];
+        char uuid[64];
+        int minor;
+};
+
+struct inv_nic {
+        struct inv_pci pci;
+        bool has_pci;
+        char name[64];          /* netdev (ib0, ens5) or RDMA device (mlx5_0, rdmap16s27) */
+        char netdev[64];        /* paired network interface of an RDMA device */
+        char rdma[64];          /* paired RDMA device of a network interface */
+        enum bd_nic_kind kind;
+        char state[32];
+        char rate[64];          /* speed ("100000 Mb/s") or IB rate */
+        int mtu;
+        char addr[64];          /* MAC or GUID */
+        bool is_rdma;
+};
+
+struct inventory {
+        char root[512];
+        char hostname[256], os[256], kernel[128];
+        double uptime;
+        char cpu_model[128];
+        int sockets, cores_per_socket, threads_per_core, online_cpus;
+        struct bd_cpuset online;
+        int nnodes;
+        struct {
+                int id;
+                struct bd_cpuset cpus;
+                long long mem_kb;
+                int distance[INV_MAX_NODES];
+        } nodes[INV_MAX_NODES];
+        int ngpus;
+        struct inv_gpu gpus[BD_MAX_GPUS];
+        char gpu_reason[160];   /* why the GPU list is empty */
+        char driver_version[64];
+        int nnics;
+        struct inv_nic nics[BD_MAX_NICS];
+        cJSON *warnings;        /* array of strings */
+};
+
+/* Reads everything under root. */
+void inventory_scan(struct inventory *inv, const char *root);
+void inventory_release(struct inventory *inv);
+cJSON *inventory_json(const struct inventory *inv);
+/* nvidia-smi topo -m relation between two PCI devices: X, PIX, PXB, PHB, NODE, SYS */
+const char *inventory_relation(const struct inv_pci *a, const struct inv_pci *b);
+/* The measured topology, for bind_plan(). */
+void inventory_topo(const struct inventory *inv, struct bd_topo *t);
+
+/* helpers shared by the inventory files */
+void inv_warn(struct inventory *inv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reads ROOT/path into buf (trailing newline removed); -errno on failure. */
+int inv_read(const struct inventory *inv, const char *path, char *buf, size_t n);
+char *inv_path(const struct inventory *inv, const char *path);
+void inventory_scan_cpu(struct inventory *inv);
+void inventory_scan_pci(struct inventory *inv);
+
+#endif

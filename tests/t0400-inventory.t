@@ -1,0 +1,54 @@
+#!/bin/bash
+# benchd --inventory: the live machine against lscpu and numactl, and the
+# recorded machines under tests/fixtures/sysfs against their expected.json.
+. "${srcdir:-.}/tests/lib.sh"
+BENCHD="$top_builddir/benchd"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+json=$("$BENCHD" --inventory --json); rc=$?
+is "live inventory exits 0" "$rc" 0
+printf '%s' "$json" > "$tmp/live.json"
+field() { /usr/bin/python3 -c "import json,sys; j=json.load(open('$tmp/live.json')); print($1)"; }
+if command -v lscpu >/dev/null; then
+    is "online CPUs as lscpu counts them" "$(field 'j["cpu"]["online_cpus"]')" "$(lscpu -p=CPU | grep -vc '^#')"
+    is "sockets as lscpu" "$(field 'j["cpu"]["sockets"]')" "$(lscpu -p=SOCKET | grep -v '^#' | sort -u | wc -l)"
+    is "cores per socket as lscpu" "$(field 'j["cpu"]["cores_per_socket"]')" \
+       "$(( $(lscpu -p=SOCKET,CORE | grep -v '^#' | sort -u | wc -l) / $(lscpu -p=SOCKET | grep -v '^#' | sort -u | wc -l) ))"
+fi
+if command -v numactl >/dev/null && numactl --hardware >/dev/null 2>&1; then
+    is "NUMA nodes as numactl --hardware" "$(field 'len(j["numa_nodes"])')" \
+       "$(numactl --hardware | sed -n 's/^available: \([0-9]*\) nodes.*/\1/p')"
+fi
+is "no GPU here: an empty list and a reason, not a failure" "$(field 'len(j["gpus"]), bool(j["gpu_reason"])')" "0 True"
+is "the loopback interface is not a NIC" "$(field '"lo" in [n["name"] for n in j["nics"]]')" "False"
+out=$("$BENCHD" --inventory); rc=$?
+is "text inventory exits 0" "$rc" 0
+like "text inventory names the CPU" "$out" "^cpu +.*socket"
+
+# a damaged tree: one unreadable file skips one item with a warning
+root="$tmp/root"
+mkdir -p "$root/sys/devices/system/cpu/cpu0/topology" "$root/sys/devices/system/cpu/cpu1/topology" "$root/proc/sys/kernel"
+echo 0-1 > "$root/sys/devices/system/cpu/online"
+echo 0 > "$root/sys/devices/system/cpu/cpu0/topology/physical_package_id"
+echo 0 > "$root/sys/devices/system/cpu/cpu0/topology/core_id"
+echo garbage > "$root/sys/devices/system/cpu/cpu1/topology/physical_package_id"
+echo 1 > "$root/sys/devices/system/cpu/cpu1/topology/core_id"
+echo tiny > "$root/proc/sys/kernel/hostname"
+json=$("$BENCHD" --inventory --json --sysfs-root "$root" 2>/dev/null); rc=$?
+is "a damaged tree still inventories" "$rc" 0
+printf '%s' "$json" > "$tmp/bad.json"
+is "  the odd CPU is skipped with one warning" \
+   "$(/usr/bin/python3 -c "import json; j=json.load(open('$tmp/bad.json')); print(j['host']['hostname'], len([w for w in j['warnings'] if 'cpu1' in w]))")" "tiny 1"
+"$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
+
+# recorded machines
+for exp in "$srcdir"/tests/fixtures/sysfs/*/expected.json; do
+    [ -f "$exp" ] || continue
+    dir=$(dirname "$exp"); name=$(basename "$dir")
+    "$BENCHD" --inventory --json --sysfs-root "$dir" > "$tmp/$name.json" 2>"$tmp/$name.err"
+    is "$name: inventory exits 0" "$?" 0
+    out=$(/usr/bin/python3 "$srcdir/tests/check-inventory.py" "$exp" "$tmp/$name.json" 2>&1); rc=$?
+    is "$name: inventory, topology and binding as recorded" "$rc" 0
+    [ "$rc" -eq 0 ] || printf '%s\n' "$out" | head -20 | sed 's/^/#   /'
+done
+done_testing
