@@ -35,10 +35,14 @@ int local_start(const char *script_path, const char *rundir, const char *output,
                 return bd_err_set(err, -errno, "fork: %s", strerror(errno));
         }
         if (child == 0) {
-                /* first child: start the session leader, report its pid, exit */
+                /* first child: start the session leader and exit; the leader
+                 * itself reports its pid once it leads its session */
                 pid_t gc = fork();
                 if (gc == 0) {
                         setsid();
+                        long v = getpid();
+                        if (write(pfd[1], &v, sizeof(v)) != sizeof(v))
+                                _exit(126);
                         int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
                         int out = open(output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
                         if (in < 0 || out < 0)
@@ -51,9 +55,7 @@ int local_start(const char *script_path, const char *rundir, const char *output,
                               "benchd-run", script_path, status, (char *)NULL);
                         _exit(127);
                 }
-                long v = gc;
-                ssize_t n = write(pfd[1], &v, sizeof(v));
-                _exit(gc > 0 && n == sizeof(v) ? 0 : 1);
+                _exit(gc > 0 ? 0 : 1);
         }
         close(pfd[1]);
         long pid = 0;
@@ -106,6 +108,9 @@ int local_query(const char *rundir, long pid, struct sched_job *ret)
                 ret->state = ST_RUNNING;
                 return 0;
         }
+        /* it may have ended between the two looks */
+        if (read_file(status, 64, &text, NULL, NULL) == 0)
+                return local_query(rundir, pid, ret);
         ret->state = ST_INCOMPLETE;
         snprintf(ret->reason, sizeof(ret->reason), "process %ld ended without an exit status", pid);
         return 0;

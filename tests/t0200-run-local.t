@@ -87,6 +87,15 @@ for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || { gone=yes; break; }; sleep
 is "the run's processes are gone" "$gone" yes
 like "cancel of an ended run says so" "$("$BENCHCTL" cancel "$id")" "already ended: cancelled"
 
+# logs --follow prints as the trials write, and returns when the run ends
+printf '#!/bin/sh\n[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0\nfor i in 1 2 3; do echo "step $i"; sleep 1; done\n' > "$bin/benchd-allreduce"
+out=$("$BENCHCTL" submit --system local allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
+out=$(timeout 60 "$BENCHCTL" logs "$id" --follow); rc=$?
+is "logs --follow returns when the run ends" "$rc" 0
+is "  having printed every step of both trials" "$(grep -c '^step [123]$' <<<"$out")" 6
+like "  and both trial headers" "$out" "==> trial 2: "
+
 # 4. errors: one line, exit 1
 err=$("$BENCHCTL" status nosuchrun 2>&1); rc=$?
 is "unknown run id: exit 1" "$rc" 1
