@@ -1,0 +1,543 @@
+/* report.c: benchctl report as text, JSON and CSV. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "report.h"
+
+void report_score(const struct report_run *run, struct mlperf_score *ret)
+{
+        int n = run->ntrials > 0 ? run->ntrials : 0;
+        _cleanup_free_ struct mlperf_trial *t = xcalloc((size_t)n + 1, sizeof(*t));
+        for (int i = 0; i < n; i++)
+                t[i] = run->trials[i].result;
+        mlperf_score(t, n, run->workload, ret);
+}
+
+static struct mlperf_score *scores_new(const struct report_run *runs, int n)
+{
+        struct mlperf_score *s = xcalloc((size_t)(n > 0 ? n : 0) + 1, sizeof(*s));
+        for (int i = 0; i < n; i++)
+                report_score(&runs[i], &s[i]);
+        return s;
+}
+
+static const char *or_dash(const char *s)
+{
+        return s && *s ? s : "-";
+}
+
+static bool is_allreduce(const struct report_run *r)
+{
+        return mlperf_is_allreduce(r->workload);
+}
+
+/* The trial number of the trial at index i of a run, 0 for none. */
+static int trial_number(const struct report_run *r, int i)
+{
+        return i >= 0 && i < r->ntrials ? r->trials[i].number : 0;
+}
+
+static const char *dropped_as(const struct mlperf_score *s, int i)
+{
+        if (!s->scored)
+                return NULL;
+        if (i == s->fastest)
+                return "fastest";
+        if (i == s->slowest)
+                return "slowest";
+        return NULL;
+}
+
+/* What is published, NULL when nothing is. */
+static const struct report_reference *published(const struct report_run *r)
+{
+        const struct report_reference *p = r->reference;
+        return p && (p->minutes > 0 || p->images_per_second > 0) ? p : NULL;
+}
+
+/* Our time to train to compare with the published one: the score, else the
+ * mean of the converged trials; false when there is neither. */
+static bool ours_minutes(const struct report_run *r, const struct mlperf_score *s, double *ret)
+{
+        if (is_allreduce(r))
+                return false;
+        if (s->scored)
+                *ret = s->score;
+        else if (s->converged > 0)
+                *ret = s->mean;
+        else
+                return false;
+        return true;
+}
+
+/* The mean throughput of the trials that have one, 0 when none has. */
+static double mean_throughput(const struct report_run *r, int *ret_n)
+{
+        double sum = 0;
+        int k = 0;
+        for (int i = 0; i < r->ntrials; i++)
+                if (r->trials[i].result.throughput > 0) {
+                        sum += r->trials[i].result.throughput;
+                        k++;
+                }
+        *ret_n = k;
+        return k ? sum / k : 0;
+}
+
+static double pct_diff(double ours, double theirs)
+{
+        return (ours - theirs) / theirs * 100;
+}
+
+/* ---- text ---- */
+
+static void note(struct bd_buf *b, const char *fmt, ...) _printf_(2, 3);
+static void note(struct bd_buf *b, const char *fmt, ...)
+{
+        va_list ap;
+        if (b->len)
+                buf_puts(b, "; ");
+        va_start(ap, fmt);
+        buf_vprintf(b, fmt, ap);
+        va_end(ap);
+}
+
+/* The reason and every anomaly of a trial, "; "-separated. */
+static void trial_notes(const struct report_run *r, const struct mlperf_score *s, int i, struct bd_buf *b)
+{
+        const struct mlperf_trial *t = &r->trials[i].result;
+        const char *dropped = dropped_as(s, i);
+        if (t->reason[0])
+                note(b, "%s", t->reason);
+        if (dropped)
+                note(b, "dropped as the %s", dropped);
+        if (t->bad_lines)
+                note(b, "%ld unparseable MLLOG line%s (first at line %ld)", t->bad_lines, t->bad_lines == 1 ? "" : "s",
+                     t->first_bad_line);
+        if (t->duplicate_keys)
+                note(b, "%d duplicate run_start/run_stop", t->duplicate_keys);
+        if (t->other_rank_lines)
+                note(b, "%ld MLLOG line%s of other ranks ignored", t->other_rank_lines,
+                     t->other_rank_lines == 1 ? "" : "s");
+        if (t->result_lines > 1)
+                note(b, "%d RESULT lines", t->result_lines);
+}
+
+/* "-" for unknown (zero or negative) values */
+static const char *fmt_pos(char *buf, size_t n, double v, int decimals)
+{
+        if (v > 0 && isfinite(v))
+                snprintf(buf, n, "%.*f", decimals, v);
+        else
+                snprintf(buf, n, "-");
+        return buf;
+}
+
+static void rstrip(struct bd_buf *b)
+{
+        while (b->len && b->s[b->len - 1] == ' ')
+                b->s[--b->len] = '\0';
+}
+
+static void text_trials(const struct report_run *r, const struct mlperf_score *s, struct bd_buf *out)
+{
+        bool ar = is_allreduce(r);
+        if (ar)
+                buf_printf(out, "  %-5s %-11s %9s %7s %12s %12s %7s  %s\n", "TRIAL", "STATUS", "TIME(s)", "SIZES",
+                           "LARGEST(B)", "BUSBW(GB/s)", "WRONG", "NOTES");
+        else
+                buf_printf(out, "  %-5s %-11s %9s %9s %6s %9s %7s %7s %12s  %s\n", "TRIAL", "STATUS", "TIME(s)",
+                           "TIME(min)", "EPOCHS", "ACCURACY", "TARGET", "REACHED", "SAMPLES/s", "NOTES");
+        for (int i = 0; i < r->ntrials; i++) {
+                const struct mlperf_trial *t = &r->trials[i].result;
+                _cleanup_buf_ struct bd_buf notes = BD_BUF_INIT;
+                char tts[32], ttm[32], acc[32] = "-", tgt[32] = "-", tp[32];
+                const char *status = trial_outcome_name(t->outcome);
+                trial_notes(r, s, i, &notes);
+                fmt_pos(tts, sizeof(tts), t->time_to_train, ar ? 3 : 1);
+                if (ar) {
+                        buf_printf(out, "  %-5d %-11s %9s %7d %12.0f %12.3f %7lld  %s", r->trials[i].number, status,
+                                   tts, t->ar_sizes, t->ar_bytes, t->ar_busbw, t->ar_wrong, notes.s ? notes.s : "");
+                } else {
+                        const char *reached = "-";
+                        if (t->has_target && t->outcome != OUT_MISSING)
+                                reached = t->reached ? "yes" : "no";
+                        if (t->has_accuracy)
+                                snprintf(acc, sizeof(acc), "%.4f", t->accuracy);
+                        if (t->has_target)
+                                snprintf(tgt, sizeof(tgt), "%.3f", t->target);
+                        char ep[16] = "-";
+                        if (t->outcome != OUT_MISSING)
+                                snprintf(ep, sizeof(ep), "%d", t->epochs);
+                        buf_printf(out, "  %-5d %-11s %9s %9s %6s %9s %7s %7s %12s  %s", r->trials[i].number, status,
+                                   tts, fmt_pos(ttm, sizeof(ttm), t->time_to_train / 60, 2), ep, acc, tgt, reached,
+                                   fmt_pos(tp, sizeof(tp), t->throughput, 1), notes.s ? notes.s : "");
+                }
+                rstrip(out);
+                buf_putc(out, '\n');
+        }
+}
+
+static void text_score(const struct report_run *r, const struct mlperf_score *s, struct bd_buf *out)
+{
+        if (s->scored) {
+                buf_printf(out, "  MLPerf score: %.3f %s (%s", s->score, s->unit, s->method);
+                if (s->fastest >= 0 && s->slowest >= 0)
+                        buf_printf(out, "; trial %d dropped as the fastest, trial %d as the slowest",
+                                   trial_number(r, s->fastest), trial_number(r, s->slowest));
+                buf_puts(out, ")\n");
+        } else
+                buf_printf(out, "  MLPerf score: %s: %s\n", s->valid ? "no score" : "INVALID", s->reason);
+        if (s->converged > 0)
+                buf_printf(out, "  mean %.3f %s, sd %.3f %s (%.1f%%) over %d converged trial%s\n", s->mean, s->unit,
+                           s->sd, s->unit, s->sd_pct, s->converged, s->converged == 1 ? "" : "s");
+        else
+                buf_printf(out, "  mean -, sd -: no trial converged\n");
+}
+
+static void text_reference(const struct report_run *r, const struct mlperf_score *s, struct bd_buf *out)
+{
+        const struct report_reference *p = published(r);
+        double ours;
+        if (!p) {
+                buf_printf(out, "  published: no published result for %s on %s\n", or_dash(r->workload),
+                           or_dash(r->system));
+                return;
+        }
+        const char *src = p->source ? p->source : "source unknown";
+        if (p->minutes > 0) {
+                buf_printf(out, "  published: %.3f min (%s)", p->minutes, src);
+                if (ours_minutes(r, s, &ours))
+                        buf_printf(out, "; ours %.3f min%s, %+.1f%%", ours,
+                                   s->scored ? "" : " (mean, no official score)", pct_diff(ours, p->minutes));
+                else
+                        buf_puts(out, "; ours: none to compare");
+                buf_putc(out, '\n');
+        } else
+                buf_printf(out, "  published: no time to train published (%s)\n", src);
+        if (p->images_per_second > 0) {
+                int k;
+                double tp = mean_throughput(r, &k);
+                buf_printf(out, "  published throughput: %.0f samples/s", p->images_per_second);
+                if (k)
+                        buf_printf(out, "; ours %.0f (%+.1f%%, mean of %d trial%s)", tp,
+                                   pct_diff(tp, p->images_per_second), k, k == 1 ? "" : "s");
+                else
+                        buf_puts(out, "; ours: no throughput in the logs");
+                buf_putc(out, '\n');
+        }
+}
+
+static void widen(int *w, const char *s)
+{
+        int len = (int)strlen(or_dash(s));
+        if (len > *w)
+                *w = len;
+}
+
+static void text_comparison(const struct report_run *runs, int n, const struct mlperf_score *scores, unsigned flags,
+                            struct bd_buf *out)
+{
+        bool ref = flags & REPORT_REFERENCE;
+        int wi = 3, ws = 6, ww = 8;
+        for (int i = 0; i < n; i++) {
+                widen(&wi, runs[i].id);
+                widen(&ws, runs[i].system);
+                widen(&ww, runs[i].workload);
+        }
+        buf_printf(out, "%-*s  %-*s  %-*s  %12s  %12s  %6s", wi, "RUN", ws, "SYSTEM", ww, "WORKLOAD", "SCORE", "MEAN",
+                   "SD%");
+        if (ref)
+                buf_printf(out, "  %12s", "VS PUBLISHED");
+        buf_putc(out, '\n');
+        for (int i = 0; i < n; i++) {
+                const struct mlperf_score *s = &scores[i];
+                char sc[48], mean[48] = "-", sd[16] = "-", vs[16] = "-";
+                double ours;
+                if (s->scored)
+                        snprintf(sc, sizeof(sc), "%.3f %s", s->score, s->unit);
+                else
+                        snprintf(sc, sizeof(sc), "%s", s->valid ? "none" : "invalid");
+                if (s->converged) {
+                        snprintf(mean, sizeof(mean), "%.3f %s", s->mean, s->unit);
+                        snprintf(sd, sizeof(sd), "%.1f%%", s->sd_pct);
+                }
+                if (published(&runs[i]) && runs[i].reference->minutes > 0 && ours_minutes(&runs[i], s, &ours))
+                        snprintf(vs, sizeof(vs), "%+.1f%%", pct_diff(ours, runs[i].reference->minutes));
+                buf_printf(out, "%-*s  %-*s  %-*s  %12s  %12s  %6s", wi, or_dash(runs[i].id), ws,
+                           or_dash(runs[i].system), ww, or_dash(runs[i].workload), sc, mean, sd);
+                if (ref)
+                        buf_printf(out, "  %12s", vs);
+                buf_putc(out, '\n');
+        }
+}
+
+void report_text(const struct report_run *runs, int n, unsigned flags, struct bd_buf *out)
+{
+        _cleanup_free_ struct mlperf_score *scores = scores_new(runs, n);
+        for (int i = 0; i < n; i++) {
+                const struct report_run *r = &runs[i];
+                if (i)
+                        buf_putc(out, '\n');
+                buf_printf(out, "run %s: %s on %s, %d trial%s", or_dash(r->id), or_dash(r->workload),
+                           or_dash(r->system), r->ntrials, r->ntrials == 1 ? "" : "s");
+                if (r->state)
+                        buf_printf(out, ", %s", r->state);
+                buf_putc(out, '\n');
+                text_trials(r, &scores[i], out);
+                text_score(r, &scores[i], out);
+                if (flags & REPORT_REFERENCE)
+                        text_reference(r, &scores[i], out);
+        }
+        if (n > 1) {
+                buf_putc(out, '\n');
+                text_comparison(runs, n, scores, flags, out);
+        }
+}
+
+/* ---- JSON ---- */
+
+static void add_num(cJSON *o, const char *key, double v, bool known)
+{
+        cJSON_AddItemToObject(o, key, known && isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+}
+
+static void add_str(cJSON *o, const char *key, const char *s)
+{
+        cJSON_AddItemToObject(o, key, s && *s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+static void add_bool(cJSON *o, const char *key, bool v, bool known)
+{
+        cJSON_AddItemToObject(o, key, known ? cJSON_CreateBool(v) : cJSON_CreateNull());
+}
+
+static cJSON *trial_json(const struct report_run *r, const struct mlperf_score *s, int i)
+{
+        const struct report_trial *rt = &r->trials[i];
+        const struct mlperf_trial *t = &rt->result;
+        bool read = t->outcome != OUT_MISSING, ar = is_allreduce(r);
+        cJSON *o = cJSON_CreateObject(), *bad;
+        cJSON_AddNumberToObject(o, "trial", rt->number);
+        add_str(o, "log", rt->log_path);
+        cJSON_AddStringToObject(o, "status", trial_outcome_name(t->outcome));
+        add_str(o, "reason", t->reason);
+        add_str(o, "benchmark", t->benchmark);
+        add_num(o, "time_to_train_s", t->time_to_train, t->time_to_train > 0);
+        add_num(o, "time_to_train_min", t->time_to_train / 60, t->time_to_train > 0);
+        add_num(o, "epochs", t->epochs, read);
+        add_num(o, "epochs_completed", t->epochs_completed, read);
+        add_num(o, "accuracy", t->accuracy, t->has_accuracy);
+        add_num(o, "accuracy_epoch", t->accuracy_epoch, t->has_accuracy && t->accuracy_epoch > 0);
+        add_num(o, "accuracy_segm", t->accuracy_segm, t->has_accuracy_segm);
+        add_num(o, "target", t->target, t->has_target);
+        add_str(o, "target_source", t->has_target ? (t->target_from_log ? "log" : "config") : NULL);
+        add_bool(o, "reached", t->reached, read && (ar || t->has_target));
+        cJSON_AddBoolToObject(o, "converged", t->converged);
+        add_str(o, "dropped", dropped_as(s, i));
+        add_num(o, "throughput", t->throughput, t->throughput > 0);
+        add_str(o, "throughput_source", t->throughput > 0 ? (t->throughput_logged ? "logged" : "computed") : NULL);
+        add_num(o, "train_samples", (double)t->train_samples, t->train_samples > 0);
+        add_num(o, "global_batch_size", (double)t->global_batch_size, t->global_batch_size > 0);
+        add_num(o, "seed", (double)t->seed, t->has_seed);
+        add_num(o, "result_seconds", t->result_seconds, t->result_lines > 0);
+        /* allreduce: numbers for allreduce runs, null for the others */
+        add_num(o, "sizes", t->ar_sizes, ar && read);
+        add_num(o, "largest_bytes", t->ar_bytes, ar && t->ar_sizes);
+        add_num(o, "busbw_gbps", t->ar_busbw, ar && t->ar_sizes);
+        add_num(o, "algbw_gbps", t->ar_algbw, ar && t->ar_sizes);
+        add_num(o, "wrong", (double)t->ar_wrong, ar && read);
+        add_num(o, "lines", (double)t->lines, read);
+        add_num(o, "mllog_lines", (double)t->mllog_lines, read);
+        add_num(o, "unparseable_lines", (double)t->bad_lines, read);
+        bad = cJSON_AddArrayToObject(o, "unparseable_at");
+        for (long k = 0; k < t->bad_lines && k < MLPERF_BAD_KEPT; k++)
+                cJSON_AddItemToArray(bad, cJSON_CreateNumber((double)t->bad_at[k]));
+        add_num(o, "other_rank_lines", (double)t->other_rank_lines, read);
+        add_num(o, "duplicate_keys", t->duplicate_keys, read);
+        add_num(o, "result_lines", t->result_lines, read);
+        return o;
+}
+
+static cJSON *score_json(const struct report_run *r, const struct mlperf_score *s)
+{
+        cJSON *o = cJSON_CreateObject();
+        add_num(o, "value", s->score, s->scored);
+        cJSON_AddStringToObject(o, "unit", s->unit);
+        cJSON_AddBoolToObject(o, "higher_is_better", s->higher_is_better);
+        cJSON_AddBoolToObject(o, "scored", s->scored);
+        cJSON_AddBoolToObject(o, "valid", s->valid);
+        add_str(o, "method", s->scored ? s->method : NULL);
+        add_str(o, "reason", s->reason);
+        cJSON_AddNumberToObject(o, "trials", s->trials);
+        cJSON_AddNumberToObject(o, "required", s->required);
+        cJSON_AddNumberToObject(o, "converged", s->converged);
+        add_num(o, "fastest_trial", trial_number(r, s->fastest), s->fastest >= 0);
+        add_num(o, "slowest_trial", trial_number(r, s->slowest), s->slowest >= 0);
+        add_num(o, "mean", s->mean, s->converged > 0);
+        add_num(o, "sd", s->sd, s->converged > 0);
+        add_num(o, "sd_pct", s->sd_pct, s->converged > 0);
+        return o;
+}
+
+static cJSON *reference_json(const struct report_run *r, const struct mlperf_score *s)
+{
+        const struct report_reference *p = published(r);
+        double ours = 0, tp;
+        int k;
+        if (!p)
+                return cJSON_CreateNull();
+        cJSON *o = cJSON_CreateObject();
+        bool have_ours = ours_minutes(r, s, &ours);
+        add_num(o, "minutes", p->minutes, p->minutes > 0);
+        add_num(o, "images_per_second", p->images_per_second, p->images_per_second > 0);
+        add_str(o, "source", p->source);
+        add_num(o, "ours_minutes", ours, have_ours);
+        add_bool(o, "ours_official", s->scored, have_ours);
+        add_num(o, "difference_pct", have_ours && p->minutes > 0 ? pct_diff(ours, p->minutes) : 0,
+                have_ours && p->minutes > 0);
+        tp = mean_throughput(r, &k);
+        add_num(o, "ours_throughput", tp, k > 0);
+        add_num(o, "throughput_difference_pct", k && p->images_per_second > 0 ? pct_diff(tp, p->images_per_second) : 0,
+                k > 0 && p->images_per_second > 0);
+        return o;
+}
+
+cJSON *report_json(const struct report_run *runs, int n, unsigned flags)
+{
+        _cleanup_free_ struct mlperf_score *scores = scores_new(runs, n);
+        cJSON *arr = cJSON_CreateArray();
+        if (!arr)
+                return NULL;
+        for (int i = 0; i < n; i++) {
+                const struct report_run *r = &runs[i];
+                cJSON *o = cJSON_CreateObject(), *trials;
+                add_str(o, "run", r->id);
+                add_str(o, "system", r->system);
+                add_str(o, "workload", r->workload);
+                add_str(o, "state", r->state);
+                trials = cJSON_AddArrayToObject(o, "trials");
+                for (int k = 0; k < r->ntrials; k++)
+                        cJSON_AddItemToArray(trials, trial_json(r, &scores[i], k));
+                cJSON_AddItemToObject(o, "score", score_json(r, &scores[i]));
+                if (flags & REPORT_REFERENCE)
+                        cJSON_AddItemToObject(o, "published", reference_json(r, &scores[i]));
+                cJSON_AddItemToArray(arr, o);
+        }
+        return arr;
+}
+
+/* ---- CSV ---- */
+
+void report_csv_field(struct bd_buf *out, const char *s)
+{
+        if (!s)
+                return;
+        if (!strpbrk(s, ",\"\r\n")) {
+                buf_puts(out, s);
+                return;
+        }
+        buf_putc(out, '"');
+        for (; *s; s++) {
+                if (*s == '"')
+                        buf_putc(out, '"');
+                buf_putc(out, *s);
+        }
+        buf_putc(out, '"');
+}
+
+/* ",value" with that many decimals, or "," when unknown */
+static void csv_num(struct bd_buf *out, int decimals, double v, bool known)
+{
+        buf_putc(out, ',');
+        if (known && isfinite(v))
+                buf_printf(out, "%.*f", decimals, v);
+}
+
+static void csv_str(struct bd_buf *out, const char *s)
+{
+        buf_putc(out, ',');
+        report_csv_field(out, s);
+}
+
+static const char csv_header[] =
+        "run,system,workload,trial,log,status,time_to_train_s,time_to_train_min,epochs,accuracy,target,reached,"
+        "converged,dropped,throughput,global_batch_size,train_samples,seed,sizes,largest_bytes,busbw_gbps,algbw_gbps,"
+        "wrong,lines,mllog_lines,unparseable_lines,first_unparseable_line,duplicate_keys,reason,score,score_unit\n";
+
+void report_csv(const struct report_run *runs, int n, unsigned flags, struct bd_buf *out)
+{
+        _cleanup_free_ struct mlperf_score *scores = scores_new(runs, n);
+        buf_puts(out, csv_header);
+        for (int i = 0; i < n; i++) {
+                const struct report_run *r = &runs[i];
+                const struct mlperf_score *s = &scores[i];
+                bool ar = is_allreduce(r);
+                for (int k = 0; k < r->ntrials; k++) {
+                        const struct mlperf_trial *t = &r->trials[k].result;
+                        bool read = t->outcome != OUT_MISSING;
+                        report_csv_field(out, r->id);
+                        csv_str(out, r->system);
+                        csv_str(out, r->workload);
+                        buf_printf(out, ",%d", r->trials[k].number);
+                        csv_str(out, r->trials[k].log_path);
+                        csv_str(out, trial_outcome_name(t->outcome));
+                        csv_num(out, 3, t->time_to_train, t->time_to_train > 0);
+                        csv_num(out, 4, t->time_to_train / 60, t->time_to_train > 0);
+                        csv_num(out, 0, t->epochs, read);
+                        csv_num(out, 6, t->accuracy, t->has_accuracy);
+                        csv_num(out, 6, t->target, t->has_target);
+                        csv_str(out, read && (ar || t->has_target) ? (t->reached ? "yes" : "no") : NULL);
+                        csv_str(out, t->converged ? "yes" : "no");
+                        csv_str(out, dropped_as(s, k));
+                        csv_num(out, 3, t->throughput, t->throughput > 0);
+                        csv_num(out, 0, (double)t->global_batch_size, t->global_batch_size > 0);
+                        csv_num(out, 0, (double)t->train_samples, t->train_samples > 0);
+                        buf_putc(out, ',');
+                        if (t->has_seed)
+                                buf_printf(out, "%lld", t->seed);
+                        csv_num(out, 0, t->ar_sizes, ar && read);
+                        csv_num(out, 0, t->ar_bytes, ar && t->ar_sizes);
+                        csv_num(out, 6, t->ar_busbw, ar && t->ar_sizes);
+                        csv_num(out, 6, t->ar_algbw, ar && t->ar_sizes);
+                        csv_num(out, 0, (double)t->ar_wrong, ar && read);
+                        csv_num(out, 0, (double)t->lines, read);
+                        csv_num(out, 0, (double)t->mllog_lines, read);
+                        csv_num(out, 0, (double)t->bad_lines, read);
+                        csv_num(out, 0, (double)t->first_bad_line, t->bad_lines > 0);
+                        csv_num(out, 0, t->duplicate_keys, read);
+                        csv_str(out, t->reason);
+                        csv_num(out, 6, s->score, s->scored);
+                        csv_str(out, s->unit);
+                        buf_putc(out, '\n');
+                }
+        }
+}
+
+int report_write(const struct report_run *runs, int n, enum report_format format, unsigned flags,
+                 struct bd_buf *out)
+{
+        switch (format) {
+        case REPORT_TEXT:
+                report_text(runs, n, flags, out);
+                return 0;
+        case REPORT_CSV:
+                report_csv(runs, n, flags, out);
+                return 0;
+        case REPORT_JSON: {
+                cJSON *j = report_json(runs, n, flags);
+                char *text = j ? cJSON_Print(j) : NULL;
+                cJSON_Delete(j);
+                if (!text)
+                        return -ENOMEM;
+                buf_puts(out, text);
+                buf_putc(out, '\n');
+                cJSON_free(text);
+                return 0;
+        }
+        }
+        return -EINVAL;
+}
