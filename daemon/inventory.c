@@ -109,7 +109,13 @@ cJSON *inventory_json(const struct inventory *inv)
                 cJSON_AddNumberToObject(e, "index", i);
                 cJSON_AddStringToObject(e, "name", g->name);
                 cJSON_AddItemToObject(e, "uuid", str_or_null(g->uuid));
+                cJSON_AddItemToObject(e, "minor", g->minor >= 0 ? cJSON_CreateNumber(g->minor) : cJSON_CreateNull());
                 cJSON_AddItemToObject(e, "pci", pci_json(&g->pci));
+                cJSON_AddItemToObject(e, "host_bridge", str_or_null(g->pci.host));
+                cJSON_AddItemToObject(e, "root_port", str_or_null(g->pci.depth > 0 ? g->pci.path[0] : NULL));
+                /* the upstream port of the switch right above: root port, upstream, downstream, device */
+                cJSON_AddItemToObject(e, "pcie_switch",
+                                      str_or_null(g->pci.depth >= 3 ? g->pci.path[g->pci.depth - 2] : NULL));
                 cJSON_AddItemToObject(e, "memory_bytes", cJSON_CreateNull()); /* NVML only */
                 cJSON_AddItemToArray(gpus, e);
         }
@@ -162,6 +168,10 @@ cJSON *inventory_json(const struct inventory *inv)
                         cJSON_AddNumberToObject(e, "membind", plan[r].numa);
                         cJSON_AddItemToObject(e, "nic", plan[r].nic >= 0 ? cJSON_CreateString(t.nics[plan[r].nic].name)
                                                                          : cJSON_CreateNull());
+                        struct bd_buf nb = BD_BUF_INIT;
+                        bind_format_numactl(&plan[r], &nb);
+                        cJSON_AddStringToObject(e, "numactl", nb.s ? nb.s : "");
+                        buf_release(&nb);
                         cJSON_AddItemToArray(b, e);
                 }
                 free(plan);

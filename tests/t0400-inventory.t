@@ -50,5 +50,14 @@ for exp in "$srcdir"/tests/fixtures/sysfs/*/expected.json; do
     out=$(/usr/bin/python3 "$srcdir/tests/check-inventory.py" "$exp" "$tmp/$name.json" 2>&1); rc=$?
     is "$name: inventory, topology and binding as recorded" "$rc" 0
     [ "$rc" -eq 0 ] || printf '%s\n' "$out" | head -20 | sed 's/^/#   /'
+    # the system config's declared topology gives the same plan as the measured one
+    sys=$(/usr/bin/python3 -c "import json,os; c=json.load(open('$exp'))['system_config']; print(os.path.basename(c)[:-5] if c else '')")
+    [ -n "$sys" ] || continue
+    want=$(/usr/bin/python3 -c "import json; [print(b['local_rank'], b['numactl'], b['nic']) for b in json.load(open('$tmp/$name.json'))['binding']]")
+    got=$(n=$(printf '%s\n' "$want" | wc -l); for ((r = 0; r < n; r++)); do
+              "$BENCHCTL" bind --system "$sys" --local-rank "$r" --json |
+                  /usr/bin/python3 -c "import json,sys; b=json.load(sys.stdin); print(b['local_rank'], b['numactl'], b['nic'])"
+          done)
+    is "$name: benchctl bind --system $sys plans as the measured topology" "$got" "$want"
 done
 done_testing
