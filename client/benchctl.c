@@ -27,6 +27,8 @@ static const struct bd_command commands[] = {
         { "report", cmd_report, "RUN... [--json|--csv] [--reference]",
           "Time to train, accuracy, throughput and the MLPerf score of runs." },
         { "runs", cmd_runs, "[--system S] [--workload W] [--json]", "List recorded runs, newest first." },
+        { "nodes", cmd_nodes, "[--system S | NODE...] [--json] [--topo]",
+          "Ask the benchd of each node what it has and how it is wired." },
         { 0 }
 };
 

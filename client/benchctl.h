@@ -44,6 +44,7 @@ int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
 int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 
 #endif

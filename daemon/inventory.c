@@ -279,6 +279,8 @@ cJSON *inventory_binding_json(const struct inventory *inv, int ranks, struct bd_
                 cJSON_AddNumberToObject(e, "membind", plan[r].numa);
                 cJSON_AddItemToObject(e, "nic", plan[r].nic >= 0 ? cJSON_CreateString(t.nics[plan[r].nic].name)
                                                                  : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "nic_kind", plan[r].nic >= 0 ? cJSON_CreateString(nic_kind_name(t.nics[plan[r].nic].kind))
+                                                                      : cJSON_CreateNull());
                 bind_format_numactl(&plan[r], &nb);
                 cJSON_AddStringToObject(e, "numactl", nb.s ? nb.s : "");
                 buf_release(&nb);
