@@ -142,6 +142,7 @@ cJSON *inventory_json(const struct inventory *inv)
         cJSON_AddNumberToObject(cpu, "online_cpus", inv->online_cpus);
         cJSON_AddItemToObject(cpu, "online", cpus_json(&inv->online));
 
+        cJSON_AddStringToObject(o, "numa_source", inv->numa_source ? inv->numa_source : "sysfs");
         cJSON *numa = cJSON_AddArrayToObject(o, "numa_nodes");
         for (int i = 0; i < inv->nnodes; i++) {
                 cJSON *n = cJSON_CreateObject();

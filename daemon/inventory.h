@@ -74,6 +74,7 @@ struct inventory {
         int sockets, cores_per_socket, threads_per_core, online_cpus;
         struct bd_cpuset online;
         int nnodes;
+        const char *numa_source;        /* "libnuma" or "sysfs" */
         struct {
                 int id;
                 struct bd_cpuset cpus;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #ifdef HAVE_SYSTEMD
 #include <systemd/sd-journal.h>
 #endif
@@ -17,6 +18,7 @@
 int log_max_level = LOG_INFO;
 static const char *log_ident = "benchd";
 static bool journal;
+static bool structured;          /* journald's native socket is there */
 static bool use_syslog;
 
 static const char *const level_names[] = {
@@ -39,6 +41,9 @@ void log_init(const char *ident)
 {
         log_ident = ident;
         journal = stderr_is_journal();
+        /* sd_journal_send() drops messages silently when journald's socket
+         * is missing: then the stream's "<N>" lines are the way in */
+        structured = journal && access("/run/systemd/journal/socket", W_OK) == 0;
 }
 
 void log_use_syslog(void)
@@ -78,12 +83,15 @@ void log_internal(int level, const char *file, int line, const char *func, const
         if (use_syslog)
                 syslog(level, "%s", msg);
         else if (journal) {
+                int r = -1;
 #ifdef HAVE_SYSTEMD
-                sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", level, "CODE_FILE=%s", file, "CODE_LINE=%i", line,
-                                "CODE_FUNC=%s", func, "SYSLOG_IDENTIFIER=%s", log_ident, NULL);
-#else
-                fprintf(stderr, "<%d>%s\n", level, msg);
+                if (structured)
+                        r = sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%i", level, "CODE_FILE=%s", file, "CODE_LINE=%i",
+                                            line, "CODE_FUNC=%s", func, "SYSLOG_IDENTIFIER=%s", log_ident, NULL);
 #endif
+                /* the stream journald reads parses the priority prefix */
+                if (r < 0)
+                        fprintf(stderr, "<%d>%s\n", level, msg);
         } else if (level <= LOG_WARNING || level == LOG_DEBUG)
                 fprintf(stderr, "%s: %s: %s\n", log_ident, level <= LOG_ERR ? "error" : level_names[level], msg);
         else

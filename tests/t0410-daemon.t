@@ -167,6 +167,20 @@ like "  RELOADING=1 came first" "$(grep -n -E '^(RELOADING|READY=1\|STATUS=servi
 kill -TERM "$pid4"; wait "$pid4"
 like "SIGTERM: STOPPING=1" "$(tail -1 "$tmp/notify.log")" '^STOPPING=1'
 
+# under systemd (JOURNAL_STREAM names our stderr) without a journal socket to
+# send structured entries to: journald's "<priority>" lines
+if [ ! -S /run/systemd/journal/socket ]; then
+    : > "$tmp/journal.log"
+    port7=$(free_port $((port + 25)))
+    JOURNAL_STREAM="$(stat -c '%d:%i' "$tmp/journal.log")" "$BENCHD" -f --listen "127.0.0.1:$port7" \
+        --token-file "$tmp/state/token" 2>>"$tmp/journal.log" &
+    pid7=$!; pids+=("$pid7")
+    wait_until 10 curl -sf "http://127.0.0.1:$port7/v1/health"
+    stop_pid "$pid7"
+    like "journal stream: notices as <5> lines" "$(cat "$tmp/journal.log")" "^<5>serving on 127.0.0.1:$port7$"
+    like "  SIGTERM too" "$(cat "$tmp/journal.log")" '^<5>SIGTERM: stopping$'
+fi
+
 # socket activation
 if command -v systemd-socket-activate >/dev/null; then
     port5=$(free_port $((port + 15)))
