@@ -181,6 +181,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, en
         }
 }
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) _printf_(2, 0);
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
         char msg[512];
