@@ -26,10 +26,10 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 
 #include "buf.h"
 #include "cpuset.h"
+#include "curl-dl.h"
 #include "macro.h"
 #include "strutil.h"
 
@@ -116,21 +116,27 @@ static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, 
         _cleanup_free_ char *full = xasprintf("%s/v1/binding?ranks=%d", url, ranks);
         long status = 0;
         bool ok = false;
-        CURL *h = curl_easy_init();
+        struct bd_err err;
+        const struct curl_fns *C = curl_fns(&err);
+        if (!C) {
+                str_copy(reason, n, err.msg);
+                return false;
+        }
+        CURL *h = C->easy_init();
         if (!h) {
                 snprintf(reason, n, "libcurl failed to start");
                 return false;
         }
-        curl_easy_setopt(h, CURLOPT_URL, full);
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 1000L);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-        CURLcode rc = curl_easy_perform(h);
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_cleanup(h);
+        C->easy_setopt(h, CURLOPT_URL, full);
+        C->easy_setopt(h, CURLOPT_TIMEOUT_MS, 1000L);
+        C->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        C->easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+        C->easy_setopt(h, CURLOPT_WRITEDATA, &body);
+        CURLcode rc = C->easy_perform(h);
+        C->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        C->easy_cleanup(h);
         if (rc != CURLE_OK) {
-                snprintf(reason, n, "benchd at %s: %s", url, curl_easy_strerror(rc));
+                snprintf(reason, n, "benchd at %s: %s", url, C->easy_strerror(rc));
                 return false;
         }
         cJSON *j = cJSON_Parse(body.s ? body.s : "");

@@ -3,8 +3,7 @@
 
 #include <string.h>
 
-#include <curl/curl.h>
-
+#include "curl-dl.h"
 #include "nodes.h"
 #include "strutil.h"
 
@@ -80,7 +79,16 @@ bool node_ok(const struct node_call *c)
 int nodes_request(struct node_call *calls, int n, const char *method, const char *path, const char *body,
                   const char *token, long timeout_ms)
 {
-        CURLM *m = curl_multi_init();
+        struct bd_err err;
+        const struct curl_fns *C = curl_fns(&err);
+        if (!C) {
+                for (int i = 0; i < n; i++) {
+                        calls[i].status = 0;
+                        STR_COPY(calls[i].error, err.msg);
+                }
+                return 0;
+        }
+        CURLM *m = C->multi_init();
         CURL **h = xcalloc((size_t)n + 1, sizeof(CURL *));
         struct curl_slist **hdrs = xcalloc((size_t)n + 1, sizeof(struct curl_slist *));
         char (*errbuf)[CURL_ERROR_SIZE] = xcalloc((size_t)n + 1, CURL_ERROR_SIZE);
@@ -94,55 +102,55 @@ int nodes_request(struct node_call *calls, int n, const char *method, const char
                 c->json = NULL;
                 c->status = 0;
                 c->error[0] = '\0';
-                h[i] = curl_easy_init();
-                curl_easy_setopt(h[i], CURLOPT_URL, url);
-                curl_easy_setopt(h[i], CURLOPT_CUSTOMREQUEST, method);
-                curl_easy_setopt(h[i], CURLOPT_NOSIGNAL, 1L);
-                curl_easy_setopt(h[i], CURLOPT_TIMEOUT_MS, timeout_ms);
-                curl_easy_setopt(h[i], CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-                curl_easy_setopt(h[i], CURLOPT_WRITEFUNCTION, collect);
-                curl_easy_setopt(h[i], CURLOPT_WRITEDATA, c);
-                curl_easy_setopt(h[i], CURLOPT_ERRORBUFFER, errbuf[i]);
-                curl_easy_setopt(h[i], CURLOPT_PRIVATE, c);
+                h[i] = C->easy_init();
+                C->easy_setopt(h[i], CURLOPT_URL, url);
+                C->easy_setopt(h[i], CURLOPT_CUSTOMREQUEST, method);
+                C->easy_setopt(h[i], CURLOPT_NOSIGNAL, 1L);
+                C->easy_setopt(h[i], CURLOPT_TIMEOUT_MS, timeout_ms);
+                C->easy_setopt(h[i], CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+                C->easy_setopt(h[i], CURLOPT_WRITEFUNCTION, collect);
+                C->easy_setopt(h[i], CURLOPT_WRITEDATA, c);
+                C->easy_setopt(h[i], CURLOPT_ERRORBUFFER, errbuf[i]);
+                C->easy_setopt(h[i], CURLOPT_PRIVATE, c);
                 if (c->socket)
-                        curl_easy_setopt(h[i], CURLOPT_UNIX_SOCKET_PATH, c->socket);
-                hdrs[i] = curl_slist_append(hdrs[i], "Accept: application/json");
+                        C->easy_setopt(h[i], CURLOPT_UNIX_SOCKET_PATH, c->socket);
+                hdrs[i] = C->slist_append(hdrs[i], "Accept: application/json");
                 if (auth)
-                        hdrs[i] = curl_slist_append(hdrs[i], auth);
+                        hdrs[i] = C->slist_append(hdrs[i], auth);
                 if (body) {
-                        hdrs[i] = curl_slist_append(hdrs[i], "Content-Type: application/json");
-                        curl_easy_setopt(h[i], CURLOPT_POSTFIELDS, body);
+                        hdrs[i] = C->slist_append(hdrs[i], "Content-Type: application/json");
+                        C->easy_setopt(h[i], CURLOPT_POSTFIELDS, body);
                 }
-                curl_easy_setopt(h[i], CURLOPT_HTTPHEADER, hdrs[i]);
-                curl_multi_add_handle(m, h[i]);
+                C->easy_setopt(h[i], CURLOPT_HTTPHEADER, hdrs[i]);
+                C->multi_add_handle(m, h[i]);
         }
         do {
-                CURLMcode mc = curl_multi_perform(m, &running);
+                CURLMcode mc = C->multi_perform(m, &running);
                 if (mc == CURLM_OK && running)
-                        mc = curl_multi_poll(m, NULL, 0, 200, NULL);
+                        mc = C->multi_poll(m, NULL, 0, 200, NULL);
                 if (mc != CURLM_OK)
                         break;
         } while (running);
         CURLMsg *msg;
         int left;
-        while ((msg = curl_multi_info_read(m, &left))) {
+        while ((msg = C->multi_info_read(m, &left))) {
                 struct node_call *c = NULL;
                 if (msg->msg != CURLMSG_DONE)
                         continue;
-                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&c);
-                curl_easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &c->status);
+                C->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&c);
+                C->easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &c->status);
                 if (msg->data.result != CURLE_OK) {
                         int i = (int)(c - calls);
                         snprintf(c->error, sizeof(c->error), "%s",
-                                 errbuf[i][0] ? errbuf[i] : curl_easy_strerror(msg->data.result));
+                                 errbuf[i][0] ? errbuf[i] : C->easy_strerror(msg->data.result));
                         c->status = 0;
                 }
         }
         for (int i = 0; i < n; i++) {
                 struct node_call *c = &calls[i];
-                curl_multi_remove_handle(m, h[i]);
-                curl_easy_cleanup(h[i]);
-                curl_slist_free_all(hdrs[i]);
+                C->multi_remove_handle(m, h[i]);
+                C->easy_cleanup(h[i]);
+                C->slist_free_all(hdrs[i]);
                 if (c->status)
                         c->json = cJSON_ParseWithLength(c->body.s ? c->body.s : "", c->body.len);
                 if (c->status && !(c->status >= 200 && c->status < 300)) {
@@ -155,7 +163,7 @@ int nodes_request(struct node_call *calls, int n, const char *method, const char
                         snprintf(c->error, sizeof(c->error), "no answer");
                 ok += node_ok(c);
         }
-        curl_multi_cleanup(m);
+        C->multi_cleanup(m);
         free(h);
         free(hdrs);
         free(errbuf);
