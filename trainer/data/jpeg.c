@@ -84,7 +84,7 @@ int jpeg_complete(const uint8_t *data, size_t len)
 int jpeg_read_info(struct jpeg_decoder *d, const uint8_t *data, size_t len, struct jpeg_info *ret,
                    struct bd_err *err)
 {
-        int w, h, subsamp, cs;
+        int w = 0, h = 0, subsamp = -1, cs = -1;
         if (len > (size_t)1 << 31)
                 return bd_err_set(err, -EFBIG, "JPEG file too large");
         if (tjDecompressHeader3(d->tj, data, (unsigned long)len, &w, &h, &subsamp, &cs) < 0)
@@ -92,7 +92,7 @@ int jpeg_read_info(struct jpeg_decoder *d, const uint8_t *data, size_t len, stru
         if (cs == TJCS_CMYK || cs == TJCS_YCCK)
                 return bd_err_set(err, -EBADMSG, "CMYK JPEG, not supported");
         if (w <= 0 || h <= 0)
-                return bd_err_set(err, -EBADMSG, "JPEG of %dx%d pixels", w, h);
+                return bd_err_set(err, -EBADMSG, "not a JPEG image (no frame header)");
         ret->width = w;
         ret->height = h;
         return 0;

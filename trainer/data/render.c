@@ -127,9 +127,10 @@ static int coeffs(double in0, double in1, int in_size, int out_size, float gain,
                 free(*first);
                 free(*count);
                 free(*w);
+                /* need >= out_size: one capacity fits the three arrays */
                 *cap = need;
-                *first = xmalloc((size_t)out_size * sizeof(int32_t));
-                *count = xmalloc((size_t)out_size * sizeof(int32_t));
+                *first = xmalloc(need * sizeof(int32_t));
+                *count = xmalloc(need * sizeof(int32_t));
                 *w = xmalloc(need * sizeof(float));
         }
         for (int xx = 0; xx < out_size; xx++) {
