@@ -427,11 +427,13 @@ static void test_synthetic(void)
         ok(loader_index(l) == NULL, "synthetic: no annotation index, no disk");
 }
 
-static int warnings;
+static int warnings, open_warnings;
 static char last_warning[1024];
 static void count_warning(void *ctx, const char *msg)
 {
         warnings++;
+        /* the workers start decoding (and meeting corrupt JPEGs) as soon as the loader opens */
+        open_warnings += !strstr(msg, "JPEG");
         snprintf(last_warning, sizeof(last_warning), "%s", msg);
         printf("#   warning: %s\n", msg);
 }
@@ -452,7 +454,7 @@ static void test_bad_data(void)
         struct loader_config c = config(dir, LOADER_TRAIN, 1, 2);
         c.warn = count_warning;
         c.max_warnings = 3;
-        warnings = 0;
+        warnings = open_warnings = 0;
         _cleanup_(loader_freep) struct loader *l = open_or_die(&c);
         struct loader_stats s;
         loader_get_stats(l, &s);
@@ -463,7 +465,7 @@ static void test_bad_data(void)
         is_int(s.boxes_outside, 1, "  a box outside its image counted");
         is_int(s.invalid_boxes, 1, "  a box of no size counted");
         is_int(s.usable, 10, "  10 usable images (the corrupt ones are found later)");
-        is_int(warnings, 5, "  one warning each");
+        is_int(open_warnings, 5, "  one warning each");
         long nb = loader_batches_per_epoch(l);
         int full = 1, substituted = 0, ids_ok = 1;
         for (long i = 0; i < 3 * nb; i++) {

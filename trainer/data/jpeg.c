@@ -108,11 +108,13 @@ static void *grow(struct jpeg_decoder *d, size_t n)
         return d->buf;
 }
 
+/* 1/8, 1/4 and 1/2 only: libjpeg-turbo has SIMD inverse DCTs for those
+ * (and 8/8); the other factors use C code slower than a full decode. */
 static int pick_scale(int rw, int rh, int min_w, int min_h)
 {
         if (min_w <= 0 || min_h <= 0)
                 return 8;
-        for (int num = 1; num < 8; num++)
+        for (int num = 1; num < 8; num *= 2)
                 if ((long)rw * num >= 8L * min_w && (long)rh * num >= 8L * min_h)
                         return num;
         return 8;

@@ -5,9 +5,9 @@
  * tjDecompress2(); a region is decoded through libjpeg-turbo's libjpeg API
  * (jpeg_crop_scanline + jpeg_skip_scanlines), so the rows below the region are
  * never decoded and the columns outside it skip the IDCT and colour
- * conversion.  Both pick the smallest DCT scaling factor n/8 that leaves at
- * least min_w x min_h pixels in the region: decoding at 1/2 scale costs about a
- * quarter of a full decode.
+ * conversion.  Both pick the smallest DCT scaling factor of 1/8, 1/4, 1/2
+ * (those with SIMD code) that leaves at least min_w x min_h pixels in the
+ * region: decoding at 1/2 scale costs about a third of a full decode.
  *
  * A file is corrupt when either library reports an error or a warning
  * (libjpeg fills a truncated image with grey and only warns), or when the

@@ -538,8 +538,9 @@ static void *worker_main(void *arg)
                                  "%s: no image of the dataset can be decoded (%ld corrupt)", l->cfg.images_dir,
                                  l->stats.corrupt_images);
                 }
-                sl->done++;
-                pthread_cond_broadcast(&l->done);
+                /* the consumer waits for whole batches (or an error, or seek's in_flight) */
+                if (++sl->done == sl->b.n || l->error || (l->paused && l->in_flight == 0))
+                        pthread_cond_broadcast(&l->done);
         }
         pthread_mutex_unlock(&l->mu);
         return NULL;
