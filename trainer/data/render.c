@@ -318,9 +318,11 @@ MULTIVERSION static void jitter_normalise(float *pr, float *pg, float *pb, size_
 
 /* ---- the whole image ------------------------------------------------------------------------ */
 
-MULTIVERSION void ssd_render(struct ssd_scratch *s, const uint8_t *src, size_t stride, int src_w, int src_h, double sx0,
-                double sy0, double sx1, double sy1, bool flip, const struct ssd_jitter *jitter,
-                const struct ssd_norm *norm, int out_w, int out_h, float *out)
+/* static: clang dispatches target_clones only inside the translation unit */
+MULTIVERSION static void render(struct ssd_scratch *s, const uint8_t *src, size_t stride, int src_w, int src_h,
+                                double sx0, double sy0, double sx1, double sy1, bool flip,
+                                const struct ssd_jitter *jitter, const struct ssd_norm *norm, int out_w, int out_h,
+                                float *out)
 {
         int hk = coeffs(sx0, sx1, src_w, out_w, 1.f / 255.f, &s->hx, &s->hn, &s->hw, &s->hcap);
         int vk = coeffs(sy0, sy1, src_h, out_h, 1.f, &s->vy, &s->vn, &s->vw, &s->vcap);
@@ -392,4 +394,11 @@ MULTIVERSION void ssd_render(struct ssd_scratch *s, const uint8_t *src, size_t s
         for (size_t i = npix; i < n4; i++)
                 pr[i] = pg[i] = pb[i] = 0;
         jitter_normalise(pr, pg, pb, npix, n4, jitter, norm, out);
+}
+
+void ssd_render(struct ssd_scratch *s, const uint8_t *src, size_t stride, int src_w, int src_h, double sx0,
+                double sy0, double sx1, double sy1, bool flip, const struct ssd_jitter *jitter,
+                const struct ssd_norm *norm, int out_w, int out_h, float *out)
+{
+        render(s, src, stride, src_w, src_h, sx0, sy0, sx1, sy1, flip, jitter, norm, out_w, out_h, out);
 }
