@@ -28,7 +28,7 @@ _Static_assert(sizeof(struct coco_index_header) == 192, "coco_index_header layou
 
 #define ENDIAN_MARK 0x01020304u
 #define MAX_ID 9007199254740992.0       /* 2^53: ids beyond this do not survive a double */
-#define RELEASE_CHUNK (64u << 20)       /* drop parsed JSON pages from RSS this often */
+#define RELEASE_CHUNK (16u << 20)       /* drop parsed JSON pages from RSS this often */
 
 /* ---- mapping a file ------------------------------------------------------ */
 
@@ -66,16 +66,52 @@ static int map_file(const char *path, struct mapped *m, struct bd_err *err)
 
 int coco_file_hash(const char *path, uint64_t *ret_hash, uint64_t *ret_size, struct bd_err *err)
 {
-        struct mapped m = { 0 };
-        int r = map_file(path, &m, err);
-        if (r < 0)
-                return r;
-        (void) madvise(m.p, m.size, MADV_SEQUENTIAL);
-        *ret_hash = XXH3_64bits(m.p, m.size);
-        if (ret_size)
-                *ret_size = m.size;
-        unmap(&m);
-        return 0;
+        /* read, not mapped: 448 MB of page cache need not count in this process's memory */
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+        (void) posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+        XXH3_state_t *st = XXH3_createState();
+        XXH3_64bits_reset(st);
+        const size_t chunk = 4u << 20;
+        _cleanup_free_ char *buf = xmalloc(chunk);
+        uint64_t size = 0;
+        int r = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf, chunk);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        r = bd_err_set(err, -errno, "cannot read '%s': %s", path, strerror(errno));
+                        break;
+                }
+                if (n == 0)
+                        break;
+                XXH3_64bits_update(st, buf, (size_t)n);
+                size += (uint64_t)n;
+        }
+        if (r == 0) {
+                *ret_hash = XXH3_64bits_digest(st);
+                if (ret_size)
+                        *ret_size = size;
+        }
+        XXH3_freeState(st);
+        return r;
+}
+
+/* XXH3 of a mapping, dropping the pages from this process's memory as it goes */
+static uint64_t hash_mapped(const struct mapped *m)
+{
+        XXH3_state_t *st = XXH3_createState();
+        XXH3_64bits_reset(st);
+        for (size_t off = 0; off < m->size; off += RELEASE_CHUNK) {
+                size_t n = m->size - off < RELEASE_CHUNK ? m->size - off : RELEASE_CHUNK;
+                XXH3_64bits_update(st, (const char *)m->p + off, n);
+                (void) madvise((char *)m->p + off, n, MADV_DONTNEED);
+        }
+        uint64_t h = XXH3_64bits_digest(st);
+        XXH3_freeState(st);
+        return h;
 }
 
 /* ---- RLE strings ----------------------------------------------------------- */
@@ -644,7 +680,7 @@ int coco_index_build(const char *json_path, const char *index_path, struct bd_er
         int r = map_file(json_path, &m, err);
         if (r < 0)
                 return r;
-        uint64_t hash = XXH3_64bits(m.p, m.size);
+        uint64_t hash = hash_mapped(&m);
         _cleanup_free_ char *tmpl = xasprintf("%s.tmp.XXXXXX", index_path);
         _cleanup_free_ char *tmp = NULL;
         r = build_tmp(json_path, &m, hash, tmpl, &tmp, err);
@@ -846,14 +882,15 @@ static int open_no_cache(const char *json_path, const struct mapped *m, uint64_t
 int coco_index_open(const char *json_path, const char *cache_dir, unsigned flags, struct coco_index **ret,
                     struct bd_err *err)
 {
-        struct mapped m = { 0 };
-        int r = map_file(json_path, &m, err);
+        uint64_t hash, size;
+        int r = coco_file_hash(json_path, &hash, &size, err);
         if (r < 0)
                 return r;
-        (void) madvise(m.p, m.size, MADV_SEQUENTIAL);
-        uint64_t hash = XXH3_64bits(m.p, m.size);
-        uint64_t size = m.size;
+        /* the JSON is mapped only to build from it */
+        struct mapped m = { 0 };
         if (flags & COCO_INDEX_NO_CACHE) {
+                if ((r = map_file(json_path, &m, err)) < 0)
+                        return r;
                 r = open_no_cache(json_path, &m, hash, ret, err);
                 unmap(&m);
                 return r;
@@ -866,26 +903,19 @@ int coco_index_open(const char *json_path, const char *cache_dir, unsigned flags
         struct bd_err ignored;
 
         if (coco_index_load(path, &x, &ignored) == 0 && index_matches(x, hash, size)) {
-                unmap(&m);
                 *ret = x;
                 return 0;
         }
         x = coco_index_free(x);
-        if ((r = mkdir_p(dir, 0755)) < 0) {
-                unmap(&m);
+        if ((r = mkdir_p(dir, 0755)) < 0)
                 return bd_err_set(err, r, "cannot create the index directory '%s': %s", dir, strerror(-r));
-        }
         _cleanup_free_ char *lock = xasprintf("%s/%s.bdidx.lock", dir, stem);
         _cleanup_close_ int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (lfd < 0) {
-                unmap(&m);
+        if (lfd < 0)
                 return bd_err_set(err, -errno, "cannot create '%s': %s", lock, strerror(errno));
-        }
         while (flock(lfd, LOCK_EX) < 0)
-                if (errno != EINTR) {
-                        unmap(&m);
+                if (errno != EINTR)
                         return bd_err_set(err, -errno, "cannot lock '%s': %s", lock, strerror(errno));
-                }
         /* another process may have built it while we waited */
         bool built = false;
         double t0 = now_seconds();
@@ -893,7 +923,12 @@ int coco_index_open(const char *json_path, const char *cache_dir, unsigned flags
                 x = coco_index_free(x);
                 _cleanup_free_ char *tmpl = xasprintf("%s.tmp.XXXXXX", path);
                 _cleanup_free_ char *tmp = NULL;
-                r = build_tmp(json_path, &m, hash, tmpl, &tmp, err);
+                r = map_file(json_path, &m, err);
+                /* the file changed since it was hashed: this index would be stale at once */
+                if (r >= 0 && (m.size != size || hash_mapped(&m) != hash))
+                        r = bd_err_set(err, -EAGAIN, "'%s' changed while being indexed", json_path);
+                if (r >= 0)
+                        r = build_tmp(json_path, &m, hash, tmpl, &tmp, err);
                 if (r >= 0 && rename(tmp, path) < 0) {
                         r = bd_err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
                         (void) unlink(tmp);
