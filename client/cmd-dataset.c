@@ -91,60 +91,42 @@ static int dataset_synth(int argc, char **argv)
         synth_config_init(&c);
         c.threads = parallel_cpus();
         const char *out = NULL;
-        long v, val = -1;
+        /* the numeric options: where each goes and its range */
+        long val = -1, seed = 1, images = c.train_images, size = c.size, classes = c.classes, quality = c.quality,
+             objects = c.max_objects, noise = c.noise, threads = c.threads;
+        const struct {
+                int key;
+                const char *name;
+                long min, max;
+                long *v;
+        } nums[] = {
+                { OPT_IMAGES, "images", 1, 10000000, &images },     { OPT_VAL, "val-images", 0, 10000000, &val },
+                { OPT_SIZE, "size", 32, 8192, &size },               { OPT_CLASSES, "classes", 1, SYNTH_MAX_CLASSES, &classes },
+                { OPT_SEED, "seed", 0, LONG_MAX, &seed },            { OPT_QUALITY, "quality", 1, 100, &quality },
+                { OPT_OBJECTS, "objects", 1, 100, &objects },        { OPT_NOISE, "noise", 0, 127, &noise },
+                { OPT_THREADS, "threads", 1, 1024, &threads },
+        };
         const char *arg;
         int opt;
         while ((opt = opts_next(&o, &arg)) > 0) {
-                switch (opt) {
-                case 'h': opts_release(&o); return BD_EXIT_OK;
-                case 'o': out = arg; break;
-                case OPT_FORCE: c.force = true; break;
-                case OPT_IMAGES:
-                        if (number(cmd, "images", arg, 1, 10000000, &v, &o) < 0)
+                if (opt == 'h')
+                        return opts_release(&o), BD_EXIT_OK;
+                if (opt == 'o')
+                        out = arg;
+                else if (opt == OPT_FORCE)
+                        c.force = true;
+                for (size_t i = 0; i < ARRAY_SIZE(nums); i++)
+                        if (nums[i].key == opt && number(cmd, nums[i].name, arg, nums[i].min, nums[i].max, nums[i].v, &o) < 0)
                                 return BD_EXIT_USAGE;
-                        c.train_images = v;
-                        break;
-                case OPT_VAL:
-                        if (number(cmd, "val-images", arg, 0, 10000000, &val, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
-                case OPT_SIZE:
-                        if (number(cmd, "size", arg, 32, 8192, &v, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        c.size = (int)v;
-                        break;
-                case OPT_CLASSES:
-                        if (number(cmd, "classes", arg, 1, SYNTH_MAX_CLASSES, &v, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        c.classes = (int)v;
-                        break;
-                case OPT_SEED:
-                        if (number(cmd, "seed", arg, 0, LONG_MAX, &v, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        c.seed = (uint64_t)v;
-                        break;
-                case OPT_QUALITY:
-                        if (number(cmd, "quality", arg, 1, 100, &v, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        c.quality = (int)v;
-                        break;
-                case OPT_OBJECTS:
-                        if (number(cmd, "objects", arg, 1, 100, &v, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        c.max_objects = (int)v;
-                        break;
-                case OPT_NOISE:
-                        if (number(cmd, "noise", arg, 0, 127, &v, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        c.noise = (int)v;
-                        break;
-                case OPT_THREADS:
-                        if (number(cmd, "threads", arg, 1, 1024, &v, &o) < 0)
-                                return BD_EXIT_USAGE;
-                        c.threads = (int)v;
-                        break;
-                }
         }
+        c.train_images = images;
+        c.seed = (uint64_t)seed;
+        c.size = (int)size;
+        c.classes = (int)classes;
+        c.quality = (int)quality;
+        c.max_objects = (int)objects;
+        c.noise = (int)noise;
+        c.threads = (int)threads;
         if (opts_finish(&o, opt, 0, 0, NULL) < 0)
                 return BD_EXIT_USAGE;
         if (!out)

@@ -281,7 +281,7 @@ static void test_errors(void)
                           "d6.json:1:");
         expect_file_error(gt, "d7.json", "[{\"image_id\": 1, \"category_id\": 5, \"bbox\": [0, 0, 1, -2], \"score\": 1}]",
                           "negative bbox size");
-        expect_file_error(gt, "d8.json", "", "unexpected end of file");
+        expect_file_error(gt, "d8.json", "", "d8.json' is empty");
         _cleanup_free_ char *ok_file = write_tmp("ok.json", "[]");
         _cleanup_(coco_eval_freep) struct coco_eval *ev = coco_eval_new(gt, 1);
         struct bd_err err;

@@ -6,10 +6,6 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include "coco-eval.h"
 #include "json-stream.h"
@@ -79,6 +75,7 @@ struct coco_eval {
         struct coco_det *dets;
         uint32_t *det_img;      /* sorted-order image position of each detection */
         uint32_t *det_k;
+        double *det_score;      /* the scores again, for sorting */
         size_t n_dets, cap_dets;
         /* detections grouped by (image, category, order added): valid when grouped */
         uint32_t *group;
@@ -127,6 +124,7 @@ struct coco_eval *coco_eval_free(struct coco_eval *ev)
         free(ev->dets);
         free(ev->det_img);
         free(ev->det_k);
+        free(ev->det_score);
         free(ev->group);
         free(ev->img_first);
         free(ev);
@@ -179,10 +177,12 @@ static int add_one(struct coco_eval *ev, const struct coco_det *d, const char *w
                 ev->dets = xrealloc(ev->dets, ev->cap_dets * sizeof(*ev->dets));
                 ev->det_img = xrealloc(ev->det_img, ev->cap_dets * sizeof(*ev->det_img));
                 ev->det_k = xrealloc(ev->det_k, ev->cap_dets * sizeof(*ev->det_k));
+                ev->det_score = xrealloc(ev->det_score, ev->cap_dets * sizeof(*ev->det_score));
         }
         ev->dets[i] = *d;
         ev->det_img[i] = (uint32_t)p;
         ev->det_k[i] = (uint32_t)ev->cat_k[c];
+        ev->det_score[i] = d->score;
         ev->n_dets++;
         ev->grouped = 0;
         return 0;
@@ -226,21 +226,13 @@ static int det_from_json(const cJSON *o, struct coco_det *d)
 
 int coco_eval_load_json(struct coco_eval *ev, const char *path, struct bd_err *err)
 {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return bd_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return bd_err_set(err, -errno, "cannot stat '%s': %s", path, strerror(errno));
-        if (!S_ISREG(st.st_mode) || st.st_size == 0)
-                return bd_err_set(err, -EINVAL, "%s:1:1: malformed JSON: unexpected end of file (expected a list)",
-                                  path);
-        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED)
-                return bd_err_set(err, -errno, "cannot map '%s': %s", path, strerror(errno));
+        struct json_map m = { 0 };
+        int r = json_map_file(path, &m, err);
+        if (r < 0)
+                return r;
         struct json_stream s;
-        json_stream_init(&s, map, (size_t)st.st_size, path);
-        int r = json_stream_array_begin(&s, err);
+        json_stream_init(&s, m.p, m.size, path);
+        r = json_stream_array_begin(&s, err);
         if (r < 0 && s.pos < s.len)
                 r = bd_err_set(err, -EINVAL, "%s: results are not a JSON list of detections", path);
         while (r >= 0) {
@@ -266,7 +258,7 @@ int coco_eval_load_json(struct coco_eval *ev, const char *path, struct bd_err *e
         }
         if (r >= 0)
                 r = json_stream_end(&s, err);
-        munmap(map, (size_t)st.st_size);
+        json_unmap(&m);
         return r < 0 ? r : 0;
 }
 
@@ -328,14 +320,14 @@ static double box_iou(const double *d, const double *g, int crowd)
         return i / u;
 }
 
-/* Detection numbers by score, highest first; numpy's argsort(-score,
- * kind='mergesort') keeps ties in their order. */
-static int cmp_det_by_score(const void *x, const void *y, void *ctx)
+/* Indices by score[index], highest first; ties keep their order, as numpy's
+ * argsort(-score, kind='mergesort'). */
+static int cmp_score_desc(const void *x, const void *y, void *ctx)
 {
-        const struct coco_det *dets = ctx;
+        const double *score = ctx;
         uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-        if (dets[a].score != dets[b].score)
-                return dets[a].score > dets[b].score ? -1 : 1;
+        if (score[a] != score[b])
+                return score[a] > score[b] ? -1 : 1;
         return (a > b) - (a < b);
 }
 
@@ -468,7 +460,7 @@ static void eval_image(struct coco_eval *ev, size_t p)
                 size_t nd = 0;
                 while (di < d1 && ev->det_k[ev->group[di]] == k)
                         ord[nd++] = ev->group[di++];
-                qsort_r(ord, nd, sizeof(uint32_t), cmp_det_by_score, ev->dets);
+                qsort_r(ord, nd, sizeof(uint32_t), cmp_score_desc, ev->det_score);
                 size_t D = nd < MAX_DET ? nd : MAX_DET;
                 for (size_t i = 0; i < D; i++) {
                         d[i] = &ev->dets[ord[i]];
@@ -631,20 +623,9 @@ static const struct entry_head *find_entry(const struct img_result *r, uint32_t 
 }
 
 struct acc_det {
-        double score;
         const uint8_t *flags;   /* flags[t * stride] */
         uint32_t stride;
 };
-
-/* Concatenation positions by score, highest first, ties in order. */
-static int cmp_acc(const void *x, const void *y, void *ctx)
-{
-        const struct acc_det *dt = ctx;
-        uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-        if (dt[a].score != dt[b].score)
-                return dt[a].score > dt[b].score ? -1 : 1;
-        return (a > b) - (a < b);
-}
 
 static void acc_category(void *ctx, size_t k, int thread)
 {
@@ -665,6 +646,7 @@ static void acc_category(void *ctx, size_t k, int thread)
                 if (ne == 0 || npig == 0)
                         continue;
                 _cleanup_free_ struct acc_det *dt = xmalloc((total + 1) * sizeof(*dt));
+                _cleanup_free_ double *sc = xmalloc((total + 1) * sizeof(double));
                 _cleanup_free_ double *pr = xmalloc((total + 1) * sizeof(double));
                 _cleanup_free_ double *rc = xmalloc((total + 1) * sizeof(double));
                 for (int m = 0; m < M_DETS; m++) {
@@ -674,13 +656,15 @@ static void acc_category(void *ctx, size_t k, int thread)
                                 const double *scores = (const double *)(h + 1);
                                 const uint8_t *flags = (const uint8_t *)(scores + h->d);
                                 uint32_t n = h->d < (uint32_t)max_dets[m] ? h->d : (uint32_t)max_dets[m];
-                                for (uint32_t i = 0; i < n; i++)
-                                        dt[nd++] = (struct acc_det){ scores[i], flags + i, h->d };
+                                for (uint32_t i = 0; i < n; i++) {
+                                        sc[nd] = scores[i];
+                                        dt[nd++] = (struct acc_det){ flags + i, h->d };
+                                }
                         }
                         _cleanup_free_ uint32_t *ord = xmalloc((nd + 1) * sizeof(uint32_t));
                         for (size_t i = 0; i < nd; i++)
                                 ord[i] = (uint32_t)i;
-                        qsort_r(ord, nd, sizeof(uint32_t), cmp_acc, dt);
+                        qsort_r(ord, nd, sizeof(uint32_t), cmp_score_desc, sc);
                         for (int t = 0; t < T_THRS; t++) {
                                 double tp = 0, fp = 0;
                                 for (size_t i = 0; i < nd; i++) {

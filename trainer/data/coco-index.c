@@ -30,40 +30,6 @@ _Static_assert(sizeof(struct coco_index_header) == 192, "coco_index_header layou
 #define MAX_ID 9007199254740992.0       /* 2^53: ids beyond this do not survive a double */
 #define RELEASE_CHUNK (16u << 20)       /* drop parsed JSON pages from RSS this often */
 
-/* ---- mapping a file ------------------------------------------------------ */
-
-struct mapped {
-        void *p;
-        size_t size;
-};
-
-static void unmap(struct mapped *m)
-{
-        if (m->p && m->size)
-                munmap(m->p, m->size);
-        m->p = NULL;
-}
-
-static int map_file(const char *path, struct mapped *m, struct bd_err *err)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return bd_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return bd_err_set(err, -errno, "cannot stat '%s': %s", path, strerror(errno));
-        if (!S_ISREG(st.st_mode))
-                return bd_err_set(err, -EINVAL, "'%s' is not a regular file", path);
-        if (st.st_size == 0)
-                return bd_err_set(err, -EINVAL, "'%s' is empty", path);
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED)
-                return bd_err_set(err, -errno, "cannot map '%s': %s", path, strerror(errno));
-        m->p = p;
-        m->size = (size_t)st.st_size;
-        return 0;
-}
-
 int coco_file_hash(const char *path, uint64_t *ret_hash, uint64_t *ret_size, struct bd_err *err)
 {
         /* read, not mapped: 448 MB of page cache need not count in this process's memory */
@@ -100,7 +66,7 @@ int coco_file_hash(const char *path, uint64_t *ret_hash, uint64_t *ret_size, str
 }
 
 /* XXH3 of a mapping, dropping the pages from this process's memory as it goes */
-static uint64_t hash_mapped(const struct mapped *m)
+static uint64_t hash_mapped(const struct json_map *m)
 {
         XXH3_state_t *st = XXH3_createState();
         XXH3_64bits_reset(st);
@@ -399,7 +365,7 @@ static int add_category(struct builder *b, const cJSON *o, long line)
 
 typedef int add_fn(struct builder *b, const cJSON *o, long line);
 
-static int read_array(struct builder *b, struct json_stream *s, const struct mapped *m, add_fn *add)
+static int read_array(struct builder *b, struct json_stream *s, const struct json_map *m, add_fn *add)
 {
         int r = json_stream_array_begin(s, b->err);
         if (r < 0)
@@ -434,21 +400,32 @@ static int cmp_i64_idx(const void *x, const void *y, void *ctx)
         return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
 }
 
+/* The order of n ids (increasing, ties by position) into *ret; returns the
+ * index into ids of a duplicated id, or -1. */
+static long sort_ids(const int64_t *ids, size_t n, uint32_t **ret)
+{
+        uint32_t *ord = xmalloc((n + 1) * sizeof(*ord));
+        for (size_t i = 0; i < n; i++)
+                ord[i] = (uint32_t)i;
+        qsort_r(ord, n, sizeof(*ord), cmp_i64_idx, (void *)ids);
+        *ret = ord;
+        for (size_t i = 1; i < n; i++)
+                if (ids[ord[i]] == ids[ord[i - 1]])
+                        return ord[i];
+        return -1;
+}
+
 /* The image order by id, and no duplicate. */
 static int order_images(struct builder *b, uint32_t **ret)
 {
         size_t n = b->n_images;
         _cleanup_free_ int64_t *ids = xmalloc((n + 1) * sizeof(*ids));
-        _cleanup_free_ uint32_t *ord = xmalloc((n + 1) * sizeof(*ord));
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
                 ids[i] = b->images[i].id;
-                ord[i] = (uint32_t)i;
-        }
-        qsort_r(ord, n, sizeof(*ord), cmp_i64_idx, ids);
-        for (size_t i = 1; i < n; i++)
-                if (ids[ord[i]] == ids[ord[i - 1]])
-                        return bd_err_set(b->err, -EINVAL, "%s: duplicate image id %lld", b->label,
-                                          (long long)ids[ord[i]]);
+        _cleanup_free_ uint32_t *ord = NULL;
+        long dup = sort_ids(ids, n, &ord);
+        if (dup >= 0)
+                return bd_err_set(b->err, -EINVAL, "%s: duplicate image id %lld", b->label, (long long)ids[dup]);
         *ret = TAKE_PTR(ord);
         return 0;
 }
@@ -473,16 +450,12 @@ static int check_unique_ann_ids(struct builder *b)
 {
         size_t n = b->n_anns;
         _cleanup_free_ int64_t *ids = xmalloc((n + 1) * sizeof(*ids));
-        _cleanup_free_ uint32_t *ord = xmalloc((n + 1) * sizeof(*ord));
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n; i++)
                 ids[i] = b->anns[i].a.id;
-                ord[i] = (uint32_t)i;
-        }
-        qsort_r(ord, n, sizeof(*ord), cmp_i64_idx, ids);
-        for (size_t i = 1; i < n; i++)
-                if (ids[ord[i]] == ids[ord[i - 1]])
-                        return bd_err_set(b->err, -EINVAL, "%s: duplicate annotation id %lld", b->label,
-                                          (long long)ids[ord[i]]);
+        _cleanup_free_ uint32_t *ord = NULL;
+        long dup = sort_ids(ids, n, &ord);
+        if (dup >= 0)
+                return bd_err_set(b->err, -EINVAL, "%s: duplicate annotation id %lld", b->label, (long long)ids[dup]);
         return 0;
 }
 
@@ -513,7 +486,7 @@ static void builder_release(struct builder *b)
 }
 
 /* Parses the mapped JSON and writes the index to out (positioned at 0). */
-static int build_into(const struct mapped *m, const char *label, uint64_t hash, FILE *out, struct bd_err *err)
+static int build_into(const struct json_map *m, const char *label, uint64_t hash, FILE *out, struct bd_err *err)
 {
         struct builder b = { .label = label, .out = out, .err = err };
         buf_init(&b.strings);
@@ -647,7 +620,7 @@ static double now_seconds(void)
 }
 
 /* Builds from json_path into a temporary file in dir; returns its fd and name. */
-static int build_tmp(const char *json_path, const struct mapped *m, uint64_t hash, const char *tmp_template,
+static int build_tmp(const char *json_path, const struct json_map *m, uint64_t hash, const char *tmp_template,
                      char **ret_tmp, struct bd_err *err)
 {
         _cleanup_free_ char *tmp = xstrdup(tmp_template);
@@ -676,15 +649,15 @@ static int build_tmp(const char *json_path, const struct mapped *m, uint64_t has
 
 int coco_index_build(const char *json_path, const char *index_path, struct bd_err *err)
 {
-        struct mapped m = { 0 };
-        int r = map_file(json_path, &m, err);
+        struct json_map m = { 0 };
+        int r = json_map_file(json_path, &m, err);
         if (r < 0)
                 return r;
         uint64_t hash = hash_mapped(&m);
         _cleanup_free_ char *tmpl = xasprintf("%s.tmp.XXXXXX", index_path);
         _cleanup_free_ char *tmp = NULL;
         r = build_tmp(json_path, &m, hash, tmpl, &tmp, err);
-        unmap(&m);
+        json_unmap(&m);
         if (r < 0)
                 return r;
         if (rename(tmp, index_path) < 0) {
@@ -771,8 +744,8 @@ static int check_index(struct coco_index *x, const char *path, struct bd_err *er
 
 int coco_index_load(const char *index_path, struct coco_index **ret, struct bd_err *err)
 {
-        struct mapped m = { 0 };
-        int r = map_file(index_path, &m, err);
+        struct json_map m = { 0 };
+        int r = json_map_file(index_path, &m, err);
         if (r < 0)
                 return r;
         struct coco_index *x = xcalloc(1, sizeof(*x));
@@ -857,7 +830,7 @@ static bool index_matches(const struct coco_index *x, uint64_t hash, uint64_t si
         return x->header->json_hash == hash && x->header->json_size == size;
 }
 
-static int open_no_cache(const char *json_path, const struct mapped *m, uint64_t hash, struct coco_index **ret,
+static int open_no_cache(const char *json_path, const struct json_map *m, uint64_t hash, struct coco_index **ret,
                          struct bd_err *err)
 {
         const char *tmpdir = getenv("TMPDIR");
@@ -887,12 +860,12 @@ int coco_index_open(const char *json_path, const char *cache_dir, unsigned flags
         if (r < 0)
                 return r;
         /* the JSON is mapped only to build from it */
-        struct mapped m = { 0 };
+        struct json_map m = { 0 };
         if (flags & COCO_INDEX_NO_CACHE) {
-                if ((r = map_file(json_path, &m, err)) < 0)
+                if ((r = json_map_file(json_path, &m, err)) < 0)
                         return r;
                 r = open_no_cache(json_path, &m, hash, ret, err);
-                unmap(&m);
+                json_unmap(&m);
                 return r;
         }
         _cleanup_free_ char *dir = cache_dir ? xstrdup(cache_dir) : default_cache_dir(json_path);
@@ -923,7 +896,7 @@ int coco_index_open(const char *json_path, const char *cache_dir, unsigned flags
                 x = coco_index_free(x);
                 _cleanup_free_ char *tmpl = xasprintf("%s.tmp.XXXXXX", path);
                 _cleanup_free_ char *tmp = NULL;
-                r = map_file(json_path, &m, err);
+                r = json_map_file(json_path, &m, err);
                 /* the file changed since it was hashed: this index would be stale at once */
                 if (r >= 0 && (m.size != size || hash_mapped(&m) != hash))
                         r = bd_err_set(err, -EAGAIN, "'%s' changed while being indexed", json_path);
@@ -941,7 +914,7 @@ int coco_index_open(const char *json_path, const char *cache_dir, unsigned flags
                 }
         }
         (void) flock(lfd, LOCK_UN);
-        unmap(&m);
+        json_unmap(&m);
         if (r < 0)
                 return r;
         x->info.built = built;

@@ -2,7 +2,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "json-stream.h"
 #include "macro.h"
@@ -255,4 +259,31 @@ size_t json_stream_consumed(struct json_stream *s)
         size_t n = s->pos - s->done_mark;
         s->done_mark = s->pos;
         return n;
+}
+
+int json_map_file(const char *path, struct json_map *m, struct bd_err *err)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "cannot open '%s': %s", path, strerror(errno));
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return bd_err_set(err, -errno, "cannot stat '%s': %s", path, strerror(errno));
+        if (!S_ISREG(st.st_mode))
+                return bd_err_set(err, -EINVAL, "'%s' is not a regular file", path);
+        if (st.st_size == 0)
+                return bd_err_set(err, -EINVAL, "'%s' is empty", path);
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED)
+                return bd_err_set(err, -errno, "cannot map '%s': %s", path, strerror(errno));
+        m->p = p;
+        m->size = (size_t)st.st_size;
+        return 0;
+}
+
+void json_unmap(struct json_map *m)
+{
+        if (m->p && m->size)
+                munmap(m->p, m->size);
+        m->p = NULL;
 }

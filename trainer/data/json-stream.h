@@ -60,4 +60,13 @@ int json_stream_end(struct json_stream *s, struct bd_err *err);
 /* Bytes consumed since the last call (for releasing pages of a mapping). */
 size_t json_stream_consumed(struct json_stream *s);
 
+/* A JSON file mapped read-only: not a regular file, or an empty one, is an
+ * error naming it. */
+struct json_map {
+        void *p;
+        size_t size;
+};
+int json_map_file(const char *path, struct json_map *m, struct bd_err *err);
+void json_unmap(struct json_map *m);
+
 #endif

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "fs.h"
 #include "jpeg.h"
 #include "macro.h"
@@ -466,19 +467,17 @@ static void job_fn(void *ctx, size_t i, int thread)
 static int write_json(const struct synth_config *c, const char *path, const struct s_image *images, long first,
                       long n, int64_t *ann_id, struct synth_counts *counts, struct bd_err *err)
 {
-        _cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
-        FILE *f = fopen(tmp, "we");
-        if (!f)
-                return bd_err_set(err, -errno, "cannot create '%s': %s", tmp, strerror(errno));
-        fprintf(f, "{\"info\": {\"description\": \"benchd synthetic shapes\", \"version\": \"1.0\", "
+        _cleanup_buf_ struct bd_buf f = BD_BUF_INIT;
+        buf_init(&f);
+        buf_printf(&f, "{\"info\": {\"description\": \"benchd synthetic shapes\", \"version\": \"1.0\", "
                    "\"year\": 2017, \"seed\": %llu},\n\"licenses\": [],\n\"images\": [",
                 (unsigned long long)c->seed);
         for (long i = 0; i < n; i++) {
                 const struct s_image *im = &images[first + i];
-                fprintf(f, "%s\n{\"id\": %lld, \"file_name\": \"%012lld.jpg\", \"width\": %d, \"height\": %d}",
+                buf_printf(&f, "%s\n{\"id\": %lld, \"file_name\": \"%012lld.jpg\", \"width\": %d, \"height\": %d}",
                         i ? "," : "", (long long)image_id(first + i), (long long)image_id(first + i), im->W, im->H);
         }
-        fprintf(f, "\n],\n\"annotations\": [");
+        buf_printf(&f, "\n],\n\"annotations\": [");
         bool any = false;
         for (long i = 0; i < n; i++) {
                 const struct s_image *im = &images[first + i];
@@ -486,7 +485,7 @@ static int write_json(const struct synth_config *c, const char *path, const stru
                 counts->empty += im->nann == 0;
                 for (int k = 0; k < im->nann; k++) {
                         const struct s_ann *a = &im->anns[k];
-                        fprintf(f, "%s\n{\"id\": %lld, \"image_id\": %lld, \"category_id\": %d, \"iscrowd\": %d, "
+                        buf_printf(&f, "%s\n{\"id\": %lld, \"image_id\": %lld, \"category_id\": %d, \"iscrowd\": %d, "
                                    "\"area\": %.5f, \"bbox\": [%.2f, %.2f, %.2f, %.2f], \"segmentation\": ",
                                 any ? "," : "", (long long)(*ann_id)++, (long long)image_id(first + i),
                                 synth_class_id(a->cls), a->crowd, a->area, a->bbox[0], a->bbox[1], a->bbox[2],
@@ -495,38 +494,27 @@ static int write_json(const struct synth_config *c, const char *path, const stru
                         counts->annotations++;
                         if (a->crowd) {
                                 counts->crowd++;
-                                fprintf(f, "{\"counts\": [");
+                                buf_printf(&f, "{\"counts\": [");
                                 for (size_t j = 0; j < a->ncounts; j++)
-                                        fprintf(f, "%s%u", j ? ", " : "", a->counts[j]);
-                                fprintf(f, "], \"size\": [%d, %d]}}", im->H, im->W);
+                                        buf_printf(&f, "%s%u", j ? ", " : "", a->counts[j]);
+                                buf_printf(&f, "], \"size\": [%d, %d]}}", im->H, im->W);
                         } else {
-                                fprintf(f, "[[");
+                                buf_printf(&f, "[[");
                                 for (int j = 0; j < 2 * a->poly.n; j++)
-                                        fprintf(f, "%s%.2f", j ? ", " : "", a->poly.xy[j]);
-                                fprintf(f, "]]}");
+                                        buf_printf(&f, "%s%.2f", j ? ", " : "", a->poly.xy[j]);
+                                buf_printf(&f, "]]}");
                         }
                 }
         }
-        fprintf(f, "\n],\n\"categories\": [");
+        buf_printf(&f, "\n],\n\"categories\": [");
         for (int k = 0; k < c->classes; k++) {
                 char name[64];
                 synth_class_name(k, name, sizeof(name));
-                fprintf(f, "%s\n{\"id\": %d, \"name\": \"%s\", \"supercategory\": \"%s\"}", k ? "," : "",
+                buf_printf(&f, "%s\n{\"id\": %d, \"name\": \"%s\", \"supercategory\": \"%s\"}", k ? "," : "",
                         synth_class_id(k), name, shape_names[class_shape(k)]);
         }
-        fprintf(f, "\n]}\n");
-        int r = 0;
-        if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
-                r = -errno ? -errno : -EIO;
-        if (fclose(f) != 0 && r == 0)
-                r = -errno;
-        if (r == 0 && rename(tmp, path) < 0)
-                r = -errno;
-        if (r < 0) {
-                (void) unlink(tmp);
-                return bd_err_set(err, r, "cannot write '%s': %s", path, strerror(-r));
-        }
-        return 0;
+        buf_printf(&f, "\n]}\n");
+        return write_file_atomic(path, f.s, f.len, 0644, err);
 }
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
