@@ -600,6 +600,10 @@ struct acc {
         struct coco_eval *ev;
         double *precision;      /* [T][R][K][A][M] */
         double *recall;         /* [T][K][A][M] */
+        /* per image, the categories it has entries for and where their first
+         * (area 0) entry starts: a binary search instead of a walk */
+        uint32_t *first;        /* n_img + 1: range of each image in ks/offs */
+        uint32_t *ks, *offs;
 };
 
 #define P_AT(acc, t, r, k, a, m) \
@@ -607,16 +611,60 @@ struct acc {
 #define R_AT(acc, t, k, a, m) \
         (acc)->recall[(((size_t)(t) * (acc)->ev->n_cat + (k)) * A_RNG + (a)) * M_DETS + (m)]
 
-/* The entry (k, a) of an image, or NULL. */
-static const struct entry_head *find_entry(const struct img_result *r, uint32_t k, uint32_t a)
+/* Indexes the categories of every image's entries (blobs hold entries in
+ * increasing (k, a)): the offset of the first entry of each k. */
+static void index_entries(struct acc *acc)
 {
-        size_t off = 0;
-        while (off < r->len) {
+        struct coco_eval *ev = acc->ev;
+        acc->first = xmalloc((ev->n_img + 1) * sizeof(uint32_t));
+        acc->ks = acc->offs = NULL;
+        for (int pass = 0; pass < 2; pass++) {
+                uint32_t n = 0;
+                for (size_t p = 0; p < ev->n_img; p++) {
+                        const struct img_result *r = &ev->res[p];
+                        acc->first[p] = n;
+                        uint32_t prev = UINT32_MAX;
+                        for (size_t off = 0; off < r->len;) {
+                                const struct entry_head *h = (const struct entry_head *)(r->blob + off);
+                                if (h->k != prev) {
+                                        if (pass) {
+                                                acc->ks[n] = h->k;
+                                                acc->offs[n] = (uint32_t)off;
+                                        }
+                                        n++;
+                                        prev = h->k;
+                                }
+                                off += entry_size(h->d);
+                        }
+                }
+                acc->first[ev->n_img] = n;
+                if (!pass) {
+                        acc->ks = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+                        acc->offs = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+                }
+        }
+}
+
+/* The entry (k, a) of image p, or NULL. */
+static const struct entry_head *find_entry(const struct acc *acc, size_t p, uint32_t k, uint32_t a)
+{
+        uint32_t lo = acc->first[p], hi = acc->first[p + 1];
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (acc->ks[mid] < k)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == acc->first[p + 1] || acc->ks[lo] != k)
+                return NULL;
+        const struct img_result *r = &acc->ev->res[p];
+        for (size_t off = acc->offs[lo]; off < r->len;) {
                 const struct entry_head *h = (const struct entry_head *)(r->blob + off);
-                if (h->k == k && h->a == a)
-                        return h;
-                if (h->k > k)
+                if (h->k != k || h->a > a)
                         return NULL;
+                if (h->a == a)
+                        return h;
                 off += entry_size(h->d);
         }
         return NULL;
@@ -636,7 +684,7 @@ static void acc_category(void *ctx, size_t k, int thread)
                 size_t ne = 0, total = 0;
                 uint64_t npig = 0;
                 for (size_t p = 0; p < ev->n_img; p++) {
-                        const struct entry_head *h = find_entry(&ev->res[p], (uint32_t)k, a);
+                        const struct entry_head *h = find_entry(acc, p, (uint32_t)k, a);
                         if (h) {
                                 E[ne++] = h;
                                 total += h->d;
@@ -780,7 +828,11 @@ int coco_eval_accumulate(struct coco_eval *ev, double stats[COCO_EVAL_NSTATS], s
                 acc.precision[i] = -1;
         for (size_t i = 0; i < nr; i++)
                 acc.recall[i] = -1;
+        index_entries(&acc);
         parallel_for(K, ev->threads, acc_category, &acc);
+        free(acc.first);
+        free(acc.ks);
+        free(acc.offs);
         int t50 = threshold_index(.5), t75 = threshold_index(.75);
         double *s = stats;
 #define SUM(ap, t, a, m) ((t) == -2 ? -1 : summarize(&acc, ap, t, a, m))
