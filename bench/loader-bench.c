@@ -3,7 +3,8 @@
  *
  *   loader-bench DIR SPLIT [--threads N] [--images N] [--size S] [--mode train|eval|synthetic]
  *
- * Prints one line per measurement and the ratio; bench/loader.sh drives it.
+ * Prints one line per measurement and the ratio; bench/loader.sh compiles
+ * it against the build's libraries and drives it.
  */
 #include "config.h"
 

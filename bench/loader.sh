@@ -14,9 +14,16 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}
 images=${2:-600}
 rounds=${3:-5}
-make -C "$build" -s bench/loader-bench >/dev/null
-bench="$build/bench/loader-bench"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# loader-bench.c against the build's libraries, with its compiler and flags
+cc=$(sed -n 's/^CC = //p' "$build/Makefile")
+cflags=$(sed -n 's/^CFLAGS = //p' "$build/Makefile")
+libs=$(sed -n 's/^\(TURBOJPEG\|JPEG\|XXHASH\|CJSON\)_LIBS = //p' "$build/Makefile" | tr '\n' ' ')
+[ -f "$build/libbddata.a" ] || { echo "loader.sh: no $build/libbddata.a (build first)" >&2; exit 1; }
+# shellcheck disable=SC2086
+$cc -std=gnu11 $cflags -I"$build" -I"$build/lib" -I"$src/lib" -I"$src/trainer/data" -o "$tmp/loader-bench" \
+    "$src/bench/loader-bench.c" "$build/libbddata.a" "$build/libbd.a" $libs -lpthread -lm
+bench="$tmp/loader-bench"
 data=${LOADER_BENCH_DATA:-$tmp/coco}
 if [ ! -d "$data/train2017" ]; then
     "$build/benchctl" dataset synth --images "$images" --val-images 0 --size 640 --noise 36 --quality 90 \
