@@ -6,7 +6,7 @@
 
 #include "benchctl.h"
 #include "run.h"
-#include "sched.h"
+#include "scheduler.h"
 
 static const struct bd_option options[] = {
         { 0 }

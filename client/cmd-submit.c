@@ -14,7 +14,7 @@
 #include "paths.h"
 #include "render.h"
 #include "run.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "strutil.h"
 
 #define OPT_DATA 330

@@ -9,7 +9,7 @@
 #include "benchctl.h"
 #include "fs.h"
 #include "run.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "strutil.h"
 
 char *run_output_path(const struct bd_run *r)

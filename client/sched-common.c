@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "macro.h"
-#include "sched.h"
+#include "scheduler.h"
 
 char *slurm_controller_name(void)
 {

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fs.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "strutil.h"
 
 int local_start(const char *script_path, const char *rundir, const char *output, long *ret_pid, struct bd_err *err)

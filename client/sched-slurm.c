@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "system.h"
 
 #define SUBMIT_TRIES 10

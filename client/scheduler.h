@@ -1,12 +1,12 @@
-/* sched.h: starting, watching and cancelling the job of a run.
+/* scheduler.h: starting, watching and cancelling the job of a run.
  *
  * Two kinds of launch: Slurm batch jobs (sched-slurm.c through libslurm, or
  * sched-slurm-cli.c through sbatch/scontrol/scancel when built without it) and
  * local processes (sched-local.c: mpirun and local systems, started detached
  * in their own session with their exit status written to a file).
  */
-#ifndef BD_SCHED_H
-#define BD_SCHED_H
+#ifndef BD_SCHEDULER_H
+#define BD_SCHEDULER_H
 
 #include <stdbool.h>
 #include <cjson/cJSON.h>
