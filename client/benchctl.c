@@ -27,6 +27,11 @@ static const struct bd_command commands[] = {
         { "report", cmd_report, "RUN... [--json|--csv] [--reference]",
           "Time to train, accuracy, throughput and the MLPerf score of runs." },
         { "runs", cmd_runs, "[--system S] [--workload W] [--json]", "List recorded runs, newest first." },
+        { "stage", cmd_stage,
+          "--local --src DIR --dst DIR [--name NAME] [--verify] [--verify-only] [--delete] [--bwlimit MB/s] "
+          "[--workers N]",
+          "Copy a dataset to local disk, verified against its manifest and resumable." },
+        { "manifest", cmd_manifest, "DIR [-o FILE]", "Build a dataset's manifest (checksums) and print or write it." },
         { 0 }
 };
 
@@ -72,6 +77,9 @@ static void print_version(void)
 #endif
 #ifdef HAVE_SQLITE3
         printf(" sqlite");
+#endif
+#ifdef HAVE_XXHASH
+        printf(" xxhash");
 #endif
 #ifdef HAVE_MPI
         printf(" mpi");

@@ -45,5 +45,7 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
 int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 
 #endif

@@ -1,0 +1,81 @@
+/* filecopy.h: copying one open file to another, checksumming, pacing.
+ *
+ * copy_fd() tries copy_file_range first (in the kernel, reflinks where the
+ * filesystem can), then sendfile, then pread/pwrite.  copy_file_range fails
+ * with EXDEV between filesystems of different types (and before Linux 5.19
+ * between any two), sendfile with EINVAL on some filesystems; the first
+ * method that fails that way is dropped for the rest of the job (the
+ * bd_copier is shared by every worker), so the failing call is paid once.
+ *
+ * Every copy is checksummed (XXH3-128) from what the destination received:
+ * the buffer written on the read/write path, the destination read back (from
+ * the page cache, right after the copy) on the in-kernel paths.
+ */
+#ifndef BD_FILECOPY_H
+#define BD_FILECOPY_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum bd_copy_method {
+        COPY_FILE_RANGE,
+        COPY_SENDFILE,
+        COPY_READWRITE,
+        _COPY_METHOD_MAX,
+        COPY_AUTO = _COPY_METHOD_MAX,   /* as an option: start with copy_file_range */
+};
+
+const char *copy_method_name(enum bd_copy_method m);
+/* -EINVAL for an unknown name; "auto" gives COPY_AUTO. */
+int copy_method_parse(const char *name, enum bd_copy_method *ret);
+
+/* A shared bandwidth budget: reservations in bytes paced at rate bytes/s.
+ * (Opaque so that this header needs no <pthread.h>: client/ has a sched.h.) */
+struct bd_bwlimit;
+
+/* NULL when rate <= 0 (no limit); every function accepts NULL. */
+struct bd_bwlimit *bwlimit_new(double rate);
+void bwlimit_free(struct bd_bwlimit *b);
+/* Reserves n bytes and sleeps until they may go; returns early when *cancel
+ * is set. */
+void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel);
+/* The chunk size that keeps pacing smooth under a limit (whole files without one). */
+uint64_t bwlimit_chunk(const struct bd_bwlimit *b);
+
+struct bd_copier {
+        atomic_int method;              /* the first method still believed to work */
+        struct bd_bwlimit *bw;          /* NULL: no limit */
+        const atomic_bool *cancel;
+        atomic_uint_fast64_t *progress; /* bytes added as they are copied, or NULL */
+        atomic_uint_fast64_t used[_COPY_METHOD_MAX];    /* files copied by each method */
+};
+
+void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlimit *bw, const atomic_bool *cancel,
+                 atomic_uint_fast64_t *progress);
+
+/* Copies up to size bytes from the start of sfd to the start of dfd (a new,
+ * empty file opened read-write) and checksums what was written.  buf is a
+ * worker's buffer of bufsize bytes (at least 64 KiB).  through_buf: use
+ * read/write for this file whatever the job's method, so that the checksum
+ * is of the very bytes read and written (one pass, when the source has no
+ * checksum yet).  *ret_copied is what was copied (and added to progress):
+ * less than size when the source ended early.  Returns 0, or a negative
+ * errno with *ret_dest_side telling which file failed; -ECANCELED when
+ * cancelled. */
+int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, bool through_buf, void *buf, size_t bufsize,
+            uint8_t ret_sum[16], uint64_t *ret_copied, bool *ret_dest_side);
+
+/* Checksums a whole file from its start; *ret_len is how many bytes it held.
+ * progress (may be NULL) grows as it reads. */
+int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
+            uint8_t ret_sum[16], uint64_t *ret_len);
+
+/* The same for a file of a known size, through a read-only mapping when it
+ * is big enough (no copy out of the page cache).  A file that shrinks while
+ * mapped raises SIGBUS: only for files this process alone writes. */
+int hash_fd_mapped(int fd, uint64_t size, void *buf, size_t bufsize, const atomic_bool *cancel, uint8_t ret_sum[16],
+                   uint64_t *ret_len);
+
+#endif
