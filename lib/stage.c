@@ -352,6 +352,15 @@ static bool load_stored_manifest(struct bd_stage *s, struct bd_manifest *old)
         _cleanup_free_ char *in_src = xasprintf("%s/%s", s->src, MANIFEST_NAME);
         _cleanup_free_ char *in_state = state_manifest_path(s);
         const char *paths[] = { in_src, in_state };
+        /* both there: SRC was read-only when the state directory's was
+         * written; the newer one knows more checksums */
+        struct stat a, b;
+        if (in_state && stat(in_src, &a) == 0 && stat(in_state, &b) == 0 &&
+            (b.st_mtim.tv_sec > a.st_mtim.tv_sec ||
+             (b.st_mtim.tv_sec == a.st_mtim.tv_sec && b.st_mtim.tv_nsec > a.st_mtim.tv_nsec))) {
+                paths[0] = in_state;
+                paths[1] = in_src;
+        }
         for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
                 if (!paths[i] || access(paths[i], F_OK) < 0)
                         continue;
