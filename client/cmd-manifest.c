@@ -61,7 +61,7 @@ int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comm
                 return BD_EXIT_FAIL;
         }
         /* stage_manifest() is complete here: every file has its checksum */
-        struct bd_manifest *m = (struct bd_manifest *)stage_manifest(s);
+        struct bd_manifest *m = stage_manifest(s);
         _cleanup_buf_ struct bd_buf text = BD_BUF_INIT;
         buf_init(&text);
         if (manifest_format(m, &text, &err) < 0) {

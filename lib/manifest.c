@@ -271,16 +271,6 @@ int manifest_format(struct bd_manifest *m, struct bd_buf *out, struct bd_err *er
         return 0;
 }
 
-int manifest_save(struct bd_manifest *m, const char *path, struct bd_err *err)
-{
-        _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
-        buf_init(&b);
-        int r = manifest_format(m, &b, err);
-        if (r < 0)
-                return r;
-        return write_file_atomic(path, b.s, b.len, 0644, err);
-}
-
 /* ---- parsing ---------------------------------------------------------------- */
 
 static int parse_u64_strict(const char *s, size_t n, uint64_t *ret)

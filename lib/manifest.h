@@ -97,8 +97,6 @@ int manifest_load(const char *path, struct bd_manifest *ret, struct bd_err *err)
 /* Writes the text (every file must have its sum) into out and sets m->sum.
  * -EINVAL (with the path in err) when a file has no sum. */
 int manifest_format(struct bd_manifest *m, struct bd_buf *out, struct bd_err *err);
-/* manifest_format, then an atomic write (temporary file, fsync, rename). */
-int manifest_save(struct bd_manifest *m, const char *path, struct bd_err *err);
 
 /* Escapes raw bytes as in the manifest (%XX); used for every path shown to users. */
 void manifest_escape(struct bd_buf *b, const char *s);

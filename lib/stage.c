@@ -1549,7 +1549,7 @@ const char *stage_error(struct bd_stage *s)
         return s->error;
 }
 
-const struct bd_manifest *stage_manifest(struct bd_stage *s)
+struct bd_manifest *stage_manifest(struct bd_stage *s)
 {
         return s->m.n || s->manifest_path ? &s->m : NULL;
 }
