@@ -79,7 +79,7 @@ int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comm
                 struct bd_stage_progress p;
                 stage_progress(s, &p);
                 char size[32], hex[33];
-                stage_ui_size(m->bytes, size, sizeof(size));
+                stage_format_size(m->bytes, size, sizeof(size));
                 manifest_sum_hex(m->sum, hex);
                 const char *mp = stage_manifest_path(s);
                 _cleanup_free_ char *emp = mp ? manifest_escaped(mp) : NULL;

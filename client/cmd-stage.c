@@ -104,8 +104,8 @@ static void print_summary(struct bd_stage *s, bool verify_only, const char *name
         struct bd_stage_progress p;
         stage_progress(s, &p);
         char size[32], rate[32];
-        stage_ui_size(p.bytes_total, size, sizeof(size));
-        stage_ui_size(p.elapsed > 0 ? (uint64_t)((double)p.bytes_copied / p.elapsed) : 0, rate, sizeof(rate));
+        stage_format_size(p.bytes_total, size, sizeof(size));
+        stage_format_size(p.elapsed > 0 ? (uint64_t)((double)p.bytes_copied / p.elapsed) : 0, rate, sizeof(rate));
         const struct bd_manifest *mf = stage_manifest(s);
         char hex[33] = "-";
         if (mf)

@@ -17,21 +17,6 @@ static void on_signal(int sig)
         got_signal = sig;
 }
 
-void stage_ui_size(uint64_t n, char *buf, size_t len)
-{
-        static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-        double v = (double)n;
-        size_t u = 0;
-        while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
-                v /= 1024;
-                u++;
-        }
-        if (u == 0)
-                snprintf(buf, len, "%" PRIu64 " B", n);
-        else
-                snprintf(buf, len, "%.1f %s", v, units[u]);
-}
-
 static void format_eta(double s, char *buf, size_t len)
 {
         if (s < 0)
@@ -47,9 +32,9 @@ static void format_eta(double s, char *buf, size_t len)
 static void progress_line(const struct bd_stage_progress *p, const char *what, bool bar, char *out, size_t len)
 {
         char done[32], total[32], rate[32], eta[32];
-        stage_ui_size(p->bytes_done, done, sizeof(done));
-        stage_ui_size(p->bytes_total, total, sizeof(total));
-        stage_ui_size((uint64_t)p->rate, rate, sizeof(rate));
+        stage_format_size(p->bytes_done, done, sizeof(done));
+        stage_format_size(p->bytes_total, total, sizeof(total));
+        stage_format_size((uint64_t)p->rate, rate, sizeof(rate));
         format_eta(p->eta, eta, sizeof(eta));
         if (p->phase < PHASE_TRANSFER) {
                 snprintf(out, len, "%s: %s", what, stage_phase_name(p->phase));

@@ -12,8 +12,6 @@
  * ends; SIGINT and SIGTERM cancel it (temporary files are removed).  quiet:
  * nothing drawn.  Returns stage_wait()'s result. */
 int stage_ui_run(struct bd_stage *s, const char *what, bool quiet);
-/* "1.2 GiB" */
-void stage_ui_size(uint64_t n, char *buf, size_t len);
 /* Prints the job's problems of the given severities, one per line, at most
  * max (0: all), then "... and N more". */
 void stage_ui_problems(struct bd_stage *s, FILE *f, const char *prefix, unsigned severities, size_t max);

@@ -59,6 +59,21 @@ int fsync_policy_parse(const char *name, enum bd_fsync_policy *ret)
         return -EINVAL;
 }
 
+void stage_format_size(uint64_t n, char *buf, size_t len)
+{
+        static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB", "PiB" };
+        double v = (double)n;
+        size_t u = 0;
+        while (v >= 1024 && u + 1 < ARRAY_SIZE(units)) {
+                v /= 1024;
+                u++;
+        }
+        if (u == 0)
+                snprintf(buf, len, "%" PRIu64 " bytes", n);
+        else
+                snprintf(buf, len, "%.1f %s", v, units[u]);
+}
+
 bool stage_name_valid(const char *name)
 {
         size_t n = strlen(name);

@@ -168,6 +168,8 @@ void stage_free(struct bd_stage *s);
 DEFINE_CLEANUP(struct bd_stage *, stage_free)
 
 unsigned stage_default_workers(void);
+/* "512 bytes", "1.2 GiB" */
+void stage_format_size(uint64_t n, char *buf, size_t len);
 /* Dataset names: 1 to 64 of [A-Za-z0-9._-], starting with a letter or digit. */
 bool stage_name_valid(const char *name);
 const char *stage_state_name(enum bd_stage_state s);

@@ -3,7 +3,7 @@
 # truncated, rewritten or silently changed, an unreadable source file,
 # permission denied at the destination, symlinks planted in the destination.
 . "${srcdir:-.}/tests/lib.sh"
-"$BENCHCTL" --version | grep -q xxhash || skip_all "benchctl built without libxxhash"
+. "$srcdir/tests/stage-lib.sh"
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -15,21 +15,7 @@ cleanup() {
 trap cleanup EXIT
 export BENCHD_HOME="$tmp/home"
 state="$BENCHD_HOME/stage"
-CHECK="/usr/bin/python3 $srcdir/tests/check-tree.py"
 
-# mk_files DIR N SIZE: N files of SIZE random bytes, DIR/f000.bin ...
-mk_files() {
-    /usr/bin/python3 -c '
-import os, sys
-d, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-os.makedirs(d, exist_ok=True)
-for i in range(n):
-    with open(os.path.join(d, "f%03d.bin" % i), "wb") as f:
-        f.write(os.urandom(size))' "$@"
-}
-# final-name files under a directory (not temporaries, not the manifest)
-staged() { find "$1" -type f -name 'f*.bin' 2>/dev/null | sort; }
-temporaries() { find "$1" -name '.benchd-tmp.*' | wc -l; }
 # wait_for CMD...: poll for up to 30 s
 wait_for() {
     for _ in $(seq 300); do
@@ -38,7 +24,6 @@ wait_for() {
     done
     return 1
 }
-jfield() { /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(" ".join(str(j[k]) for k in sys.argv[1:]))' "$@"; }
 at_least() { [ "$(staged "$1" | wc -l)" -ge "$2" ]; }
 # identity [FILE...]: "inode mtime_ns path" of the given files, or of those staged in $dst
 identity() {

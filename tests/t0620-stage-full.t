@@ -4,7 +4,7 @@
 # error, verified files kept, no partial file under a final name; the copy
 # across filesystems falls back from copy_file_range.
 . "${srcdir:-.}/tests/lib.sh"
-"$BENCHCTL" --version | grep -q xxhash || skip_all "benchctl built without libxxhash"
+. "$srcdir/tests/stage-lib.sh"
 tmp=$(mktemp -d)
 mnt="$tmp/small"
 mkdir -p "$mnt"
@@ -17,18 +17,6 @@ cleanup() {
 }
 trap cleanup EXIT
 export BENCHD_HOME="$tmp/home"
-CHECK="/usr/bin/python3 $srcdir/tests/check-tree.py"
-mk_files() {
-    /usr/bin/python3 -c '
-import os, sys
-d, n, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-os.makedirs(d, exist_ok=True)
-for i in range(n):
-    with open(os.path.join(d, "f%03d.bin" % i), "wb") as f:
-        f.write(os.urandom(size))' "$@"
-}
-staged() { find "$1" -type f -name 'f*.bin' 2>/dev/null | sort; }
-jfield() { /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(" ".join(str(j[k]) for k in sys.argv[1:]))' "$@"; }
 
 # ---- too big from the start: refused with the numbers ------------------------------
 mk_files "$tmp/big" 6 1048576
