@@ -74,6 +74,7 @@ struct bd_stage {
         char *error;
 
         int srcfd, dstfd;
+        bool locked;            /* holds DST's flock: may write the state file */
         struct bd_pool *pool;
         struct worker *w;
         struct bd_bwlimit *bw;

@@ -181,7 +181,8 @@ struct bd_stage *stage_new(const struct bd_stage_opts *o, struct bd_err *err)
 
 static void save_record(struct bd_stage *s, enum bd_stage_state state, bool final)
 {
-        if (!s->name || !s->state_dir || s->o.mode == STAGE_MANIFEST_ONLY)
+        /* without the destination's lock, the state file may be another job's */
+        if (!s->name || !s->state_dir || s->o.mode == STAGE_MANIFEST_ONLY || !s->locked)
                 return;
         struct bd_stage_record *r = &s->rec;
         if (!s->have_rec) {
@@ -267,6 +268,27 @@ static void set_phase(struct bd_stage *s, enum bd_stage_phase p)
         atomic_store(&s->phase, p);
 }
 
+/* True when the directory fd is, or lies under, the directory st names. */
+static bool within(int fd, const struct stat *st)
+{
+        _cleanup_close_ int cur = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        for (int depth = 0; cur >= 0 && depth < 4096; depth++) {
+                struct stat a;
+                if (fstat(cur, &a) < 0)
+                        return false;
+                if (a.st_dev == st->st_dev && a.st_ino == st->st_ino)
+                        return true;
+                int up = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                struct stat b;
+                bool top = up < 0 || fstat(up, &b) < 0 || (b.st_dev == a.st_dev && b.st_ino == a.st_ino);
+                close(cur);
+                cur = up;
+                if (top)
+                        return false;
+        }
+        return false;
+}
+
 static int open_roots(struct bd_stage *s)
 {
         if (s->src) {
@@ -276,6 +298,24 @@ static int open_roots(struct bd_stage *s)
         }
         if (!s->dst)
                 return 0;
+        struct stat sst;
+        if (s->o.mode == STAGE_COPY && s->srcfd >= 0 && fstat(s->srcfd, &sst) == 0) {
+                /* a destination inside the source: refuse before creating it there */
+                _cleanup_free_ char *p = xstrdup(s->dst);
+                for (;;) {
+                        _cleanup_close_ int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        if (fd >= 0) {
+                                if (within(fd, &sst))
+                                        return fatal(s, "the source '%s' and the destination '%s' overlap", s->src,
+                                                     s->dst);
+                                break;
+                        }
+                        char *slash = strrchr(p, '/');
+                        if (!slash || slash == p)
+                                break;
+                        *slash = '\0';
+                }
+        }
         if (s->o.mode == STAGE_COPY) {
                 int r = mkdir_p(s->dst, 0755);
                 if (r < 0)
@@ -286,6 +326,11 @@ static int open_roots(struct bd_stage *s)
                 return fatal(s, "cannot open destination directory '%s': %s", s->dst, strerror(errno));
         if (flock(s->dstfd, (s->o.mode == STAGE_COPY ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
                 return fatal(s, "destination '%s' is being staged by another process", s->dst);
+        s->locked = true;
+        struct stat dst;
+        if (s->srcfd >= 0 && fstat(s->srcfd, &sst) == 0 && fstat(s->dstfd, &dst) == 0 &&
+            (within(s->dstfd, &sst) || within(s->srcfd, &dst)))
+                return fatal(s, "the source '%s' and the destination '%s' overlap", s->src, s->dst);
         if (s->o.mode == STAGE_COPY) {
                 /* refuse early, and once, when nothing can be written there */
                 char probe[64];
@@ -305,8 +350,6 @@ static int run(struct bd_stage *s)
         s->t0 = now_mono();
         s->started = now_wall();
         atomic_store(&s->state, STAGE_RUNNING);
-        if (open_roots(s) < 0)
-                return -1;
         if (s->name && s->state_dir) {
                 struct bd_err err;
                 int r = stage_record_load(s->state_dir, s->name, &s->rec, &err);
@@ -323,6 +366,8 @@ static int run(struct bd_stage *s)
                 } else if (r != -ENOENT)
                         problem(s, PROB_SKIPPED, ".", "ignoring state file: %s", err.msg);
         }
+        if (open_roots(s) < 0)
+                return -1;
         save_record(s, STAGE_RUNNING, false);
         if (stopping(s))
                 return -1;

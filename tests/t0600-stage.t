@@ -219,6 +219,17 @@ like "--verify-only with --delete" "$("$BENCHCTL" stage --local --src "$src" --d
 out=$("$BENCHCTL" stage --local --src "$tmp/nope" --dst "$tmp/d-nope" 2>&1); rc=$?
 is "a missing source fails" "$rc" 1
 like "  with the reason" "$out" "cannot open source directory '$tmp/nope': No such file or directory"
+out=$("$BENCHCTL" stage --local --src "$src" --dst "$src/train2017/copy" 2>&1); rc=$?
+is "a destination inside the source is refused" "$rc" 1
+like "  as overlapping" "$out" "the source '$src' and the destination '$src/train2017/copy' overlap"
+check "  without creating it in the source" test ! -e "$src/train2017/copy"
+like "so is a source inside the destination" "$("$BENCHCTL" stage --local --src "$src/train2017" --dst "$src" --name t 2>&1)" "overlap"
+like "and the same directory twice" "$("$BENCHCTL" stage --local --src "$src" --dst "$src/" --name t 2>&1)" "overlap"
+"$BENCHCTL" stage --local --src "$src" --dst "$tmp/locked" --name locked -q >/dev/null 2>&1
+flock "$tmp/locked" -c "\"$BENCHCTL\" stage --local --src \"$src\" --dst \"$tmp/locked\" --name locked >\"$tmp/out\" 2>&1"; rc=$?
+is "a destination another stage holds is refused" "$rc" 1
+like "  saying so" "$(cat "$tmp/out")" "destination '$tmp/locked' is being staged by another process"
+like "  leaving the other's state file alone" "$(cat "$state/locked.state")" "state=complete"
 mkdir -p "$tmp/empty-dst"
 out=$("$BENCHCTL" stage --local --dst "$tmp/empty-dst" --name x --verify-only 2>&1); rc=$?
 is "verify-only with no manifest anywhere fails" "$rc" 1
