@@ -1,6 +1,7 @@
 /* stage-record.c: the state file of a dataset, names, enum spellings. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <string.h>
@@ -284,6 +285,44 @@ int stage_record_load(const char *state_dir, const char *name, struct bd_stage_r
                 return bd_err_set(err, -EINVAL, "%s: the file does not name dataset '%s'", path, name);
         }
         *ret = rec;
+        return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int stage_records(const char *state_dir, char ***ret, size_t *ret_n)
+{
+        DIR *d = opendir(state_dir);
+        if (!d) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = NULL;
+                *ret_n = 0;
+                return 0;
+        }
+        char **names = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name);
+                if (len <= 6 || strcmp(de->d_name + len - 6, ".state"))
+                        continue;
+                char *name = xstrndup(de->d_name, len - 6);
+                if (!stage_name_valid(name)) {
+                        free(name);
+                        continue;
+                }
+                names = xrealloc(names, (n + 1) * sizeof(char *));
+                names[n++] = name;
+        }
+        closedir(d);
+        if (n > 1)
+                qsort(names, n, sizeof(char *), name_cmp);
+        *ret = names;
+        *ret_n = n;
         return 0;
 }
 

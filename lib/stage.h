@@ -203,6 +203,9 @@ struct bd_stage_record {
 /* Reads STATE_DIR/NAME.state; -ENOENT when there is none. */
 int stage_record_load(const char *state_dir, const char *name, struct bd_stage_record *ret, struct bd_err *err);
 void stage_record_release(struct bd_stage_record *r);
+/* The names of the datasets with a state file in state_dir, sorted (the
+ * caller frees each and the array); none when the directory does not exist. */
+int stage_records(const char *state_dir, char ***ret, size_t *ret_n);
 /* Options that resume the recorded job (pointing into r). */
 void stage_record_opts(const struct bd_stage_record *r, const char *state_dir, struct bd_stage_opts *ret);
 
