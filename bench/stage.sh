@@ -17,7 +17,8 @@
 #   rsync -a no-op / stage resume  onto the complete copies
 # and prints the medians and the ratios (targets: stage <= 0.4 x rsync -a,
 # stage <= 1.0 x cp -a + xxhsum, resume <= 1.0 x rsync -a no-op).
-# Needs root (drop_caches); installs rsync and xxhash with apt-get if missing.
+# Needs root (drop_caches) and about 9 GB in WORKDIR; installs rsync and
+# xxhash with apt-get if missing.
 #
 #   bench/stage.sh [BUILD_DIR] [ROUNDS]        (WORKDIR=/var/tmp by default)
 set -euo pipefail
@@ -81,26 +82,31 @@ t() {
 cp_xxh() { cp -a "$src" "$1" && find "$1" -type f -print0 | xargs -0 xxhsum -H2 >/dev/null; }
 rsync_sync() { rsync -a "$src/" "$1/" && sync; }
 read_all() { find "$src" -type f -print0 | xargs -0 cat >/dev/null; }
-stage() { "$BENCHCTL" stage --local -q --src "$src" --dst "$1" --name coco --state-dir "$work/state" "${@:2}"; }
+stage() { "$BENCHCTL" stage --local -q --src "$src" --dst "$1" --name "$(basename "$1")" --state-dir "$work/state" "${@:2}"; }
 no_manifest() { rm -f "$src/.benchd-manifest"; stage "$@"; local r=$?; cp "$work/manifest" "$src/.benchd-manifest"; return $r; }
 
 for r in $(seq "$rounds"); do
-    echo "round $r of $rounds ..." >&2
+    # every copy goes to a new directory, and the copies of the last round are
+    # deleted a while before: without a journal, ext4 skips inodes freed less
+    # than 60 s ago (360 s while their inode table block is dirty) when it
+    # allocates one, which makes creating files right after a deletion several
+    # times slower for whichever tool comes first
     rm -rf "$work"/d-*
+    sync
+    echo "round $r of $rounds (waiting 65 s after the deletions) ..." >&2
+    sleep 65
     t rsync rsync -a "$src/" "$work/d-rsync/"
     t cp cp -a "$src" "$work/d-cp"
     t cp_xxh cp_xxh "$work/d-cpx"
     t read read_all
     t stage stage "$work/d-stage" --fsync none
-    rm -rf "$work/d-stage"
-    t stage_first no_manifest "$work/d-stage" --fsync none
-    rm -rf "$work/d-stage" "$work/d-rsync2"
-    t rsync_sync rsync_sync "$work/d-rsync2"
-    t stage_sync stage "$work/d-stage"
+    t stage_first no_manifest "$work/d-stage-first" --fsync none
+    t rsync_sync rsync_sync "$work/d-rsync-sync"
+    t stage_sync stage "$work/d-stage-sync"
     t rsync_noop rsync -a "$src/" "$work/d-rsync/"
     t stage_noop stage "$work/d-stage" --fsync none
 done
-"$BENCHCTL" stage --local -q --src "$src" --dst "$work/d-stage" --name coco --state-dir "$work/state" --verify-only >/dev/null ||
+"$BENCHCTL" stage --local -q --src "$src" --dst "$work/d-stage" --name d-stage --state-dir "$work/state" --verify-only >/dev/null ||
     { echo "stage bench: the staged copy does not verify" >&2; exit 1; }
 
 median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
