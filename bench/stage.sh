@@ -17,8 +17,9 @@
 #   rsync -a no-op / stage resume  onto the complete copies
 # and prints the medians and the ratios (targets: stage <= 0.4 x rsync -a,
 # stage <= 1.0 x cp -a + xxhsum, resume <= 1.0 x rsync -a no-op).
-# Needs root (drop_caches) and about 9 GB in WORKDIR; installs rsync and
-# xxhash with apt-get if missing.
+# Needs root (drop_caches) and 1.2 + 8 x ROUNDS GB in WORKDIR; installs rsync
+# and xxhash with apt-get if missing.  Run it at least 6 minutes after any
+# big deletion on that filesystem (see below).
 #
 #   bench/stage.sh [BUILD_DIR] [ROUNDS]        (WORKDIR=/var/tmp by default)
 set -euo pipefail
@@ -38,6 +39,9 @@ done
 work=$(mktemp -d "${WORKDIR:-/var/tmp}/benchd-stage-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 [ "$(stat -f -c %T "$work")" = tmpfs ] && echo "stage bench: warning: $work is on tmpfs, not a disk" >&2
+need=$(( (12 + 80 * rounds) * 100 * 1024 * 1024 ))
+avail=$(( $(stat -f -c '%a * %S' "$work") ))
+[ "$avail" -gt "$need" ] || { echo "stage bench: $((need >> 30)) GiB needed in $work, $((avail >> 30)) GiB free" >&2; exit 1; }
 export BENCHD_HOME="$work/home"
 
 echo "building the COCO-like tree in $work/coco ..." >&2
@@ -85,28 +89,25 @@ read_all() { find "$src" -type f -print0 | xargs -0 cat >/dev/null; }
 stage() { "$BENCHCTL" stage --local -q --src "$src" --dst "$1" --name "$(basename "$1")" --state-dir "$work/state" "${@:2}"; }
 no_manifest() { rm -f "$src/.benchd-manifest"; stage "$@"; local r=$?; cp "$work/manifest" "$src/.benchd-manifest"; return $r; }
 
+# Nothing is deleted until the end: without a journal (as here), ext4 skips
+# inodes freed less than 60 s ago, 360 s while their inode table block is
+# dirty, when it allocates one, which makes creating files after a deletion
+# several times slower for whichever tool comes first.  Every copy goes to a
+# new directory instead.
 for r in $(seq "$rounds"); do
-    # every copy goes to a new directory, and the copies of the last round are
-    # deleted a while before: without a journal, ext4 skips inodes freed less
-    # than 60 s ago (360 s while their inode table block is dirty) when it
-    # allocates one, which makes creating files right after a deletion several
-    # times slower for whichever tool comes first
-    rm -rf "$work"/d-*
-    sync
-    echo "round $r of $rounds (waiting 65 s after the deletions) ..." >&2
-    sleep 65
-    t rsync rsync -a "$src/" "$work/d-rsync/"
-    t cp cp -a "$src" "$work/d-cp"
-    t cp_xxh cp_xxh "$work/d-cpx"
+    echo "round $r of $rounds ..." >&2
+    t rsync rsync -a "$src/" "$work/d$r-rsync/"
+    t cp cp -a "$src" "$work/d$r-cp"
+    t cp_xxh cp_xxh "$work/d$r-cpx"
     t read read_all
-    t stage stage "$work/d-stage" --fsync none
-    t stage_first no_manifest "$work/d-stage-first" --fsync none
-    t rsync_sync rsync_sync "$work/d-rsync-sync"
-    t stage_sync stage "$work/d-stage-sync"
-    t rsync_noop rsync -a "$src/" "$work/d-rsync/"
-    t stage_noop stage "$work/d-stage" --fsync none
+    t stage stage "$work/d$r-stage" --fsync none
+    t stage_first no_manifest "$work/d$r-stage-first" --fsync none
+    t rsync_sync rsync_sync "$work/d$r-rsync-sync"
+    t stage_sync stage "$work/d$r-stage-sync"
+    t rsync_noop rsync -a "$src/" "$work/d$r-rsync/"
+    t stage_noop stage "$work/d$r-stage" --fsync none
 done
-"$BENCHCTL" stage --local -q --src "$src" --dst "$work/d-stage" --name d-stage --state-dir "$work/state" --verify-only >/dev/null ||
+"$BENCHCTL" stage --local -q --src "$src" --dst "$work/d1-stage" --name d1-stage --state-dir "$work/state" --verify-only >/dev/null ||
     { echo "stage bench: the staged copy does not verify" >&2; exit 1; }
 
 median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

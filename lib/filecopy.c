@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,10 +13,9 @@
 #include "filecopy.h"
 #include "macro.h"
 
-/* files hashed through a mapping rather than read into a buffer: big enough
- * to pay for mmap and munmap, small enough to leave address space alone */
-#define MAP_MIN ((uint64_t)64 << 10)
-#define MAP_MAX ((uint64_t)1 << 30)
+/* the copy is read back in pieces that stay in the CPU's L2 cache while they
+ * are hashed (cheaper than mapping the file: no page tables, no TLB flush) */
+#define READBACK_CHUNK ((size_t)256 << 10)
 
 static const char *const method_names[] = {
         [COPY_FILE_RANGE] = "copy_file_range",
@@ -182,23 +180,6 @@ int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic
         return 0;
 }
 
-int hash_fd_mapped(int fd, uint64_t size, void *buf, size_t bufsize, const atomic_bool *cancel, uint8_t ret_sum[16],
-                   uint64_t *ret_len)
-{
-        /* mapped, the page cache is hashed where it lies: no copy to a buffer */
-        if (size < MAP_MIN || size > MAP_MAX)
-                return hash_fd(fd, buf, bufsize, cancel, NULL, ret_sum, ret_len);
-        void *p = mmap(NULL, size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-        if (p == MAP_FAILED)
-                return hash_fd(fd, buf, bufsize, cancel, NULL, ret_sum, ret_len);
-        XXH128_canonical_t c;
-        XXH128_canonicalFromHash(&c, XXH3_128bits(p, size));
-        munmap(p, size);
-        memcpy(ret_sum, c.digest, 16);
-        *ret_len = size;
-        return 0;
-}
-
 /* One step of at most n bytes from offset off with method m: bytes moved
  * (0 at the end of the source) or -errno.  *dest_side tells which file failed. */
 static ssize_t step(int m, int sfd, int dfd, uint64_t off, size_t n, void *buf, size_t bufsize, XXH3_state_t *st,
@@ -304,7 +285,7 @@ int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, bool through_b
         }
         /* what the destination holds, read back while it is in the page cache */
         uint64_t len;
-        int r = hash_fd_mapped(dfd, off, buf, bufsize, c->cancel, ret_sum, &len);
+        int r = hash_fd(dfd, buf, bufsize < READBACK_CHUNK ? bufsize : READBACK_CHUNK, c->cancel, NULL, ret_sum, &len);
         if (r < 0) {
                 *ret_dest_side = true;
                 return r;

@@ -72,10 +72,4 @@ int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, bool through_b
 int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
             uint8_t ret_sum[16], uint64_t *ret_len);
 
-/* The same for a file of a known size, through a read-only mapping when it
- * is big enough (no copy out of the page cache).  A file that shrinks while
- * mapped raises SIGBUS: only for files this process alone writes. */
-int hash_fd_mapped(int fd, uint64_t size, void *buf, size_t bufsize, const atomic_bool *cancel, uint8_t ret_sum[16],
-                   uint64_t *ret_len);
-
 #endif
