@@ -180,6 +180,7 @@ static int copy_file(struct bd_stage *s, struct worker *w, unsigned wi, struct b
                 r = -errno;
                 dest_side = true;
         }
+        touched(s);
         if (r == 0 && !why && renameat(pfd, tmp, pfd, base_name(e->path)) < 0) {
                 r = -errno;
                 dest_side = true;
@@ -217,6 +218,7 @@ static void make_link(struct bd_stage *s, struct worker *w, unsigned wi, const s
                 }
         }
         if (r == 0) {
+                touched(s);
                 struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { e->mtime_sec, e->mtime_nsec } };
                 (void)utimensat(pfd, tmp, ts, AT_SYMLINK_NOFOLLOW);
                 if (renameat(pfd, tmp, pfd, base_name(e->path)) < 0) {
@@ -275,6 +277,7 @@ void transfer_one(void *data, size_t k, unsigned wi)
                                 /* the right bytes with another mtime: fix the mtime, copy nothing */
                                 int pfd = dst_parent(s, w, e->path);
                                 struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { e->mtime_sec, e->mtime_nsec } };
+                                touched(s);
                                 act = pfd >= 0 && utimensat(pfd, base_name(e->path), ts, AT_SYMLINK_NOFOLLOW) == 0
                                               ? ACT_NONE : ACT_COPY;
                         } else
@@ -317,6 +320,7 @@ void transfer_one(void *data, size_t k, unsigned wi)
         } else if (ok && act == ACT_NONE && s->o.mode == STAGE_COPY) {
                 ADD(files_present, 1);
                 if (it->mode_differs && it->dst == DST_OK) {
+                        touched(s);
                         int pfd = dst_parent(s, w, e->path);
                         if (pfd < 0 || fchmodat(pfd, base_name(e->path), e->mode, 0) < 0)
                                 problem(s, PROB_DEST, e->path,

@@ -75,6 +75,8 @@ struct bd_stage {
 
         int srcfd, dstfd;
         bool locked;            /* holds DST's flock: may write the state file */
+        atomic_bool wrote;      /* something in DST was changed: sync it at the end */
+        bool prev_unsynced;     /* the last run did not complete: what it wrote may not be synced */
         struct bd_pool *pool;
         struct worker *w;
         struct bd_bwlimit *bw;
@@ -123,6 +125,11 @@ double now_wall(void);
 static inline bool stopping(struct bd_stage *s)
 {
         return atomic_load_explicit(&s->stop, memory_order_relaxed);
+}
+
+static inline void touched(struct bd_stage *s)
+{
+        atomic_store_explicit(&s->wrote, true, memory_order_relaxed);
 }
 
 static inline bool dest_fatal_errno(int e)

@@ -338,6 +338,7 @@ static int remove_at(struct bd_stage *s, const char *path, bool dir)
         _cleanup_close_ int pfd = open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
         if (pfd < 0)
                 return pfd;
+        touched(s);
         return unlinkat(pfd, base_name(path), dir ? AT_REMOVEDIR : 0) < 0 ? -errno : 0;
 }
 
@@ -482,6 +483,7 @@ int prepare(struct bd_stage *s, struct extras *x)
                         if (pfd < 0 || (mkdirat(pfd, base_name(e->path), 0700) < 0 && errno != EEXIST))
                                 return fatal(s, "cannot create directory '%s' in the destination: %s", p,
                                              strerror(pfd < 0 ? -pfd : errno));
+                        touched(s);
                         it->dst = DST_OK;
                         it->mode_differs = true;
                 } else if (!root && (e->mode & 0300) != 0300) {
@@ -506,10 +508,10 @@ void fix_dirs(struct bd_stage *s)
                 _cleanup_close_ int fd = open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
                 struct stat st;
                 int r = fd < 0 ? fd : fstat(fd, &st) < 0 ? -errno : 0;
-                if (r == 0 && (st.st_mode & 07777) != e->mode && fchmod(fd, e->mode) < 0)
+                if (r == 0 && (st.st_mode & 07777) != e->mode && (touched(s), fchmod(fd, e->mode) < 0))
                         r = -errno;
                 struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, { e->mtime_sec, e->mtime_nsec } };
-                if (r == 0 && !same_mtime(&st, e) && futimens(fd, ts) < 0)
+                if (r == 0 && !same_mtime(&st, e) && (touched(s), futimens(fd, ts) < 0))
                         r = -errno;
                 if (r < 0) {
                         _cleanup_free_ char *p = manifest_escaped(e->path);

@@ -355,6 +355,7 @@ static int run(struct bd_stage *s)
                 int r = stage_record_load(s->state_dir, s->name, &s->rec, &err);
                 if (r == 0) {
                         s->have_rec = true;
+                        s->prev_unsynced = s->rec.state != STAGE_COMPLETE;
                         /* suspects are about this destination only */
                         if (s->rec.dst && s->dst && !streq(s->rec.dst, s->dst)) {
                                 for (size_t i = 0; i < s->rec.nsuspects; i++)
@@ -444,7 +445,8 @@ static int run(struct bd_stage *s)
         set_phase(s, PHASE_FINISH);
         if (s->o.mode == STAGE_COPY) {
                 fix_dirs(s);
-                if (s->o.fsync != FSYNC_NONE && syncfs(s->dstfd) < 0)
+                /* nothing written, nothing to sync (syncfs would flush others' data too) */
+                if (s->o.fsync != FSYNC_NONE && (atomic_load(&s->wrote) || s->prev_unsynced) && syncfs(s->dstfd) < 0)
                         return fatal(s, "cannot sync the destination '%s': %s", s->dst, strerror(errno));
                 if (GET(errors) == 0)
                         write_dst_manifest(s);
