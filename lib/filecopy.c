@@ -157,6 +157,7 @@ int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic
         XXH3_state_t st;
         XXH3_128bits_reset(&st);
         uint64_t off = 0;
+        *ret_len = 0;
         for (;;) {
                 if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
                         return -ECANCELED;
@@ -170,6 +171,7 @@ int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic
                         break;
                 XXH3_128bits_update(&st, buf, (size_t)n);
                 off += (uint64_t)n;
+                *ret_len = off;
                 if (progress)
                         atomic_fetch_add_explicit(progress, (uint64_t)n, memory_order_relaxed);
         }

@@ -67,8 +67,8 @@ void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlim
 int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, bool through_buf, void *buf, size_t bufsize,
             uint8_t ret_sum[16], uint64_t *ret_copied, bool *ret_dest_side);
 
-/* Checksums a whole file from its start; *ret_len is how many bytes it held.
- * progress (may be NULL) grows as it reads. */
+/* Checksums a whole file from its start; *ret_len is how many bytes it held
+ * (on failure, how many were read).  progress (may be NULL) grows as it reads. */
 int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
             uint8_t ret_sum[16], uint64_t *ret_len);
 

@@ -66,12 +66,15 @@ static int open_src(struct bd_stage *s, const struct bd_mentry *e, struct stat *
 }
 
 /* The source checksum of an entry that has none yet. */
-static int hash_source(struct bd_stage *s, struct worker *w, struct bd_mentry *e, int sfd, const struct stat *before)
+static int hash_source(struct bd_stage *s, struct worker *w, struct bd_mentry *e, int sfd, const struct stat *before,
+                       uint64_t *credited)
 {
         uint8_t sum[16];
         uint64_t len;
-        atomic_uint_fast64_t *progress = s->o.mode == STAGE_MANIFEST_ONLY ? &s->bytes_done : NULL;
-        int r = hash_fd(sfd, w->buf, BUF_SIZE, &s->stop, progress, sum, &len);
+        bool counted = s->o.mode == STAGE_MANIFEST_ONLY;       /* the job's work is this checksum */
+        int r = hash_fd(sfd, w->buf, BUF_SIZE, &s->stop, counted ? &s->bytes_done : NULL, sum, &len);
+        if (counted)
+                *credited += len;
         if (r == -ECANCELED)
                 return r;
         _cleanup_free_ char *p = manifest_escaped(e->path);
@@ -108,7 +111,7 @@ static int verify_dst(struct bd_stage *s, struct worker *w, const struct bd_ment
         uint8_t sum[16];
         uint64_t len;
         int r = hash_fd(fd, w->buf, BUF_SIZE, &s->stop, &s->bytes_done, sum, &len);
-        *credited += r == 0 ? len : 0;
+        *credited += len;
         if (r < 0)
                 return r;
         ADD(files_verified, 1);
@@ -250,7 +253,7 @@ void transfer_one(void *data, size_t k, unsigned wi)
                         _cleanup_free_ char *t = manifest_escaped(e->target);
                         problem(s, PROB_SKIPPED, e->path, "symlink '%s' points out of the source tree ('%s'): not staged",
                                 p, t);
-                } else if (it->act == ACT_LINK)
+                } else if (it->act == ACT_LINK && !it->failed)
                         make_link(s, w, wi, e);
                 return;
         }
@@ -259,14 +262,13 @@ void transfer_one(void *data, size_t k, unsigned wi)
         struct stat sst;
         uint64_t credited = 0;  /* bytes of this file already counted in bytes_done */
         bool ok = !it->failed;  /* failed already: in the way, reported by prepare() */
+        bool repair = false;    /* found damaged at DST: recopied */
         int act = it->act;
         if (it->need_hash && act == ACT_COPY && ok) {
                 /* copy_file() checksums it while it copies it */
         } else if (it->need_hash) {
                 sfd = open_src(s, e, &sst);
-                ok = sfd >= 0 && hash_source(s, w, e, sfd, &sst) == 0 && ok;
-                if (s->o.mode == STAGE_MANIFEST_ONLY)
-                        credited = ok ? e->size : 0;
+                ok = sfd >= 0 && hash_source(s, w, e, sfd, &sst, &credited) == 0 && ok;
         }
         if (ok && (act == ACT_VERIFY || act == ACT_VERIFY_OR_COPY)) {
                 int r = verify_dst(s, w, e, &credited);
@@ -298,16 +300,13 @@ void transfer_one(void *data, size_t k, unsigned wi)
                         ok = false;
                 } else {
                         /* damaged, or unreadable: copy it again */
-                        if (act == ACT_VERIFY)
-                                it->failed = true;      /* marks it repaired once copied */
+                        repair = act == ACT_VERIFY;
                         act = ACT_COPY;
                         atomic_fetch_sub_explicit(&s->bytes_done, credited, memory_order_relaxed);
                         credited = 0;
                 }
         }
         if (ok && act == ACT_COPY) {
-                bool repair = it->failed;
-                it->failed = false;
                 ok = copy_file(s, w, wi, e, &sfd, &sst, &credited) == 0;
                 if (ok) {
                         ADD(files_copied, 1);
@@ -319,7 +318,7 @@ void transfer_one(void *data, size_t k, unsigned wi)
                 }
         } else if (ok && act == ACT_NONE && s->o.mode == STAGE_COPY) {
                 ADD(files_present, 1);
-                if (it->mode_differs && it->dst == DST_OK) {
+                if (it->mode_differs) {
                         touched(s);
                         int pfd = dst_parent(s, w, e->path);
                         if (pfd < 0 || fchmodat(pfd, base_name(e->path), e->mode, 0) < 0)

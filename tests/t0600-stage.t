@@ -131,6 +131,12 @@ is "the tree is intact again (but for the extra file)" \
 flip "$dst/annotations/instances_val2017.json"
 out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --verify 2>/dev/null)
 like "stage --verify finds and repairs a flipped byte in one go" "$out" "1 copied, $((nfiles - 1)) already present, 1 repaired"
+touch "$dst/train2017/000000000011.jpg"; chmod 600 "$dst/train2017/000000000011.jpg"
+json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --verify --json 2>/dev/null)
+is "--verify: right bytes, wrong mtime and mode: fixed without a copy" \
+   "$(printf '%s' "$json" | jfield state files_copied files_verified)" "complete 0 $nfiles"
+is "  the mtime and mode are the source's again" "$(stat -c '%Y %a' "$dst/train2017/000000000011.jpg")" \
+   "$(stat -c '%Y %a' "$src/train2017/000000000011.jpg")"
 mkdir -p "$dst/junk/deeper" && touch "$dst/junk/deeper/x"
 out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --delete 2>/dev/null)
 like "--delete removes extra files" "$out" "removed 'train2017/extra.txt': not in the manifest"
