@@ -106,10 +106,13 @@ struct bd_stage {
 #define GET(counter) atomic_load_explicit(&s->counter, memory_order_relaxed)
 
 
-/* DST entries that the manifest does not list: leftovers, extras */
+/* DST entries that the manifest does not list: leftovers, extras; and
+ * directories standing where the manifest has a file or link.  Indices into
+ * dtree, in path order. */
 struct extras {
         size_t *tmp, ntmp;
         size_t *extra, nextra;
+        size_t *inway, ninway;
 };
 
 /* ---- stage.c ---- */

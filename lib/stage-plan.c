@@ -241,6 +241,8 @@ void plan(struct bd_stage *s, struct extras *x)
                                 push(&x->extra, &x->nextra, j);
                         else
                                 match(s, i, &s->dtree.e[j]);
+                        if (it->dst_is_dir)
+                                push(&x->inway, &x->ninway, j);
                         j++;
                 }
         }
@@ -427,23 +429,16 @@ int prepare(struct bd_stage *s, struct extras *x)
 
         /* extras, children before their directory (reverse path order) */
         if (s->o.delete_extra) {
-                /* directories in the way of files go with them */
-                size_t n = x->nextra;
-                for (size_t i = 0; i < s->m.n; i++)
-                        if (s->items[i].dst_is_dir && s->items[i].act != ACT_NONE) {
-                                for (size_t j = 0; j < s->dtree.n; j++)
-                                        if (streq(s->dtree.e[j].path, s->m.e[i].path))
-                                                push(&x->extra, &x->nextra, j);
-                        }
-                if (x->nextra > n) {
-                        /* keep the path order */
-                        for (size_t a = 1; a < x->nextra; a++)
-                                for (size_t b = a; b > 0 && x->extra[b - 1] > x->extra[b]; b--) {
-                                        size_t t = x->extra[b];
-                                        x->extra[b] = x->extra[b - 1];
-                                        x->extra[b - 1] = t;
-                                }
-                }
+                /* directories in the way of files go with them (what they
+                 * hold is among the extras): merge, keeping the path order */
+                size_t *all = xmalloc((x->nextra + x->ninway + 1) * sizeof(size_t));
+                size_t a = 0, b = 0, n = 0;
+                while (a < x->nextra || b < x->ninway)
+                        all[n++] = b == x->ninway || (a < x->nextra && x->extra[a] < x->inway[b]) ? x->extra[a++]
+                                                                                                 : x->inway[b++];
+                free(x->extra);
+                x->extra = all;
+                x->nextra = n;
                 for (size_t k = x->nextra; k-- > 0;) {
                         const struct bd_tentry *d = &s->dtree.e[x->extra[k]];
                         _cleanup_free_ char *p = manifest_escaped(d->path);

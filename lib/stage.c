@@ -429,6 +429,7 @@ static int run(struct bd_stage *s)
         }
         free(x.tmp);
         free(x.extra);
+        free(x.inway);
         if (r < 0 || stopping(s))
                 return -1;
 
