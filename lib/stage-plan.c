@@ -7,9 +7,8 @@
 #include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "fs.h"

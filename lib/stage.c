@@ -4,14 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <pthread.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "fs.h"
@@ -49,8 +48,7 @@ static enum bd_severity severity_of(struct bd_stage *s, enum bd_problem_kind k)
         }
 }
 
-void problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, const char *fmt,
-                                   ...)
+void problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, const char *fmt, ...)
 {
         enum bd_severity sev = severity_of(s, kind);
         if (sev == SEV_ERROR)
