@@ -211,8 +211,6 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
                 r->files_present = GET(files_present);
                 r->files_repaired = GET(files_repaired);
                 r->errors = GET(errors);
-                free(r->error);
-                r->error = NULL;
                 if (final && state == STAGE_COMPLETE) {
                         if (s->o.verify)
                                 r->verified = now_wall();
@@ -242,6 +240,8 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
                 r->have_manifest = true;
                 memcpy(r->manifest_sum, s->m.sum, 16);
         }
+        free(r->error);
+        r->error = NULL;
         pthread_mutex_lock(&s->lock);
         if (s->error)
                 r->error = xstrdup(s->error);
