@@ -13,9 +13,6 @@
 #include "filecopy.h"
 #include "macro.h"
 
-/* the copy is read back in pieces that stay in the CPU's L2 cache while they
- * are hashed (cheaper than mapping the file: no page tables, no TLB flush) */
-#define READBACK_CHUNK ((size_t)256 << 10)
 
 static const char *const method_names[] = {
         [COPY_FILE_RANGE] = "copy_file_range",
@@ -182,73 +179,81 @@ int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic
         return 0;
 }
 
-/* One step of at most n bytes from offset off with method m: bytes moved
- * (0 at the end of the source) or -errno.  *dest_side tells which file failed. */
-static ssize_t step(int m, int sfd, int dfd, uint64_t off, size_t n, void *buf, size_t bufsize, XXH3_state_t *st,
-                    bool *dest_side)
+/* Reads up to n bytes at off, as many as the file holds: bytes read or -errno. */
+static ssize_t read_full(int fd, char *buf, size_t n, uint64_t off)
 {
-        *dest_side = false;
+        size_t got = 0;
+        while (got < n) {
+                ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        break;
+                got += (size_t)r;
+        }
+        return (ssize_t)got;
+}
+
+/* Moves n bytes at off in the kernel with method m: bytes moved (0 when the
+ * method moved nothing) or -errno; *dest_side tells which file failed. */
+static ssize_t kernel_step(int m, int sfd, int dfd, uint64_t off, size_t n, bool *dest_side)
+{
+        ssize_t r;
         if (m == COPY_FILE_RANGE) {
                 loff_t in = (loff_t)off, out = (loff_t)off;
-                ssize_t r = copy_file_range(sfd, &in, dfd, &out, n, 0);
-                if (r < 0) {
-                        /* ENOSPC, EDQUOT, EFBIG can only be the destination's */
-                        *dest_side = errno == ENOSPC || errno == EDQUOT || errno == EFBIG;
-                        return -errno;
-                }
-                return r;
-        }
-        if (m == COPY_SENDFILE) {
+                r = copy_file_range(sfd, &in, dfd, &out, n, 0);
+        } else {
                 if (lseek(dfd, (off_t)off, SEEK_SET) < 0) {
                         *dest_side = true;
                         return -errno;
                 }
                 off_t in = (off_t)off;
-                ssize_t r = sendfile(dfd, sfd, &in, n);
-                if (r < 0) {
-                        *dest_side = errno == ENOSPC || errno == EDQUOT || errno == EFBIG;
-                        return -errno;
-                }
-                return r;
+                r = sendfile(dfd, sfd, &in, n);
         }
-        size_t want = n < bufsize ? n : bufsize;
-        ssize_t r = pread(sfd, buf, want, (off_t)off);
-        if (r <= 0)
-                return r < 0 ? -errno : 0;
-        int w = write_all(dfd, buf, (size_t)r, off);
-        if (w < 0) {
-                *dest_side = true;
-                return w;
-        }
-        XXH3_128bits_update(st, buf, (size_t)r);
-        return r;
+        /* ENOSPC, EDQUOT, EFBIG can only be the destination's */
+        *dest_side = r < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG);
+        return r < 0 ? -errno : r;
 }
 
-int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, bool through_buf, void *buf, size_t bufsize,
-            uint8_t ret_sum[16], uint64_t *ret_copied, bool *ret_dest_side)
+int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, size_t bufsize, uint8_t ret_sum[16],
+            uint64_t *ret_copied, bool *ret_dest_side)
 {
         XXH3_state_t st;
         XXH3_128bits_reset(&st);
-        int m = through_buf ? COPY_READWRITE : atomic_load_explicit(&c->method, memory_order_relaxed);
-        bool in_kernel = false;         /* some bytes did not pass through buf */
+        int m = atomic_load_explicit(&c->method, memory_order_relaxed);
         uint64_t off = 0, chunk = bwlimit_chunk(c->bw);
-        /* in-kernel copies report progress and check cancellation every 16 MiB */
-        if (chunk > ((uint64_t)16 << 20))
-                chunk = (uint64_t)16 << 20;
+        if (chunk > bufsize)
+                chunk = bufsize;
         *ret_dest_side = false;
         *ret_copied = 0;
         while (off < size) {
                 if (c->cancel && atomic_load_explicit(c->cancel, memory_order_relaxed))
                         return -ECANCELED;
-                uint64_t n = size - off < chunk ? size - off : chunk;
+                size_t n = (size_t)(size - off < chunk ? size - off : chunk);
                 bwlimit_take(c->bw, n, c->cancel);
-                uint64_t done = 0;
-                while (done < n) {
+                /* the checksum is of the bytes read here, the very bytes written next */
+                ssize_t got = read_full(sfd, buf, n, off);
+                if (got < 0)
+                        return (int)got;
+                XXH3_128bits_update(&st, buf, (size_t)got);
+                size_t done = 0;
+                while (done < (size_t)got) {
+                        if (m == COPY_READWRITE) {
+                                int w = write_all(dfd, (char *)buf + done, (size_t)got - done, off + done);
+                                if (w < 0) {
+                                        *ret_dest_side = true;
+                                        return w;
+                                }
+                                done = (size_t)got;
+                                break;
+                        }
                         bool dest;
-                        ssize_t r = step(m, sfd, dfd, off + done, (size_t)(n - done), buf, bufsize, &st, &dest);
+                        ssize_t r = kernel_step(m, sfd, dfd, off + done, (size_t)got - done, &dest);
                         if (r == -EINTR)
                                 continue;
-                        if (r < 0 && m != COPY_READWRITE && !dest && unsupported((int)-r)) {
+                        if (r < 0 && !dest && unsupported((int)-r)) {
                                 /* drop this method for the rest of the job */
                                 int expect = m;
                                 atomic_compare_exchange_strong(&c->method, &expect, m + 1);
@@ -259,38 +264,24 @@ int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, bool through_b
                                 *ret_dest_side = dest;
                                 return (int)r;  /* *ret_copied: what progress was told */
                         }
-                        if (r == 0 && m != COPY_READWRITE) {
-                                /* some filesystems copy nothing in-kernel without an
-                                 * error: let read() say whether this is the end */
+                        if (r == 0) {
+                                /* the kernel moved nothing (some filesystems do that
+                                 * without an error): write the rest from the buffer */
                                 m = COPY_READWRITE;
                                 continue;
                         }
-                        if (r == 0)
-                                break;
-                        if (m != COPY_READWRITE)
-                                in_kernel = true;
-                        done += (uint64_t)r;
+                        done += (size_t)r;
                 }
                 off += done;
                 *ret_copied = off;
                 if (c->progress)
                         atomic_fetch_add_explicit(c->progress, done, memory_order_relaxed);
-                if (done < n)
+                if ((size_t)got < n)
                         break;  /* the source ended early */
         }
         atomic_fetch_add_explicit(&c->used[m], 1, memory_order_relaxed);
-        if (!in_kernel) {
-                XXH128_canonical_t cs;
-                XXH128_canonicalFromHash(&cs, XXH3_128bits_digest(&st));
-                memcpy(ret_sum, cs.digest, 16);
-                return 0;
-        }
-        /* what the destination holds, read back while it is in the page cache */
-        uint64_t len;
-        int r = hash_fd(dfd, buf, bufsize < READBACK_CHUNK ? bufsize : READBACK_CHUNK, c->cancel, NULL, ret_sum, &len);
-        if (r < 0) {
-                *ret_dest_side = true;
-                return r;
-        }
+        XXH128_canonical_t cs;
+        XXH128_canonicalFromHash(&cs, XXH3_128bits_digest(&st));
+        memcpy(ret_sum, cs.digest, 16);
         return 0;
 }

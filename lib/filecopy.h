@@ -7,9 +7,10 @@
  * method that fails that way is dropped for the rest of the job (the
  * bd_copier is shared by every worker), so the failing call is paid once.
  *
- * Every copy is checksummed (XXH3-128) from what the destination received:
- * the buffer written on the read/write path, the destination read back (from
- * the page cache, right after the copy) on the in-kernel paths.
+ * Every copy is checksummed (XXH3-128) while it is written: each piece of
+ * the source is read into a buffer and hashed, then written from it (read/
+ * write) or moved by the kernel from the page cache the read just filled.
+ * Reading the copy back would be a second read of every byte; it is not done.
  */
 #ifndef BD_FILECOPY_H
 #define BD_FILECOPY_H
@@ -56,16 +57,17 @@ void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlim
                  atomic_uint_fast64_t *progress);
 
 /* Copies up to size bytes from the start of sfd to the start of dfd (a new,
- * empty file opened read-write) and checksums what was written.  buf is a
- * worker's buffer of bufsize bytes (at least 64 KiB).  through_buf: use
- * read/write for this file whatever the job's method, so that the checksum
- * is of the very bytes read and written (one pass, when the source has no
- * checksum yet).  *ret_copied is what was copied (and added to progress):
- * less than size when the source ended early.  Returns 0, or a negative
- * errno with *ret_dest_side telling which file failed; -ECANCELED when
- * cancelled. */
-int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, bool through_buf, void *buf, size_t bufsize,
-            uint8_t ret_sum[16], uint64_t *ret_copied, bool *ret_dest_side);
+ * empty file opened read-write) and checksums them.  The source is read in
+ * pieces of at most bufsize bytes into buf (a worker's buffer), each piece is
+ * hashed, then written: from buf on the read/write path, by the kernel from
+ * the page cache the read just filled on the others, so that every byte is
+ * read once from the disk and the checksum is of the bytes written (a source
+ * that changes meanwhile changes its ctime: the caller compares).
+ * *ret_copied is what was copied (and added to progress): less than size
+ * when the source ended early.  Returns 0, or a negative errno with
+ * *ret_dest_side telling which file failed; -ECANCELED when cancelled. */
+int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, size_t bufsize, uint8_t ret_sum[16],
+            uint64_t *ret_copied, bool *ret_dest_side);
 
 /* Checksums a whole file from its start; *ret_len is how many bytes it held
  * (on failure, how many were read).  progress (may be NULL) grows as it reads. */

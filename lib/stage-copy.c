@@ -153,9 +153,9 @@ static int copy_file(struct bd_stage *s, struct worker *w, unsigned wi, struct b
         uint8_t sum[16];
         uint64_t copied = 0;
         bool dest_side = false;
-        /* no checksum yet: one read/write pass gives the source's checksum and the copy's */
+        /* no checksum yet: the copy's is the source's (the manifest's from now on) */
         bool first_sum = !e->have_sum;
-        int r = copy_fd(&s->copier, *sfdp, tfd, e->size, first_sum, w->buf, BUF_SIZE, sum, &copied, &dest_side);
+        int r = copy_fd(&s->copier, *sfdp, tfd, e->size, w->buf, BUF_SIZE, sum, &copied, &dest_side);
         *credited += copied;
         const char *why = NULL;
         struct stat after;
