@@ -12,12 +12,14 @@
 #                                  stored with the source (the usual case)
 #   stage, first time              the same without a stored manifest (it is
 #                                  built while copying)
+#   stage, readwrite               the stored-manifest case with
+#                                  --copy-method readwrite (no copy_file_range)
 #   rsync -a + sync / stage        the same with a sync at the end (the
 #                                  default --fsync end)
 #   rsync -a no-op / stage resume  onto the complete copies
 # and prints the medians and the ratios (targets: stage <= 0.4 x rsync -a,
 # stage <= 1.0 x cp -a + xxhsum, resume <= 1.0 x rsync -a no-op).
-# Needs root (drop_caches) and 1.2 + 8 x ROUNDS GB in WORKDIR; installs rsync
+# Needs root (drop_caches) and 1.2 + 9 x ROUNDS GB in WORKDIR; installs rsync
 # and xxhash with apt-get if missing.  Run it at least 6 minutes after any
 # big deletion on that filesystem (see below).
 #
@@ -39,7 +41,7 @@ done
 work=$(mktemp -d "${WORKDIR:-/var/tmp}/benchd-stage-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 [ "$(stat -f -c %T "$work")" = tmpfs ] && echo "stage bench: warning: $work is on tmpfs, not a disk" >&2
-need=$(( (12 + 80 * rounds) * 100 * 1024 * 1024 ))
+need=$(( (12 + 90 * rounds) * 100 * 1024 * 1024 ))
 avail=$(( $(stat -f -c '%a * %S' "$work") ))
 [ "$avail" -gt "$need" ] || { echo "stage bench: $((need >> 30)) GiB needed in $work, $((avail >> 30)) GiB free" >&2; exit 1; }
 export BENCHD_HOME="$work/home"
@@ -102,6 +104,7 @@ for r in $(seq "$rounds"); do
     t read read_all
     t stage stage "$work/d$r-stage" --fsync none
     t stage_first no_manifest "$work/d$r-stage-first" --fsync none
+    t stage_rw stage "$work/d$r-stage-rw" --fsync none --copy-method readwrite
     t rsync_sync rsync_sync "$work/d$r-rsync-sync"
     t stage_sync stage "$work/d$r-stage-sync"
     t rsync_noop rsync -a "$src/" "$work/d$r-rsync/"
@@ -128,11 +131,12 @@ printf 'tree:      %s files, %s; %d rounds, page cache dropped before each measu
 printf 'machine:   %s CPUs, Linux %s, load average %s; stage uses %d workers (the default)\n' \
     "$n" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$w"
 printf '%-34s %8s   %s\n' "" "median" "each round (s)"
-for k in rsync cp cp_xxh read stage stage_first rsync_sync stage_sync rsync_noop stage_noop; do
+for k in rsync cp cp_xxh read stage stage_first stage_rw rsync_sync stage_sync rsync_noop stage_noop; do
     case $k in
         rsync) label="rsync -a";; cp) label="cp -a";; cp_xxh) label="cp -a + xxhsum of every file";;
         read) label="read every file once";; stage) label="stage (stored manifest)";;
         stage_first) label="stage (no manifest yet)";; rsync_sync) label="rsync -a + sync";;
+        stage_rw) label="stage --copy-method readwrite";;
         stage_sync) label="stage --fsync end (default)";; rsync_noop) label="rsync -a, nothing to do";;
         stage_noop) label="stage resume, nothing to do";;
     esac
@@ -141,6 +145,7 @@ done
 printf '\nratios, median of the rounds (lower is better):\n'
 printf '  stage / rsync -a                       %.2f  (target <= 0.4)\n' "$(ratio stage rsync)"
 printf '  stage, no manifest yet / rsync -a      %.2f  (target <= 0.4)\n' "$(ratio stage_first rsync)"
+printf '  stage --copy-method readwrite / rsync  %.2f  (target <= 0.4)\n' "$(ratio stage_rw rsync)"
 printf '  stage / (cp -a + xxhsum)               %.2f  (target <= 1.0)\n' "$(ratio stage cp_xxh)"
 printf '  stage, no manifest yet / (cp + xxhsum) %.2f  (target <= 1.0)\n' "$(ratio stage_first cp_xxh)"
 printf '  stage --fsync end / (rsync -a + sync)  %.2f\n' "$(ratio stage_sync rsync_sync)"
