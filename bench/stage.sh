@@ -113,6 +113,7 @@ done
 "$BENCHCTL" stage --local -q --src "$src" --dst "$work/d1-stage" --name d1-stage --state-dir "$work/state" --verify-only >/dev/null ||
     { echo "stage bench: the staged copy does not verify" >&2; exit 1; }
 
+# shellcheck disable=SC2086 # $1 is a list of numbers
 median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 # the median over rounds of each round's ratio: both sides of a ratio ran
 # minutes apart at most, which matters on a machine whose load drifts
@@ -140,7 +141,8 @@ for k in rsync cp cp_xxh read stage stage_first stage_rw rsync_sync stage_sync r
         stage_sync) label="stage --fsync end (default)";; rsync_noop) label="rsync -a, nothing to do";;
         stage_noop) label="stage resume, nothing to do";;
     esac
-    printf '%-34s %7.2fs  %s\n' "$label" "${m[$k]}" "$(printf ' %.2f' ${times[$k]})"
+    read -r -a each <<<"${times[$k]}"
+    printf '%-34s %7.2fs  %s\n' "$label" "${m[$k]}" "$(printf ' %.2f' "${each[@]}")"
 done
 printf '\nratios, median of the rounds (lower is better):\n'
 printf '  stage / rsync -a                       %.2f  (target <= 0.4)\n' "$(ratio stage rsync)"

@@ -1,6 +1,7 @@
 # tests/stage-lib.sh: helpers of the staging tests (source it after lib.sh).
 "$BENCHCTL" --version | grep -q xxhash || skip_all "benchctl built without libxxhash"
-CHECK="/usr/bin/python3 $srcdir/tests/check-tree.py"
+# check_tree SRC DST, check_tree --sums MANIFEST ROOT: the oracle (check-tree.py)
+check_tree() { /usr/bin/python3 "${srcdir:?}/tests/check-tree.py" "$@"; }
 
 # mk_files DIR N SIZE: N files of SIZE random bytes, DIR/f000.bin ...
 mk_files() {

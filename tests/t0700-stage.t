@@ -56,7 +56,7 @@ check "-o FILE and the stored manifest are the same" cmp "$tmp/m1" "$src/.benchd
 "$BENCHCTL" manifest "$src" -q > "$tmp/m2" 2>/dev/null
 check "without -o it prints the same manifest" cmp "$tmp/m1" "$tmp/m2"
 if command -v xxhsum >/dev/null; then
-    check "every checksum and the end line agree with xxhsum -H2" $CHECK --sums "$tmp/m1" "$src"
+    check "every checksum and the end line agree with xxhsum -H2" check_tree --sums "$tmp/m1" "$src"
 else
     echo "# xxhsum not installed (Debian xxhash): checksums not cross-checked"
 fi
@@ -78,7 +78,7 @@ like "stage summary" "$out" "^staged 'coco' in $dst: $nfiles files, .*: $nfiles 
 err=$(cat "$tmp/err")
 like "the absolute link is reported, not staged" "$err" "warning: symlink 'evil-absolute' points out of the source tree \('/etc/passwd'\): not staged"
 like "the climbing link is reported" "$err" "warning: symlink 'train2017/evil-up' points out of the source tree"
-check "the copy is exact (content, modes, mtimes, links)" $CHECK "$src" "$dst"
+check "the copy is exact (content, modes, mtimes, links)" check_tree "$src" "$dst"
 check "nothing outside the source was followed" test ! -e "$dst/outside-dir/leak"
 check "the destination holds the manifest" cmp "$src/.benchd-manifest" "$dst/.benchd-manifest"
 is "a read-only directory keeps its mode" "$(stat -c %a "$dst/ro")" 555
@@ -141,7 +141,7 @@ mkdir -p "$dst/junk/deeper" && touch "$dst/junk/deeper/x"
 out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --delete 2>/dev/null)
 like "--delete removes extra files" "$out" "removed 'train2017/extra.txt': not in the manifest"
 like "  and extra directories, contents first" "$out" "removed 'junk/deeper/x'"
-check "the copy is exact after --delete" $CHECK "$src" "$dst"
+check "the copy is exact after --delete" check_tree "$src" "$dst"
 
 # a plain change at the destination (new mtime) is recopied without --verify
 echo "scribble" >> "$dst/train2017/000000000007.jpg"
@@ -155,7 +155,7 @@ is "a directory in the way of a file fails without --delete" "$rc" 1
 like "  saying why" "$out" "'empty' is a directory in the destination, a file in the source: not replaced \(--delete replaces it\)"
 out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --delete 2>&1); rc=$?
 is "  and is replaced with --delete" "$rc" 0
-check "the copy is exact after type changes" $CHECK "$src" "$dst"
+check "the copy is exact after type changes" check_tree "$src" "$dst"
 
 # a source that changed: only the changed file is checksummed and copied
 printf 'new content' > "$src/train2017/000000000009.jpg"
@@ -171,7 +171,7 @@ for m in copy_file_range sendfile readwrite; do
     is "--copy-method $m copies every file that way" "$(printf '%s' "$json" | /usr/bin/python3 -c '
 import json, sys; j = json.load(sys.stdin)
 print(j["state"], j["copy_methods"][sys.argv[1]])' "$m")" "complete $nfiles"
-    check "  exactly" $CHECK "$src" "$tmp/by-$m"
+    check "  exactly" check_tree "$src" "$tmp/by-$m"
 done
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$tmp/by-fsync" --fsync file --workers 3 --name fs --json)
 like "--fsync file --workers 3" "$json" '"state":[[:space:]]*"complete"'

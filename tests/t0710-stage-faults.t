@@ -27,7 +27,7 @@ wait_for() {
 at_least() { [ "$(staged "$1" | wc -l)" -ge "$2" ]; }
 # identity [FILE...]: "inode mtime_ns path" of the given files, or of those staged in $dst
 identity() {
-    if [ $# -eq 0 ]; then set -- $(staged "$dst"); fi
+    if [ $# -eq 0 ]; then mapfile -t files < <(staged "$dst"); set -- "${files[@]}"; fi
     /usr/bin/python3 -c '
 import os, sys
 for p in sys.argv[1:]:
@@ -53,7 +53,8 @@ for variant in fresh prebuilt; do
     json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --name "k-$variant" $verify --json 2>/dev/null)
     is "$variant: the restart completes, copying only what was not in place" \
        "$(printf '%s' "$json" | jfield state files_copied files_present)" "complete $((40 - k)) $k"
-    identity $(cut -d' ' -f3 "$tmp/before") > "$tmp/after"
+    mapfile -t was < <(cut -d' ' -f3 "$tmp/before")
+    identity "${was[@]}" > "$tmp/after"
     # same inode and mtime for every file that was in place: none was copied twice
     is "$variant: files in place before the kill were not copied again (same inodes)" \
        "$(cat "$tmp/after")" "$(cat "$tmp/before")"
@@ -61,7 +62,7 @@ for variant in fresh prebuilt; do
     if [ "$left" -gt 0 ]; then
         like "$variant: the leftovers were removed and said so" "$json" "removed $left temporary files? left by an interrupted stage"
     fi
-    check "$variant: the tree is complete and exact" $CHECK "$src" "$dst"
+    check "$variant: the tree is complete and exact" check_tree "$src" "$dst"
     check "$variant: and verifies" "$BENCHCTL" stage --local --src "$src" --dst "$dst" --name "k-$variant" --verify-only
     like "$variant: the state file counts the restart's copies" "$(cat "$state/k-$variant.state")" "files_copied=$((40 - k))"
     if [ "$variant" = prebuilt ]; then
@@ -112,7 +113,7 @@ like "  naming the file and the way out" "$out" "'f002.bin' does not match its m
 check "  and the file is not staged" test ! -e "$dst/f002.bin"
 out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --name s --rehash 2>&1); rc=$?
 is "--rehash rebuilds the manifest and completes" "$rc" 0
-check "  exactly" $CHECK "$src" "$dst"
+check "  exactly" check_tree "$src" "$dst"
 
 # ---- permissions: an unreadable source file, a destination we may not write ----------------
 if [ "$(id -u)" = 0 ]; then
@@ -174,5 +175,5 @@ is "stage over planted links exits 0" "$rc" 0
 is "nothing was written through the directory link" "$(ls -A "$tmp/l/elsewhere")" ""
 is "nothing was written through the file link" "$(cat "$tmp/l/victim")" "victim"
 check "the links became a real directory and file" test -d "$dst/data" -a ! -L "$dst/data" -a -f "$dst/file" -a ! -L "$dst/file"
-check "the copy is exact" $CHECK "$src" "$dst"
+check "the copy is exact" check_tree "$src" "$dst"
 done_testing
