@@ -33,6 +33,11 @@ static const struct bd_command commands[] = {
           "Generate a COCO-format dataset, build its annotation index, or check it." },
         { "coco-eval", cmd_coco_eval, "ANNOTATIONS.json DETECTIONS.json [--type bbox] [--json]",
           "COCO bbox mAP of detections, the 12 numbers of pycocotools' COCOeval." },
+        { "stage", cmd_stage,
+          "--local --src DIR --dst DIR [--name NAME] [--verify] [--verify-only] [--delete] [--bwlimit MB/s] "
+          "[--workers N]",
+          "Copy a dataset to local disk, verified against its manifest and resumable." },
+        { "manifest", cmd_manifest, "DIR [-o FILE]", "Build a dataset's manifest (checksums) and print or write it." },
         { 0 }
 };
 
@@ -78,6 +83,9 @@ static void print_version(void)
 #endif
 #ifdef HAVE_SQLITE3
         printf(" sqlite");
+#endif
+#ifdef HAVE_XXHASH
+        printf(" xxhash");
 #endif
 #ifdef HAVE_MPI
         printf(" mpi");

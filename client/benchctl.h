@@ -49,5 +49,7 @@ int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
 /* COCO data pipeline (trainer/data) */
 int cmd_dataset(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_coco_eval(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 
 #endif

@@ -1,0 +1,287 @@
+/* filecopy.c: copy_file_range, sendfile and read/write, checksums, pacing. */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <time.h>
+#include <unistd.h>
+#define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
+#include <xxhash.h>
+
+#include "filecopy.h"
+#include "macro.h"
+
+
+static const char *const method_names[] = {
+        [COPY_FILE_RANGE] = "copy_file_range",
+        [COPY_SENDFILE] = "sendfile",
+        [COPY_READWRITE] = "readwrite",
+};
+
+const char *copy_method_name(enum bd_copy_method m)
+{
+        return m < _COPY_METHOD_MAX ? method_names[m] : "auto";
+}
+
+int copy_method_parse(const char *name, enum bd_copy_method *ret)
+{
+        if (streq(name, "auto")) {
+                *ret = COPY_AUTO;
+                return 0;
+        }
+        for (int m = 0; m < _COPY_METHOD_MAX; m++)
+                if (streq(name, method_names[m])) {
+                        *ret = (enum bd_copy_method)m;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+/* ---- pacing ---------------------------------------------------------------- */
+
+static double now_mono(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+struct bd_bwlimit {
+        pthread_mutex_t lock;
+        double rate;            /* bytes per second */
+        double next;            /* monotonic time at which the budget is free again */
+};
+
+struct bd_bwlimit *bwlimit_new(double rate)
+{
+        if (!(rate > 0))
+                return NULL;
+        struct bd_bwlimit *b = xcalloc(1, sizeof(*b));
+        pthread_mutex_init(&b->lock, NULL);
+        b->rate = rate;
+        return b;
+}
+
+void bwlimit_free(struct bd_bwlimit *b)
+{
+        if (!b)
+                return;
+        pthread_mutex_destroy(&b->lock);
+        free(b);
+}
+
+uint64_t bwlimit_chunk(const struct bd_bwlimit *b)
+{
+        if (!b || b->rate <= 0)
+                return (uint64_t)1 << 62;
+        /* about ten reservations a second, between 64 KiB and 4 MiB */
+        uint64_t c = (uint64_t)(b->rate / 10);
+        if (c < 65536)
+                c = 65536;
+        if (c > ((uint64_t)4 << 20))
+                c = (uint64_t)4 << 20;
+        return c;
+}
+
+void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel)
+{
+        if (!b || b->rate <= 0 || n == 0)
+                return;
+        pthread_mutex_lock(&b->lock);
+        double now = now_mono();
+        if (b->next < now)
+                b->next = now;
+        b->next += (double)n / b->rate;
+        double until = b->next;
+        pthread_mutex_unlock(&b->lock);
+        /* the reservation is paid for by waiting until the budget covers it */
+        for (;;) {
+                if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+                        return;
+                double left = until - now_mono();
+                if (left <= 0)
+                        return;
+                if (left > 0.1)
+                        left = 0.1;
+                struct timespec ts = { (time_t)left, (long)((left - (double)(time_t)left) * 1e9) };
+                nanosleep(&ts, NULL);
+        }
+}
+
+/* ---- copying ---------------------------------------------------------------- */
+
+void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlimit *bw, const atomic_bool *cancel,
+                 atomic_uint_fast64_t *progress)
+{
+        atomic_init(&c->method, first == COPY_AUTO ? COPY_FILE_RANGE : (int)first);
+        c->bw = bw;
+        c->cancel = cancel;
+        c->progress = progress;
+        for (int i = 0; i < _COPY_METHOD_MAX; i++)
+                atomic_init(&c->used[i], 0);
+}
+
+/* errors meaning "this method does not work for these files": try the next one */
+static bool unsupported(int e)
+{
+        return e == EXDEV || e == EINVAL || e == ENOSYS || e == EOPNOTSUPP || e == EBADF || e == ETXTBSY ||
+               e == EPERM;
+}
+
+static int write_all(int fd, const char *p, size_t n, uint64_t off)
+{
+        while (n > 0) {
+                ssize_t w = pwrite(fd, p, n, (off_t)off);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (w == 0)
+                        return -EIO;
+                p += w;
+                n -= (size_t)w;
+                off += (uint64_t)w;
+        }
+        return 0;
+}
+
+int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
+            uint8_t ret_sum[16], uint64_t *ret_len)
+{
+        XXH3_state_t st;
+        XXH3_128bits_reset(&st);
+        uint64_t off = 0;
+        *ret_len = 0;
+        for (;;) {
+                if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
+                        return -ECANCELED;
+                ssize_t n = pread(fd, buf, bufsize, (off_t)off);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (n == 0)
+                        break;
+                XXH3_128bits_update(&st, buf, (size_t)n);
+                off += (uint64_t)n;
+                *ret_len = off;
+                if (progress)
+                        atomic_fetch_add_explicit(progress, (uint64_t)n, memory_order_relaxed);
+        }
+        XXH128_canonical_t c;
+        XXH128_canonicalFromHash(&c, XXH3_128bits_digest(&st));
+        memcpy(ret_sum, c.digest, 16);
+        *ret_len = off;
+        return 0;
+}
+
+/* Reads up to n bytes at off, as many as the file holds: bytes read or -errno. */
+static ssize_t read_full(int fd, char *buf, size_t n, uint64_t off)
+{
+        size_t got = 0;
+        while (got < n) {
+                ssize_t r = pread(fd, buf + got, n - got, (off_t)(off + got));
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        break;
+                got += (size_t)r;
+        }
+        return (ssize_t)got;
+}
+
+/* Moves n bytes at off in the kernel with method m: bytes moved (0 when the
+ * method moved nothing) or -errno; *dest_side tells which file failed. */
+static ssize_t kernel_step(int m, int sfd, int dfd, uint64_t off, size_t n, bool *dest_side)
+{
+        ssize_t r;
+        if (m == COPY_FILE_RANGE) {
+                loff_t in = (loff_t)off, out = (loff_t)off;
+                r = copy_file_range(sfd, &in, dfd, &out, n, 0);
+        } else {
+                if (lseek(dfd, (off_t)off, SEEK_SET) < 0) {
+                        *dest_side = true;
+                        return -errno;
+                }
+                off_t in = (off_t)off;
+                r = sendfile(dfd, sfd, &in, n);
+        }
+        /* ENOSPC, EDQUOT, EFBIG can only be the destination's */
+        *dest_side = r < 0 && (errno == ENOSPC || errno == EDQUOT || errno == EFBIG);
+        return r < 0 ? -errno : r;
+}
+
+int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, size_t bufsize, uint8_t ret_sum[16],
+            uint64_t *ret_copied, bool *ret_dest_side)
+{
+        XXH3_state_t st;
+        XXH3_128bits_reset(&st);
+        int m = atomic_load_explicit(&c->method, memory_order_relaxed);
+        uint64_t off = 0, chunk = bwlimit_chunk(c->bw);
+        if (chunk > bufsize)
+                chunk = bufsize;
+        *ret_dest_side = false;
+        *ret_copied = 0;
+        while (off < size) {
+                if (c->cancel && atomic_load_explicit(c->cancel, memory_order_relaxed))
+                        return -ECANCELED;
+                size_t n = (size_t)(size - off < chunk ? size - off : chunk);
+                bwlimit_take(c->bw, n, c->cancel);
+                /* the checksum is of the bytes read here, the very bytes written next */
+                ssize_t got = read_full(sfd, buf, n, off);
+                if (got < 0)
+                        return (int)got;
+                XXH3_128bits_update(&st, buf, (size_t)got);
+                size_t done = 0;
+                while (done < (size_t)got) {
+                        if (m == COPY_READWRITE) {
+                                int w = write_all(dfd, (char *)buf + done, (size_t)got - done, off + done);
+                                if (w < 0) {
+                                        *ret_dest_side = true;
+                                        return w;
+                                }
+                                done = (size_t)got;
+                                break;
+                        }
+                        bool dest;
+                        ssize_t r = kernel_step(m, sfd, dfd, off + done, (size_t)got - done, &dest);
+                        if (r == -EINTR)
+                                continue;
+                        if (r < 0 && !dest && unsupported((int)-r)) {
+                                /* drop this method for the rest of the job */
+                                int expect = m;
+                                atomic_compare_exchange_strong(&c->method, &expect, m + 1);
+                                m++;
+                                continue;
+                        }
+                        if (r < 0) {
+                                *ret_dest_side = dest;
+                                return (int)r;  /* *ret_copied: what progress was told */
+                        }
+                        if (r == 0) {
+                                /* the kernel moved nothing (some filesystems do that
+                                 * without an error): write the rest from the buffer */
+                                m = COPY_READWRITE;
+                                continue;
+                        }
+                        done += (size_t)r;
+                }
+                off += done;
+                *ret_copied = off;
+                if (c->progress)
+                        atomic_fetch_add_explicit(c->progress, done, memory_order_relaxed);
+                if ((size_t)got < n)
+                        break;  /* the source ended early */
+        }
+        atomic_fetch_add_explicit(&c->used[m], 1, memory_order_relaxed);
+        XXH128_canonical_t cs;
+        XXH128_canonicalFromHash(&cs, XXH3_128bits_digest(&st));
+        memcpy(ret_sum, cs.digest, 16);
+        return 0;
+}
