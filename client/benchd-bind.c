@@ -57,6 +57,9 @@ static void usage(FILE *f)
                    "  -r, --rank SPEC   plan of the next local rank: CPU list, NUMA node, optional NIC\n"
                    "  -b, --benchd URL  use the plan measured by the node's benchd when it answers\n"
                    "                    (e.g. http://127.0.0.1:9410), the -r plan otherwise\n"
+                   "      --check-dataset NAME --dataset-dir DIR --benchd URL\n"
+                   "                    only check that benchd has dataset NAME staged in DIR,\n"
+                   "                    complete and without errors (exit 0), else say why (exit 1)\n"
                    "  -v, --verbose     print the binding to standard error\n"
                    "  -n, --dry-run     print the binding and run PROGRAM without binding\n"
                    "  -h, --help        show this help\n"
@@ -108,14 +111,11 @@ static size_t collect(char *data, size_t size, size_t n, void *user)
         return size * n;
 }
 
-/* The measured plan of `ranks` local ranks from benchd, entry `rank` of it;
- * false (and why, in reason) when benchd does not give one. */
-static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, char *reason, size_t n)
+/* GET url (timeout in ms): the status and the parsed JSON body (NULL when
+ * it is not JSON); false with the reason when no answer came. */
+static bool http_get_json(const char *url, long timeout_ms, long *ret_status, cJSON **ret_json, char *reason, size_t n)
 {
         _cleanup_buf_ struct bd_buf body = BD_BUF_INIT;
-        _cleanup_free_ char *full = xasprintf("%s/v1/binding?ranks=%d", url, ranks);
-        long status = 0;
-        bool ok = false;
         struct bd_err err;
         const struct curl_fns *C = curl_fns(&err);
         if (!C) {
@@ -127,19 +127,37 @@ static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, 
                 snprintf(reason, n, "libcurl failed to start");
                 return false;
         }
-        C->easy_setopt(h, CURLOPT_URL, full);
-        C->easy_setopt(h, CURLOPT_TIMEOUT_MS, 1000L);
+        *ret_status = 0;
+        C->easy_setopt(h, CURLOPT_URL, url);
+        C->easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
         C->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         C->easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
         C->easy_setopt(h, CURLOPT_WRITEDATA, &body);
         CURLcode rc = C->easy_perform(h);
-        C->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        C->easy_getinfo(h, CURLINFO_RESPONSE_CODE, ret_status);
         C->easy_cleanup(h);
         if (rc != CURLE_OK) {
-                snprintf(reason, n, "benchd at %s: %s", url, C->easy_strerror(rc));
+                snprintf(reason, n, "%s", C->easy_strerror(rc));
                 return false;
         }
-        cJSON *j = cJSON_Parse(body.s ? body.s : "");
+        *ret_json = cJSON_Parse(body.s ? body.s : "");
+        return true;
+}
+
+/* The measured plan of `ranks` local ranks from benchd, entry `rank` of it;
+ * false (and why, in reason) when benchd does not give one. */
+static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, char *reason, size_t n)
+{
+        _cleanup_free_ char *full = xasprintf("%s/v1/binding?ranks=%d", url, ranks);
+        long status = 0;
+        bool ok = false;
+        cJSON *j = NULL;
+        char why[256];
+        if (!http_get_json(full, 1000, &status, &j, why, sizeof(why))) {
+                _cleanup_free_ char *msg = xasprintf("benchd at %s: %s", url, why);
+                str_copy(reason, n, msg);
+                return false;
+        }
         const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "ranks"), rank);
         const cJSON *cpus = cJSON_GetObjectItemCaseSensitive(r, "physcpubind");
         const cJSON *mem = cJSON_GetObjectItemCaseSensitive(r, "membind");
@@ -165,6 +183,46 @@ static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, 
         }
         cJSON_Delete(j);
         return ok;
+}
+
+/* --check-dataset: benchd must have the dataset staged in dir, complete,
+ * without errors. */
+static int check_dataset(const char *url, const char *name, const char *dir, const char *host)
+{
+        _cleanup_free_ char *full = xasprintf("%s/v1/datasets/%s", url, name);
+        long status = 0;
+        int ret = 1;
+        cJSON *j = NULL;
+        char why[256];
+        if (!http_get_json(full, 5000, &status, &j, why, sizeof(why))) {
+                fprintf(stderr, "benchd-bind: %s: cannot ask benchd at %s about dataset '%s': %s\n", host, url, name,
+                        why);
+                return 1;
+        }
+        const char *state = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "state"));
+        const char *dst = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "destination"));
+        const char *job = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "job"));
+        const char *sum = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "manifest_checksum"));
+        const char *error = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "error"));
+        const cJSON *errors = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "progress"), "errors");
+        if (status == 404)
+                fprintf(stderr, "benchd-bind: %s: dataset '%s' was never staged on this node (benchctl stage)\n", host,
+                        name);
+        else if (status != 200 || !state)
+                fprintf(stderr, "benchd-bind: %s: benchd at %s answered %ld about dataset '%s'\n", host, url, status,
+                        name);
+        else if (!dst || !streq(dst, dir))
+                fprintf(stderr, "benchd-bind: %s: dataset '%s' is staged in '%s', not in '%s'\n", host, name,
+                        dst ? dst : "?", dir);
+        else if (!streq(state, "complete") || (cJSON_IsNumber(errors) && errors->valuedouble > 0))
+                fprintf(stderr, "benchd-bind: %s: dataset '%s' in '%s' is not ready: its last %s is %s%s%s\n", host,
+                        name, dir, job ? job : "job", state, error ? ": " : "", error ? error : "");
+        else {
+                printf("benchd: %s: dataset '%s' staged in %s (manifest %s)\n", host, name, dir, sum ? sum : "?");
+                ret = 0;
+        }
+        cJSON_Delete(j);
+        return ret;
 }
 
 static int apply(const struct plan *p, const char *host, int rank)
@@ -213,6 +271,8 @@ int main(int argc, char **argv)
                 { "verbose", no_argument, NULL, 'v' },
                 { "dry-run", no_argument, NULL, 'n' },
                 { "benchd", required_argument, NULL, 'b' },
+                { "check-dataset", required_argument, NULL, 'C' },
+                { "dataset-dir", required_argument, NULL, 'D' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 { NULL, 0, NULL, 0 },
@@ -220,7 +280,7 @@ int main(int argc, char **argv)
         struct plan plans[MAX_RANKS];
         int nplans = 0;
         bool verbose = false, dry = false;
-        const char *benchd_url = NULL;
+        const char *benchd_url = NULL, *check_name = NULL, *check_dir = NULL;
         int c;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+r:b:vnh", longopts, NULL)) != -1) {
@@ -238,6 +298,8 @@ int main(int argc, char **argv)
                         nplans++;
                         break;
                 case 'b': benchd_url = optarg; break;
+                case 'C': check_name = optarg; break;
+                case 'D': check_dir = optarg; break;
                 case 'v': verbose = true; break;
                 case 'n': dry = verbose = true; break;
                 case 'h': usage(stdout); return 0;
@@ -246,6 +308,17 @@ int main(int argc, char **argv)
                         fprintf(stderr, "benchd-bind: unknown option '%s' (see --help)\n", argv[optind - 1]);
                         return 2;
                 }
+        }
+        if (check_name || check_dir) {
+                char node[256] = "?";
+                gethostname(node, sizeof(node) - 1);
+                if (!check_name || !check_dir || !benchd_url || optind < argc || nplans) {
+                        fprintf(stderr, "benchd-bind: --check-dataset NAME goes with --dataset-dir DIR and --benchd URL, "
+                                        "and nothing else\n");
+                        return 2;
+                }
+                const char *slurm_node = getenv("SLURMD_NODENAME");
+                return check_dataset(benchd_url, check_name, check_dir, slurm_node ? slurm_node : node);
         }
         if (optind >= argc) {
                 fprintf(stderr, "benchd-bind: missing PROGRAM (see --help)\n");

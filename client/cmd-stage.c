@@ -1,6 +1,6 @@
 /* cmd-stage.c: benchctl stage: copy a dataset to node-local disk, verified
- * and resumable (in this process with --local; through benchd on many
- * nodes later). */
+ * and resumable, in this process (--local) or on many nodes at once through
+ * their benchd (--system, --nodes: stage-remote.c). */
 #include "config.h"
 
 #include <float.h>
@@ -11,6 +11,8 @@
 
 #include "benchctl.h"
 #include "json.h"
+#include "nodes.h"
+#include "stage-remote.h"
 #include "stage-ui.h"
 #include "store.h"
 #include "strutil.h"
@@ -27,11 +29,13 @@
 #define OPT_STATE_DIR 409
 #define OPT_COPY_METHOD 410
 #define OPT_JSON 411
+#define OPT_TOKEN_FILE 412
+#define OPT_PORT 413
 
 static const struct bd_option options[] = {
         { "local", 'l', NULL, "stage on this machine, in this process" },
-        { "system", 's', "SYSTEM", "stage on every node of SYSTEM through benchd (not yet)" },
-        { "nodes", OPT_NODES, "N1,N2", "stage on these nodes through benchd (not yet)" },
+        { "system", 's', "SYSTEM", "stage on every node of SYSTEM through its benchd" },
+        { "nodes", OPT_NODES, "N1,N2", "stage on these nodes through their benchd (HOST[:PORT], comma-separated)" },
         { "src", OPT_SRC, "DIR", "the dataset (shared storage)" },
         { "dst", OPT_DST, "DIR", "where it goes (node-local disk)" },
         { "name", 'n', "NAME", "dataset name (default: the last component of --src)" },
@@ -46,6 +50,9 @@ static const struct bd_option options[] = {
         { "copy-method", OPT_COPY_METHOD, "M", "auto (default), copy_file_range, sendfile or readwrite" },
         { "json", OPT_JSON, NULL, "print the result as JSON" },
         { "quiet", 'q', NULL, "no progress output" },
+        { "token-file", OPT_TOKEN_FILE, "FILE", "benchd's token (default: $BENCHD_TOKEN, the system's benchd.token_file)" },
+        { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's, 9410)" },
+        COMMON_SYSTEM_OPTIONS,
         { 0 }
 };
 
@@ -149,12 +156,66 @@ static char *default_name(const char *dir)
         return stage_name_valid(b) ? xstrdup(b) : NULL;
 }
 
+/* --system or --nodes: the stage on every node through its benchd. */
+static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, const char *name, const char *system,
+                          const char *nodes, char **sets, const char *token_file, int port, bool quiet, bool json)
+{
+        struct stage_remote_req q = {
+                .port = port ? port : 9410, .name = name, .src = so->src, .dst = so->dst,
+                .verify_only = so->mode == STAGE_VERIFY_ONLY, .verify = so->verify, .delete_extra = so->delete_extra,
+                .rehash = so->rehash, .workers = so->workers, .bwlimit_mbps = so->bwlimit / 1e6, .fsync = so->fsync,
+                .quiet = quiet, .json = json, .timeout_ms = 10000,
+        };
+        _cleanup_free_ char *token = NULL, *sys_token = NULL;
+        char **names = NULL;
+        struct bd_err err;
+        int ret;
+        if (system) {
+                struct bd_system sys;
+                if (ctx_load_system(ctx, system, sets, &sys))
+                        return BD_EXIT_FAIL;
+                names = nodes_of_system(sys.json);
+                if (!port)
+                        q.port = (int)sys_int(sys.json, "benchd.port", 9410);
+                if (!token_file && !getenv("BENCHD_TOKEN"))
+                        sys_token = xstrdup(sys_str(sys.json, "benchd.token_file", "/var/lib/benchd/token"));
+                system_release(&sys);
+        } else {
+                _cleanup_free_ char *list = xstrdup(nodes);
+                char *save = NULL;
+                size_t n = 0;
+                for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                        names = xrealloc(names, (n + 2) * sizeof(char *));
+                        names[n++] = xstrdup(t);
+                        names[n] = NULL;
+                }
+                if (!n)
+                        return usage_error(NULL, "stage: --nodes: no node given");
+                if (!token_file && !getenv("BENCHD_TOKEN"))
+                        sys_token = xstrdup("/var/lib/benchd/token");
+        }
+        if (stage_remote_token(token_file ? token_file : sys_token, &token, &err) < 0) {
+                bd_error("stage: %s", err.msg);
+                strv_free(names);
+                return BD_EXIT_FAIL;
+        }
+        q.nodes = names;
+        q.token = token;
+        ret = stage_remote(&q);
+        strv_free(names);
+        return ret;
+}
+
 int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         struct bd_opts o = { argc, argv, options, cmd, NULL };
         struct bd_stage_opts so = { .mode = STAGE_COPY, .fsync = FSYNC_END, .copy_method = COPY_AUTO };
-        const char *where = NULL, *name = NULL, *state_dir = NULL;
+        const char *where = NULL, *name = NULL, *state_dir = NULL, *system = NULL, *nodes = NULL;
+        const char *token_file = NULL, *copy_method = NULL;
         bool json = false, quiet = false;
+        long port = 0;
+        _cleanup_free_ char **sets = NULL;
+        size_t nsets = 0;
         const char *arg;
         long n;
         double d;
@@ -163,7 +224,15 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 switch (c) {
                 case 'h': opts_release(&o); return BD_EXIT_OK;
                 case 'l': where = where ? "several" : "local"; break;
-                case 's': case OPT_NODES: where = where ? "several" : "benchd"; break;
+                case 's': where = where ? "several" : "benchd"; system = arg; break;
+                case OPT_NODES: where = where ? "several" : "benchd"; nodes = arg; break;
+                case OPT_TOKEN_FILE: token_file = arg; break;
+                case OPT_SET: sets_add(&sets, &nsets, arg); break;
+                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
+                case OPT_PORT:
+                        if (opts_number(cmd, "port", arg, 1, 65535, &port) < 0)
+                                return opts_release(&o), BD_EXIT_USAGE;
+                        break;
                 case OPT_SRC: so.src = arg; break;
                 case OPT_DST: so.dst = arg; break;
                 case 'n': name = arg; break;
@@ -193,6 +262,7 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         }
                         break;
                 case OPT_COPY_METHOD:
+                        copy_method = arg;
                         if (copy_method_parse(arg, &so.copy_method) < 0) {
                                 opts_release(&o);
                                 return usage_error(cmd,
@@ -208,11 +278,6 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 return usage_error(cmd, "say where to stage: --local, --system SYSTEM or --nodes N1,N2");
         if (streq(where, "several"))
                 return usage_error(cmd, "--local, --system and --nodes exclude each other");
-        if (streq(where, "benchd")) {
-                bd_error("stage: --system and --nodes stage on each node through its benchd, which this benchctl "
-                         "cannot drive yet; run 'benchctl stage --local' on the node");
-                return BD_EXIT_FAIL;
-        }
         if (!so.dst)
                 return usage_error(cmd, "missing --dst DIR");
         if (!so.src && so.mode != STAGE_VERIFY_ONLY)
@@ -227,6 +292,12 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         return BD_EXIT_USAGE;
                 }
                 name = auto_name;
+        }
+        if (streq(where, "benchd")) {
+                if (state_dir || copy_method)
+                        return usage_error(cmd, "--state-dir and --copy-method are benchd's business with --system "
+                                                "and --nodes");
+                return stage_on_nodes(ctx, &so, name, system, nodes, sets, token_file, (int)port, quiet, json);
         }
         _cleanup_free_ char *home = NULL, *default_state = NULL;
         if (!state_dir) {

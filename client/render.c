@@ -427,30 +427,25 @@ static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *
                 buf_printf(out, "#SBATCH %s\n", e->valuestring);
 }
 
-static void emit_cache_drop(const struct ctx *c, struct bd_buf *out)
+/* The body of a shell function that runs function FN once on every node of
+ * the job (srun, mpirun with one process per node, or here), and says
+ * "benchd: could not reach the nodes to WHAT (...)" when the launch fails.
+ * With fail set, that failure is the function's status; else it is only
+ * said. */
+static void emit_on_every_node(const struct ctx *c, const char *fn, const char *what, bool fail, struct bd_buf *out)
 {
-        buf_puts(out,
-                 "# Drop the page cache on every node so each trial reads its data cold.\n"
-                 "drop_page_cache() {\n"
-                 "    local node=${SLURMD_NODENAME:-$(hostname)}\n"
-                 "    sync\n"
-                 "    if { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then\n"
-                 "        echo \"benchd: $node: page cache dropped\"\n"
-                 "    elif sudo -n /sbin/sysctl -q vm.drop_caches=3 2>/dev/null; then\n"
-                 "        echo \"benchd: $node: page cache dropped (sudo sysctl)\"\n"
-                 "    else\n"
-                 "        echo \"benchd: $node: could not drop the page cache: /proc/sys/vm/drop_caches\" \\\n"
-                 "             \"is not writable by $(id -un) and sudo is not allowed\"\n"
-                 "    fi\n"
-                 "}\n"
-                 "clear_caches() {\n");
+        const char *tail = fail ? " >&2; return 1; }" : "";
         if (streq(c->launcher, "slurm")) {
-                buf_puts(out,
-                         "    srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
-                         "        bash -c \"$(declare -f drop_page_cache); drop_page_cache\" ||\n"
-                         "        echo \"benchd: could not reach the nodes to drop the page cache (srun failed)\"\n");
+                buf_printf(out,
+                           "    srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
+                           "        bash -c \"$(declare -f %s); %s\" ||\n"
+                           "        %secho \"benchd: %s %s (srun failed)\"%s\n",
+                           fn, fn, fail ? "{ " : "", fail ? "could not" : "could not reach the nodes to", what, tail);
         } else if (c->nodes > 1) {
                 struct words w = { 0 };
+                _cleanup_free_ char *call = xasprintf(RAW "\"$(declare -f %s); %s\"", fn, fn);
+                _cleanup_free_ char *msg = xasprintf("benchd: %s %s (mpirun failed)",
+                                                     fail ? "could not" : "could not reach the nodes to", what);
                 words_add(&w, sys_str(c->sys, "mpirun.command", "mpirun"));
                 const char *hostfile = sys_str(c->sys, "mpirun.hostfile", NULL);
                 if (hostfile) {
@@ -471,16 +466,66 @@ static void emit_cache_drop(const struct ctx *c, struct bd_buf *out)
                 words_addf(&w, "%ld", c->nodes);
                 words_add(&w, "bash");
                 words_add(&w, "-c");
-                words_add(&w, RAW "\"$(declare -f drop_page_cache); drop_page_cache\"");
+                words_add(&w, call);
                 words_add(&w, RAW "||");
+                if (fail)
+                        words_add(&w, RAW "{");
                 words_add(&w, "echo");
-                words_add(&w, "benchd: could not reach the nodes to drop the page cache (mpirun failed)");
+                words_add(&w, msg);
+                if (fail) {
+                        words_add(&w, RAW ">&2;");
+                        words_add(&w, RAW "return");
+                        words_add(&w, RAW "1;");
+                        words_add(&w, RAW "}");
+                }
                 emit_command(out, "    ", &w);
                 words_release(&w);
-        } else {
-                buf_puts(out, "    drop_page_cache\n");
-        }
+        } else
+                buf_printf(out, "    %s\n", fn);
+}
+
+static void emit_cache_drop(const struct ctx *c, struct bd_buf *out)
+{
+        buf_puts(out,
+                 "# Drop the page cache on every node so each trial reads its data cold.\n"
+                 "drop_page_cache() {\n"
+                 "    local node=${SLURMD_NODENAME:-$(hostname)}\n"
+                 "    sync\n"
+                 "    if { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then\n"
+                 "        echo \"benchd: $node: page cache dropped\"\n"
+                 "    elif sudo -n /sbin/sysctl -q vm.drop_caches=3 2>/dev/null; then\n"
+                 "        echo \"benchd: $node: page cache dropped (sudo sysctl)\"\n"
+                 "    else\n"
+                 "        echo \"benchd: $node: could not drop the page cache: /proc/sys/vm/drop_caches\" \\\n"
+                 "             \"is not writable by $(id -un) and sudo is not allowed\"\n"
+                 "    fi\n"
+                 "}\n"
+                 "clear_caches() {\n");
+        emit_on_every_node(c, "drop_page_cache", "drop the page cache", false, out);
         buf_puts(out, "}\n\n");
+}
+
+/* staging.require: before each trial, every node's benchd must have the
+ * dataset staged where the trainers will read it, complete and without
+ * errors (benchd-bind --check-dataset asks it). */
+static void emit_staging_check(const struct ctx *c, const char *bin_dir, struct bd_buf *out)
+{
+        struct words w = { 0 };
+        words_add_prog(&w, bin_dir, "benchd-bind");
+        words_add(&w, "--check-dataset");
+        words_add(&w, sys_str(c->sys, "staging.name", "coco"));
+        words_add(&w, "--dataset-dir");
+        words_add(&w, sys_str(c->sys, "staging.destination", ""));
+        words_add(&w, "--benchd");
+        words_addf(&w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port", 9410));
+        buf_puts(out, "# The dataset must be staged and verified on every node (benchctl stage --system ...).\n"
+                      "check_staged() {\n");
+        emit_command(out, "    ", &w);
+        buf_puts(out, "}\n"
+                      "require_staged() {\n");
+        emit_on_every_node(c, "check_staged", "find the dataset staged on every node", true, out);
+        buf_puts(out, "}\n\n");
+        words_release(&w);
 }
 
 static void emit_script(const struct ctx *cp, const struct bd_system *s, const struct render_opts *o, int trials,
@@ -503,7 +548,9 @@ int render_script(const struct bd_system *s, const struct render_opts *o, struct
                 .nodes = sys_int(s->json, "nodes", 1),
                 .ranks = sys_int(s->json, "ranks_per_node", 1),
                 .gpus = sys_int(s->json, "gpus_per_node", 0),
-                .data = expand_home(sys_str(s->json, "paths.data", "")),
+                .data = expand_home(sys_bool(s->json, "staging.require", false)
+                                            ? sys_str(s->json, "staging.destination", "")
+                                            : sys_str(s->json, "paths.data", "")),
                 .logs = expand_home(sys_str(s->json, "paths.logs", "")),
                 .pretrained = expand_home(sys_str(s->json, "paths.pretrained", "")),
         };
@@ -582,6 +629,9 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
         bool clear = sys_bool(s->json, "clear_caches", true);
         if (clear)
                 emit_cache_drop(&c, out);
+        bool staged = sys_bool(s->json, "staging.require", false);
+        if (staged)
+                emit_staging_check(&c, bin_dir, out);
 
         if (streq(c.runtime, "docker")) {
                 struct words d = { 0 };
@@ -618,6 +668,9 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
                       "    local trial=$1 seed=$2 start end rc\n");
         buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, seed $seed\"\n",
                    s->name, o->workload);
+        if (staged)
+                buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
+                              "node: trial $trial not started\" >&2; return 1; }\n");
         if (clear)
                 buf_puts(out, "    clear_caches\n");
         buf_puts(out, "    start=$(date +%s)\n"

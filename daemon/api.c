@@ -6,6 +6,7 @@
  *   GET  /v1/topology               GPU x GPU and GPU x NIC matrix, CPU and NUMA affinity
  *   GET  /v1/binding?ranks=N        the binding plan of N local ranks (default: one per GPU)
  *   GET  /metrics                   Prometheus text format
+ *   GET, POST, DELETE /v1/datasets...  dataset staging (datasets.h)
  *
  * Reads are open to local clients (loopback, the Unix socket), or to anyone
  * with read_access = any; requests that change something need the bearer
@@ -16,6 +17,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "datasets.h"
 #include "http.h"
 #include "strutil.h"
 
@@ -121,6 +123,11 @@ static const struct route routes[] = {
         { "GET", "/v1/topology", api_topology, 0 },
         { "GET", "/v1/binding", api_binding, 0 },
         { "GET", "/metrics", api_metrics, 0 },
+        { "GET", "/v1/datasets", api_datasets_list, 0 },
+        { "GET", "/v1/datasets/*", api_dataset_get, 0 },
+        { "DELETE", "/v1/datasets/*", api_dataset_cancel, ROUTE_MUTATES },
+        { "POST", "/v1/datasets/*/stage", api_dataset_stage, ROUTE_MUTATES },
+        { "POST", "/v1/datasets/*/verify", api_dataset_verify, ROUTE_MUTATES },
 };
 
 static void api_index(struct daemon *d, struct http_request *rq, struct http_response *rs)

@@ -26,6 +26,7 @@
 #include "buf.h"
 #include "conf.h"
 #include "daemon.h"
+#include "datasets.h"
 #include "http.h"
 #include "inventory.h"
 #include "log.h"
@@ -305,6 +306,7 @@ static int serve(void)
         if (daemon_load_token(&d, true, &err) < 0)
                 log_warning("%s: mutating requests are refused", err.msg);
         daemon_inventory_rescan(&d);
+        d.datasets = datasets_new(&d);
         r = http_start(&d, &http, &err);
         if (r < 0) {
                 log_error("%s", err.msg);
@@ -337,6 +339,7 @@ static int serve(void)
 out:
         ready_report(&ready_fd, (char)ret);
         http = http_stop(http);
+        d.datasets = datasets_free(d.datasets);
         daemon_inventory_put(d.snap);
         free(d.token);
         conf_release(&d.conf);

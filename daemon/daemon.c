@@ -14,20 +14,6 @@
 #include "fs.h"
 #include "log.h"
 
-double now_monotonic(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double now_wall(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static struct inv_snapshot *snapshot_take(const char *root)
 {
         struct inv_snapshot *s = xcalloc(1, sizeof(*s));

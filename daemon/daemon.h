@@ -14,6 +14,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 
+#include "buf.h"
+#include "clock.h"
 #include "conf.h"
 #include "inventory.h"
 
@@ -35,10 +37,9 @@ struct daemon {
         double start_wall;
         atomic_ulong requests[6];       /* by status class: [1] 1xx ... [5] 5xx */
         atomic_ulong scrapes;
+        struct datasets *datasets;      /* NULL: staging unavailable */
 };
 
-double now_monotonic(void);
-double now_wall(void);
 
 /* The current inventory, rescanned first when older than max_age seconds
  * (< 0: the configured ttl).  Never NULL; release with daemon_inventory_put. */
@@ -56,5 +57,9 @@ bool daemon_token_ok(struct daemon *d, const char *authorization);
 
 /* Prometheus text exposition of the node, appended to out. */
 void metrics_write(struct daemon *d, struct bd_buf *out);
+/* "# HELP benchd_NAME HELP" and "# TYPE benchd_NAME TYPE" */
+void metrics_family(struct bd_buf *b, const char *name, const char *type, const char *help);
+/* "benchd_NAME{L1="V1",...} VALUE" with nlabels name, value pairs, values escaped */
+void metrics_sample(struct bd_buf *b, const char *name, double v, int nlabels, ...);
 
 #endif

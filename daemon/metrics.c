@@ -21,6 +21,7 @@
 
 #include "buf.h"
 #include "daemon.h"
+#include "datasets.h"
 #include "nvml.h"
 #include "strutil.h"
 
@@ -39,13 +40,13 @@ static void label(struct bd_buf *b, const char *name, const char *value, bool fi
         buf_putc(b, '"');
 }
 
-static void family(struct bd_buf *b, const char *name, const char *type, const char *help)
+void metrics_family(struct bd_buf *b, const char *name, const char *type, const char *help)
 {
         buf_printf(b, "# HELP benchd_%s %s\n# TYPE benchd_%s %s\n", name, help, name, type);
 }
 
 /* benchd_NAME{LABELS} VALUE with the labels given as name, value pairs. */
-static void sample(struct bd_buf *b, const char *name, double v, int nlabels, ...)
+void metrics_sample(struct bd_buf *b, const char *name, double v, int nlabels, ...)
 {
         va_list ap;
         buf_printf(b, "benchd_%s", name);
@@ -139,15 +140,15 @@ static void nic_metrics(struct bd_buf *b, const struct inventory *inv)
                                               "Packets received by the NIC.", "Packets transmitted by the NIC." };
         struct nic_counters c[BD_MAX_NICS * 2];
         int nc = 0;
-        family(b, "nic_info", "gauge", "A NIC of the node, labelled by its kind, PCI address and NUMA node.");
+        metrics_family(b, "nic_info", "gauge", "A NIC of the node, labelled by its kind, PCI address and NUMA node.");
         for (int i = 0; i < inv->nnics; i++) {
                 const struct inv_nic *n = &inv->nics[i];
                 char numa[16];
                 snprintf(numa, sizeof(numa), "%d", n->pci.numa);
-                sample(b, "nic_info", 1, 5, "device", n->name, "kind", nic_kind_name(n->kind), "pci_bus_id",
+                metrics_sample(b, "nic_info", 1, 5, "device", n->name, "kind", nic_kind_name(n->kind), "pci_bus_id",
                        n->has_pci ? n->pci.bdf : "", "numa_node", numa, "paired_with", n->is_rdma ? n->netdev : n->rdma);
         }
-        family(b, "nic_up", "gauge", "1 when the NIC's link is up (operstate up, or port state ACTIVE).");
+        metrics_family(b, "nic_up", "gauge", "1 when the NIC's link is up (operstate up, or port state ACTIVE).");
         for (int i = 0; i < inv->nnics; i++) {
                 const struct inv_nic *n = &inv->nics[i];
                 char state[64], p[512];
@@ -160,12 +161,12 @@ static void nic_metrics(struct bd_buf *b, const struct inventory *inv)
                 if (inv_read(inv, p, state, sizeof(state)) < 0)
                         continue;
                 up = n->is_rdma ? strstr(state, "ACTIVE") != NULL : streq(state, "up");
-                sample(b, "nic_up", up, 1, "device", n->name);
+                metrics_sample(b, "nic_up", up, 1, "device", n->name);
         }
-        family(b, "nic_speed_bytes", "gauge", "Link speed of the NIC in bytes per second.");
+        metrics_family(b, "nic_speed_bytes", "gauge", "Link speed of the NIC in bytes per second.");
         for (int i = 0; i < inv->nnics; i++)
                 if (rate_bytes(inv->nics[i].rate) > 0)
-                        sample(b, "nic_speed_bytes", rate_bytes(inv->nics[i].rate), 1, "device", inv->nics[i].name);
+                        metrics_sample(b, "nic_speed_bytes", rate_bytes(inv->nics[i].rate), 1, "device", inv->nics[i].name);
         for (int i = 0; i < inv->nnics && nc < (int)ARRAY_SIZE(c); i++) {
                 const struct inv_nic *n = &inv->nics[i];
                 if (!n->is_rdma) {
@@ -182,14 +183,14 @@ static void nic_metrics(struct bd_buf *b, const struct inventory *inv)
                 }
         }
         for (int k = 0; k < 4; k++) {
-                family(b, names[k], "counter", helps[k]);
+                metrics_family(b, names[k], "counter", helps[k]);
                 for (int i = 0; i < nc; i++) {
                         if (!c[i].have[k])
                                 continue;
                         if (c[i].port)
-                                sample(b, names[k], (double)c[i].v[k], 2, "device", c[i].name, "port", c[i].port);
+                                metrics_sample(b, names[k], (double)c[i].v[k], 2, "device", c[i].name, "port", c[i].port);
                         else
-                                sample(b, names[k], (double)c[i].v[k], 1, "device", c[i].name);
+                                metrics_sample(b, names[k], (double)c[i].v[k], 1, "device", c[i].name);
                 }
         }
 }
@@ -197,14 +198,14 @@ static void nic_metrics(struct bd_buf *b, const struct inventory *inv)
 static void gpu_metrics(struct bd_buf *b, const struct inventory *inv)
 {
         char idx[16], numa[16];
-        family(b, "gpus", "gauge", "GPUs found on the node.");
-        sample(b, "gpus", inv->ngpus, 0);
-        family(b, "gpu_info", "gauge", "A GPU of the node, labelled by name, UUID, PCI address and NUMA node.");
+        metrics_family(b, "gpus", "gauge", "GPUs found on the node.");
+        metrics_sample(b, "gpus", inv->ngpus, 0);
+        metrics_family(b, "gpu_info", "gauge", "A GPU of the node, labelled by name, UUID, PCI address and NUMA node.");
         for (int i = 0; i < inv->ngpus; i++) {
                 const struct inv_gpu *g = &inv->gpus[i];
                 snprintf(idx, sizeof(idx), "%d", i);
                 snprintf(numa, sizeof(numa), "%d", g->pci.numa);
-                sample(b, "gpu_info", 1, 6, "gpu", idx, "name", g->name, "uuid", g->uuid, "pci_bus_id", g->pci.bdf,
+                metrics_sample(b, "gpu_info", 1, 6, "gpu", idx, "name", g->name, "uuid", g->uuid, "pci_bus_id", g->pci.bdf,
                        "numa_node", numa, "driver", inv->driver_version);
         }
         bool any = false;
@@ -218,56 +219,56 @@ static void gpu_metrics(struct bd_buf *b, const struct inventory *inv)
         }
         if (!any)
                 return;
-        family(b, "gpu_memory_total_bytes", "gauge", "GPU memory size (NVML).");
+        metrics_family(b, "gpu_memory_total_bytes", "gauge", "GPU memory size (NVML).");
         for (int i = 0; i < inv->ngpus; i++)
                 if (s[i].mem_total)
-                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_memory_total_bytes", (double)s[i].mem_total, 1, "gpu", idx);
-        family(b, "gpu_memory_used_bytes", "gauge", "GPU memory in use (NVML).");
+                        snprintf(idx, sizeof(idx), "%d", i), metrics_sample(b, "gpu_memory_total_bytes", (double)s[i].mem_total, 1, "gpu", idx);
+        metrics_family(b, "gpu_memory_used_bytes", "gauge", "GPU memory in use (NVML).");
         for (int i = 0; i < inv->ngpus; i++)
                 if (s[i].mem_total)
-                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_memory_used_bytes", (double)s[i].mem_used, 1, "gpu", idx);
-        family(b, "gpu_utilization_ratio", "gauge", "Fraction of the last sample period the GPU was busy (NVML).");
+                        snprintf(idx, sizeof(idx), "%d", i), metrics_sample(b, "gpu_memory_used_bytes", (double)s[i].mem_used, 1, "gpu", idx);
+        metrics_family(b, "gpu_utilization_ratio", "gauge", "Fraction of the last sample period the GPU was busy (NVML).");
         for (int i = 0; i < inv->ngpus; i++)
                 if (s[i].has_util)
-                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_utilization_ratio", s[i].util_gpu / 100.0, 1, "gpu", idx);
-        family(b, "gpu_temperature_celsius", "gauge", "GPU temperature (NVML).");
+                        snprintf(idx, sizeof(idx), "%d", i), metrics_sample(b, "gpu_utilization_ratio", s[i].util_gpu / 100.0, 1, "gpu", idx);
+        metrics_family(b, "gpu_temperature_celsius", "gauge", "GPU temperature (NVML).");
         for (int i = 0; i < inv->ngpus; i++)
                 if (s[i].has_temp)
-                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_temperature_celsius", s[i].temp_c, 1, "gpu", idx);
-        family(b, "gpu_power_watts", "gauge", "GPU power draw (NVML).");
+                        snprintf(idx, sizeof(idx), "%d", i), metrics_sample(b, "gpu_temperature_celsius", s[i].temp_c, 1, "gpu", idx);
+        metrics_family(b, "gpu_power_watts", "gauge", "GPU power draw (NVML).");
         for (int i = 0; i < inv->ngpus; i++)
                 if (s[i].has_power)
-                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_power_watts", s[i].power_mw / 1000.0, 1, "gpu", idx);
+                        snprintf(idx, sizeof(idx), "%d", i), metrics_sample(b, "gpu_power_watts", s[i].power_mw / 1000.0, 1, "gpu", idx);
 }
 
 static void node_metrics(struct bd_buf *b, const struct inventory *inv)
 {
         char v[64];
-        family(b, "node_info", "gauge", "The node, labelled by host name, OS and kernel.");
-        sample(b, "node_info", 1, 3, "hostname", inv->hostname, "os", inv->os, "kernel", inv->kernel);
-        family(b, "cpu_info", "gauge", "The node's CPUs, labelled by model and layout.");
+        metrics_family(b, "node_info", "gauge", "The node, labelled by host name, OS and kernel.");
+        metrics_sample(b, "node_info", 1, 3, "hostname", inv->hostname, "os", inv->os, "kernel", inv->kernel);
+        metrics_family(b, "cpu_info", "gauge", "The node's CPUs, labelled by model and layout.");
         char s[16], c[16], t[16];
         snprintf(s, sizeof(s), "%d", inv->sockets);
         snprintf(c, sizeof(c), "%d", inv->cores_per_socket);
         snprintf(t, sizeof(t), "%d", inv->threads_per_core);
-        sample(b, "cpu_info", 1, 4, "model", inv->cpu_model, "sockets", s, "cores_per_socket", c, "threads_per_core", t);
-        family(b, "cpus_online", "gauge", "Online logical CPUs.");
-        sample(b, "cpus_online", inv->online_cpus, 0);
-        family(b, "numa_node_memory_total_bytes", "gauge", "Memory of each NUMA node.");
+        metrics_sample(b, "cpu_info", 1, 4, "model", inv->cpu_model, "sockets", s, "cores_per_socket", c, "threads_per_core", t);
+        metrics_family(b, "cpus_online", "gauge", "Online logical CPUs.");
+        metrics_sample(b, "cpus_online", inv->online_cpus, 0);
+        metrics_family(b, "numa_node_memory_total_bytes", "gauge", "Memory of each NUMA node.");
         for (int i = 0; i < inv->nnodes; i++) {
                 snprintf(v, sizeof(v), "%d", inv->nodes[i].id);
-                sample(b, "numa_node_memory_total_bytes", (double)inv->nodes[i].mem_kb * 1024, 1, "node", v);
+                metrics_sample(b, "numa_node_memory_total_bytes", (double)inv->nodes[i].mem_kb * 1024, 1, "node", v);
         }
-        family(b, "software_info", "gauge", "Versions of the software training depends on (empty when not found).");
-        sample(b, "software_info", 1, 4, "nvidia_driver", inv->sw.driver, "cuda", inv->sw.cuda, "nccl", inv->sw.nccl,
+        metrics_family(b, "software_info", "gauge", "Versions of the software training depends on (empty when not found).");
+        metrics_sample(b, "software_info", 1, 4, "nvidia_driver", inv->sw.driver, "cuda", inv->sw.cuda, "nccl", inv->sw.nccl,
                "mpi", inv->sw.mpi);
-        family(b, "storage_free_bytes", "gauge", "Free space of local filesystems that can take a staged dataset.");
+        metrics_family(b, "storage_free_bytes", "gauge", "Free space of local filesystems that can take a staged dataset.");
         for (int i = 0; i < inv->nmounts; i++) {
                 struct statvfs sv;
                 char p[512];
                 snprintf(p, sizeof(p), "%s%s", streq(inv->root, "/") ? "" : inv->root, inv->mounts[i].mnt);
                 if (statvfs(p, &sv) == 0)
-                        sample(b, "storage_free_bytes", (double)sv.f_bavail * sv.f_frsize, 2, "mount", inv->mounts[i].mnt,
+                        metrics_sample(b, "storage_free_bytes", (double)sv.f_bavail * sv.f_frsize, 2, "mount", inv->mounts[i].mnt,
                                "filesystem", inv->mounts[i].fs);
         }
 }
@@ -296,24 +297,25 @@ void metrics_write(struct daemon *d, struct bd_buf *out)
         struct inv_snapshot *s = daemon_inventory_get(d, -1);
         const struct inventory *inv = &s->inv;
         buf_grow(out, 16384);
-        family(out, "build_info", "gauge", "A constant 1 labelled by the version and features of benchd.");
-        sample(out, "build_info", 1, 2, "version", PACKAGE_VERSION, "features", features());
-        family(out, "start_time_seconds", "gauge", "When benchd started, in seconds since the epoch.");
-        sample(out, "start_time_seconds", d->start_wall, 0);
+        metrics_family(out, "build_info", "gauge", "A constant 1 labelled by the version and features of benchd.");
+        metrics_sample(out, "build_info", 1, 2, "version", PACKAGE_VERSION, "features", features());
+        metrics_family(out, "start_time_seconds", "gauge", "When benchd started, in seconds since the epoch.");
+        metrics_sample(out, "start_time_seconds", d->start_wall, 0);
         node_metrics(out, inv);
         gpu_metrics(out, inv);
         nic_metrics(out, inv);
-        family(out, "inventory_warnings", "gauge", "Items the last inventory skipped (unreadable or odd files).");
-        sample(out, "inventory_warnings", cJSON_GetArraySize(inv->warnings), 0);
-        family(out, "inventory_age_seconds", "gauge", "Age of the inventory these metrics describe.");
-        sample(out, "inventory_age_seconds", now_monotonic() - s->taken, 0);
+        metrics_family(out, "inventory_warnings", "gauge", "Items the last inventory skipped (unreadable or odd files).");
+        metrics_sample(out, "inventory_warnings", cJSON_GetArraySize(inv->warnings), 0);
+        metrics_family(out, "inventory_age_seconds", "gauge", "Age of the inventory these metrics describe.");
+        metrics_sample(out, "inventory_age_seconds", now_monotonic() - s->taken, 0);
         daemon_inventory_put(s);
-        family(out, "http_requests_total", "counter", "HTTP requests answered, by status class.");
+        datasets_metrics(d, out);
+        metrics_family(out, "http_requests_total", "counter", "HTTP requests answered, by status class.");
         static const char *const classes[] = { "", "1xx", "2xx", "3xx", "4xx", "5xx" };
         for (int i = 1; i <= 5; i++)
-                sample(out, "http_requests_total", (double)atomic_load(&d->requests[i]), 1, "code", classes[i]);
-        family(out, "scrapes_total", "counter", "Scrapes of /metrics served.");
-        sample(out, "scrapes_total", (double)atomic_fetch_add(&d->scrapes, 1) + 1, 0);
-        family(out, "scrape_duration_seconds", "gauge", "Time this scrape took to collect, in seconds.");
-        sample(out, "scrape_duration_seconds", now_monotonic() - t0, 0);
+                metrics_sample(out, "http_requests_total", (double)atomic_load(&d->requests[i]), 1, "code", classes[i]);
+        metrics_family(out, "scrapes_total", "counter", "Scrapes of /metrics served.");
+        metrics_sample(out, "scrapes_total", (double)atomic_fetch_add(&d->scrapes, 1) + 1, 0);
+        metrics_family(out, "scrape_duration_seconds", "gauge", "Time this scrape took to collect, in seconds.");
+        metrics_sample(out, "scrape_duration_seconds", now_monotonic() - t0, 0);
 }

@@ -10,6 +10,7 @@
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
+#include "clock.h"
 #include "filecopy.h"
 #include "macro.h"
 
@@ -40,13 +41,6 @@ int copy_method_parse(const char *name, enum bd_copy_method *ret)
 }
 
 /* ---- pacing ---------------------------------------------------------------- */
-
-static double now_mono(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 struct bd_bwlimit {
         pthread_mutex_t lock;
@@ -90,7 +84,7 @@ void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel)
         if (!b || b->rate <= 0 || n == 0)
                 return;
         pthread_mutex_lock(&b->lock);
-        double now = now_mono();
+        double now = now_monotonic();
         if (b->next < now)
                 b->next = now;
         b->next += (double)n / b->rate;
@@ -100,7 +94,7 @@ void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel)
         for (;;) {
                 if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
                         return;
-                double left = until - now_mono();
+                double left = until - now_monotonic();
                 if (left <= 0)
                         return;
                 if (left > 0.1)

@@ -91,6 +91,15 @@ static const struct schema_key binding_keys[] = {
         { 0 }
 };
 
+static const struct schema_key staging_keys[] = {
+        { "require", S_BOOL, NULL, ANY, NULL, W_ANY,
+          "each trial first checks that every node's benchd has the dataset staged and verified" },
+        { "name", S_STRING, NULL, ANY, NULL, W_TOKEN, "the staged dataset's name (benchctl stage --name)" },
+        { "destination", S_STRING, NULL, ANY, NULL, W_ANY,
+          "where it is staged on every node; the trainers read it there instead of paths.data" },
+        { 0 }
+};
+
 static const struct schema_key benchd_keys[] = {
         { "hosts", S_STRING_LIST, NULL, ANY, NULL, W_TOKEN, "nodes running benchd (HOST or HOST:PORT)" },
         { "port", S_INT, NULL, RANGE(1, 65535), NULL, W_ANY, "benchd's port on the nodes" },
@@ -187,6 +196,7 @@ const struct schema_key system_schema[] = {
         { "env", S_MAP, NULL, ANY, NULL, W_IDENT, "environment exported to every rank" },
         { "binding", S_OBJECT, binding_keys, ANY, NULL, W_ANY, "CPU and memory binding of ranks" },
         { "benchd", S_OBJECT, benchd_keys, ANY, NULL, W_ANY, "the node daemons of the system" },
+        { "staging", S_OBJECT, staging_keys, ANY, NULL, W_ANY, "node-local copies of the dataset" },
         { "paths", S_OBJECT, path_keys, ANY, NULL, W_ANY, "data, log and weights directories" },
         { "trials", S_INT, NULL, RANGE(1, 100), NULL, W_ANY, "trials per run" },
         { "clear_caches", S_BOOL, NULL, ANY, NULL, W_ANY, "drop the page cache before each trial" },

@@ -12,6 +12,7 @@
 
 #include "filecopy.h"
 #include "pool.h"
+#include "clock.h"
 #include "stage.h"
 #include "tree.h"
 
@@ -60,6 +61,7 @@ struct bd_stage {
 
         atomic_bool stop;       /* workers return early: cancel or fatal error */
         atomic_bool cancelled;
+        atomic_bool suspended;  /* cancelled, but the state file stays "running" to be resumed */
         atomic_int state, phase;
         double t0;              /* monotonic */
         double started;         /* epoch */
@@ -123,7 +125,6 @@ int fatal(struct bd_stage *s, const char *fmt, ...) _printf_(2, 3);
 void account_done(struct bd_stage *s, const struct bd_mentry *e);
 const char *type_name(mode_t m);
 const char *kind_name(enum bd_mkind k);
-double now_wall(void);
 
 static inline bool stopping(struct bd_stage *s)
 {

@@ -16,20 +16,6 @@
 #include "fs.h"
 #include "stage-int.h"
 
-static double now_mono(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double now_wall(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* ---- problems and fatal errors ---------------------------------------------------- */
 
 static enum bd_severity severity_of(struct bd_stage *s, enum bd_problem_kind k)
@@ -261,7 +247,7 @@ static void set_phase(struct bd_stage *s, enum bd_stage_phase p)
 {
         if (p == PHASE_TRANSFER) {
                 atomic_store(&s->phase_bytes0, GET(bytes_done));
-                atomic_store(&s->phase_t0, now_mono());
+                atomic_store(&s->phase_t0, now_monotonic());
         }
         atomic_store(&s->phase, p);
 }
@@ -345,7 +331,7 @@ static int open_roots(struct bd_stage *s)
 
 static int run(struct bd_stage *s)
 {
-        s->t0 = now_mono();
+        s->t0 = now_monotonic();
         s->started = now_wall();
         atomic_store(&s->state, STAGE_RUNNING);
         if (s->name && s->state_dir) {
@@ -457,7 +443,9 @@ int stage_run(struct bd_stage *s)
 {
         int r = run(s);
         enum bd_stage_state st = atomic_load(&s->cancelled) ? STAGE_CANCELLED : r == 0 ? STAGE_COMPLETE : STAGE_FAILED;
-        save_record(s, st, true);
+        /* suspended (its daemon stops): recorded as still running, so that the
+         * next daemon resumes it */
+        save_record(s, atomic_load(&s->suspended) ? STAGE_RUNNING : st, true);
         if (s->pool) {
                 pool_free(s->pool);
                 s->pool = NULL;
@@ -477,7 +465,7 @@ int stage_run(struct bd_stage *s)
         s->srcfd = s->dstfd = -1;
         s->result = st == STAGE_COMPLETE ? 0 : st == STAGE_CANCELLED ? -ECANCELED : -EIO;
         pthread_mutex_lock(&s->lock);
-        s->t_end = now_mono();
+        s->t_end = now_monotonic();
         set_phase(s, PHASE_DONE);
         atomic_store(&s->state, st);
         s->done = true;
@@ -531,12 +519,18 @@ void stage_cancel(struct bd_stage *s)
         atomic_store(&s->stop, true);
 }
 
+void stage_suspend(struct bd_stage *s)
+{
+        atomic_store(&s->suspended, true);
+        stage_cancel(s);
+}
+
 void stage_progress(struct bd_stage *s, struct bd_stage_progress *p)
 {
         memset(p, 0, sizeof(*p));
         p->state = (enum bd_stage_state)atomic_load(&s->state);
         p->phase = (enum bd_stage_phase)atomic_load(&s->phase);
-        double now = now_mono();
+        double now = now_monotonic();
         pthread_mutex_lock(&s->lock);
         double end = s->done ? s->t_end : now;
         pthread_mutex_unlock(&s->lock);

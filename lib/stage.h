@@ -153,6 +153,9 @@ bool stage_wait_for(struct bd_stage *s, double seconds);
 /* Asks the job to stop: workers finish or abandon their file (temporary
  * files are removed) and the job ends as cancelled.  Any thread. */
 void stage_cancel(struct bd_stage *s);
+/* The same, but the state file keeps saying "running" so that the job is
+ * resumed by the next process that reads it (a daemon that stops). */
+void stage_suspend(struct bd_stage *s);
 void stage_progress(struct bd_stage *s, struct bd_stage_progress *ret);
 /* After the end: the problems found (at most 100,000 kept; the counters in
  * the progress count all), sorted by path. */

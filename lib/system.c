@@ -34,6 +34,7 @@ static const char defaults_json[] =
         " \"env\": {},"
         " \"binding\": { \"policy\": \"auto\", \"hyperthreads\": true, \"source\": \"auto\" },"
         " \"benchd\": { \"port\": 9410, \"token_file\": \"/var/lib/benchd/token\" },"
+        " \"staging\": { \"require\": false, \"name\": \"coco\" },"
         " \"paths\": { \"data\": \"~/.local/share/benchd/data/coco\","
         "              \"logs\": \"~/.local/share/benchd/logs\","
         "              \"pretrained\": \"~/.local/share/benchd/pretrained\" },"
@@ -430,6 +431,15 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                 _cleanup_free_ char *k = xasprintf("%s.backend", *w);
                 if (streq(sys_str(root, k, "cpu"), "cuda") && gpus == 0)
                         return bd_err_set(err, -EINVAL, "%s: '%s' is cuda but the system has no GPUs", label, k);
+        }
+        if (sys_bool(root, "staging.require", false)) {
+                const char *dst = sys_str(root, "staging.destination", NULL);
+                if (!dst || !*dst)
+                        return bd_err_set(err, -EINVAL, "%s: 'staging.require' needs 'staging.destination', where the "
+                                                        "dataset is staged on every node", label);
+                if (dst[0] != '/')
+                        return bd_err_set(err, -EINVAL, "%s: 'staging.destination' must be an absolute path, not '%s'",
+                                          label, dst);
         }
         if (sys_int(root, "allreduce.min_bytes", 8) > sys_int(root, "allreduce.max_bytes", 8))
                 return bd_err_set(err, -EINVAL, "%s: 'allreduce.min_bytes' is larger than 'allreduce.max_bytes'", label);

@@ -1,0 +1,169 @@
+#!/bin/bash
+# Staging through benchd: two "nodes" (benchd in their own mount namespaces,
+# each with its own disk mounted at the same path), benchctl stage --nodes,
+# the API's checks, cancelling, kill -9 and SIGTERM of benchd mid-copy with
+# the job resumed by the next start, verification and repair, metrics.
+. "${srcdir:-.}/tests/lib.sh"
+. "$srcdir/tests/stage-lib.sh"
+BENCHD="$top_builddir/benchd"
+"$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (mount namespaces)"
+unshare --mount --propagation private true 2>/dev/null || skip_all "cannot make mount namespaces here"
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+py() { /usr/bin/python3 -c "$@"; }
+
+# the dataset on "shared storage"
+mk_files "$tmp/src/train" 40 150000
+mk_files "$tmp/src/val" 10 150000
+printf '{"images": []}\n' > "$tmp/src/annotations.json"
+local_dir="$tmp/local"                 # the node-local path, the same on every node
+mkdir -p "$local_dir" "$tmp/diskA" "$tmp/diskB"
+printf '%s' "0123456789abcdef0123456789abcdef" > "$tmp/token"
+chmod 600 "$tmp/token"
+
+# start_node NAME PORT: benchd with NAME's disk mounted at $local_dir
+start_node() {
+    cat > "$tmp/$1.conf" <<CONF
+listen = 127.0.0.1:$2
+token_file = $tmp/token
+state_dir = $tmp/state-$1
+stage_allow = $local_dir
+log_level = info
+CONF
+    unshare --mount --propagation private bash -c \
+        "mount --bind '$tmp/disk$1' '$local_dir' && exec '$BENCHD' -f -c '$tmp/$1.conf'" 2>>"$tmp/$1.log" &
+    eval "pid$1=\$!"; pids+=($!)
+    wait_until 10 curl -sf "http://127.0.0.1:$2/v1/health"
+}
+pA=$(free_port 19520); pB=$(free_port $((pA + 1)))
+start_node A "$pA"
+start_node B "$pB"
+A="127.0.0.1:$pA"; B="127.0.0.1:$pB"
+api() { curl -s -H "Authorization: Bearer $(cat "$tmp/token")" "$@"; }
+code() { curl -s -o "$tmp/body" -w '%{http_code}' -H "Authorization: Bearer $(cat "$tmp/token")" "$@"; }
+
+out=$("$BENCHCTL" stage --nodes "$A,$B" --src "$tmp/src" --dst "$local_dir/coco" --name coco \
+      --token-file "$tmp/token" 2>"$tmp/err"); rc=$?
+is "two nodes staged: exit 0" "$rc" 0
+like "  node A complete, every file copied" "$out" "^$A +complete: 51 files, .*; 51 copied"
+like "  node B too" "$out" "^$B +complete: 51 files"
+check "  node A's disk holds the exact tree" check_tree "$tmp/src" "$tmp/diskA/coco"
+check "  node B's disk too" check_tree "$tmp/src" "$tmp/diskB/coco"
+is "  and nothing is in the path outside the namespaces" "$(ls -A "$local_dir")" ""
+j=$(curl -s "http://$A/v1/datasets/coco")
+is "GET /v1/datasets/coco: complete, no error, a manifest checksum" \
+   "$(py "import json,sys; j=json.loads(sys.argv[1]); print(j['state'], j['error'], len(j['manifest_checksum']))" "$j")" \
+   "complete None 32"
+is "  the checksum of the source's manifest" \
+   "$(py "import json,sys; print(json.loads(sys.argv[1])['manifest_checksum'])" "$j")" \
+   "$("$BENCHCTL" manifest "$tmp/src" -q | awk '$1 == "end" {print $2}')"
+is "GET /v1/datasets lists it" "$(curl -s "http://$B/v1/datasets" | py 'import json,sys; print([d["name"] for d in json.load(sys.stdin)["datasets"]])')" "['coco']"
+like "/metrics: the dataset's bytes" "$(curl -s "http://$A/metrics")" '^benchd_dataset_bytes_done\{name="coco"\} [1-9][0-9]+$'
+
+# the API's checks
+is "no token: 401" "$(curl -s -o /dev/null -w '%{http_code}' -X POST -d '{}' "http://$A/v1/datasets/x/stage")" 401
+is "destination outside stage_allow: 403" \
+   "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$tmp/elsewhere\"}" "http://$A/v1/datasets/x/stage")" 403
+like "  says which directories are allowed" "$(cat "$tmp/body")" "not under a directory of stage_allow \\($local_dir\\)"
+ln -s /etc "$tmp/diskA/escape"           # node A sees it as $local_dir/escape
+is "a destination through a link leading out: 403" \
+   "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/escape/x\"}" "http://$A/v1/datasets/x/stage")" 403
+rm "$tmp/diskA/escape"
+is "'..' in the destination: 403" \
+   "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/../x\"}" "http://$A/v1/datasets/x/stage")" 403
+is "a bad dataset name: 400" "$(code -X POST -d '{}' "http://$A/v1/datasets/-x/stage")" 400
+is "an unknown field: 400" "$(code -X POST -d '{"sauce": "x"}' "http://$A/v1/datasets/x/stage")" 400
+like "  with the closest one" "$(cat "$tmp/body")" "unknown field 'sauce' \\(did you mean 'source'\\?\\)"
+is "malformed JSON: 400" "$(code -X POST -d '{"source": ' "http://$A/v1/datasets/x/stage")" 400
+is "no source: 400" "$(code -X POST -d "{\"destination\": \"$local_dir/x\"}" "http://$A/v1/datasets/x/stage")" 400
+is "workers out of range: 400" \
+   "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\", \"workers\": 0}" "http://$A/v1/datasets/x/stage")" 400
+is "unknown dataset: 404" "$(code "http://$A/v1/datasets/nothing")" 404
+is "cancel with nothing running: 409" "$(code -X DELETE "http://$A/v1/datasets/coco")" 409
+out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/src" --dst /etc/coco --token-file "$tmp/token" 2>&1); rc=$?
+is "benchctl stage to a forbidden destination: exit 1" "$rc" 1
+like "  names the node and why" "$out" "benchctl: stage: node $A: .*not under a directory of stage_allow"
+
+# slow jobs: a bandwidth limit keeps them running long enough to act on
+slow="{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/slow\", \"bwlimit_mbps\": 1, \"workers\": 1}"
+is "a slow stage starts: 202" "$(code -X POST -d "$slow" "http://$A/v1/datasets/slow/stage")" 202
+is "a second job of the same dataset: 409" "$(code -X POST -d "$slow" "http://$A/v1/datasets/slow/stage")" 409
+is "DELETE cancels it: 200" "$(code -X DELETE "http://$A/v1/datasets/slow")" 200
+check "  it ends cancelled" wait_until 20 bash -c "curl -s http://$A/v1/datasets/slow | grep -q '\"state\":\"cancelled\"'"
+is "  with no temporary file left" "$(temporaries "$tmp/diskA/slow")" 0
+
+# kill -9 of benchd mid-copy: the next benchd resumes the job by itself
+is "a stage at 1 MB/s starts" "$(code -X POST -d "$slow" "http://$B/v1/datasets/slow/stage")" 202
+wait_until 30 bash -c "[ \$(find '$tmp/diskB/slow' -name 'f*.bin' 2>/dev/null | wc -l) -ge 3 ]"
+kill -9 "$pidB"; wait "$pidB" 2>/dev/null
+before=$(find "$tmp/diskB/slow" -name 'f*.bin' -printf '%p %i\n' | sort)
+nbefore=$(wc -l <<<"$before")
+check "  benchd killed with $nbefore files staged" test "$nbefore" -ge 3
+start_node B "$pB"
+like "  the new benchd resumes it" "$(cat "$tmp/B.log")" "dataset 'slow': resuming the stage that was running"
+api -X DELETE "http://$B/v1/datasets/slow" >/dev/null      # a stage without a limit finishes it
+wait_until 20 bash -c "curl -s http://$B/v1/datasets/slow | grep -q '\"state\":\"cancelled\"'"
+fast="{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/slow\"}"
+api -X POST -d "$fast" "http://$B/v1/datasets/slow/stage" >/dev/null
+check "  and it completes" wait_until 30 bash -c "curl -s http://$B/v1/datasets/slow | grep -q '\"state\":\"complete\"'"
+check "  with the exact tree" check_tree "$tmp/src" "$tmp/diskB/slow"
+is "  files staged before the kill were not copied again (same inodes)" \
+   "$(join <(echo "$before") <(find "$tmp/diskB/slow" -name 'f*.bin' -printf '%p %i\n' | sort) | awk '$2 != $3' | wc -l)" 0
+is "  no temporary file left" "$(temporaries "$tmp/diskB/slow")" 0
+
+# SIGTERM mid-copy: suspended, not cancelled; resumed at the next start
+api -X POST -d "$slow" "http://$A/v1/datasets/slow2/stage" >/dev/null
+sleep 1
+stop_pid "$pidA"
+like "SIGTERM: the job is suspended for the next start" "$(cat "$tmp/A.log")" "dataset 'slow2': stage suspended"
+is "  its state file still says running" "$(grep -c '^state=running' "$tmp/state-A/stage/slow2.state")" 1
+start_node A "$pA"
+like "  and the next benchd resumes it" "$(tail -5 "$tmp/A.log")" "dataset 'slow2': resuming the stage"
+api -X DELETE "http://$A/v1/datasets/slow2" >/dev/null
+
+# verification: a flipped byte is found on its node, the next stage repairs it
+f=$(find "$tmp/diskA/coco/train" -name 'f*.bin' | sort | head -1)
+printf '\xff' | dd of="$f" bs=1 seek=1000 conv=notrunc status=none
+touch -r "$tmp/src/train/$(basename "$f")" "$f"
+out=$("$BENCHCTL" stage --nodes "$A,$B" --name coco --dst "$local_dir/coco" --verify-only --token-file "$tmp/token" 2>"$tmp/err"); rc=$?
+is "verify-only with a damaged file on node A: exit 1" "$rc" 1
+like "  node B is fine" "$out" "^$B +complete: 51 files, .*; 51 checksummed"
+like "  node A failed, and says so" "$(cat "$tmp/err")" "benchctl: stage: node $A: "
+like "  the API names the file" "$(curl -s "http://$A/v1/datasets/coco")" "corrupt.*$(basename "$f")"
+BIND="$top_builddir/benchd-bind"
+out=$("$BIND" --check-dataset coco --dataset-dir "$local_dir/coco" --benchd "http://$B"); rc=$?
+is "benchd-bind --check-dataset on node B: exit 0" "$rc" 0
+like "  says where and which manifest" "$out" "dataset 'coco' staged in $local_dir/coco \(manifest [0-9a-f]{32}\)"
+out=$("$BIND" --check-dataset coco --dataset-dir "$local_dir/coco" --benchd "http://$A" 2>&1); rc=$?
+is "on node A, whose copy failed verification: exit 1" "$rc" 1
+like "  and why" "$out" "dataset 'coco' in '$local_dir/coco' is not ready: its last verify is failed"
+out=$("$BIND" --check-dataset coco --dataset-dir /elsewhere --benchd "http://$B" 2>&1); rc=$?
+is "staged somewhere else: exit 1" "$rc $out" "1 benchd-bind: $(hostname): dataset 'coco' is staged in '$local_dir/coco', not in '/elsewhere'"
+out=$("$BIND" --check-dataset imagenet --dataset-dir /x --benchd "http://$B" 2>&1); rc=$?
+like "never staged: exit 1" "$rc $out" "^1 .*dataset 'imagenet' was never staged on this node"
+
+# a launch that requires the staged dataset checks it before each trial
+render() {
+    "$BENCHCTL" render --system local allreduce --runs 1 --set staging.require=true \
+        --set staging.destination="$local_dir/coco" --set benchd.port="${1#*:}" --set staging.name="$2" \
+        --set paths.logs="$tmp/logs" --set paths.bin="$top_builddir" --set allreduce.max_bytes=4096 \
+        --set allreduce.iters=2 -o "$tmp/run.sh"
+}
+if render "$B" coco; then
+    out=$(bash "$tmp/run.sh" 2>&1); rc=$?
+    is "staging.require: the trial runs where the dataset is staged" "$rc" 0
+    like "  after checking it" "$(cat "$tmp"/logs/*_1.log)" "benchd: .*: dataset 'coco' staged in $local_dir/coco"
+    rm -rf "$tmp/logs"
+    render "$B" imagenet
+    bash "$tmp/run.sh" >/dev/null 2>&1; rc=$?
+    is "  and fails where it is not" "$rc" 1
+    like "  saying so" "$(cat "$tmp"/logs/*_1.log)" "the dataset is not staged and verified on every node: trial 1 not started"
+fi
+out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/src" --dst "$local_dir/coco" --name coco --token-file "$tmp/token" -q); rc=$?
+is "the next stage: exit 0" "$rc" 0
+like "  repaired the file" "$out" "1 repaired"
+check "  the tree is exact again" check_tree "$tmp/src" "$tmp/diskA/coco"
+done_testing
