@@ -378,81 +378,110 @@ static int prim_create(struct bd_backend *be, dnnl_primitive_t *p, const_dnnl_pr
         return 0;
 }
 
-/* A weights-like tensor in the format a primitive wants: the user's memory
- * when that format is the user's, else a reordered copy refreshed when the
- * version changes (forward) or a buffer reordered back (gradients). */
-struct wfmt {
-        dnnl_memory_desc_t want, user;
+/* A tensor in the format a primitive wants ("in") next to the caller's
+ * ("user"): when they differ, a buffer holds the converted copy and reorders
+ * (created when first needed) move data either way; for weights the copy is
+ * refreshed only when their version changes. */
+struct fmt {
+        dnnl_memory_desc_t in, user;
         int same;
         void *buf;
-        dnnl_primitive_t to_want, to_user, to_user_acc;
+        dnnl_primitive_t u2i, i2u, i2u_acc;
         uint64_t ver;
         int valid;
 };
 
-static int wfmt_init(struct bd_backend *be, struct wfmt *f, const dnnl_memory_desc_t *want,
-                     const dnnl_memory_desc_t *user, int grad)
+static int reorder_new(struct bd_backend *be, const dnnl_memory_desc_t *from, const dnnl_memory_desc_t *to, int sum,
+                       dnnl_primitive_t *ret)
 {
         struct cpu_impl *im = be->impl;
-        memset(f, 0, sizeof(*f));
-        f->want = *want;
-        f->user = *user;
-        f->same = dnnl_memory_desc_equal(want, user);
-        if (f->same)
-                return 0;
-        f->buf = aligned_alloc(64, (dnnl_memory_desc_get_size(want) + 63) & ~(size_t)63);
-        if (!f->buf)
-                return bd_err_set(&be->err, -ENOMEM, "cpu: out of memory for reordered weights");
+        dnnl_primitive_attr_t attr = NULL;
+        dnnl_post_ops_t po = NULL;
         dnnl_primitive_desc_t pd;
-        if (!grad) {
-                DN(dnnl_reorder_primitive_desc_create(&pd, user, im->eng, want, im->eng, NULL));
-                DN(dnnl_primitive_create(&f->to_want, pd));
-                dnnl_primitive_desc_destroy(pd);
-        } else {
-                DN(dnnl_reorder_primitive_desc_create(&pd, want, im->eng, user, im->eng, NULL));
-                DN(dnnl_primitive_create(&f->to_user, pd));
-                dnnl_primitive_desc_destroy(pd);
-                dnnl_primitive_attr_t attr;
-                dnnl_post_ops_t po;
+        if (sum) {
                 DN(dnnl_primitive_attr_create(&attr));
                 DN(dnnl_post_ops_create(&po));
                 DN(dnnl_post_ops_append_sum(po, 1.0f));
                 DN(dnnl_primitive_attr_set_post_ops(attr, po));
-                dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, want, im->eng, user, im->eng, attr);
-                dnnl_post_ops_destroy(po);
-                dnnl_primitive_attr_destroy(attr);
-                DN(s);
-                DN(dnnl_primitive_create(&f->to_user_acc, pd));
-                dnnl_primitive_desc_destroy(pd);
         }
+        dnnl_status_t s = dnnl_reorder_primitive_desc_create(&pd, from, im->eng, to, im->eng, attr);
+        if (po)
+                dnnl_post_ops_destroy(po);
+        if (attr)
+                dnnl_primitive_attr_destroy(attr);
+        DN(s);
+        s = dnnl_primitive_create(ret, pd);
+        dnnl_primitive_desc_destroy(pd);
+        DN(s);
         return 0;
 }
 
-static void wfmt_release(struct wfmt *f)
+static int fmt_init(struct bd_backend *be, struct fmt *f, const dnnl_memory_desc_t *in, const dnnl_memory_desc_t *user)
 {
-        if (f->to_want)
-                dnnl_primitive_destroy(f->to_want);
-        if (f->to_user)
-                dnnl_primitive_destroy(f->to_user);
-        if (f->to_user_acc)
-                dnnl_primitive_destroy(f->to_user_acc);
+        memset(f, 0, sizeof(*f));
+        f->in = *in;
+        f->user = *user;
+        f->same = dnnl_memory_desc_equal(in, user);
+        return 0;
+}
+
+static void fmt_release(struct fmt *f)
+{
+        if (f->u2i)
+                dnnl_primitive_destroy(f->u2i);
+        if (f->i2u)
+                dnnl_primitive_destroy(f->i2u);
+        if (f->i2u_acc)
+                dnnl_primitive_destroy(f->i2u_acc);
         free(f->buf);
         memset(f, 0, sizeof(*f));
 }
 
-/* pointer to the weights in the wanted format, reordering when stale */
-static int wfmt_get(struct bd_backend *be, struct wfmt *f, const struct bd_tensor *w, uint64_t ver,
-                    const void **ret)
+static int fmt_buf(struct bd_backend *be, struct fmt *f)
+{
+        if (f->buf)
+                return 0;
+        f->buf = aligned_alloc(64, (dnnl_memory_desc_get_size(&f->in) + 63) & ~(size_t)63);
+        if (!f->buf)
+                return bd_err_set(&be->err, -ENOMEM, "cpu: out of memory for a reordered copy");
+        return 0;
+}
+
+static int run_reorder(struct bd_backend *be, dnnl_primitive_t p, const dnnl_memory_desc_t *from, const void *src,
+                       const dnnl_memory_desc_t *to, void *dst)
+{
+        struct xargs x = { 0 };
+        int r;
+        if ((r = arg(be, &x, DNNL_ARG_FROM, from, src)) < 0 || (r = arg(be, &x, DNNL_ARG_TO, to, dst)) < 0)
+                return r;
+        return exec(be, p, &x);
+}
+
+/* the user's data in the primitive's format: the user's pointer or the buffer */
+static int fmt_in(struct bd_backend *be, struct fmt *f, const void *user, const void **ret)
+{
+        int r;
+        if (f->same) {
+                *ret = user;
+                return 0;
+        }
+        if ((r = fmt_buf(be, f)) < 0 || (!f->u2i && (r = reorder_new(be, &f->user, &f->in, 0, &f->u2i)) < 0) ||
+            (r = run_reorder(be, f->u2i, &f->user, user, &f->in, f->buf)) < 0)
+                return r;
+        *ret = f->buf;
+        return 0;
+}
+
+/* the same for weights, converted only when their version changed */
+static int fmt_weights(struct bd_backend *be, struct fmt *f, const struct bd_tensor *w, uint64_t ver, const void **ret)
 {
         if (f->same) {
                 *ret = w->data;
                 return 0;
         }
         if (!f->valid || f->ver != ver) {
-                struct xargs x = { 0 };
-                int r;
-                if ((r = arg(be, &x, DNNL_ARG_FROM, &f->user, w->data)) < 0 ||
-                    (r = arg(be, &x, DNNL_ARG_TO, &f->want, f->buf)) < 0 || (r = exec(be, f->to_want, &x)) < 0)
+                int r = fmt_in(be, f, w->data, ret);
+                if (r < 0)
                         return r;
                 f->ver = ver;
                 f->valid = 1;
@@ -461,27 +490,28 @@ static int wfmt_get(struct bd_backend *be, struct wfmt *f, const struct bd_tenso
         return 0;
 }
 
-/* where a primitive writes a gradient: the user's memory or the buffer */
-static void *wfmt_out(struct wfmt *f, struct bd_tensor *dw, int accumulate)
+/* where a primitive writes an output the caller sees in its own format */
+static int fmt_out(struct bd_backend *be, struct fmt *f, void *user, int accumulate, void **ret)
 {
-        return f->same && !accumulate ? dw->data : f->buf;
+        if (f->same && !accumulate) {
+                *ret = user;
+                return 0;
+        }
+        int r = fmt_buf(be, f);
+        *ret = f->buf;
+        return r;
 }
 
-/* after the primitive: reorder the buffer into the user's gradient */
-static int wfmt_finish(struct bd_backend *be, struct wfmt *f, struct bd_tensor *dw, int accumulate)
+/* after the primitive: the buffer into (or added to) the caller's memory */
+static int fmt_finish(struct bd_backend *be, struct fmt *f, void *user, int accumulate)
 {
-        if (f->same) {
-                if (!accumulate)
-                        return 0;
-                struct bd_tensor tmp = *dw;
-                tmp.data = f->buf;
-                return add_into(be, &tmp, dw);
-        }
-        struct xargs x = { 0 };
         int r;
-        if ((r = arg(be, &x, DNNL_ARG_FROM, &f->want, f->buf)) < 0 || (r = arg(be, &x, DNNL_ARG_TO, &f->user, dw->data)) < 0)
+        if (f->same && !accumulate)
+                return 0;
+        dnnl_primitive_t *p = accumulate ? &f->i2u_acc : &f->i2u;
+        if (!*p && (r = reorder_new(be, &f->in, &f->user, accumulate, p)) < 0)
                 return r;
-        return exec(be, accumulate ? f->to_user_acc : f->to_user, &x);
+        return run_reorder(be, *p, &f->in, f->buf, &f->user, user);
 }
 
 /* ---- convolution and fully connected plans ---- */
@@ -490,26 +520,23 @@ enum { P_CONV, P_FC, P_BN, P_POOL };
 
 struct dplan {
         int kind;
-        dnnl_memory_desc_t x_md, y_md, b_md;
-        /* convolution / inner product */
-        dnnl_primitive_desc_t fwd_pd[2], bwdd_pd, bwdw_pd[2];   /* [with bias] */
+        int transposed;
+        /* convolution / inner product: primitives without [0] and with [1] bias */
+        dnnl_primitive_desc_t fwd_pd[2], bwdd_pd, bwdw_pd[2];
         dnnl_primitive_t fwd[2], bwdd, bwdw[2];
-        struct wfmt wf, wbd, dw;
-        void *db_tmp;                   /* bias gradient when accumulating */
-        void *dx_tmp;                   /* input gradient when accumulating */
-        /* batch norm / pooling */
-        dnnl_primitive_desc_t pd_f, pd_b;
-        dnnl_primitive_t p_f, p_b;
-        dnnl_memory_desc_t ws_md;
-        int has_ws;
-        /* descriptors kept for lazy creation */
         union {
                 dnnl_convolution_desc_t conv;
-                dnnl_deconvolution_desc_t deconv;
                 dnnl_inner_product_desc_t ip;
         } fd[2];
-        int transposed;
-        dnnl_memory_desc_t w_user;
+        struct fmt x, y, dx, dy;        /* activations: user vs primitive layouts */
+        struct fmt wf, wbd, dw;         /* weights for forward and backward data, weight gradient */
+        dnnl_memory_desc_t b_md, w_user;
+        void *db_tmp;
+        /* batch norm / pooling */
+        dnnl_memory_desc_t x_md, y_md, ws_md;
+        dnnl_primitive_desc_t pd_f, pd_b;
+        dnnl_primitive_t p_f, p_b;
+        int has_ws;
 };
 
 static void cpu_plan_free(struct bd_backend *be, void *vp)
@@ -539,11 +566,10 @@ static void cpu_plan_free(struct bd_backend *be, void *vp)
                 dnnl_primitive_desc_destroy(p->pd_f);
         if (p->pd_b)
                 dnnl_primitive_desc_destroy(p->pd_b);
-        wfmt_release(&p->wf);
-        wfmt_release(&p->wbd);
-        wfmt_release(&p->dw);
+        struct fmt *fs[] = { &p->x, &p->y, &p->dx, &p->dy, &p->wf, &p->wbd, &p->dw };
+        for (size_t i = 0; i < ARRAY_SIZE(fs); i++)
+                fmt_release(fs[i]);
         free(p->db_tmp);
-        free(p->dx_tmp);
         free(p);
 }
 
@@ -571,6 +597,36 @@ static int conv_weights_md(struct bd_backend *be, const struct bd_conv_desc *d, 
         return 0;
 }
 
+static int md_tag(struct bd_backend *be, const struct bd_tensor *t, dnnl_format_tag_t tag, dnnl_memory_desc_t *md)
+{
+        dnnl_dims_t d;
+        for (int i = 0; i < t->ndim; i++)
+                d[i] = t->dims[i];
+        DN(dnnl_memory_desc_init_by_tag(md, t->ndim, d, dnnl_f32, tag));
+        return 0;
+}
+
+/* The layouts the convolution runs in, whatever the caller's: AVX2 kernels
+ * exist for nChw8c -> nChw8c (channels padded to 8 when needed, e.g. a head
+ * with 324 outputs), plain nchw -> nChw8c and nhwc -> nhwc (the 3-channel
+ * stem); mixing others falls to oneDNN's slow reference code. */
+static int conv_internal_mds(struct bd_backend *be, const struct bd_tensor *x, const struct bd_tensor *y,
+                             dnnl_memory_desc_t *xi, dnnl_memory_desc_t *yi)
+{
+        int r;
+        if (x->dims[1] % 8 == 0) {
+                if ((r = md_tag(be, x, dnnl_nChw8c, xi)) < 0 || (r = md_tag(be, y, dnnl_nChw8c, yi)) < 0)
+                        return r;
+        } else if (x->layout == BD_NHWC) {
+                if ((r = md_tag(be, x, dnnl_nhwc, xi)) < 0 || (r = md_tag(be, y, dnnl_nhwc, yi)) < 0)
+                        return r;
+        } else {
+                if ((r = md_tag(be, x, dnnl_nchw, xi)) < 0 || (r = md_tag(be, y, dnnl_nChw8c, yi)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static uint64_t conv_key(const struct bd_conv_desc *d, const struct bd_tensor *x, const struct bd_tensor *w,
                          const struct bd_tensor *dy_or_y)
 {
@@ -578,6 +634,13 @@ static uint64_t conv_key(const struct bd_conv_desc *d, const struct bd_tensor *x
         h = bd_hash_tensor(x, h);
         h = bd_hash_tensor(w, h);
         return bd_hash_tensor(dy_or_y, h);
+}
+
+static const char *conv_what(const struct dplan *p, int pass)
+{
+        static const char *const n[2][3] = { { "conv fwd", "conv bwd data", "conv bwd weights" },
+                                              { "deconv fwd", "deconv bwd data", "deconv bwd weights" } };
+        return n[p->transposed][pass];
 }
 
 static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct bd_plan_cache *pc,
@@ -594,46 +657,48 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
         p->kind = P_CONV;
         p->transposed = d->transposed;
         int r;
-        dnnl_memory_desc_t w_any;
+        dnnl_memory_desc_t w_any, xu, yu, xi, yi;
         dnnl_dims_t st = { d->sh, d->sw }, dil = { d->dh - 1, d->dw - 1 }, pl = { d->ph, d->pw }, pr;
         if (!d->transposed) {
+                /* PyTorch's floor gives a right padding that may be negative */
                 pr[0] = (y->dims[2] - 1) * d->sh + (d->kh - 1) * d->dh + 1 - x->dims[2] - d->ph;
                 pr[1] = (y->dims[3] - 1) * d->sw + (d->kw - 1) * d->dw + 1 - x->dims[3] - d->pw;
         } else {
                 pr[0] = d->ph;
                 pr[1] = d->pw;
         }
-        if ((r = md_of(be, x, &p->x_md)) < 0 || (r = md_of(be, y, &p->y_md)) < 0 ||
-            (r = conv_weights_md(be, d, w, &p->w_user, &w_any)) < 0)
+        if ((r = md_of(be, x, &xu)) < 0 || (r = md_of(be, y, &yu)) < 0 ||
+            (r = conv_internal_mds(be, x, y, &xi, &yi)) < 0 || (r = conv_weights_md(be, d, w, &p->w_user, &w_any)) < 0)
                 goto fail;
+        fmt_init(be, &p->x, &xi, &xu);
+        fmt_init(be, &p->dx, &xi, &xu);
+        fmt_init(be, &p->y, &yi, &yu);
+        fmt_init(be, &p->dy, &yi, &yu);
         dnnl_dims_t bd = { y->dims[1] };
         if (dnnl_memory_desc_init_by_tag(&p->b_md, 1, bd, dnnl_f32, dnnl_x) != dnnl_success) {
                 r = bd_err_set(&be->err, -EIO, "oneDNN: bias descriptor");
                 goto fail;
         }
-        /* forward descriptors without [0] and with [1] bias */
         for (int b = 0; b < 2; b++) {
                 dnnl_status_t s;
                 if (!d->transposed)
                         s = dnnl_dilated_convolution_forward_desc_init(&p->fd[b].conv, dnnl_forward_training,
-                                                                       dnnl_convolution_direct, &p->x_md, &w_any,
-                                                                       b ? &p->b_md : NULL, &p->y_md, st, dil, pl, pr);
+                                                                       dnnl_convolution_direct, &xi, &w_any,
+                                                                       b ? &p->b_md : NULL, &yi, st, dil, pl, pr);
                 else
-                        s = dnnl_dilated_deconvolution_forward_desc_init(&p->fd[b].deconv, dnnl_forward_training,
-                                                                         dnnl_deconvolution_direct, &p->x_md, &w_any,
-                                                                         b ? &p->b_md : NULL, &p->y_md, st, dil, pl, pr);
+                        s = dnnl_dilated_deconvolution_forward_desc_init(&p->fd[b].conv, dnnl_forward_training,
+                                                                         dnnl_deconvolution_direct, &xi, &w_any,
+                                                                         b ? &p->b_md : NULL, &yi, st, dil, pl, pr);
                 if (s != dnnl_success) {
                         r = bd_err_set(&be->err, -EINVAL, "oneDNN: convolution descriptor (status %d)", (int)s);
                         goto fail;
                 }
         }
         /* the bias-less forward sets the weights format for all passes */
-        if ((r = pd_create(be, &p->fwd_pd[0], &p->fd[0], NULL, d->transposed ? "deconv fwd" : "conv fwd")) < 0 ||
+        if ((r = pd_create(be, &p->fwd_pd[0], &p->fd[0], NULL, conv_what(p, 0))) < 0 ||
             (r = prim_create(be, &p->fwd[0], p->fwd_pd[0])) < 0)
                 goto fail;
-        const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(p->fwd_pd[0], dnnl_query_weights_md, 0);
-        if ((r = wfmt_init(be, &p->wf, wmd, &p->w_user, 0)) < 0)
-                goto fail;
+        fmt_init(be, &p->wf, dnnl_primitive_desc_query_md(p->fwd_pd[0], dnnl_query_weights_md, 0), &p->w_user);
         bd_plan_put(be, pc, key, p);
         *ret = p;
         return 0;
@@ -647,12 +712,11 @@ static int conv_fwd_prim(struct bd_backend *be, struct dplan *p, int bias)
         if (p->fwd[bias])
                 return 0;
         int r;
-        if ((r = pd_create(be, &p->fwd_pd[bias], &p->fd[bias], NULL, p->transposed ? "deconv fwd" : "conv fwd")) < 0 ||
+        if ((r = pd_create(be, &p->fwd_pd[bias], &p->fd[bias], NULL, conv_what(p, 0))) < 0 ||
             (r = prim_create(be, &p->fwd[bias], p->fwd_pd[bias])) < 0)
                 return r;
-        const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(p->fwd_pd[bias], dnnl_query_weights_md, 0);
-        if (!dnnl_memory_desc_equal(wmd, &p->wf.want))
-                return bd_err_set(&be->err, -EIO, "oneDNN: convolution with bias wants other weights");
+        if (!dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(p->fwd_pd[bias], dnnl_query_weights_md, 0), &p->wf.in))
+                return bd_err_set(&be->err, -EIO, "oneDNN: a primitive with bias wants other weights");
         return 0;
 }
 
@@ -664,19 +728,20 @@ static int cpu_conv_fwd(struct bd_backend *be, const struct bd_conv_desc *d, str
         if (x->dtype != BD_F32 || im->force_ref)
                 return bd_ref_conv_fwd(be, d, x, w, b, y);
         struct dplan *p;
-        const void *wp;
+        const void *wp, *xp;
+        void *yp;
         int r, bias = b != NULL;
         if ((r = conv_plan(be, d, pc, x, w, y, &p)) < 0 || (r = conv_fwd_prim(be, p, bias)) < 0 ||
-            (r = wfmt_get(be, &p->wf, w, wver, &wp)) < 0)
+            (r = fmt_weights(be, &p->wf, w, wver, &wp)) < 0 || (r = fmt_in(be, &p->x, x->data, &xp)) < 0 ||
+            (r = fmt_out(be, &p->y, y->data, 0, &yp)) < 0)
                 return r;
         struct xargs a = { 0 };
-        if ((r = arg(be, &a, DNNL_ARG_SRC, &p->x_md, x->data)) < 0 ||
-            (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wf.want, wp)) < 0 ||
-            (r = arg(be, &a, DNNL_ARG_DST, &p->y_md, y->data)) < 0 ||
+        if ((r = arg(be, &a, DNNL_ARG_SRC, &p->x.in, xp)) < 0 || (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wf.in, wp)) < 0 ||
+            (r = arg(be, &a, DNNL_ARG_DST, &p->y.in, yp)) < 0 ||
             (bias && (r = arg(be, &a, DNNL_ARG_BIAS, &p->b_md, b->data)) < 0) ||
-            (r = scratch_arg(be, &a, p->fwd_pd[bias])) < 0)
+            (r = scratch_arg(be, &a, p->fwd_pd[bias])) < 0 || (r = exec(be, p->fwd[bias], &a)) < 0)
                 return r;
-        return exec(be, p->fwd[bias], &a);
+        return fmt_finish(be, &p->y, y->data, 0);
 }
 
 static int conv_bwdd_prim(struct bd_backend *be, struct dplan *p, const struct bd_conv_desc *d)
@@ -685,31 +750,23 @@ static int conv_bwdd_prim(struct bd_backend *be, struct dplan *p, const struct b
                 return 0;
         int r;
         dnnl_memory_desc_t w_any;
-        dnnl_dims_t st = { d->sh, d->sw }, dil = { d->dh - 1, d->dw - 1 }, pl = { d->ph, d->pw }, pr;
-        union {
-                dnnl_convolution_desc_t conv;
-                dnnl_deconvolution_desc_t deconv;
-        } bd;
+        dnnl_dims_t st = { d->sh, d->sw }, dil = { d->dh - 1, d->dw - 1 }, pl = { d->ph, d->pw };
+        dnnl_convolution_desc_t bd;
         dnnl_status_t s;
         dnnl_memory_desc_init_by_tag(&w_any, p->w_user.ndims, p->w_user.dims, dnnl_f32, dnnl_format_tag_any);
-        if (!d->transposed) {
-                pr[0] = p->fd[0].conv.padding[1][0];
-                pr[1] = p->fd[0].conv.padding[1][1];
-                s = dnnl_dilated_convolution_backward_data_desc_init(&bd.conv, dnnl_convolution_direct, &p->x_md,
-                                                                     &w_any, &p->y_md, st, dil, pl, pr);
-        } else {
-                pr[0] = p->fd[0].deconv.padding[1][0];
-                pr[1] = p->fd[0].deconv.padding[1][1];
-                s = dnnl_dilated_deconvolution_backward_data_desc_init(&bd.deconv, dnnl_deconvolution_direct,
-                                                                       &p->x_md, &w_any, &p->y_md, st, dil, pl, pr);
-        }
+        if (!d->transposed)
+                s = dnnl_dilated_convolution_backward_data_desc_init(&bd, dnnl_convolution_direct, &p->dx.in, &w_any,
+                                                                     &p->dy.in, st, dil, pl, p->fd[0].conv.padding[1]);
+        else
+                s = dnnl_dilated_deconvolution_backward_data_desc_init(&bd, dnnl_deconvolution_direct, &p->dx.in,
+                                                                       &w_any, &p->dy.in, st, dil, pl,
+                                                                       p->fd[0].conv.padding[1]);
         if (s != dnnl_success)
                 return bd_err_set(&be->err, -EINVAL, "oneDNN: backward-data descriptor (status %d)", (int)s);
-        if ((r = pd_create(be, &p->bwdd_pd, &bd, p->fwd_pd[0], d->transposed ? "deconv bwd data" : "conv bwd data")) < 0 ||
+        if ((r = pd_create(be, &p->bwdd_pd, &bd, p->fwd_pd[0], conv_what(p, 1))) < 0 ||
             (r = prim_create(be, &p->bwdd, p->bwdd_pd)) < 0)
                 return r;
-        const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(p->bwdd_pd, dnnl_query_weights_md, 0);
-        return wfmt_init(be, &p->wbd, wmd, &p->w_user, 0);
+        return fmt_init(be, &p->wbd, dnnl_primitive_desc_query_md(p->bwdd_pd, dnnl_query_weights_md, 0), &p->w_user);
 }
 
 static int conv_bwdw_prim(struct bd_backend *be, struct dplan *p, const struct bd_conv_desc *d, int bias)
@@ -718,46 +775,71 @@ static int conv_bwdw_prim(struct bd_backend *be, struct dplan *p, const struct b
                 return 0;
         int r;
         dnnl_memory_desc_t w_any;
-        dnnl_dims_t st = { d->sh, d->sw }, dil = { d->dh - 1, d->dw - 1 }, pl = { d->ph, d->pw }, pr;
-        union {
-                dnnl_convolution_desc_t conv;
-                dnnl_deconvolution_desc_t deconv;
-        } bd;
+        dnnl_dims_t st = { d->sh, d->sw }, dil = { d->dh - 1, d->dw - 1 }, pl = { d->ph, d->pw };
+        dnnl_convolution_desc_t bd;
         dnnl_status_t s;
         dnnl_memory_desc_init_by_tag(&w_any, p->w_user.ndims, p->w_user.dims, dnnl_f32, dnnl_format_tag_any);
-        if (!d->transposed) {
-                pr[0] = p->fd[0].conv.padding[1][0];
-                pr[1] = p->fd[0].conv.padding[1][1];
-                s = dnnl_dilated_convolution_backward_weights_desc_init(&bd.conv, dnnl_convolution_direct, &p->x_md,
-                                                                        &w_any, bias ? &p->b_md : NULL, &p->y_md,
-                                                                        st, dil, pl, pr);
-        } else {
-                pr[0] = p->fd[0].deconv.padding[1][0];
-                pr[1] = p->fd[0].deconv.padding[1][1];
-                s = dnnl_dilated_deconvolution_backward_weights_desc_init(&bd.deconv, dnnl_deconvolution_direct,
-                                                                          &p->x_md, &w_any, bias ? &p->b_md : NULL,
-                                                                          &p->y_md, st, dil, pl, pr);
-        }
+        if (!d->transposed)
+                s = dnnl_dilated_convolution_backward_weights_desc_init(&bd, dnnl_convolution_direct, &p->x.in, &w_any,
+                                                                        bias ? &p->b_md : NULL, &p->dy.in, st, dil,
+                                                                        pl, p->fd[0].conv.padding[1]);
+        else
+                s = dnnl_dilated_deconvolution_backward_weights_desc_init(&bd, dnnl_deconvolution_direct, &p->x.in,
+                                                                          &w_any, bias ? &p->b_md : NULL, &p->dy.in,
+                                                                          st, dil, pl, p->fd[0].conv.padding[1]);
         if (s != dnnl_success)
                 return bd_err_set(&be->err, -EINVAL, "oneDNN: backward-weights descriptor (status %d)", (int)s);
-        if ((r = pd_create(be, &p->bwdw_pd[bias], &bd, p->fwd_pd[0],
-                           d->transposed ? "deconv bwd weights" : "conv bwd weights")) < 0 ||
+        if ((r = pd_create(be, &p->bwdw_pd[bias], &bd, p->fwd_pd[0], conv_what(p, 2))) < 0 ||
             (r = prim_create(be, &p->bwdw[bias], p->bwdw_pd[bias])) < 0)
                 return r;
         const dnnl_memory_desc_t *dwmd = dnnl_primitive_desc_query_md(p->bwdw_pd[bias], dnnl_query_diff_weights_md, 0);
-        if (p->dw.buf || p->dw.same) {
-                if (!dnnl_memory_desc_equal(dwmd, &p->dw.want))
+        if (p->dw.in.ndims) {
+                if (!dnnl_memory_desc_equal(dwmd, &p->dw.in))
                         return bd_err_set(&be->err, -EIO, "oneDNN: weight gradient formats differ with bias");
                 return 0;
         }
-        r = wfmt_init(be, &p->dw, dwmd, &p->w_user, 1);
-        if (r == 0 && p->dw.same) {
-                /* the buffer serves accumulation into the user's gradient */
-                p->dw.buf = aligned_alloc(64, (dnnl_memory_desc_get_size(dwmd) + 63) & ~(size_t)63);
-                if (!p->dw.buf)
-                        return bd_err_set(&be->err, -ENOMEM, "cpu: out of memory");
+        return fmt_init(be, &p->dw, dwmd, &p->w_user);
+}
+
+/* weight (and bias) gradients of convolution or inner product */
+static int wgrad(struct bd_backend *be, struct dplan *p, int bias, const void *xp, const void *dyp,
+                 const dnnl_memory_desc_t *xmd, const dnnl_memory_desc_t *dymd, struct bd_tensor *dw,
+                 struct bd_tensor *db, int acc)
+{
+        int r;
+        void *dwp, *dbp = NULL;
+        if (dw) {
+                if ((r = fmt_out(be, &p->dw, dw->data, acc, &dwp)) < 0)
+                        return r;
+        } else {        /* frozen weights, trained bias: the gradient goes to the buffer */
+                if ((r = fmt_buf(be, &p->dw)) < 0)
+                        return r;
+                dwp = p->dw.buf;
         }
-        return r;
+        if (bias) {
+                if (acc) {
+                        if (!p->db_tmp)
+                                p->db_tmp = xmalloc(bd_tensor_bytes(db));
+                        dbp = p->db_tmp;
+                } else {
+                        dbp = db->data;
+                }
+        }
+        struct xargs a = { 0 };
+        if ((r = arg(be, &a, DNNL_ARG_SRC, xmd, xp)) < 0 || (r = arg(be, &a, DNNL_ARG_DIFF_DST, dymd, dyp)) < 0 ||
+            (r = arg(be, &a, DNNL_ARG_DIFF_WEIGHTS, &p->dw.in, dwp)) < 0 ||
+            (bias && (r = arg(be, &a, DNNL_ARG_DIFF_BIAS, &p->b_md, dbp)) < 0) ||
+            (r = scratch_arg(be, &a, p->bwdw_pd[bias])) < 0 || (r = exec(be, p->bwdw[bias], &a)) < 0)
+                return r;
+        if (dw && (r = fmt_finish(be, &p->dw, dw->data, acc)) < 0)
+                return r;
+        if (bias && acc) {
+                struct bd_tensor t = *db;
+                t.data = p->db_tmp;
+                if ((r = add_into(be, &t, db)) < 0)
+                        return r;
+        }
+        return 0;
 }
 
 static int cpu_conv_bwd(struct bd_backend *be, const struct bd_conv_desc *d, struct bd_plan_cache *pc,
@@ -769,71 +851,34 @@ static int cpu_conv_bwd(struct bd_backend *be, const struct bd_conv_desc *d, str
         if (x->dtype != BD_F32 || im->force_ref)
                 return bd_ref_conv_bwd(be, d, x, w, dy, dx, dw, db, flags);
         struct dplan *p;
+        const void *dyp;
         int r;
-        if ((r = conv_plan(be, d, pc, x, w, dy, &p)) < 0)
+        if ((r = conv_plan(be, d, pc, x, w, dy, &p)) < 0 || (r = fmt_in(be, &p->dy, dy->data, &dyp)) < 0)
                 return r;
         if (dw || db) {
-                /* a frozen weight with a trained bias still needs the weights pass */
-                int bias = db != NULL, acc = (flags & BD_ACC_DW) != 0;
-                if ((r = conv_bwdw_prim(be, p, d, bias)) < 0)
+                const void *xp;
+                int bias = db != NULL;
+                if ((r = conv_bwdw_prim(be, p, d, bias)) < 0 || (r = fmt_in(be, &p->x, x->data, &xp)) < 0 ||
+                    (r = wgrad(be, p, bias, xp, dyp, &p->x.in, &p->dy.in, dw, db, (flags & BD_ACC_DW) != 0)) < 0)
                         return r;
-                void *dwp = dw ? wfmt_out(&p->dw, dw, acc) : p->dw.buf;
-                if (!dwp) {
-                        p->dw.buf = aligned_alloc(64, (dnnl_memory_desc_get_size(&p->dw.want) + 63) & ~(size_t)63);
-                        dwp = p->dw.buf;
-                }
-                void *dbp = NULL;
-                if (bias) {
-                        if (acc) {
-                                if (!p->db_tmp)
-                                        p->db_tmp = xmalloc(bd_tensor_bytes(db));
-                                dbp = p->db_tmp;
-                        } else {
-                                dbp = db->data;
-                        }
-                }
-                struct xargs a = { 0 };
-                if ((r = arg(be, &a, DNNL_ARG_SRC, &p->x_md, x->data)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_DIFF_DST, &p->y_md, dy->data)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_DIFF_WEIGHTS, &p->dw.want, dwp)) < 0 ||
-                    (bias && (r = arg(be, &a, DNNL_ARG_DIFF_BIAS, &p->b_md, dbp)) < 0) ||
-                    (r = scratch_arg(be, &a, p->bwdw_pd[bias])) < 0 || (r = exec(be, p->bwdw[bias], &a)) < 0)
-                        return r;
-                if (dw && (r = wfmt_finish(be, &p->dw, dw, acc)) < 0)
-                        return r;
-                if (bias && acc) {
-                        struct bd_tensor t = *db;
-                        t.data = p->db_tmp;
-                        if ((r = add_into(be, &t, db)) < 0)
-                                return r;
-                }
         }
         if (dx) {
                 const void *wp;
+                void *dxp;
                 int acc = (flags & BD_ACC_DX) != 0;
-                if ((r = conv_bwdd_prim(be, p, d)) < 0 || (r = wfmt_get(be, &p->wbd, w, wver, &wp)) < 0)
+                if ((r = conv_bwdd_prim(be, p, d)) < 0 || (r = fmt_weights(be, &p->wbd, w, wver, &wp)) < 0 ||
+                    (r = fmt_out(be, &p->dx, dx->data, acc, &dxp)) < 0)
                         return r;
-                void *dxp = dx->data;
-                if (acc) {
-                        if (!p->dx_tmp)
-                                p->dx_tmp = aligned_alloc(64, (bd_tensor_bytes(dx) + 63) & ~(size_t)63);
-                        dxp = p->dx_tmp;
-                }
                 struct xargs a = { 0 };
-                if ((r = arg(be, &a, DNNL_ARG_DIFF_DST, &p->y_md, dy->data)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wbd.want, wp)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_DIFF_SRC, &p->x_md, dxp)) < 0 ||
-                    (r = scratch_arg(be, &a, p->bwdd_pd)) < 0 || (r = exec(be, p->bwdd, &a)) < 0)
+                if ((r = arg(be, &a, DNNL_ARG_DIFF_DST, &p->dy.in, dyp)) < 0 ||
+                    (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wbd.in, wp)) < 0 ||
+                    (r = arg(be, &a, DNNL_ARG_DIFF_SRC, &p->dx.in, dxp)) < 0 || (r = scratch_arg(be, &a, p->bwdd_pd)) < 0 ||
+                    (r = exec(be, p->bwdd, &a)) < 0 || (r = fmt_finish(be, &p->dx, dx->data, acc)) < 0)
                         return r;
-                if (acc) {
-                        struct bd_tensor t = *dx;
-                        t.data = p->dx_tmp;
-                        if ((r = add_into(be, &t, dx)) < 0)
-                                return r;
-                }
         }
         return 0;
 }
+
 
 /* ---- batch norm ---- */
 
@@ -941,6 +986,8 @@ static int cpu_bn_bwd(struct bd_backend *be, struct bd_plan_cache *pc, double ep
             (r = arg(be, &a, DNNL_ARG_VARIANCE, &cmd, var->data)) < 0 ||
             (r = arg(be, &a, DNNL_ARG_DIFF_DST, &p->x_md, dy->data)) < 0 ||
             (r = arg(be, &a, DNNL_ARG_SCALE, &cmd, gamma->data)) < 0 ||
+            /* oneDNN 2.6 refuses the backward without a shift argument it does not read */
+            (r = arg(be, &a, DNNL_ARG_SHIFT, &cmd, gamma->data)) < 0 ||
             (p->has_ws && (r = arg(be, &a, DNNL_ARG_WORKSPACE, &p->ws_md, ws->data)) < 0) ||
             (r = arg(be, &a, DNNL_ARG_DIFF_SRC, &p->x_md, acc_x ? tmpx : dx->data)) < 0 ||
             (r = arg(be, &a, DNNL_ARG_DIFF_SCALE, &cmd, dgp)) < 0 || (r = arg(be, &a, DNNL_ARG_DIFF_SHIFT, &cmd, dbp)) < 0 ||
@@ -1071,23 +1118,25 @@ static int fc_plan(struct bd_backend *be, struct bd_plan_cache *pc, const struct
         p->kind = P_FC;
         int64_t yd[2] = { x->dims[0], w->dims[0] };
         struct bd_tensor yt = bd_tensor_view(NULL, BD_CPU, BD_F32, BD_NCHW, 2, yd);
-        dnnl_memory_desc_t w_any;
-        if ((r = md_of(be, x, &p->x_md)) < 0 || (r = md_of(be, &yt, &p->y_md)) < 0 || (r = md_of(be, w, &p->w_user)) < 0)
+        dnnl_memory_desc_t w_any, xu, yu;
+        if ((r = md_of(be, x, &xu)) < 0 || (r = md_of(be, &yt, &yu)) < 0 || (r = md_of(be, w, &p->w_user)) < 0)
                 goto fail;
+        fmt_init(be, &p->x, &xu, &xu);
+        fmt_init(be, &p->dx, &xu, &xu);
+        fmt_init(be, &p->y, &yu, &yu);
+        fmt_init(be, &p->dy, &yu, &yu);
         dnnl_dims_t bd = { w->dims[0] };
         dnnl_memory_desc_init_by_tag(&p->b_md, 1, bd, dnnl_f32, dnnl_x);
         dnnl_memory_desc_init_by_tag(&w_any, 2, p->w_user.dims, dnnl_f32, dnnl_format_tag_any);
         for (int b = 0; b < 2; b++)
-                if (dnnl_inner_product_forward_desc_init(&p->fd[b].ip, dnnl_forward_training, &p->x_md, &w_any,
-                                                         b ? &p->b_md : NULL, &p->y_md) != dnnl_success) {
+                if (dnnl_inner_product_forward_desc_init(&p->fd[b].ip, dnnl_forward_training, &xu, &w_any,
+                                                         b ? &p->b_md : NULL, &yu) != dnnl_success) {
                         r = bd_err_set(&be->err, -EINVAL, "oneDNN: inner product descriptor");
                         goto fail;
                 }
         if ((r = pd_create(be, &p->fwd_pd[0], &p->fd[0], NULL, "ip fwd")) < 0 || (r = prim_create(be, &p->fwd[0], p->fwd_pd[0])) < 0)
                 goto fail;
-        const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(p->fwd_pd[0], dnnl_query_weights_md, 0);
-        if ((r = wfmt_init(be, &p->wf, wmd, &p->w_user, 0)) < 0)
-                goto fail;
+        fmt_init(be, &p->wf, dnnl_primitive_desc_query_md(p->fwd_pd[0], dnnl_query_weights_md, 0), &p->w_user);
         bd_plan_put(be, pc, key, p);
         *ret = p;
         return 0;
@@ -1112,15 +1161,14 @@ static int cpu_fc_fwd(struct bd_backend *be, struct bd_plan_cache *pc, const str
                     (r = prim_create(be, &p->fwd[bias], p->fwd_pd[bias])) < 0)
                         return r;
                 if (!dnnl_memory_desc_equal(dnnl_primitive_desc_query_md(p->fwd_pd[bias], dnnl_query_weights_md, 0),
-                                            &p->wf.want))
+                                            &p->wf.in))
                         return bd_err_set(&be->err, -EIO, "oneDNN: inner product with bias wants other weights");
         }
-        if ((r = wfmt_get(be, &p->wf, w, wver, &wp)) < 0)
+        if ((r = fmt_weights(be, &p->wf, w, wver, &wp)) < 0)
                 return r;
         struct xargs a = { 0 };
-        if ((r = arg(be, &a, DNNL_ARG_SRC, &p->x_md, x->data)) < 0 ||
-            (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wf.want, wp)) < 0 ||
-            (r = arg(be, &a, DNNL_ARG_DST, &p->y_md, y->data)) < 0 ||
+        if ((r = arg(be, &a, DNNL_ARG_SRC, &p->x.in, x->data)) < 0 || (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wf.in, wp)) < 0 ||
+            (r = arg(be, &a, DNNL_ARG_DST, &p->y.in, y->data)) < 0 ||
             (bias && (r = arg(be, &a, DNNL_ARG_BIAS, &p->b_md, b->data)) < 0) ||
             (r = scratch_arg(be, &a, p->fwd_pd[bias])) < 0)
                 return r;
@@ -1139,90 +1187,54 @@ static int cpu_fc_bwd(struct bd_backend *be, struct bd_plan_cache *pc, const str
         if ((r = fc_plan(be, pc, x, w, &p)) < 0)
                 return r;
         if (dw || db) {
-                int bias = db != NULL, acc = (flags & BD_ACC_DW) != 0;
+                int bias = db != NULL;
                 if (!p->bwdw[bias]) {
                         dnnl_inner_product_desc_t d;
                         dnnl_memory_desc_t w_any;
                         dnnl_memory_desc_init_by_tag(&w_any, 2, p->w_user.dims, dnnl_f32, dnnl_format_tag_any);
-                        if (dnnl_inner_product_backward_weights_desc_init(&d, &p->x_md, &w_any, bias ? &p->b_md : NULL,
-                                                                          &p->y_md) != dnnl_success)
+                        if (dnnl_inner_product_backward_weights_desc_init(&d, &p->x.in, &w_any, bias ? &p->b_md : NULL,
+                                                                          &p->y.in) != dnnl_success)
                                 return bd_err_set(&be->err, -EINVAL, "oneDNN: inner product backward descriptor");
                         if ((r = pd_create(be, &p->bwdw_pd[bias], &d, p->fwd_pd[0], "ip bwd weights")) < 0 ||
                             (r = prim_create(be, &p->bwdw[bias], p->bwdw_pd[bias])) < 0)
                                 return r;
                         const dnnl_memory_desc_t *dwmd =
                                 dnnl_primitive_desc_query_md(p->bwdw_pd[bias], dnnl_query_diff_weights_md, 0);
-                        if (!p->dw.buf && !p->dw.same) {
-                                if ((r = wfmt_init(be, &p->dw, dwmd, &p->w_user, 1)) < 0)
-                                        return r;
-                                if (p->dw.same)
-                                        p->dw.buf = xmalloc(dnnl_memory_desc_get_size(dwmd));
-                        }
+                        if (!p->dw.in.ndims)
+                                fmt_init(be, &p->dw, dwmd, &p->w_user);
+                        else if (!dnnl_memory_desc_equal(dwmd, &p->dw.in))
+                                return bd_err_set(&be->err, -EIO, "oneDNN: weight gradient formats differ with bias");
                 }
-                void *dwp = dw ? wfmt_out(&p->dw, dw, acc) : p->dw.buf;
-                void *dbp = NULL;
-                if (bias) {
-                        if (acc) {
-                                if (!p->db_tmp)
-                                        p->db_tmp = xmalloc(bd_tensor_bytes(db));
-                                dbp = p->db_tmp;
-                        } else {
-                                dbp = db->data;
-                        }
-                }
-                struct xargs a = { 0 };
-                if ((r = arg(be, &a, DNNL_ARG_SRC, &p->x_md, x->data)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_DIFF_DST, &p->y_md, dy->data)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_DIFF_WEIGHTS, &p->dw.want, dwp)) < 0 ||
-                    (bias && (r = arg(be, &a, DNNL_ARG_DIFF_BIAS, &p->b_md, dbp)) < 0) ||
-                    (r = scratch_arg(be, &a, p->bwdw_pd[bias])) < 0 || (r = exec(be, p->bwdw[bias], &a)) < 0)
+                if ((r = wgrad(be, p, bias, x->data, dy->data, &p->x.in, &p->y.in, dw, db, (flags & BD_ACC_DW) != 0)) < 0)
                         return r;
-                if (dw && (r = wfmt_finish(be, &p->dw, dw, acc)) < 0)
-                        return r;
-                if (bias && acc) {
-                        struct bd_tensor t = *db;
-                        t.data = p->db_tmp;
-                        if ((r = add_into(be, &t, db)) < 0)
-                                return r;
-                }
         }
         if (dx) {
                 const void *wp;
+                void *dxp;
                 int acc = (flags & BD_ACC_DX) != 0;
                 if (!p->bwdd) {
                         dnnl_inner_product_desc_t d;
-                        if (dnnl_inner_product_backward_data_desc_init(&d, &p->x_md, &p->wf.want, &p->y_md) != dnnl_success)
+                        dnnl_memory_desc_t w_any;
+                        dnnl_memory_desc_init_by_tag(&w_any, 2, p->w_user.dims, dnnl_f32, dnnl_format_tag_any);
+                        if (dnnl_inner_product_backward_data_desc_init(&d, &p->x.in, &w_any, &p->y.in) != dnnl_success)
                                 return bd_err_set(&be->err, -EINVAL, "oneDNN: inner product backward descriptor");
                         if ((r = pd_create(be, &p->bwdd_pd, &d, p->fwd_pd[0], "ip bwd data")) < 0 ||
                             (r = prim_create(be, &p->bwdd, p->bwdd_pd)) < 0)
                                 return r;
-                        if ((r = wfmt_init(be, &p->wbd, dnnl_primitive_desc_query_md(p->bwdd_pd, dnnl_query_weights_md, 0),
-                                           &p->w_user, 0)) < 0)
-                                return r;
+                        fmt_init(be, &p->wbd, dnnl_primitive_desc_query_md(p->bwdd_pd, dnnl_query_weights_md, 0), &p->w_user);
                 }
-                if ((r = wfmt_get(be, &p->wbd, w, wver, &wp)) < 0)
+                if ((r = fmt_weights(be, &p->wbd, w, wver, &wp)) < 0 || (r = fmt_out(be, &p->dx, dx->data, acc, &dxp)) < 0)
                         return r;
-                void *dxp = dx->data;
-                if (acc) {
-                        if (!p->dx_tmp)
-                                p->dx_tmp = xmalloc(bd_tensor_bytes(dx));
-                        dxp = p->dx_tmp;
-                }
                 struct xargs a = { 0 };
-                if ((r = arg(be, &a, DNNL_ARG_DIFF_DST, &p->y_md, dy->data)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wbd.want, wp)) < 0 ||
-                    (r = arg(be, &a, DNNL_ARG_DIFF_SRC, &p->x_md, dxp)) < 0 ||
-                    (r = scratch_arg(be, &a, p->bwdd_pd)) < 0 || (r = exec(be, p->bwdd, &a)) < 0)
+                if ((r = arg(be, &a, DNNL_ARG_DIFF_DST, &p->y.in, dy->data)) < 0 ||
+                    (r = arg(be, &a, DNNL_ARG_WEIGHTS, &p->wbd.in, wp)) < 0 ||
+                    (r = arg(be, &a, DNNL_ARG_DIFF_SRC, &p->dx.in, dxp)) < 0 || (r = scratch_arg(be, &a, p->bwdd_pd)) < 0 ||
+                    (r = exec(be, p->bwdd, &a)) < 0 || (r = fmt_finish(be, &p->dx, dx->data, acc)) < 0)
                         return r;
-                if (acc) {
-                        struct bd_tensor t = *dx;
-                        t.data = p->dx_tmp;
-                        if ((r = add_into(be, &t, dx)) < 0)
-                                return r;
-                }
         }
         return 0;
 }
+
 
 #else /* !HAVE_DNNL: reference loops only */
 

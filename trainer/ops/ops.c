@@ -699,6 +699,10 @@ int bd_op_cast(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype d
         int r;
         if ((r = check_dev(be, "cast", "input", x)) < 0)
                 return r;
+        if ((dt == BD_F16 || dt == BD_BF16) && be->dev == BD_CPU)
+                return bd_err_set(&be->err, -EINVAL, "cast: %s is CUDA-only (mixed precision)", bd_dtype_name(dt));
+        if (dt == BD_F64 && be->dev == BD_CUDA)
+                return bd_err_set(&be->err, -EINVAL, "cast: f64 is CPU-only");
         if (!(y->data && y->cap == 0) && (r = bd_tensor_resize(be, y, dt, x->layout, x->ndim, x->dims)) < 0)
                 return r;
         if (!bd_tensor_same_shape(x, y) || y->dtype != dt || (x->ndim == 4 && x->layout != y->layout))
