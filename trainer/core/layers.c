@@ -78,13 +78,15 @@ int bd_conv_fwd(struct bd_model *m, struct bd_conv *l, const struct bd_tensor *x
 }
 
 int bd_conv_bwd(struct bd_model *m, struct bd_conv *l, const struct bd_tensor *x, const struct bd_tensor *dy,
-                struct bd_tensor *dx)
+                struct bd_tensor *dx, int acc_dx)
 {
         struct bd_tensor w = param(m, l->w), dw = bd_model_grad(m, l->w), db;
         int tw = bd_model_trained(m, l->w), tb = bd_model_trained(m, l->b);
         if (tb)
                 db = bd_model_grad(m, l->b);
         unsigned flags = tw ? bd_model_grad_flags(m, l->w) : tb ? bd_model_grad_flags(m, l->b) : 0;
+        if (acc_dx)
+                flags |= BD_ACC_DX;
         int r = bd_op_conv_bwd(m->be, &l->d, l->pc, x, &w, dy, dx, tw ? &dw : NULL, tb ? &db : NULL, flags,
                                m->version);
         if (r < 0)

@@ -43,8 +43,9 @@ struct bd_conv_cfg {
 
 int bd_conv_init(struct bd_conv *l, struct bd_model *m, const char *name, const struct bd_conv_cfg *cfg);
 int bd_conv_fwd(struct bd_model *m, struct bd_conv *l, const struct bd_tensor *x, struct bd_tensor *y);
+/* acc_dx: add the input gradient into dx (a residual branch) */
 int bd_conv_bwd(struct bd_model *m, struct bd_conv *l, const struct bd_tensor *x, const struct bd_tensor *dy,
-                struct bd_tensor *dx);
+                struct bd_tensor *dx, int acc_dx);
 
 enum bd_bn_mode {
         BD_BN_TRAIN,    /* batch statistics while training, running ones otherwise */

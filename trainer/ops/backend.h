@@ -124,6 +124,8 @@ void bd_backend_free(struct bd_backend *be);
 /* Whether the CUDA backend was compiled in, and how many GPUs are visible
  * (0 when none or not compiled in; *why says which). */
 int bd_cuda_device_count(const char **why);
+/* The CUDA backend's stream (a cudaStream_t), NULL on the CPU. */
+void *bd_backend_cuda_stream(struct bd_backend *be);
 
 /* plan cache helpers for backends */
 void *bd_plan_find(struct bd_plan_cache *pc, uint64_t key);

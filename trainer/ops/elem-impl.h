@@ -173,6 +173,16 @@ BD_HD static inline void BD_KN(permute)(int64_t i, const struct bd_permute_args 
         ((BD_S *)a->y)[i] = ((const BD_S *)a->x)[off];
 }
 
+BD_HD static inline void BD_KN(avgpool_fwd)(int64_t i, const struct bd_avgpool_args *a)
+{
+        int64_t n = i / a->s.C, c = i % a->s.C;
+        BD_T acc = 0;
+        for (int64_t h = 0; h < a->s.H; h++)
+                for (int64_t w = 0; w < a->s.W; w++)
+                        acc += LD(a->src, bd_off4(&a->s, n, c, h, w));
+        ST(a->dst, i, acc / (BD_T)(a->s.H * a->s.W));
+}
+
 /* ---- 4-D ------------------------------------------------------------------- */
 
 BD_HD static inline void BD_KN(affine)(int64_t i, int64_t n, int64_t c, int64_t h, int64_t w,
@@ -228,6 +238,12 @@ BD_HD static inline void BD_KN(relayout)(int64_t i, int64_t n, int64_t c, int64_
                                          const struct bd_relayout_args *a)
 {
         ((BD_S *)a->y)[bd_off4(&a->o, n, c, h, w)] = ((const BD_S *)a->x)[i];
+}
+
+BD_HD static inline void BD_KN(avgpool_bwd)(int64_t i, int64_t n, int64_t c, int64_t h, int64_t w,
+                                            const struct bd_avgpool_args *a)
+{
+        ST(a->dst, i, LD(a->src, n * a->s.C + c) / (BD_T)(a->s.H * a->s.W));
 }
 
 /* ---- reducers -------------------------------------------------------------- */

@@ -125,6 +125,10 @@ struct bd_concat_args { struct bd_shape4 s; struct bd_shape4 o; void *part, *who
 /* layout conversion: over x (s), y has the same dims in layout ylayout */
 struct bd_relayout_args { struct bd_shape4 s; struct bd_shape4 o; const void *x; void *y; };
 
+/* global average pooling over the map s: forward per (n, c) into dst (N, C);
+ * backward over the map's gradient from src (N, C) */
+struct bd_avgpool_args { struct bd_shape4 s; const void *src; void *dst; };
+
 /* reducers */
 struct bd_reduce_args { const void *x; };
 
@@ -141,7 +145,8 @@ struct bd_reduce_args { const void *x; };
         X(bn_running, bd_bn_running_args)               \
         X(bn_coef, bd_bn_coef_args)                     \
         X(bias_rows, bd_bias_rows_args)                 \
-        X(permute, bd_permute_args)
+        X(permute, bd_permute_args)                     \
+        X(avgpool_fwd, bd_avgpool_args)
 
 #define BD_4D_KERNELS(X)                                \
         X(affine, bd_affine_args)                       \
@@ -149,7 +154,8 @@ struct bd_reduce_args { const void *x; };
         X(upsample_fwd, bd_upsample_args)               \
         X(upsample_bwd, bd_upsample_args)               \
         X(concat, bd_concat_args)                       \
-        X(relayout, bd_relayout_args)
+        X(relayout, bd_relayout_args)                   \
+        X(avgpool_bwd, bd_avgpool_args)
 
 #define BD_REDUCERS(X)                                  \
         X(sum, bd_reduce_args)                          \

@@ -16,3 +16,8 @@ int bd_cuda_device_count(const char **why)
                 *why = "built without CUDA";
         return 0;
 }
+
+void *bd_backend_cuda_stream(struct bd_backend *be)
+{
+        return NULL;
+}

@@ -571,6 +571,39 @@ int bd_op_upsample2x_bwd(struct bd_backend *be, const struct bd_tensor *dy, stru
         return elem(be, BD_K_upsample_bwd, dy->dtype, bd_tensor_numel(dx), &a);
 }
 
+int bd_op_global_avgpool(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *y)
+{
+        int r;
+        if ((r = check_fmap(be, "average pool", "input", x)) < 0)
+                return r;
+        int64_t yd[2] = { x->dims[0], x->dims[1] };
+        if ((r = bd_tensor_resize(be, y, x->dtype, BD_NCHW, 2, yd)) < 0)
+                return r;
+        struct bd_avgpool_args a;
+        a.s = shape4(x);
+        a.src = x->data;
+        a.dst = y->data;
+        return elem(be, BD_K_avgpool_fwd, x->dtype, yd[0] * yd[1], &a);
+}
+
+int bd_op_global_avgpool_bwd(struct bd_backend *be, const struct bd_tensor *dy, const struct bd_tensor *x,
+                             struct bd_tensor *dx)
+{
+        const char *op = "average pool backward";
+        int r;
+        if ((r = check_fmap(be, op, "input", x)) < 0 || (r = check_dev(be, op, "output gradient", dy)) < 0)
+                return r;
+        if (dy->ndim != 2 || dy->dims[0] != x->dims[0] || dy->dims[1] != x->dims[1] || dy->dtype != x->dtype)
+                return bad(be, op, "output gradient has the wrong shape:", dy);
+        if ((r = bd_tensor_resize_like(be, dx, x)) < 0)
+                return r;
+        struct bd_avgpool_args a;
+        a.s = shape4(x);
+        a.src = dy->data;
+        a.dst = dx->data;
+        return elem(be, BD_K_avgpool_bwd, x->dtype, bd_tensor_numel(x), &a);
+}
+
 static int concat_check(struct bd_backend *be, const char *op, const struct bd_tensor *const *parts, int nparts,
                         int64_t *ret_C)
 {

@@ -81,6 +81,11 @@ int bd_op_bn_running(struct bd_backend *be, struct bd_tensor *rmean, struct bd_t
 /* nearest upsampling x2: x (N, C, H, W) -> y (N, C, 2H, 2W); backward sums 2x2 */
 int bd_op_upsample2x(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *y);
 int bd_op_upsample2x_bwd(struct bd_backend *be, const struct bd_tensor *dy, struct bd_tensor *dx);
+/* global average pooling: x (N, C, H, W) -> y (N, C); backward dy (N, C) ->
+ * dx shaped like x (its shape and layout set before the call) */
+int bd_op_global_avgpool(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *y);
+int bd_op_global_avgpool_bwd(struct bd_backend *be, const struct bd_tensor *dy, const struct bd_tensor *x,
+                             struct bd_tensor *dx);
 /* concatenation along channels of nparts feature maps of one layout; split
  * is its backward (parts must have their shapes set: resized like before) */
 int bd_op_concat(struct bd_backend *be, const struct bd_tensor *const *parts, int nparts, struct bd_tensor *y);
