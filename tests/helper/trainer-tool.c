@@ -34,7 +34,8 @@
 
 struct opts {
         int depth, width, classes, size, batch, steps, threads, save_every, kill_after, resume, frozen_bn, freeze_at;
-        int no_overlap, stages, any_model;
+        int no_overlap, stages, any_model, strict;
+        const char *ignore;
         long bucket_kb;
         double lr, momentum, wd, clip;
         unsigned long long seed;
@@ -64,7 +65,9 @@ static void usage(FILE *f)
                    "  --kill-after N     SIGKILL itself after N steps of this run\n"
                    "  --params-out FILE  rank 0 writes the final parameters (raw f32)\n"
                    "  --prefix P         parameter name prefix (default none)\n"
-                   "  --any-model        load-checkpoint: do not check the model name\n");
+                   "  --any-model        load-checkpoint: do not check the model name\n"
+                   "  --strict           load-weights: every tensor must be in the model\n"
+                   "  --ignore PREFIX    load-weights --strict: except those under PREFIX\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -78,7 +81,8 @@ static int parse(int argc, char **argv, struct opts *o)
                 { "bucket-kb", 1, 0, 'K' },   { "no-overlap", 0, 0, 'O' }, { "checkpoint", 1, 0, 'c' },
                 { "save-every", 1, 0, 'e' },  { "resume", 0, 0, 'r' },     { "kill-after", 1, 0, 'x' },
                 { "params-out", 1, 0, 'p' },  { "prefix", 1, 0, 'P' },     { "stages", 1, 0, 'g' },
-                { "any-model", 0, 0, 'A' },   { "help", 0, 0, 'h' },       { 0, 0, 0, 0 },
+                { "any-model", 0, 0, 'A' },   { "strict", 0, 0, 'T' },     { "ignore", 1, 0, 'I' },
+                  { "help", 0, 0, 'h' },       { 0, 0, 0, 0 },
         };
         *o = (struct opts){ .depth = 18, .width = 16, .classes = 10, .size = 32, .batch = 8, .steps = 4, .lr = 0.05,
                             .momentum = 0.9, .wd = 1e-4, .seed = 1, .backend = "cpu", .bucket_kb = 256, .prefix = "" };
@@ -111,6 +115,8 @@ static int parse(int argc, char **argv, struct opts *o)
                 case 'P': o->prefix = optarg; break;
                 case 'g': o->stages = atoi(optarg); break;
                 case 'A': o->any_model = 1; break;
+                case 'T': o->strict = 1; break;
+                case 'I': o->ignore = optarg; break;
                 case 'h': usage(stdout); exit(0);
                 default: usage(stderr); return -EINVAL;
                 }
@@ -357,7 +363,8 @@ static int cmd_weights(int argc, char **argv, int save)
                 struct bd_weights_report rep;
                 _cleanup_free_ float *before = xmalloc(n.m.n_all * sizeof(float) + 1), *after = xmalloc(n.m.n_all * sizeof(float) + 1);
                 bd_model_get_params(&n.m, before);
-                if (bd_weights_load(file, &n.m, o.prefix, 0, &rep, &err) < 0) {
+                const char *ign[2] = { o.ignore, NULL };
+                if (bd_weights_load(file, &n.m, o.prefix, ign, o.strict ? BD_WEIGHTS_STRICT : 0, &rep, &err) < 0) {
                         bd_model_get_params(&n.m, after);
                         rc = 1;
                         if (memcmp(before, after, n.m.n_all * sizeof(float)) != 0)
