@@ -66,7 +66,7 @@ static void usage(FILE *f)
                    "  --params-out FILE  rank 0 writes the final parameters (raw f32)\n"
                    "  --prefix P         parameter name prefix (default none)\n"
                    "  --any-model        load-checkpoint: do not check the model name\n"
-                   "  --strict           load-weights: every tensor must be in the model\n"
+                   "  --strict           load-weights: file and model tensors must match\n"
                    "  --ignore PREFIX    load-weights --strict: except those under PREFIX\n");
 }
 
@@ -82,7 +82,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 { "save-every", 1, 0, 'e' },  { "resume", 0, 0, 'r' },     { "kill-after", 1, 0, 'x' },
                 { "params-out", 1, 0, 'p' },  { "prefix", 1, 0, 'P' },     { "stages", 1, 0, 'g' },
                 { "any-model", 0, 0, 'A' },   { "strict", 0, 0, 'T' },     { "ignore", 1, 0, 'I' },
-                  { "help", 0, 0, 'h' },       { 0, 0, 0, 0 },
+                { "help", 0, 0, 'h' },        { 0, 0, 0, 0 },
         };
         *o = (struct opts){ .depth = 18, .width = 16, .classes = 10, .size = 32, .batch = 8, .steps = 4, .lr = 0.05,
                             .momentum = 0.9, .wd = 1e-4, .seed = 1, .backend = "cpu", .bucket_kb = 256, .prefix = "" };
@@ -364,7 +364,8 @@ static int cmd_weights(int argc, char **argv, int save)
                 _cleanup_free_ float *before = xmalloc(n.m.n_all * sizeof(float) + 1), *after = xmalloc(n.m.n_all * sizeof(float) + 1);
                 bd_model_get_params(&n.m, before);
                 const char *ign[2] = { o.ignore, NULL };
-                if (bd_weights_load(file, &n.m, o.prefix, ign, o.strict ? BD_WEIGHTS_STRICT : 0, &rep, &err) < 0) {
+                unsigned fl = o.strict ? BD_WEIGHTS_STRICT | BD_WEIGHTS_COMPLETE : 0;
+                if (bd_weights_load(file, &n.m, o.prefix, ign, fl, &rep, &err) < 0) {
                         bd_model_get_params(&n.m, after);
                         rc = 1;
                         if (memcmp(before, after, n.m.n_all * sizeof(float)) != 0)

@@ -486,6 +486,20 @@ int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, co
                 }
                 rp.loaded++;
         }
+        if (flags & BD_WEIGHTS_COMPLETE) {
+                size_t pl = prefix ? strlen(prefix) : 0;
+                for (int i = 0; i < m->np; i++) {
+                        const char *name = m->p[i].name;
+                        if (pl && strncmp(name, prefix, pl) != 0)
+                                continue;
+                        int found = 0;
+                        for (uint32_t k = 0; k < nt && !found; k++)
+                                found = strcmp(e[k].name, name + pl) == 0;
+                        if (!found)
+                                return bd_err_set(err, -EBADMSG, "%s '%s': has no tensor '%s' for the model's '%s'", W,
+                                                  path, name + pl, name);
+                }
+        }
         if (bd_model_set_params(m, host) < 0 || m->be->ops->sync(m->be) < 0)
                 return bd_err_set(err, -EIO, "%s '%s': %s", W, path, m->be->err.msg);
         if (rep)

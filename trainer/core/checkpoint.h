@@ -59,6 +59,9 @@ enum bd_weights_flags {
         /* every tensor of the file must be in the model, except those whose
          * names start with one of the ignore prefixes ("fc." for a backbone) */
         BD_WEIGHTS_STRICT = 1 << 0,
+        /* every model parameter under the prefix must be in the file (a
+         * backbone loads completely or not at all) */
+        BD_WEIGHTS_COMPLETE = 1 << 1,
 };
 
 struct bd_weights_report {
