@@ -740,7 +740,7 @@ int bd_op_cast(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype d
                 return r;
         if (!bd_tensor_same_shape(x, y) || y->dtype != dt || (x->ndim == 4 && x->layout != y->layout))
                 return bad(be, "cast", "output does not match the input:", y);
-        struct bd_cast_args a = { x->data, y->data, (int)x->dtype, (int)dt, scale };
+        struct bd_cast_args a = { x->data, y->data, (int)x->dtype, (int)dt, scale, 0 };
         return elem(be, BD_K_cast, BD_F32, bd_tensor_numel(x), &a);
 }
 
