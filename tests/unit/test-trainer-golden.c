@@ -81,8 +81,9 @@ static int load_cases(const char *path, struct gcase **ret, int *ret_n)
                 printf("# cannot read %s\n", path);
                 return -1;
         }
-        uint32_t n;
-        rd(buf, len, &at, &n, 4);
+        uint32_t n = 0;
+        if (rd(buf, len, &at, &n, 4) < 0 || n > 10000)
+                return -1;
         struct gcase *c = xcalloc(n, sizeof(*c));
         for (uint32_t i = 0; i < n; i++) {
                 uint32_t nt;
