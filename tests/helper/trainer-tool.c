@@ -380,23 +380,33 @@ static int cmd_compare(int argc, char **argv)
         return 0;
 }
 
+/* "COMMAND FILE [options]": parses the options and builds the network;
+ * returns the exit status to use on failure, 0 on success */
+static int file_command(int argc, char **argv, struct opts *o, struct net *n)
+{
+        struct bd_err err;
+        if (argc < 2) {
+                usage(stderr);
+                return 2;
+        }
+        if (parse(argc - 1, argv + 1, o) < 0)
+                return 2;
+        if (net_build(n, o, 0, &err) < 0) {
+                fprintf(stderr, "trainer-tool: %s\n", err.msg);
+                return 1;
+        }
+        return 0;
+}
+
 static int cmd_weights(int argc, char **argv, int save)
 {
         struct opts o;
         struct bd_err err;
         struct net n = { 0 };
-        if (argc < 2) {
-                usage(stderr);
-                return 2;
-        }
+        int rc = file_command(argc, argv, &o, &n);
+        if (rc)
+                return rc;
         const char *file = argv[1];
-        if (parse(argc - 1, argv + 1, &o) < 0)
-                return 2;
-        if (net_build(&n, &o, 0, &err) < 0) {
-                fprintf(stderr, "trainer-tool: %s\n", err.msg);
-                return 1;
-        }
-        int rc = 0;
         if (save) {
                 if (bd_weights_save(file, &n.m, o.prefix, "trainer-tool", &err) < 0)
                         rc = 1;
@@ -426,16 +436,9 @@ static int cmd_load_ckpt(int argc, char **argv)
         struct opts o;
         struct bd_err err;
         struct net n = { 0 };
-        if (argc < 2) {
-                usage(stderr);
-                return 2;
-        }
-        if (parse(argc - 1, argv + 1, &o) < 0)
-                return 2;
-        if (net_build(&n, &o, 0, &err) < 0) {
-                fprintf(stderr, "trainer-tool: %s\n", err.msg);
-                return 1;
-        }
+        int rc = file_command(argc, argv, &o, &n);
+        if (rc)
+                return rc;
         struct bd_sgd sgd;
         struct bd_sgd_cfg sc = { .lr = 0.1 };
         bd_sgd_init(&sgd, &n.m, &sc, &err);
@@ -444,7 +447,6 @@ static int cmd_load_ckpt(int argc, char **argv)
                 snprintf(meta.model, sizeof(meta.model), "%s", n.name);
         _cleanup_free_ float *before = xmalloc(n.m.n_all * sizeof(float) + 1), *after = xmalloc(n.m.n_all * sizeof(float) + 1);
         bd_model_get_params(&n.m, before);
-        int rc = 0;
         if (bd_ckpt_load(argv[1], &n.m, &sgd, &meta, &err) < 0) {
                 fprintf(stderr, "trainer-tool: %s\n", err.msg);
                 bd_model_get_params(&n.m, after);
