@@ -48,5 +48,6 @@ echo "(ratio > 1: the trainer core is faster; target >= 1.0)"
 echo
 echo "convolution shapes, forward + backward (ms per call, median; count per step)"
 printf '%-24s %5s %10s %10s %7s\n' shape count ours pytorch ratio
-join "$tmp/lo" "$tmp/lt" | awk '{ printf "%-24s %5d %10.2f %10.2f %7.2f\n", $1, $2, $3, $5, $5 / $3; to += $2 * $3; tt += $2 * $5 }
-    END { printf "%-24s %5s %10.1f %10.1f %7.2f\n", "all convolutions", "", to, tt, tt / to }'
+awk 'NR == FNR { t[$1] = $3; next }
+     ($1 in t) { printf "%-24s %5d %10.2f %10.2f %7.2f\n", $1, $2, $3, t[$1], t[$1] / $3; to += $2 * $3; tt += $2 * t[$1] }
+     END { printf "%-24s %5s %10.1f %10.1f %7.2f\n", "all convolutions", "", to, tt, tt / to }' "$tmp/lt" "$tmp/lo"
