@@ -75,6 +75,22 @@ struct bd_tensor bd_tensor_view(void *data, enum bd_device dev, enum bd_dtype dt
         return t;
 }
 
+int bd_tensor_reshape(const struct bd_tensor *t, int ndim, const int64_t *dims, struct bd_tensor *ret)
+{
+        if (ndim < 1 || ndim > BD_MAX_DIMS || (t->ndim == 4 && t->layout != BD_NCHW))
+                return -EINVAL;
+        int64_t n = 1;
+        for (int i = 0; i < ndim; i++) {
+                if (dims[i] < 0)
+                        return -EINVAL;
+                n *= dims[i];
+        }
+        if (n != bd_tensor_numel(t))
+                return -EINVAL;
+        *ret = bd_tensor_view(t->data, t->dev, t->dtype, BD_NCHW, ndim, dims);
+        return 0;
+}
+
 int bd_tensor_resize(struct bd_backend *be, struct bd_tensor *t, enum bd_dtype dt, enum bd_layout layout, int ndim,
                      const int64_t *dims)
 {

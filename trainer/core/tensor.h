@@ -72,6 +72,9 @@ static inline size_t bd_tensor_bytes(const struct bd_tensor *t)
 const char *bd_tensor_str(const struct bd_tensor *t, char *buf, size_t len);
 int bd_tensor_same_shape(const struct bd_tensor *a, const struct bd_tensor *b);
 
+/* The same memory with another shape (same number of elements): *ret is a
+ * view.  Only for plain (nchw or not 4-D) tensors: -EINVAL otherwise. */
+int bd_tensor_reshape(const struct bd_tensor *t, int ndim, const int64_t *dims, struct bd_tensor *ret);
 /* A view of existing memory. */
 struct bd_tensor bd_tensor_view(void *data, enum bd_device dev, enum bd_dtype dt, enum bd_layout layout,
                                 int ndim, const int64_t *dims);
