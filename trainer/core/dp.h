@@ -1,0 +1,65 @@
+/* dp.h: data-parallel training over MPI (CPU) or NCCL (CUDA).
+ *
+ * Every rank holds the whole model and trains on its share of the batch.
+ * Rank 0's initial parameters are broadcast; after each backward the
+ * gradients are summed over the ranks (the optimiser then scales by 1/ranks).
+ *
+ * The sum runs in buckets of about bucket_bytes, contiguous ranges of the
+ * gradient buffer numbered from its end (the last layers finish their
+ * backward first).  The model reports each parameter whose gradient is final
+ * (model.h); a bucket whose parameters are all final starts its reduction
+ * (MPI_Iallreduce on host memory, ncclAllReduce on a second CUDA stream) while
+ * the backward goes on.  Buckets start strictly in their order so every rank
+ * issues the same collectives in the same sequence, whatever order its
+ * gradients became final in.  bd_dp_finish() waits for all of them.
+ *
+ * Buffers (batch-norm running statistics) come from each rank's own share
+ * of the batch; bd_dp_finish() replaces them by their average over the ranks,
+ * so every rank keeps the same model.
+ *
+ * Ranks, sizes and the local rank (ranks sharing the node, which picks the
+ * GPU) come from MPI.  Built without MPI, there is one rank and nothing to do.
+ */
+#ifndef BD_DP_H
+#define BD_DP_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+struct bd_dp_bucket {
+        size_t off, n;                  /* elements of the gradient buffer */
+        int nparams, pending;
+        int launched;
+};
+
+struct bd_dp {
+        int rank, size, local_rank, local_size;
+        int own_mpi;                    /* MPI_Init was ours */
+        int overlap;                    /* 0: one allreduce of everything in finish */
+        struct bd_model *m;
+        struct bd_dp_bucket *b;
+        int nb;
+        int *param_bucket;              /* per parameter id, -1 when not trained */
+        int next;                       /* next bucket to start */
+        void *impl;
+};
+
+/* Initialises MPI if nobody did (and finalises it in bd_dp_release). */
+int bd_dp_init(struct bd_dp *dp, int *argc, char ***argv, struct bd_err *err);
+/* Buckets over the model's gradients and the ready hook; on the CUDA backend
+ * also the NCCL communicator (one GPU per local rank). */
+int bd_dp_attach(struct bd_dp *dp, struct bd_model *m, size_t bucket_bytes, struct bd_err *err);
+int bd_dp_broadcast_params(struct bd_dp *dp, struct bd_err *err);
+/* Before a backward (calls bd_model_begin_backward). */
+int bd_dp_begin_backward(struct bd_dp *dp, struct bd_err *err);
+/* After it: every gradient summed over the ranks, buffers averaged. */
+int bd_dp_finish(struct bd_dp *dp, struct bd_err *err);
+/* Sum of a few host values over the ranks (losses, counts). */
+int bd_dp_sum(struct bd_dp *dp, double *v, int n);
+/* Whether every rank holds bit-identical parameters. */
+int bd_dp_params_identical(struct bd_dp *dp, int *ret_same, struct bd_err *err);
+void bd_dp_barrier(struct bd_dp *dp);
+void bd_dp_release(struct bd_dp *dp);
+
+#endif
