@@ -211,11 +211,13 @@ like "  and records it" "$(cat "$state/cancelled.state")" "state=cancelled"
 out=$("$BENCHCTL" stage --src "$src" --dst "$dst" 2>&1); rc=$?
 is "no --local: usage error" "$rc" 2
 like "  naming the choices" "$out" "say where to stage: --local, --system SYSTEM or --nodes N1,N2"
-out=$("$BENCHCTL" stage --system 4xlocal --src "$src" --dst "$dst" 2>&1); rc=$?
-is "--system is refused (exit 1)" "$rc" 1
-like "  as needing benchd" "$out" "through its benchd, which this benchctl cannot drive yet"
-out=$("$BENCHCTL" stage --nodes n1,n2 --src "$src" --dst "$dst" 2>&1)
-like "--nodes too" "$out" "through its benchd"
+out=$(env -u BENCHD_TOKEN "$BENCHCTL" stage --system 4xlocal --src "$src" --dst "$dst" \
+      --token-file "$tmp/no-such-token" 2>&1); rc=$?
+is "--system without benchd's token: exit 1" "$rc" 1
+like "  naming the token file" "$out" "cannot read the token file '$tmp/no-such-token'"
+out=$(BENCHD_TOKEN=0123456789abcdef "$BENCHCTL" stage --nodes 127.0.0.1:1,127.0.0.1:2 --src "$src" --dst "$dst" 2>&1); rc=$?
+is "--nodes whose benchd is not there: exit 1" "$rc" 1
+like "  naming each node" "$out" "node 127.0.0.1:2: .*(Couldn't connect|refused)"
 like "no --dst" "$("$BENCHCTL" stage --local --src "$src" 2>&1)" "missing --dst DIR"
 like "bad --bwlimit" "$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --bwlimit fast 2>&1)" "--bwlimit: expected MB/s above 0, got 'fast'"
 like "bad --fsync" "$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --fsync sometimes 2>&1)" "--fsync: expected none, end or file"
