@@ -27,6 +27,12 @@ static const struct bd_command commands[] = {
         { "report", cmd_report, "RUN... [--json|--csv] [--reference]",
           "Time to train, accuracy, throughput and the MLPerf score of runs." },
         { "runs", cmd_runs, "[--system S] [--workload W] [--json]", "List recorded runs, newest first." },
+        { "nodes", cmd_nodes, "[--system S | NODE...] [--json] [--topo]",
+          "Ask the benchd of each node what it has and how it is wired." },
+        { "dataset", cmd_dataset, "synth|index|check [OPTIONS]",
+          "Generate a COCO-format dataset, build its annotation index, or check it." },
+        { "coco-eval", cmd_coco_eval, "ANNOTATIONS.json DETECTIONS.json [--type bbox] [--json]",
+          "COCO bbox mAP of detections, the 12 numbers of pycocotools' COCOeval." },
         { 0 }
 };
 
@@ -81,6 +87,9 @@ static void print_version(void)
 #endif
 #ifdef HAVE_NCCL
         printf(" nccl");
+#endif
+#ifdef HAVE_DATA
+        printf(" coco-data");
 #endif
         printf("\n");
 }

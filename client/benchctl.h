@@ -44,6 +44,10 @@ int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
 int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+/* COCO data pipeline (trainer/data) */
+int cmd_dataset(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_coco_eval(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 
 #endif

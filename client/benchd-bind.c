@@ -4,7 +4,10 @@
  *     benchd-bind -r 0-5,48-53:0 -r 6-11,54-59:0 ... -- PROGRAM ARGS...
  *
  * The i-th -r is the plan of local rank i, as computed by benchctl (the same
- * code as 'benchctl bind').  The local rank comes from the launcher:
+ * code as 'benchctl bind') from the system's declared topology.  With
+ * --benchd URL, the node's own benchd is asked first for its measured plan
+ * of as many ranks (GET URL/v1/binding?ranks=N, one second at most); when it
+ * answers, that plan is used, else the declared one.  The local rank comes from the launcher:
  * OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), SLURM_LOCALID (srun),
  * MPI_LOCALRANKID / PMI_LOCAL_RANK (MPICH, Intel MPI).  CPU affinity is set
  * with sched_setaffinity, memory with set_mempolicy(MPOL_BIND); a NIC sets
@@ -22,8 +25,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "buf.h"
 #include "cpuset.h"
+#include "curl-dl.h"
 #include "macro.h"
 #include "strutil.h"
 
@@ -35,6 +41,7 @@ struct plan {
         struct bd_cpuset cpus;
         int mem;
         const char *nic;
+        char nic_buf[64];
 };
 
 static const char *const rank_vars[] = {
@@ -44,10 +51,12 @@ static const char *const rank_vars[] = {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: benchd-bind [-v] [-n] -r CPUS:MEMNODE[:NIC]... -- PROGRAM [ARGS...]\n\n"
+        fprintf(f, "usage: benchd-bind [-v] [-n] [--benchd URL] -r CPUS:MEMNODE[:NIC]... -- PROGRAM [ARGS...]\n\n"
                    "Bind this local rank to the CPUs, memory node and NIC of its -r entry\n"
                    "(the i-th -r for local rank i) and execute PROGRAM.\n\n"
                    "  -r, --rank SPEC   plan of the next local rank: CPU list, NUMA node, optional NIC\n"
+                   "  -b, --benchd URL  use the plan measured by the node's benchd when it answers\n"
+                   "                    (e.g. http://127.0.0.1:9410), the -r plan otherwise\n"
                    "  -v, --verbose     print the binding to standard error\n"
                    "  -n, --dry-run     print the binding and run PROGRAM without binding\n"
                    "  -h, --help        show this help\n"
@@ -88,6 +97,74 @@ static int local_rank(const char **ret_var)
                 }
         }
         return -1;
+}
+
+static size_t collect(char *data, size_t size, size_t n, void *user)
+{
+        struct bd_buf *b = user;
+        if (b->len + size * n > (1u << 20))
+                return 0;
+        buf_add(b, data, size * n);
+        return size * n;
+}
+
+/* The measured plan of `ranks` local ranks from benchd, entry `rank` of it;
+ * false (and why, in reason) when benchd does not give one. */
+static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, char *reason, size_t n)
+{
+        _cleanup_buf_ struct bd_buf body = BD_BUF_INIT;
+        _cleanup_free_ char *full = xasprintf("%s/v1/binding?ranks=%d", url, ranks);
+        long status = 0;
+        bool ok = false;
+        struct bd_err err;
+        const struct curl_fns *C = curl_fns(&err);
+        if (!C) {
+                str_copy(reason, n, err.msg);
+                return false;
+        }
+        CURL *h = C->easy_init();
+        if (!h) {
+                snprintf(reason, n, "libcurl failed to start");
+                return false;
+        }
+        C->easy_setopt(h, CURLOPT_URL, full);
+        C->easy_setopt(h, CURLOPT_TIMEOUT_MS, 1000L);
+        C->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        C->easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+        C->easy_setopt(h, CURLOPT_WRITEDATA, &body);
+        CURLcode rc = C->easy_perform(h);
+        C->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        C->easy_cleanup(h);
+        if (rc != CURLE_OK) {
+                snprintf(reason, n, "benchd at %s: %s", url, C->easy_strerror(rc));
+                return false;
+        }
+        cJSON *j = cJSON_Parse(body.s ? body.s : "");
+        const cJSON *r = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "ranks"), rank);
+        const cJSON *cpus = cJSON_GetObjectItemCaseSensitive(r, "physcpubind");
+        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(r, "membind");
+        const cJSON *nic = cJSON_GetObjectItemCaseSensitive(r, "nic");
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(r, "nic_kind");
+        if (status != 200) {
+                const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
+                snprintf(reason, n, "benchd at %s answered %ld%s%s", url, status, cJSON_IsString(e) ? ": " : "",
+                         cJSON_IsString(e) ? e->valuestring : "");
+        } else if (!cJSON_IsString(cpus) || !cJSON_IsNumber(mem) || cpuset_parse(&p->cpus, cpus->valuestring) < 0 ||
+                   cpuset_count(&p->cpus) == 0)
+                snprintf(reason, n, "benchd at %s: no usable plan for local rank %d", url, rank);
+        else {
+                p->mem = mem->valueint;
+                p->nic = NULL;
+                /* UCX takes InfiniBand and RoCE devices; EFA goes through libfabric */
+                if (cJSON_IsString(nic) && cJSON_IsString(kind) &&
+                    (streq(kind->valuestring, "infiniband") || streq(kind->valuestring, "roce"))) {
+                        snprintf(p->nic_buf, sizeof(p->nic_buf), "%s", nic->valuestring);
+                        p->nic = p->nic_buf;
+                }
+                ok = true;
+        }
+        cJSON_Delete(j);
+        return ok;
 }
 
 static int apply(const struct plan *p, const char *host, int rank)
@@ -135,6 +212,7 @@ int main(int argc, char **argv)
                 { "rank", required_argument, NULL, 'r' },
                 { "verbose", no_argument, NULL, 'v' },
                 { "dry-run", no_argument, NULL, 'n' },
+                { "benchd", required_argument, NULL, 'b' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 { NULL, 0, NULL, 0 },
@@ -142,9 +220,10 @@ int main(int argc, char **argv)
         struct plan plans[MAX_RANKS];
         int nplans = 0;
         bool verbose = false, dry = false;
+        const char *benchd_url = NULL;
         int c;
         opterr = 0;
-        while ((c = getopt_long(argc, argv, "+r:vnh", longopts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "+r:b:vnh", longopts, NULL)) != -1) {
                 switch (c) {
                 case 'r':
                         if (nplans >= MAX_RANKS) {
@@ -158,6 +237,7 @@ int main(int argc, char **argv)
                         }
                         nplans++;
                         break;
+                case 'b': benchd_url = optarg; break;
                 case 'v': verbose = true; break;
                 case 'n': dry = verbose = true; break;
                 case 'h': usage(stdout); return 0;
@@ -189,12 +269,22 @@ int main(int argc, char **argv)
                         var, host, nplans);
                 return 1;
         }
+        struct plan measured = { 0 };
         const struct plan *p = &plans[rank];
+        const char *source = "declared";
+        char reason[256] = "";
+        if (benchd_url) {
+                if (measured_plan(benchd_url, nplans, rank, &measured, reason, sizeof(reason))) {
+                        p = &measured;
+                        source = "measured by benchd";
+                } else if (verbose)
+                        fprintf(stderr, "benchd-bind: %s; using the declared plan\n", reason);
+        }
         if (verbose) {
                 _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
                 cpuset_format(&p->cpus, &b);
-                fprintf(stderr, "benchd-bind: %s local rank %d: --physcpubind=%s --membind=%d%s%s%s\n", host, rank,
-                        b.s, p->mem, p->nic ? " nic " : "", p->nic ? p->nic : "", dry ? " (dry run)" : "");
+                fprintf(stderr, "benchd-bind: %s local rank %d: --physcpubind=%s --membind=%d%s%s (%s)%s\n", host, rank,
+                        b.s, p->mem, p->nic ? " nic " : "", p->nic ? p->nic : "", source, dry ? " (dry run)" : "");
         }
         if (!dry && apply(p, host, rank) < 0)
                 return 1;

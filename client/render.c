@@ -260,6 +260,11 @@ static int binding_args(const struct ctx *c, const char *bind_bin, struct words 
                 words_add(w, "-r");
                 words_add(w, spec.s);
         }
+        if (streq(sys_str(c->sys, "binding.source", "auto"), "auto")) {
+                /* the node's own benchd, when it runs there, knows the real wiring */
+                words_add(w, "--benchd");
+                words_addf(w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port", 9410));
+        }
         words_add(w, "--");
         return 0;
 }

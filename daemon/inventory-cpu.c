@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef HAVE_NUMA
+#include <numa.h>
+#endif
+
 #include "fs.h"
 #include "inventory.h"
 #include "strutil.h"
@@ -133,8 +137,51 @@ static void scan_cpus(struct inventory *inv)
                 inv_warn(inv, "cannot read /proc/cpuinfo");
 }
 
+#ifdef HAVE_NUMA
+/* The live machine through libnuma: nodes, their CPUs, memory and distances.
+ * False when libnuma has no NUMA support to offer (then sysfs decides). */
+static bool scan_numa_libnuma(struct inventory *inv)
+{
+        if (!streq(inv->root, "/") || numa_available() < 0)
+                return false;
+        struct bitmask *cpus = numa_allocate_cpumask();
+        int max = numa_max_node();
+        for (int n = 0; n <= max && inv->nnodes < INV_MAX_NODES; n++) {
+                if (!numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)n))
+                        continue;
+                typeof(inv->nodes[0]) *node = &inv->nodes[inv->nnodes];
+                long long free_bytes;
+                memset(node, 0, sizeof(*node));
+                node->id = n;
+                if (numa_node_to_cpus(n, cpus) < 0) {
+                        inv_warn(inv, "node%d: libnuma gives no CPU list, skipped", n);
+                        continue;
+                }
+                for (unsigned c = 0; c < cpus->size && c < BD_CPUSET_MAX; c++)
+                        if (numa_bitmask_isbitset(cpus, c))
+                                cpuset_add(&node->cpus, (int)c);
+                node->mem_kb = numa_node_size64(n, &free_bytes) / 1024;
+                inv->nnodes++;
+        }
+        for (int i = 0; i < inv->nnodes; i++)
+                for (int k = 0; k < inv->nnodes; k++)
+                        inv->nodes[i].distance[k] = numa_distance(inv->nodes[i].id, inv->nodes[k].id);
+        numa_free_cpumask(cpus);
+        inv->numa_source = "libnuma";
+        return inv->nnodes > 0;
+}
+#else
+static bool scan_numa_libnuma(struct inventory *inv)
+{
+        return false;
+}
+#endif
+
 static void scan_numa(struct inventory *inv)
 {
+        if (scan_numa_libnuma(inv))
+                return;
+        inv->numa_source = "sysfs";
         char buf[4096];
         struct bd_cpuset online;
         if (inv_read(inv, "/sys/devices/system/node/online", buf, sizeof(buf)) < 0 || cpuset_parse(&online, buf) < 0) {

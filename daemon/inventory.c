@@ -5,6 +5,56 @@
 
 #include "buf.h"
 #include "inventory.h"
+#include "nvml.h"
+#include "strutil.h"
+
+/* What NVML adds on a live node: memory sizes and NVLinks. */
+static void scan_nvml(struct inventory *inv)
+{
+        for (int i = 0; i < inv->ngpus; i++)
+                inv->gpus[i].nvml_index = -1;
+        if (!streq(inv->root, "/")) {
+                snprintf(inv->nvml_reason, sizeof(inv->nvml_reason), "not used for a recorded tree");
+                return;
+        }
+        if (nvml_open(inv->nvml_reason, sizeof(inv->nvml_reason)) < 0)
+                return;
+        for (int k = 0; k < nvml_count(); k++) {
+                struct nvml_gpu n;
+                if (nvml_describe(k, &n) < 0) {
+                        inv_warn(inv, "NVML GPU %d: cannot read its identity", k);
+                        continue;
+                }
+                for (int i = 0; i < inv->ngpus; i++) {
+                        struct inv_gpu *g = &inv->gpus[i];
+                        if (!streq(g->pci.bdf, n.bus_id))
+                                continue;
+                        g->nvml_index = k;
+                        g->mem_total = n.mem_total;
+                        if (n.name[0])
+                                STR_COPY(g->name, n.name);
+                        if (n.uuid[0])
+                                STR_COPY(g->uuid, n.uuid);
+                        g->nvlinks = n.nvlinks;
+                        memcpy(g->nvlink_peer, n.nvlink_peer, sizeof(g->nvlink_peer));
+                }
+        }
+        if (!inv->driver_version[0])
+                (void) nvml_driver_version(inv->driver_version, sizeof(inv->driver_version));
+}
+
+void inventory_gpu_relation(const struct inventory *inv, int a, int b, char *buf, size_t n)
+{
+        const struct inv_gpu *ga = &inv->gpus[a], *gb = &inv->gpus[b];
+        int links = 0;
+        if (a != b)
+                for (int l = 0; l < ga->nvlinks; l++)
+                        links += streq(ga->nvlink_peer[l], gb->pci.bdf);
+        if (links)
+                snprintf(buf, n, "NV%d", links);
+        else
+                snprintf(buf, n, "%s", inventory_relation(&ga->pci, &gb->pci));
+}
 
 void inventory_scan(struct inventory *inv, const char *root)
 {
@@ -16,6 +66,8 @@ void inventory_scan(struct inventory *inv, const char *root)
         inv->warnings = cJSON_CreateArray();
         inventory_scan_cpu(inv);
         inventory_scan_pci(inv);
+        scan_nvml(inv);
+        inventory_scan_software(inv);
 }
 
 void inventory_release(struct inventory *inv)
@@ -90,6 +142,7 @@ cJSON *inventory_json(const struct inventory *inv)
         cJSON_AddNumberToObject(cpu, "online_cpus", inv->online_cpus);
         cJSON_AddItemToObject(cpu, "online", cpus_json(&inv->online));
 
+        cJSON_AddStringToObject(o, "numa_source", inv->numa_source ? inv->numa_source : "sysfs");
         cJSON *numa = cJSON_AddArrayToObject(o, "numa_nodes");
         for (int i = 0; i < inv->nnodes; i++) {
                 cJSON *n = cJSON_CreateObject();
@@ -116,7 +169,11 @@ cJSON *inventory_json(const struct inventory *inv)
                 /* the upstream port of the switch right above: root port, upstream, downstream, device */
                 cJSON_AddItemToObject(e, "pcie_switch",
                                       str_or_null(g->pci.depth >= 3 ? g->pci.path[g->pci.depth - 2] : NULL));
-                cJSON_AddItemToObject(e, "memory_bytes", cJSON_CreateNull()); /* NVML only */
+                cJSON_AddItemToObject(e, "memory_bytes",
+                                      g->mem_total ? cJSON_CreateNumber((double)g->mem_total) : cJSON_CreateNull());
+                cJSON *peers = cJSON_AddArrayToObject(e, "nvlink_peers");
+                for (int l = 0; l < g->nvlinks; l++)
+                        cJSON_AddItemToArray(peers, cJSON_CreateString(g->nvlink_peer[l]));
                 cJSON_AddItemToArray(gpus, e);
         }
         cJSON_AddItemToObject(o, "gpu_reason", str_or_null(inv->gpu_reason));
@@ -138,45 +195,98 @@ cJSON *inventory_json(const struct inventory *inv)
                 cJSON_AddItemToArray(nics, e);
         }
 
-        /* GPU x GPU and GPU x NIC, in nvidia-smi topo -m's words (NVLink needs NVML) */
-        cJSON *topo = cJSON_AddObjectToObject(o, "topology");
+        cJSON *mounts = cJSON_AddArrayToObject(o, "storage");
+        for (int i = 0; i < inv->nmounts; i++) {
+                const struct inv_mount *m = &inv->mounts[i];
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddStringToObject(e, "mount", m->mnt);
+                cJSON_AddStringToObject(e, "filesystem", m->fs);
+                cJSON_AddStringToObject(e, "device", m->dev);
+                cJSON_AddItemToObject(e, "size_bytes", m->has_space ? cJSON_CreateNumber((double)m->size) : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "free_bytes", m->has_space ? cJSON_CreateNumber((double)m->avail) : cJSON_CreateNull());
+                cJSON_AddItemToArray(mounts, e);
+        }
+        cJSON *sw = cJSON_AddObjectToObject(o, "software");
+        cJSON_AddItemToObject(sw, "nvidia_driver", str_or_null(inv->sw.driver));
+        cJSON_AddItemToObject(sw, "cuda", str_or_null(inv->sw.cuda));
+        cJSON_AddItemToObject(sw, "nccl", str_or_null(inv->sw.nccl));
+        cJSON_AddItemToObject(sw, "mpi", str_or_null(inv->sw.mpi));
+        cJSON_AddItemToObject(o, "nvml", inv->nvml_reason[0] ? cJSON_CreateString(inv->nvml_reason)
+                                                            : cJSON_CreateString("used"));
+
+        cJSON_AddItemToObject(o, "topology", inventory_topology_json(inv));
+        struct bd_err err;
+        cJSON *b = inventory_binding_json(inv, 0, &err);
+        if (b)
+                cJSON_AddItemToObject(o, "binding", b);
+        else
+                cJSON_AddStringToObject(o, "binding_error", err.msg);
+        cJSON_AddItemToObject(o, "warnings", cJSON_Duplicate(inv->warnings, true));
+        return o;
+}
+
+/* GPU x GPU and GPU x NIC in nvidia-smi topo -m's words, with the CPU and
+ * NUMA affinity of each GPU. */
+cJSON *inventory_topology_json(const struct inventory *inv)
+{
+        cJSON *topo = cJSON_CreateObject();
+        cJSON *gl = cJSON_AddArrayToObject(topo, "gpus");
+        cJSON *nl = cJSON_AddArrayToObject(topo, "nics");
         cJSON *gg = cJSON_AddArrayToObject(topo, "gpu_gpu");
         cJSON *gn = cJSON_AddArrayToObject(topo, "gpu_nic");
+        cJSON *ca = cJSON_AddArrayToObject(topo, "cpu_affinity");
+        cJSON *na = cJSON_AddArrayToObject(topo, "numa_affinity");
+        char rel[16];
+        for (int k = 0; k < inv->nnics; k++)
+                if (inv->nics[k].has_pci)
+                        cJSON_AddItemToArray(nl, cJSON_CreateString(inv->nics[k].name));
         for (int i = 0; i < inv->ngpus; i++) {
                 cJSON *row = cJSON_CreateArray(), *nrow = cJSON_CreateArray();
-                for (int k = 0; k < inv->ngpus; k++)
-                        cJSON_AddItemToArray(row, cJSON_CreateString(inventory_relation(&inv->gpus[i].pci, &inv->gpus[k].pci)));
+                char name[16];
+                snprintf(name, sizeof(name), "GPU%d", i);
+                cJSON_AddItemToArray(gl, cJSON_CreateString(name));
+                for (int k = 0; k < inv->ngpus; k++) {
+                        inventory_gpu_relation(inv, i, k, rel, sizeof(rel));
+                        cJSON_AddItemToArray(row, cJSON_CreateString(rel));
+                }
                 for (int k = 0; k < inv->nnics; k++)
                         if (inv->nics[k].has_pci)
                                 cJSON_AddItemToArray(nrow, cJSON_CreateString(inventory_relation(&inv->gpus[i].pci,
                                                                                                  &inv->nics[k].pci)));
                 cJSON_AddItemToArray(gg, row);
                 cJSON_AddItemToArray(gn, nrow);
+                cJSON_AddItemToArray(ca, cpus_json(&inv->gpus[i].pci.local_cpus));
+                cJSON_AddItemToArray(na, inv->gpus[i].pci.numa >= 0 ? cJSON_CreateNumber(inv->gpus[i].pci.numa)
+                                                                     : cJSON_CreateNull());
         }
+        return topo;
+}
 
+cJSON *inventory_binding_json(const struct inventory *inv, int ranks, struct bd_err *err)
+{
         struct bd_topo t;
-        inventory_topo(inv, &t);
-        int ranks = inv->ngpus > 0 ? inv->ngpus : 1;
         struct bd_rank_bind *plan = NULL;
-        struct bd_err err;
-        if (bind_plan(&t, ranks, &plan, &err) == 0) {
-                cJSON *b = cJSON_AddArrayToObject(o, "binding");
-                for (int r = 0; r < ranks; r++) {
-                        cJSON *e = cJSON_CreateObject();
-                        cJSON_AddNumberToObject(e, "local_rank", r);
-                        cJSON_AddItemToObject(e, "physcpubind", cpus_json(&plan[r].cpus));
-                        cJSON_AddNumberToObject(e, "membind", plan[r].numa);
-                        cJSON_AddItemToObject(e, "nic", plan[r].nic >= 0 ? cJSON_CreateString(t.nics[plan[r].nic].name)
-                                                                         : cJSON_CreateNull());
-                        struct bd_buf nb = BD_BUF_INIT;
-                        bind_format_numactl(&plan[r], &nb);
-                        cJSON_AddStringToObject(e, "numactl", nb.s ? nb.s : "");
-                        buf_release(&nb);
-                        cJSON_AddItemToArray(b, e);
-                }
-                free(plan);
-        } else
-                cJSON_AddStringToObject(o, "binding_error", err.msg);
-        cJSON_AddItemToObject(o, "warnings", cJSON_Duplicate(inv->warnings, true));
-        return o;
+        inventory_topo(inv, &t);
+        if (ranks <= 0)
+                ranks = inv->ngpus > 0 ? inv->ngpus : 1;
+        if (bind_plan(&t, ranks, &plan, err) < 0)
+                return NULL;
+        cJSON *b = cJSON_CreateArray();
+        for (int r = 0; r < ranks; r++) {
+                cJSON *e = cJSON_CreateObject();
+                struct bd_buf nb = BD_BUF_INIT;
+                cJSON_AddNumberToObject(e, "local_rank", r);
+                cJSON_AddItemToObject(e, "physcpubind", cpus_json(&plan[r].cpus));
+                cJSON_AddNumberToObject(e, "membind", plan[r].numa);
+                cJSON_AddItemToObject(e, "nic", plan[r].nic >= 0 ? cJSON_CreateString(t.nics[plan[r].nic].name)
+                                                                 : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "nic_kind", plan[r].nic >= 0 ? cJSON_CreateString(nic_kind_name(t.nics[plan[r].nic].kind))
+                                                                      : cJSON_CreateNull());
+                bind_format_numactl(&plan[r], &nb);
+                cJSON_AddStringToObject(e, "numactl", nb.s ? nb.s : "");
+                buf_release(&nb);
+                cJSON_AddItemToArray(b, e);
+        }
+        free(plan);
+        return b;
 }

@@ -9,6 +9,7 @@
 #define BD_INVENTORY_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <cjson/cJSON.h>
 
 #include "bind.h"
@@ -32,8 +33,23 @@ struct inv_pci {
 struct inv_gpu {
         struct inv_pci pci;
         char name[96];
-        char uuid[64];
+        char uuid[96];
         int minor;
+        unsigned long long mem_total;   /* bytes, 0 when unknown (NVML only) */
+        int nvml_index;                 /* -1: not seen by NVML */
+        int nvlinks;                    /* active NVLinks (NVML only) */
+        char nvlink_peer[18][32];       /* PCI address at the other end of each */
+};
+
+#define INV_MAX_MOUNTS 32
+
+/* A local filesystem a dataset can be staged to. */
+struct inv_mount {
+        char mnt[256];
+        char fs[32];
+        char dev[128];
+        bool has_space;
+        unsigned long long size, avail;         /* bytes */
 };
 
 struct inv_nic {
@@ -58,6 +74,7 @@ struct inventory {
         int sockets, cores_per_socket, threads_per_core, online_cpus;
         struct bd_cpuset online;
         int nnodes;
+        const char *numa_source;        /* "libnuma" or "sysfs" */
         struct {
                 int id;
                 struct bd_cpuset cpus;
@@ -70,6 +87,12 @@ struct inventory {
         char driver_version[64];
         int nnics;
         struct inv_nic nics[BD_MAX_NICS];
+        int nmounts;
+        struct inv_mount mounts[INV_MAX_MOUNTS];
+        struct {
+                char driver[64], cuda[32], nccl[32], mpi[64];   /* "" when not found */
+        } sw;
+        char nvml_reason[160];  /* why NVML was not used, "" when it was */
         cJSON *warnings;        /* array of strings */
 };
 
@@ -77,6 +100,13 @@ struct inventory {
 void inventory_scan(struct inventory *inv, const char *root);
 void inventory_release(struct inventory *inv);
 cJSON *inventory_json(const struct inventory *inv);
+/* The inventory as text for people, with the topology matrix. */
+void inventory_print(const struct inventory *inv, FILE *f);
+/* {gpus, nics, gpu_gpu, gpu_nic, cpu_affinity, numa_affinity} */
+cJSON *inventory_topology_json(const struct inventory *inv);
+/* The binding plan of `ranks` local ranks (0: one per GPU, at least one);
+ * NULL with err when the node cannot hold them. */
+cJSON *inventory_binding_json(const struct inventory *inv, int ranks, struct bd_err *err);
 /* nvidia-smi topo -m relation between two PCI devices: X, PIX, PXB, PHB, NODE, SYS */
 const char *inventory_relation(const struct inv_pci *a, const struct inv_pci *b);
 /* The measured topology, for bind_plan(). */
@@ -89,5 +119,8 @@ int inv_read(const struct inventory *inv, const char *path, char *buf, size_t n)
 char *inv_path(const struct inventory *inv, const char *path);
 void inventory_scan_cpu(struct inventory *inv);
 void inventory_scan_pci(struct inventory *inv);
+void inventory_scan_software(struct inventory *inv);
+/* NV# (active NVLinks between two GPUs, by NVML) or the PCI relation */
+void inventory_gpu_relation(const struct inventory *inv, int a, int b, char *buf, size_t n);
 
 #endif

@@ -91,6 +91,10 @@ int write_file_replace(const char *path, const void *data, size_t len, mode_t mo
 
 int mkdir_p(const char *path, mode_t mode)
 {
+        struct stat st;
+        /* the common case: it is there already (one syscall, not one per component) */
+        if (stat(path, &st) == 0)
+                return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
         _cleanup_free_ char *p = xstrdup(path);
         for (char *s = p + 1; *s; s++) {
                 if (*s != '/')

@@ -17,6 +17,7 @@
 static const char *const launchers[] = { "slurm", "mpirun", "local", NULL };
 static const char *const runtimes[] = { "apptainer", "singularity", "docker", "charliecloud", "none", NULL };
 static const char *const policies[] = { "auto", "none", NULL };
+static const char *const plan_sources[] = { "auto", "declared", NULL };
 static const char *const nic_kinds[] = { "ethernet", "infiniband", "roce", "efa", NULL };
 static const char *const slurm_launch[] = { "mpirun", "srun", NULL };
 static const char *const backends[] = { "cpu", "cuda", NULL };
@@ -85,6 +86,15 @@ static const struct schema_key container_keys[] = {
 static const struct schema_key binding_keys[] = {
         { "policy", S_STRING, NULL, ANY, policies, W_ANY, "auto: bind each rank to its GPU's cores and memory; none" },
         { "hyperthreads", S_BOOL, NULL, ANY, NULL, W_ANY, "include hyperthread siblings" },
+        { "source", S_STRING, NULL, ANY, plan_sources, W_ANY,
+          "auto: the plan benchd measured on the node when it answers, else the declared topology's; declared" },
+        { 0 }
+};
+
+static const struct schema_key benchd_keys[] = {
+        { "hosts", S_STRING_LIST, NULL, ANY, NULL, W_TOKEN, "nodes running benchd (HOST or HOST:PORT)" },
+        { "port", S_INT, NULL, RANGE(1, 65535), NULL, W_ANY, "benchd's port on the nodes" },
+        { "token_file", S_STRING, NULL, ANY, NULL, W_ANY, "bearer token for requests that change something" },
         { 0 }
 };
 
@@ -176,6 +186,7 @@ const struct schema_key system_schema[] = {
         { "container", S_OBJECT, container_keys, ANY, NULL, W_ANY, "container runtime" },
         { "env", S_MAP, NULL, ANY, NULL, W_IDENT, "environment exported to every rank" },
         { "binding", S_OBJECT, binding_keys, ANY, NULL, W_ANY, "CPU and memory binding of ranks" },
+        { "benchd", S_OBJECT, benchd_keys, ANY, NULL, W_ANY, "the node daemons of the system" },
         { "paths", S_OBJECT, path_keys, ANY, NULL, W_ANY, "data, log and weights directories" },
         { "trials", S_INT, NULL, RANGE(1, 100), NULL, W_ANY, "trials per run" },
         { "clear_caches", S_BOOL, NULL, ANY, NULL, W_ANY, "drop the page cache before each trial" },

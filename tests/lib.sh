@@ -74,3 +74,34 @@ done_testing() {
     echo "1..$t_n"
     [ "$t_failed" -eq 0 ]
 }
+
+# free_port BASE: the first port from BASE on (up to BASE+99) that nothing
+# listens on at 127.0.0.1.
+free_port() {
+    local p
+    for ((p = $1; p < $1 + 100; p++)); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+# wait_until SECONDS COMMAND...: polls the command every 0.1 s; fails after SECONDS.
+wait_until() {
+    local deadline=$((SECONDS + $1)); shift
+    until "$@" >/dev/null 2>&1; do
+        [ "$SECONDS" -ge "$deadline" ] && return 1
+        sleep 0.1
+    done
+}
+
+# stop_pid PID: SIGTERM, then SIGKILL after 5 s, for a process this test started.
+stop_pid() {
+    local pid=$1 i
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
+        sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}

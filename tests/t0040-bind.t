@@ -46,7 +46,7 @@ is "rank beyond the plan: exit 1" "$rc" 1
 "$BIND" -r bad -- true 2>/dev/null; is "malformed plan: exit 2" "$?" 2
 "$BIND" -r 0:0 2>/dev/null; is "no program: exit 2" "$?" 2
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 "$BIND" -n -r 30-35,78-83:1 -- echo ran 2>&1)
-like "--dry-run prints the binding without applying it" "$out" "local rank 0: --physcpubind=30-35,78-83 --membind=1 \(dry run\)"
+like "--dry-run prints the binding without applying it" "$out" "local rank 0: --physcpubind=30-35,78-83 --membind=1 \(declared\) \(dry run\)"
 like "  and still runs the program" "$out" "^ran$"
 err=$(OMPI_COMM_WORLD_LOCAL_RANK=0 "$BIND" -r 0:0 -- /nonexistent/prog 2>&1); rc=$?
 is "missing program: exit 127" "$rc" 127

@@ -1,0 +1,44 @@
+/* nodes.h: talking to the benchd of many nodes at once.
+ *
+ * A node is "HOST", "HOST:PORT", "[IPv6]:PORT", a URL "http://..." or
+ * "unix:/path/to/socket".  nodes_request() sends one request to each node in
+ * parallel through libcurl's multi interface and waits for all of them (or
+ * their timeout); each node's outcome is in its struct node_call: the HTTP
+ * status and body, or the transport error.  A node that does not answer
+ * never delays the others beyond the timeout.
+ */
+#ifndef BD_NODES_H
+#define BD_NODES_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "system.h"
+
+struct node_call {
+        char *node;             /* as the user named it */
+        char *base;             /* http://host:port, or http://localhost for a Unix socket */
+        char *socket;           /* Unix socket path, or NULL */
+        long status;            /* HTTP status, 0 when none came */
+        struct bd_buf body;
+        char error[256];        /* transport error or the API's "error", "" when fine */
+        cJSON *json;            /* parsed body when it is JSON, else NULL */
+};
+
+/* Fills calls[i] for each node name (default port when none is given). */
+void nodes_init(struct node_call *calls, char *const *names, int n, int default_port);
+void nodes_release(struct node_call *calls, int n);
+/* The nodes of a system: benchd.hosts, else mpirun.hosts, else "localhost"
+ * (NULL-terminated, caller frees with strv_free). */
+char **nodes_of_system(const cJSON *sys);
+
+/* Sends METHOD path (with body when non-NULL, and "Authorization: Bearer
+ * token" when token is non-NULL) to every node; returns how many got a 2xx. */
+int nodes_request(struct node_call *calls, int n, const char *method, const char *path, const char *body,
+                  const char *token, long timeout_ms);
+
+/* True when the call got a 2xx JSON answer. */
+bool node_ok(const struct node_call *c);
+
+#endif

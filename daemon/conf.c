@@ -1,0 +1,234 @@
+/* conf.c: the configuration table and the file parser. */
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conf.h"
+#include "fs.h"
+#include "log.h"
+#include "strutil.h"
+
+enum conf_type { T_STRING, T_INT, T_ACCESS, T_LEVEL };
+
+enum conf_flags {
+        CONF_RESTART = 1 << 0,  /* takes effect at the next start, not on SIGHUP */
+};
+
+struct conf_entry {
+        const char *name;
+        enum conf_type type;
+        size_t offset;
+        const char *dflt;
+        long min, max;          /* T_INT */
+        unsigned flags;
+        const char *help;
+};
+
+#define S(field) offsetof(struct conf, field)
+
+static const struct conf_entry table[] = {
+        { "listen", T_STRING, S(listen), "127.0.0.1:9410", 0, 0, CONF_RESTART,
+          "TCP address and port of the HTTP API (ADDR:PORT, [IPv6]:PORT; empty: none)" },
+        { "socket", T_STRING, S(socket), "", 0, 0, CONF_RESTART, "also serve the API on this Unix socket" },
+        { "threads", T_INT, S(threads), "4", 1, 64, CONF_RESTART, "HTTP worker threads (epoll thread pool)" },
+        { "max_connections", T_INT, S(max_connections), "256", 1, 65536, CONF_RESTART,
+          "connections served at once; more are refused" },
+        { "per_ip_connections", T_INT, S(per_ip_connections), "0", 0, 65536, CONF_RESTART,
+          "connections at once from one address (0: no limit)" },
+        { "connection_timeout", T_INT, S(connection_timeout), "30", 1, 3600, CONF_RESTART,
+          "seconds an idle connection is kept" },
+        { "max_header_bytes", T_INT, S(max_header_bytes), "16384", 4096, 1048576, CONF_RESTART,
+          "largest request line plus headers; larger requests get 431" },
+        { "max_body_bytes", T_INT, S(max_body_bytes), "65536", 0, 16777216, 0,
+          "largest request body; larger ones get 413" },
+        { "read_access", T_ACCESS, S(read_access), "local", 0, 0, 0,
+          "who may read (GET): 'local' (loopback and the Unix socket) or 'any'" },
+        { "token_file", T_STRING, S(token_file), "/var/lib/benchd/token", 0, 0, 0,
+          "bearer token that mutating requests must send; created (mode 0600) when missing" },
+        { "state_dir", T_STRING, S(state_dir), "/var/lib/benchd", 0, 0, CONF_RESTART,
+          "where benchd keeps its state" },
+        { "sysfs_root", T_STRING, S(sysfs_root), "/", 0, 0, 0,
+          "read /sys, /proc and /etc under this directory (recorded machines in tests)" },
+        { "inventory_ttl", T_INT, S(inventory_ttl), "5", 0, 86400, 0,
+          "seconds an inventory is served before the node is read again" },
+        { "log_level", T_LEVEL, S(log_level), "info", 0, 0, 0, "err, warning, notice, info or debug" },
+        { "stage_allow", T_STRING, S(stage_allow), "/scratch /raid /local /tmp", 0, 0, 0,
+          "directories dataset staging may write under (space-separated)" },
+};
+
+static const struct conf_entry *lookup(const char *key)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+                if (streq(table[i].name, key))
+                        return &table[i];
+        return NULL;
+}
+
+static int set_entry(struct conf *c, const struct conf_entry *e, const char *value, struct bd_err *err,
+                     const char *where)
+{
+        void *field = (char *)c + e->offset;
+        long n;
+        int level;
+        switch (e->type) {
+        case T_STRING:
+                free(*(char **)field);
+                *(char **)field = xstrdup(value);
+                return 0;
+        case T_INT:
+                if (parse_long(value, &n) < 0 || n < e->min || n > e->max)
+                        return bd_err_set(err, -EINVAL, "%s'%s': expected an integer from %ld to %ld, not '%s'", where,
+                                          e->name, e->min, e->max, value);
+                *(int *)field = (int)n;
+                return 0;
+        case T_ACCESS:
+                if (streq(value, "local"))
+                        *(enum read_access *)field = READ_LOCAL;
+                else if (streq(value, "any"))
+                        *(enum read_access *)field = READ_ANY;
+                else
+                        return bd_err_set(err, -EINVAL, "%s'%s': expected 'local' or 'any', not '%s'", where, e->name,
+                                          value);
+                return 0;
+        case T_LEVEL:
+                level = log_level_parse(value);
+                if (level < 0)
+                        return bd_err_set(err, -EINVAL,
+                                          "%s'%s': expected err, warning, notice, info or debug, not '%s'", where,
+                                          e->name, value);
+                *(int *)field = level;
+                return 0;
+        }
+        return -EINVAL;
+}
+
+static const char *const *key_names(void)
+{
+        static const char *names[ARRAY_SIZE(table) + 1];
+        for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+                names[i] = table[i].name;
+        return names;
+}
+
+static int unknown_key(const char *where, const char *key, struct bd_err *err)
+{
+        const char *near = closest_word(key, key_names());
+        if (near)
+                return bd_err_set(err, -EINVAL, "%sunknown key '%s' (did you mean '%s'?)", where, key, near);
+        return bd_err_set(err, -EINVAL, "%sunknown key '%s'", where, key);
+}
+
+void conf_init(struct conf *c)
+{
+        memset(c, 0, sizeof(*c));
+        for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+                (void) set_entry(c, &table[i], table[i].dflt, NULL, "");
+}
+
+void conf_release(struct conf *c)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+                if (table[i].type == T_STRING) {
+                        char **p = (char **)((char *)c + table[i].offset);
+                        free(*p);
+                        *p = NULL;
+                }
+}
+
+int conf_set(struct conf *c, const char *key, const char *value, struct bd_err *err)
+{
+        const struct conf_entry *e = lookup(key);
+        if (!e)
+                return unknown_key("", key, err);
+        return set_entry(c, e, value, err, "");
+}
+
+static char *trim(char *s)
+{
+        char *end;
+        while (*s == ' ' || *s == '\t')
+                s++;
+        end = s + strlen(s);
+        while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r' || end[-1] == '\n'))
+                *--end = '\0';
+        return s;
+}
+
+int conf_load(struct conf *c, const char *path, struct bd_err *err)
+{
+        _cleanup_free_ char *text = NULL;
+        bool seen[ARRAY_SIZE(table)] = { false };
+        char where[600];
+        size_t len;
+        int r = read_file(path, 1u << 20, &text, &len, NULL);
+        if (r < 0)
+                return bd_err_set(err, r, "cannot read '%s': %s", path, strerror(-r));
+        if (strlen(text) != len)
+                return bd_err_set(err, -EINVAL, "%s: holds a NUL byte", path);
+        char *save = NULL, *line = text;
+        int lineno = 0;
+        for (char *next; line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                lineno++;
+                char *hash = strchr(line, '#');
+                if (hash)
+                        *hash = '\0';
+                char *s = trim(line);
+                if (!*s)
+                        continue;
+                snprintf(where, sizeof(where), "%s:%d: ", path, lineno);
+                char *eq = strchr(s, '=');
+                if (!eq)
+                        return bd_err_set(err, -EINVAL, "%sexpected 'key = value'", where);
+                *eq = '\0';
+                char *key = trim(s), *value = trim(eq + 1);
+                const struct conf_entry *e = lookup(key);
+                if (!e)
+                        return unknown_key(where, key, err);
+                size_t idx = (size_t)(e - table);
+                if (seen[idx])
+                        return bd_err_set(err, -EINVAL, "%s'%s' is set twice", where, key);
+                seen[idx] = true;
+                r = set_entry(c, e, value, err, where);
+                if (r < 0)
+                        return r;
+        }
+        (void) save;
+        return 0;
+}
+
+bool conf_needs_restart(const struct conf *old, const struct conf *new, const char **ret_key)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(table); i++) {
+                const struct conf_entry *e = &table[i];
+                const void *a = (const char *)old + e->offset, *b = (const char *)new + e->offset;
+                bool same;
+                if (!(e->flags & CONF_RESTART))
+                        continue;
+                if (e->type == T_STRING)
+                        same = streq(*(char *const *)a, *(char *const *)b);
+                else
+                        same = *(const int *)a == *(const int *)b;
+                if (!same) {
+                        *ret_key = e->name;
+                        return true;
+                }
+        }
+        return false;
+}
+
+void conf_write_defaults(FILE *f)
+{
+        fprintf(f, "# benchd.conf: the node daemon's configuration (benchd(8)).\n"
+                   "# 'key = value' lines; '#' starts a comment.  The values below are the defaults.\n"
+                   "# SIGHUP reloads the file; keys marked (restart) take effect at the next start.\n");
+        for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+                fprintf(f, "\n# %s%s\n#%s = %s\n", table[i].help, table[i].flags & CONF_RESTART ? " (restart)" : "",
+                        table[i].name, table[i].dflt);
+}

@@ -1,0 +1,396 @@
+/* http.c: libmicrohttpd glue: listening sockets, reading requests, limits,
+ * sending responses.  What a request means is api.c's business. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "buf.h"
+#include "http.h"
+#include "log.h"
+#include "notify.h"
+#include "strutil.h"
+
+#define MAX_LISTENERS 8
+
+struct http_server {
+        struct daemon *d;
+        struct MHD_Daemon *mhd[MAX_LISTENERS];
+        int n;
+        int max_body;
+        char *unix_path;        /* the socket file we created, removed at stop */
+        char desc[512];
+};
+
+/* One request being read. */
+struct request_ctx {
+        struct bd_buf body;
+        bool too_large;
+        bool local;
+};
+
+const char *http_arg(const struct http_request *rq, const char *key)
+{
+        return MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, key);
+}
+
+const char *http_header(const struct http_request *rq, const char *name)
+{
+        return MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, name);
+}
+
+void http_json(struct http_response *rs, int status, cJSON *j)
+{
+        char *text = j ? cJSON_PrintUnformatted(j) : NULL;
+        cJSON_Delete(j);
+        free(rs->body);
+        if (!text) {
+                rs->status = 500;
+                rs->body = xstrdup("{\"error\":\"out of memory\",\"status\":500}\n");
+        } else {
+                rs->status = status;
+                rs->body = xasprintf("%s\n", text);
+                free(text);
+        }
+        rs->len = strlen(rs->body);
+        rs->content_type = "application/json";
+}
+
+void http_error(struct http_response *rs, int status, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+        va_end(ap);
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "error", msg);
+        cJSON_AddNumberToObject(j, "status", status);
+        http_json(rs, status, j);
+}
+
+static bool addr_is_local(const struct sockaddr *sa)
+{
+        if (!sa)
+                return false;
+        switch (sa->sa_family) {
+        case AF_UNIX:
+                return true;
+        case AF_INET:
+                return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+        case AF_INET6: {
+                const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+                if (IN6_IS_ADDR_LOOPBACK(a))
+                        return true;
+                return IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127;
+        }
+        }
+        return false;
+}
+
+static enum MHD_Result send_response(struct http_server *s, struct MHD_Connection *c, struct http_response *rs)
+{
+        struct MHD_Response *resp;
+        enum MHD_Result ret;
+        if (!rs->body)
+                http_error(rs, 500, "no response");
+        resp = MHD_create_response_from_buffer(rs->len, rs->body, MHD_RESPMEM_MUST_FREE);
+        if (!resp) {
+                free(rs->body);
+                return MHD_NO;
+        }
+        rs->body = NULL;
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                rs->content_type ? rs->content_type : "application/json");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        if (rs->allow)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, rs->allow);
+        if (rs->auth_challenge)
+                MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"benchd\"");
+        ret = MHD_queue_response(c, (unsigned)rs->status, resp);
+        MHD_destroy_response(resp);
+        int cls = rs->status / 100;
+        if (cls >= 1 && cls <= 5)
+                atomic_fetch_add(&s->d->requests[cls], 1);
+        return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload_data, size_t *upload_size, void **req_cls)
+{
+        struct http_server *s = cls;
+        struct request_ctx *ctx = *req_cls;
+        struct http_response rs = { 0 };
+        if (!ctx) {
+                const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+                const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                long n;
+                ctx = xcalloc(1, sizeof(*ctx));
+                ctx->local = addr_is_local(ci ? ci->client_addr : NULL);
+                *req_cls = ctx;
+                if (cl && (parse_long(cl, &n) < 0 || n > s->max_body)) {
+                        http_error(&rs, 413, "request body larger than %d bytes", s->max_body);
+                        return send_response(s, c, &rs);
+                }
+                return MHD_YES;
+        }
+        if (*upload_size) {
+                if (ctx->body.len + *upload_size > (size_t)s->max_body)
+                        ctx->too_large = true;
+                else
+                        buf_add(&ctx->body, upload_data, *upload_size);
+                *upload_size = 0;
+                return MHD_YES;
+        }
+        if (ctx->too_large) {
+                http_error(&rs, 413, "request body larger than %d bytes", s->max_body);
+                return send_response(s, c, &rs);
+        }
+        struct http_request rq = {
+                .method = streq(method, "HEAD") ? "GET" : method,
+                .path = url,
+                .body = ctx->body.s ? ctx->body.s : "",
+                .body_len = ctx->body.len,
+                .local = ctx->local,
+                .conn = c,
+        };
+        (void) version;
+        api_handle(s->d, &rq, &rs);
+        log_debug("%s %s -> %d", method, url, rs.status);
+        return send_response(s, c, &rs);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+        struct request_ctx *ctx = *req_cls;
+        if (ctx) {
+                buf_release(&ctx->body);
+                free(ctx);
+                *req_cls = NULL;
+        }
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap) _printf_(2, 0);
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+        char msg[512];
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        msg[strcspn(msg, "\n")] = '\0';
+        log_debug("libmicrohttpd: %s", msg);
+}
+
+/* "127.0.0.1:9410", "[::1]:9410", "*:9410" (every IPv4 address) */
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len, struct bd_err *err)
+{
+        _cleanup_free_ char *host = NULL;
+        const char *colon;
+        long port;
+        memset(ss, 0, sizeof(*ss));
+        if (spec[0] == '[') {
+                const char *end = strchr(spec, ']');
+                if (!end || end[1] != ':')
+                        return bd_err_set(err, -EINVAL, "listen address '%s': expected [IPv6]:PORT", spec);
+                host = xstrndup(spec + 1, (size_t)(end - spec - 1));
+                colon = end + 1;
+        } else {
+                colon = strrchr(spec, ':');
+                if (!colon)
+                        return bd_err_set(err, -EINVAL, "listen address '%s': expected ADDR:PORT", spec);
+                host = xstrndup(spec, (size_t)(colon - spec));
+        }
+        if (parse_long(colon + 1, &port) < 0 || port < 1 || port > 65535)
+                return bd_err_set(err, -EINVAL, "listen address '%s': bad port", spec);
+        struct sockaddr_in *in = (struct sockaddr_in *)ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+        if (streq(host, "*") || streq(host, "0.0.0.0") || !*host) {
+                in->sin_family = AF_INET;
+                in->sin_addr.s_addr = htonl(INADDR_ANY);
+                in->sin_port = htons((uint16_t)port);
+                *len = sizeof(*in);
+        } else if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+                in->sin_family = AF_INET;
+                in->sin_port = htons((uint16_t)port);
+                *len = sizeof(*in);
+        } else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons((uint16_t)port);
+                *len = sizeof(*in6);
+        } else
+                return bd_err_set(err, -EINVAL, "listen address '%s': '%s' is not an IPv4 or IPv6 address", spec, host);
+        return 0;
+}
+
+static int listen_tcp(const char *spec, struct bd_err *err)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = 0;
+        int one = 1, r = parse_listen(spec, &ss, &len, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "socket: %s", strerror(errno));
+        (void) setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+                return bd_err_set(err, -errno, "cannot listen on %s: %s", spec, strerror(errno));
+        if (listen(fd, 1024) < 0)
+                return bd_err_set(err, -errno, "listen on %s: %s", spec, strerror(errno));
+        return TAKE_FD(fd);
+}
+
+static int listen_unix(const char *path, struct bd_err *err)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct stat st;
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return bd_err_set(err, -ENAMETOOLONG, "socket path '%s' is too long", path);
+        memcpy(sa.sun_path, path, strlen(path));
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "socket: %s", strerror(errno));
+        /* a socket file left by an earlier run; anything else is not ours to remove */
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return bd_err_set(err, -EEXIST, "'%s' exists and is not a socket", path);
+                (void) unlink(path);
+        }
+        if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+                return bd_err_set(err, -errno, "cannot listen on '%s': %s", path, strerror(errno));
+        (void) chmod(path, 0666);       /* reads are harmless; mutations need the token */
+        if (listen(fd, 1024) < 0)
+                return bd_err_set(err, -errno, "listen on '%s': %s", path, strerror(errno));
+        return TAKE_FD(fd);
+}
+
+static int add_daemon(struct http_server *s, int fd, const struct conf *c, struct bd_err *err)
+{
+        unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        if (s->n >= MAX_LISTENERS)
+                return bd_err_set(err, -E2BIG, "more than %d listening sockets", MAX_LISTENERS);
+        if (getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_INET6)
+                flags |= MHD_USE_IPv6;
+        s->mhd[s->n] = MHD_start_daemon(
+                flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+                MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_CONNECTION_LIMIT,
+                (unsigned)c->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_connections,
+                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                (size_t)c->max_header_bytes, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        if (!s->mhd[s->n]) {
+                close(fd);
+                return bd_err_set(err, -EIO, "libmicrohttpd could not start on socket %d", fd);
+        }
+        s->n++;
+        return 0;
+}
+
+static void describe_fd(struct http_server *s, int fd)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+        char addr[INET6_ADDRSTRLEN] = "?", item[160];
+        if (getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+                snprintf(item, sizeof(item), "fd %d", fd);
+        else if (ss.ss_family == AF_INET) {
+                const struct sockaddr_in *in = (const struct sockaddr_in *)&ss;
+                inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+                snprintf(item, sizeof(item), "%s:%u", addr, ntohs(in->sin_port));
+        } else if (ss.ss_family == AF_INET6) {
+                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+                inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+                snprintf(item, sizeof(item), "[%s]:%u", addr, ntohs(in6->sin6_port));
+        } else if (ss.ss_family == AF_UNIX)
+                snprintf(item, sizeof(item), "%s", ((const struct sockaddr_un *)&ss)->sun_path);
+        else
+                snprintf(item, sizeof(item), "fd %d", fd);
+        size_t l = strlen(s->desc);
+        snprintf(s->desc + l, sizeof(s->desc) - l, "%s%s", l ? ", " : "", item);
+}
+
+int http_start(struct daemon *d, struct http_server **ret, struct bd_err *err)
+{
+        struct http_server *s = xcalloc(1, sizeof(*s));
+        struct conf c;
+        int n, r = 0;
+        s->d = d;
+        pthread_mutex_lock(&d->lock);
+        c = d->conf;    /* the ints; strings are read before the lock is released */
+        _cleanup_free_ char *listen_spec = xstrdup(c.listen ? c.listen : "");
+        _cleanup_free_ char *sock = xstrdup(c.socket ? c.socket : "");
+        pthread_mutex_unlock(&d->lock);
+        s->max_body = c.max_body_bytes;
+        n = notify_listen_fds();
+        if (n < 0) {
+                r = bd_err_set(err, n, "bad socket activation variables (LISTEN_FDS)");
+                goto fail;
+        }
+        if (n > 0) {
+                for (int fd = NOTIFY_LISTEN_FDS_START; fd < NOTIFY_LISTEN_FDS_START + n && r == 0; fd++) {
+                        describe_fd(s, fd);
+                        r = add_daemon(s, fd, &c, err);
+                }
+                if (r < 0)
+                        goto fail;
+                size_t l = strlen(s->desc);
+                snprintf(s->desc + l, sizeof(s->desc) - l, " (socket activation)");
+        } else {
+                if (*listen_spec) {
+                        int fd = listen_tcp(listen_spec, err);
+                        if (fd < 0 || (describe_fd(s, fd), (r = add_daemon(s, fd, &c, err))) < 0) {
+                                r = fd < 0 ? fd : r;
+                                goto fail;
+                        }
+                }
+                if (*sock) {
+                        int fd = listen_unix(sock, err);
+                        if (fd < 0) {
+                                r = fd;
+                                goto fail;
+                        }
+                        s->unix_path = xstrdup(sock);
+                        describe_fd(s, fd);
+                        if ((r = add_daemon(s, fd, &c, err)) < 0)
+                                goto fail;
+                }
+                if (s->n == 0) {
+                        r = bd_err_set(err, -EINVAL, "nothing to listen on: 'listen' and 'socket' are both empty");
+                        goto fail;
+                }
+        }
+        *ret = s;
+        return 0;
+fail:
+        http_stop(s);
+        return r;
+}
+
+struct http_server *http_stop(struct http_server *s)
+{
+        if (!s)
+                return NULL;
+        for (int i = 0; i < s->n; i++)
+                MHD_stop_daemon(s->mhd[i]);     /* closes its listening socket */
+        if (s->unix_path)
+                (void) unlink(s->unix_path);
+        free(s->unix_path);
+        free(s);
+        return NULL;
+}
+
+const char *http_describe(const struct http_server *s)
+{
+        return s->desc;
+}

@@ -1,0 +1,60 @@
+/* http.h: benchd's HTTP server (libmicrohttpd, epoll, a thread pool).
+ *
+ * The server listens on the sockets systemd passed (socket activation), or
+ * else on conf.listen (TCP) and conf.socket (a Unix socket).  Each request is
+ * read whole (the body up to conf.max_body_bytes, else 413) and handed to
+ * api_handle(), which fills a struct http_response; the server sends it.
+ * Headers larger than conf.max_header_bytes get 431; more connections than
+ * conf.max_connections are refused.  Built without libmicrohttpd,
+ * http_start() fails with -EOPNOTSUPP.
+ */
+#ifndef BD_HTTP_H
+#define BD_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <cjson/cJSON.h>
+
+#include "daemon.h"
+#include "err.h"
+
+#define HTTP_MAX_PARAMS 2
+
+struct http_request {
+        const char *method;             /* HEAD is served as GET */
+        const char *path;               /* decoded, without the query */
+        const char *body;
+        size_t body_len;
+        bool local;                     /* from loopback or the Unix socket */
+        const char *params[HTTP_MAX_PARAMS];    /* the '*' segments of the matched route */
+        void *conn;
+};
+
+struct http_response {
+        int status;
+        char *body;                     /* malloc'd, owned by the response */
+        size_t len;
+        const char *content_type;
+        const char *allow;              /* 405: the methods the path takes */
+        bool auth_challenge;            /* 401: send WWW-Authenticate */
+};
+
+/* A query argument or header of the request, NULL when absent. */
+const char *http_arg(const struct http_request *rq, const char *key);
+const char *http_header(const struct http_request *rq, const char *name);
+
+/* Sets a JSON body (takes ownership of j) and the status. */
+void http_json(struct http_response *rs, int status, cJSON *j);
+/* {"error": MESSAGE, "status": STATUS} */
+void http_error(struct http_response *rs, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Routes a request (api.c). */
+void api_handle(struct daemon *d, struct http_request *rq, struct http_response *rs);
+
+struct http_server;
+int http_start(struct daemon *d, struct http_server **ret, struct bd_err *err);
+struct http_server *http_stop(struct http_server *s);
+/* How many sockets the server listens on, and a description ("127.0.0.1:9410, /run/benchd.sock"). */
+const char *http_describe(const struct http_server *s);
+
+#endif

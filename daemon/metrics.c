@@ -1,0 +1,319 @@
+/* metrics.c: /metrics in Prometheus text format (version 0.0.4).
+ *
+ * One prefix (benchd_), base units (bytes, seconds, ratios), counters end in
+ * _total, every family has HELP and TYPE.  Static facts come from the
+ * inventory snapshot as info metrics; NIC counters and free space are read
+ * at each scrape; GPU samples come from NVML when it is there.  A counter
+ * file that cannot be read drops that one sample, never the scrape.
+ * InfiniBand port_{xmit,rcv}_data count 4-byte words: they are exported in
+ * bytes.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "daemon.h"
+#include "nvml.h"
+#include "strutil.h"
+
+/* Appends a label value with \, " and newline escaped. */
+static void label(struct bd_buf *b, const char *name, const char *value, bool first)
+{
+        buf_printf(b, "%s%s=\"", first ? "" : ",", name);
+        for (const char *p = value ? value : ""; *p; p++) {
+                if (*p == '\\' || *p == '"')
+                        buf_putc(b, '\\');
+                if (*p == '\n')
+                        buf_puts(b, "\\n");
+                else
+                        buf_putc(b, *p);
+        }
+        buf_putc(b, '"');
+}
+
+static void family(struct bd_buf *b, const char *name, const char *type, const char *help)
+{
+        buf_printf(b, "# HELP benchd_%s %s\n# TYPE benchd_%s %s\n", name, help, name, type);
+}
+
+/* benchd_NAME{LABELS} VALUE with the labels given as name, value pairs. */
+static void sample(struct bd_buf *b, const char *name, double v, int nlabels, ...)
+{
+        va_list ap;
+        buf_printf(b, "benchd_%s", name);
+        if (nlabels) {
+                buf_putc(b, '{');
+                va_start(ap, nlabels);
+                for (int i = 0; i < nlabels; i++) {
+                        const char *k = va_arg(ap, const char *), *val = va_arg(ap, const char *);
+                        label(b, k, val, i == 0);
+                }
+                va_end(ap);
+                buf_putc(b, '}');
+        }
+        if (v == (double)(long long)v && v < 9e15 && v > -9e15)
+                buf_printf(b, " %lld\n", (long long)v);
+        else
+                buf_printf(b, " %.15g\n", v);
+}
+
+/* A counter file: one unsigned decimal number. */
+static bool read_u64(const char *root, const char *path, unsigned long long *ret)
+{
+        char p[1024], v[64];
+        ssize_t n;
+        snprintf(p, sizeof(p), "%s%s", streq(root, "/") ? "" : root, path);
+        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return false;
+        n = read(fd, v, sizeof(v) - 1);
+        close(fd);
+        if (n <= 0)
+                return false;
+        v[n] = '\0';
+        char *end;
+        errno = 0;
+        *ret = strtoull(v, &end, 10);
+        return !errno && end != v && (*end == '\n' || *end == '\0');
+}
+
+/* "100 Gb/sec (4X EDR)" or "100000 Mb/s": bytes per second, 0 when unknown. */
+static double rate_bytes(const char *rate)
+{
+        char *end;
+        double v = strtod(rate, &end);
+        if (end == rate || v <= 0)
+                return 0;
+        while (*end == ' ')
+                end++;
+        if (!strncmp(end, "Gb", 2))
+                return v * 1e9 / 8;
+        if (!strncmp(end, "Mb", 2))
+                return v * 1e6 / 8;
+        return 0;
+}
+
+struct nic_counters {
+        const char *name;
+        const char *port;       /* NULL for a network interface */
+        unsigned long long v[4];        /* rx bytes, tx bytes, rx packets, tx packets */
+        bool have[4];
+};
+
+static void read_nic(const char *root, const struct inv_nic *n, const char *port, struct nic_counters *c)
+{
+        char p[512];
+        static const char *const net[4] = { "rx_bytes", "tx_bytes", "rx_packets", "tx_packets" };
+        static const char *const ib[4] = { "port_rcv_data", "port_xmit_data", "port_rcv_packets", "port_xmit_packets" };
+        static const char *const efa[4] = { "rx_bytes", "tx_bytes", "rx_pkts", "tx_pkts" };
+        memset(c, 0, sizeof(*c));
+        c->name = n->name;
+        c->port = port;
+        for (int i = 0; i < 4; i++) {
+                if (!n->is_rdma)
+                        snprintf(p, sizeof(p), "/sys/class/net/%s/statistics/%s", n->name, net[i]);
+                else if (n->kind == NIC_EFA)
+                        snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%s/hw_counters/%s", n->name, port, efa[i]);
+                else
+                        snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/%s/counters/%s", n->name, port, ib[i]);
+                c->have[i] = read_u64(root, p, &c->v[i]);
+                if (c->have[i] && n->is_rdma && n->kind != NIC_EFA && i < 2)
+                        c->v[i] *= 4;   /* 4-byte words */
+        }
+}
+
+static void nic_metrics(struct bd_buf *b, const struct inventory *inv)
+{
+        static const char *const names[4] = { "nic_receive_bytes_total", "nic_transmit_bytes_total",
+                                              "nic_receive_packets_total", "nic_transmit_packets_total" };
+        static const char *const helps[4] = { "Bytes received by the NIC (RDMA devices: by their port).",
+                                              "Bytes transmitted by the NIC (RDMA devices: by their port).",
+                                              "Packets received by the NIC.", "Packets transmitted by the NIC." };
+        struct nic_counters c[BD_MAX_NICS * 2];
+        int nc = 0;
+        family(b, "nic_info", "gauge", "A NIC of the node, labelled by its kind, PCI address and NUMA node.");
+        for (int i = 0; i < inv->nnics; i++) {
+                const struct inv_nic *n = &inv->nics[i];
+                char numa[16];
+                snprintf(numa, sizeof(numa), "%d", n->pci.numa);
+                sample(b, "nic_info", 1, 5, "device", n->name, "kind", nic_kind_name(n->kind), "pci_bus_id",
+                       n->has_pci ? n->pci.bdf : "", "numa_node", numa, "paired_with", n->is_rdma ? n->netdev : n->rdma);
+        }
+        family(b, "nic_up", "gauge", "1 when the NIC's link is up (operstate up, or port state ACTIVE).");
+        for (int i = 0; i < inv->nnics; i++) {
+                const struct inv_nic *n = &inv->nics[i];
+                char state[64], p[512];
+                bool up;
+                /* read now: the link may have changed since the inventory */
+                if (n->is_rdma)
+                        snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/1/state", n->name);
+                else
+                        snprintf(p, sizeof(p), "/sys/class/net/%s/operstate", n->name);
+                if (inv_read(inv, p, state, sizeof(state)) < 0)
+                        continue;
+                up = n->is_rdma ? strstr(state, "ACTIVE") != NULL : streq(state, "up");
+                sample(b, "nic_up", up, 1, "device", n->name);
+        }
+        family(b, "nic_speed_bytes", "gauge", "Link speed of the NIC in bytes per second.");
+        for (int i = 0; i < inv->nnics; i++)
+                if (rate_bytes(inv->nics[i].rate) > 0)
+                        sample(b, "nic_speed_bytes", rate_bytes(inv->nics[i].rate), 1, "device", inv->nics[i].name);
+        for (int i = 0; i < inv->nnics && nc < (int)ARRAY_SIZE(c); i++) {
+                const struct inv_nic *n = &inv->nics[i];
+                if (!n->is_rdma) {
+                        read_nic(inv->root, n, NULL, &c[nc++]);
+                        continue;
+                }
+                static const char *const ports[] = { "1", "2" };
+                for (size_t p = 0; p < ARRAY_SIZE(ports) && nc < (int)ARRAY_SIZE(c); p++) {
+                        char dir[1024];
+                        snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/%s/ports/%s",
+                                 streq(inv->root, "/") ? "" : inv->root, n->name, ports[p]);
+                        if (access(dir, F_OK) == 0)
+                                read_nic(inv->root, n, ports[p], &c[nc++]);
+                }
+        }
+        for (int k = 0; k < 4; k++) {
+                family(b, names[k], "counter", helps[k]);
+                for (int i = 0; i < nc; i++) {
+                        if (!c[i].have[k])
+                                continue;
+                        if (c[i].port)
+                                sample(b, names[k], (double)c[i].v[k], 2, "device", c[i].name, "port", c[i].port);
+                        else
+                                sample(b, names[k], (double)c[i].v[k], 1, "device", c[i].name);
+                }
+        }
+}
+
+static void gpu_metrics(struct bd_buf *b, const struct inventory *inv)
+{
+        char idx[16], numa[16];
+        family(b, "gpus", "gauge", "GPUs found on the node.");
+        sample(b, "gpus", inv->ngpus, 0);
+        family(b, "gpu_info", "gauge", "A GPU of the node, labelled by name, UUID, PCI address and NUMA node.");
+        for (int i = 0; i < inv->ngpus; i++) {
+                const struct inv_gpu *g = &inv->gpus[i];
+                snprintf(idx, sizeof(idx), "%d", i);
+                snprintf(numa, sizeof(numa), "%d", g->pci.numa);
+                sample(b, "gpu_info", 1, 6, "gpu", idx, "name", g->name, "uuid", g->uuid, "pci_bus_id", g->pci.bdf,
+                       "numa_node", numa, "driver", inv->driver_version);
+        }
+        bool any = false;
+        struct nvml_gpu s[BD_MAX_GPUS];
+        for (int i = 0; i < inv->ngpus; i++) {
+                memset(&s[i], 0, sizeof(s[i]));
+                if (inv->gpus[i].nvml_index >= 0 && nvml_sample(inv->gpus[i].nvml_index, &s[i]) == 0)
+                        any = true;
+                else
+                        s[i].mem_total = 0;
+        }
+        if (!any)
+                return;
+        family(b, "gpu_memory_total_bytes", "gauge", "GPU memory size (NVML).");
+        for (int i = 0; i < inv->ngpus; i++)
+                if (s[i].mem_total)
+                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_memory_total_bytes", (double)s[i].mem_total, 1, "gpu", idx);
+        family(b, "gpu_memory_used_bytes", "gauge", "GPU memory in use (NVML).");
+        for (int i = 0; i < inv->ngpus; i++)
+                if (s[i].mem_total)
+                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_memory_used_bytes", (double)s[i].mem_used, 1, "gpu", idx);
+        family(b, "gpu_utilization_ratio", "gauge", "Fraction of the last sample period the GPU was busy (NVML).");
+        for (int i = 0; i < inv->ngpus; i++)
+                if (s[i].has_util)
+                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_utilization_ratio", s[i].util_gpu / 100.0, 1, "gpu", idx);
+        family(b, "gpu_temperature_celsius", "gauge", "GPU temperature (NVML).");
+        for (int i = 0; i < inv->ngpus; i++)
+                if (s[i].has_temp)
+                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_temperature_celsius", s[i].temp_c, 1, "gpu", idx);
+        family(b, "gpu_power_watts", "gauge", "GPU power draw (NVML).");
+        for (int i = 0; i < inv->ngpus; i++)
+                if (s[i].has_power)
+                        snprintf(idx, sizeof(idx), "%d", i), sample(b, "gpu_power_watts", s[i].power_mw / 1000.0, 1, "gpu", idx);
+}
+
+static void node_metrics(struct bd_buf *b, const struct inventory *inv)
+{
+        char v[64];
+        family(b, "node_info", "gauge", "The node, labelled by host name, OS and kernel.");
+        sample(b, "node_info", 1, 3, "hostname", inv->hostname, "os", inv->os, "kernel", inv->kernel);
+        family(b, "cpu_info", "gauge", "The node's CPUs, labelled by model and layout.");
+        char s[16], c[16], t[16];
+        snprintf(s, sizeof(s), "%d", inv->sockets);
+        snprintf(c, sizeof(c), "%d", inv->cores_per_socket);
+        snprintf(t, sizeof(t), "%d", inv->threads_per_core);
+        sample(b, "cpu_info", 1, 4, "model", inv->cpu_model, "sockets", s, "cores_per_socket", c, "threads_per_core", t);
+        family(b, "cpus_online", "gauge", "Online logical CPUs.");
+        sample(b, "cpus_online", inv->online_cpus, 0);
+        family(b, "numa_node_memory_total_bytes", "gauge", "Memory of each NUMA node.");
+        for (int i = 0; i < inv->nnodes; i++) {
+                snprintf(v, sizeof(v), "%d", inv->nodes[i].id);
+                sample(b, "numa_node_memory_total_bytes", (double)inv->nodes[i].mem_kb * 1024, 1, "node", v);
+        }
+        family(b, "software_info", "gauge", "Versions of the software training depends on (empty when not found).");
+        sample(b, "software_info", 1, 4, "nvidia_driver", inv->sw.driver, "cuda", inv->sw.cuda, "nccl", inv->sw.nccl,
+               "mpi", inv->sw.mpi);
+        family(b, "storage_free_bytes", "gauge", "Free space of local filesystems that can take a staged dataset.");
+        for (int i = 0; i < inv->nmounts; i++) {
+                struct statvfs sv;
+                char p[512];
+                snprintf(p, sizeof(p), "%s%s", streq(inv->root, "/") ? "" : inv->root, inv->mounts[i].mnt);
+                if (statvfs(p, &sv) == 0)
+                        sample(b, "storage_free_bytes", (double)sv.f_bavail * sv.f_frsize, 2, "mount", inv->mounts[i].mnt,
+                               "filesystem", inv->mounts[i].fs);
+        }
+}
+
+static const char *features(void)
+{
+        return ""
+#ifdef HAVE_MICROHTTPD
+               "http "
+#endif
+#ifdef HAVE_SYSTEMD
+               "journal "
+#endif
+#ifdef HAVE_NUMA
+               "numa "
+#endif
+#ifdef HAVE_XXHASH
+               "staging "
+#endif
+               "nvml-dlopen";
+}
+
+void metrics_write(struct daemon *d, struct bd_buf *out)
+{
+        double t0 = now_monotonic();
+        struct inv_snapshot *s = daemon_inventory_get(d, -1);
+        const struct inventory *inv = &s->inv;
+        buf_grow(out, 16384);
+        family(out, "build_info", "gauge", "A constant 1 labelled by the version and features of benchd.");
+        sample(out, "build_info", 1, 2, "version", PACKAGE_VERSION, "features", features());
+        family(out, "start_time_seconds", "gauge", "When benchd started, in seconds since the epoch.");
+        sample(out, "start_time_seconds", d->start_wall, 0);
+        node_metrics(out, inv);
+        gpu_metrics(out, inv);
+        nic_metrics(out, inv);
+        family(out, "inventory_warnings", "gauge", "Items the last inventory skipped (unreadable or odd files).");
+        sample(out, "inventory_warnings", cJSON_GetArraySize(inv->warnings), 0);
+        family(out, "inventory_age_seconds", "gauge", "Age of the inventory these metrics describe.");
+        sample(out, "inventory_age_seconds", now_monotonic() - s->taken, 0);
+        daemon_inventory_put(s);
+        family(out, "http_requests_total", "counter", "HTTP requests answered, by status class.");
+        static const char *const classes[] = { "", "1xx", "2xx", "3xx", "4xx", "5xx" };
+        for (int i = 1; i <= 5; i++)
+                sample(out, "http_requests_total", (double)atomic_load(&d->requests[i]), 1, "code", classes[i]);
+        family(out, "scrapes_total", "counter", "Scrapes of /metrics served.");
+        sample(out, "scrapes_total", (double)atomic_fetch_add(&d->scrapes, 1) + 1, 0);
+        family(out, "scrape_duration_seconds", "gauge", "Time this scrape took to collect, in seconds.");
+        sample(out, "scrape_duration_seconds", now_monotonic() - t0, 0);
+}

@@ -1,0 +1,225 @@
+#!/bin/bash
+# benchd as a daemon: every endpoint through curl, errors and bad input,
+# access control and the token, metrics (promtool), the recorded p3dn's
+# counters, SIGHUP, SIGTERM, sd_notify and the watchdog, socket activation,
+# the Unix socket, the unit files, going to the background.
+. "${srcdir:-.}/tests/lib.sh"
+BENCHD="$top_builddir/benchd"
+"$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
+command -v curl >/dev/null || skip_all "curl not installed"
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+py() { /usr/bin/python3 -c "$@"; }
+jget() { py "import json,sys; j=json.load(sys.stdin); print($1)"; }
+
+port=$(free_port 19411)
+url="http://127.0.0.1:$port"
+cat > "$tmp/benchd.conf" <<CONF
+# test configuration
+listen = 127.0.0.1:$port
+socket = $tmp/benchd.sock
+token_file = $tmp/state/token
+state_dir = $tmp/state
+threads = 2
+max_body_bytes = 1024
+log_level = debug
+CONF
+"$BENCHD" -f -c "$tmp/benchd.conf" 2>"$tmp/log" &
+pid=$!; pids+=("$pid")
+check "benchd starts and answers /v1/health" wait_until 10 curl -sf "$url/v1/health"
+is "health says ok" "$(curl -s "$url/v1/health" | jget 'j["status"], j["version"]')" "ok 0.1.0"
+is "the token file was created, mode 0600" "$(stat -c %a "$tmp/state/token")" 600
+
+# every endpoint
+inv=$(curl -s -w '\n%{http_code} %{content_type}' "$url/v1/inventory")
+is "GET /v1/inventory: 200 JSON" "$(tail -1 <<<"$inv")" "200 application/json"
+want=$("$BENCHD" --inventory --json | jget 'j["host"]["hostname"], j["cpu"]["online_cpus"], len(j["numa_nodes"]), len(j["nics"])')
+is "  the same node as benchd --inventory" "$(head -n -1 <<<"$inv" | jget 'j["host"]["hostname"], j["cpu"]["online_cpus"], len(j["numa_nodes"]), len(j["nics"])')" "$want"
+is "GET /v1/topology" "$(curl -s "$url/v1/topology" | jget 'sorted(j.keys())')" \
+   "['cpu_affinity', 'gpu_gpu', 'gpu_nic', 'gpus', 'hostname', 'legend', 'nics', 'numa_affinity']"
+is "GET /v1/binding?ranks=2: two ranks, measured" \
+   "$(curl -s "$url/v1/binding?ranks=2" | jget 'len(j["ranks"]), j["source"], j["ranks"][1]["local_rank"]')" "2 measured 1"
+is "  the rank's numactl options" "$(curl -s "$url/v1/binding?ranks=1" | jget 'j["ranks"][0]["numactl"]')" \
+   "--physcpubind=$(curl -s "$url/v1/binding?ranks=1" | jget 'j["ranks"][0]["physcpubind"]') --membind=0"
+m=$(curl -s -w '\n%{http_code} %{content_type}' "$url/metrics")
+is "GET /metrics: 200 in Prometheus text format" "$(tail -1 <<<"$m")" "200 text/plain; version=0.0.4; charset=utf-8"
+like "  build info" "$m" '^benchd_build_info\{version="0.1.0",features="[^"]*"\} 1$'
+like "  NIC counters" "$m" '^benchd_nic_receive_bytes_total\{device="[^"]+"\} [0-9]+$'
+like "  scrape duration" "$m" '^benchd_scrape_duration_seconds [0-9.e-]+$'
+if command -v promtool >/dev/null; then
+    out=$(head -n -1 <<<"$m" | promtool check metrics 2>&1); rc=$?
+    is "promtool check metrics: no problems" "$rc $out" "0 "
+fi
+is "GET / lists the endpoints" "$(curl -s "$url/" | jget '"GET /metrics" in j["endpoints"]')" True
+is "HEAD /v1/health" "$(curl -s -o /dev/null -w '%{http_code}' -I "$url/v1/health")" 200
+is "the Unix socket serves the API" "$(curl -s --unix-socket "$tmp/benchd.sock" http://x/v1/health | jget 'j["status"]')" ok
+
+# errors are JSON with a status
+code() { curl -s -o "$tmp/body" -w '%{http_code}' "$@"; }
+is "unknown path: 404" "$(code "$url/v1/nope")" 404
+is "  as JSON" "$(jget 'j["status"], bool(j["error"])' < "$tmp/body")" "404 True"
+is "wrong method: 405" "$(code -X DELETE "$url/v1/inventory")" 405
+like "  with Allow" "$(curl -s -D - -o /dev/null -X PUT "$url/v1/inventory")" '^Allow: GET, HEAD'
+is "bad query value: 400" "$(code "$url/v1/binding?ranks=-3")" 400
+is "  names the parameter" "$(jget 'j["error"]' < "$tmp/body")" "ranks: expected an integer from 1 to 64, not '-3'"
+is "too many ranks for the node: 409" "$(code "$url/v1/binding?ranks=64")" 409
+is "path traversal: 400" "$(code --path-as-is "$url/v1/../../etc/passwd")" 400
+is "encoded path traversal: 400" "$(code --path-as-is "$url/v1/%2e%2e/%2e%2e/etc/passwd")" 400
+big=$(head -c 40000 /dev/zero | tr '\0' a)
+is "huge header: 431" "$(code -H "X-Big: $big" "$url/v1/health")" 431
+head -c 5000 /dev/zero > "$tmp/bigbody"
+is "body over max_body_bytes: 413" "$(code -X POST --data-binary @"$tmp/bigbody" "$url/v1/inventory/refresh")" 413
+raw() { (exec 3<>"/dev/tcp/127.0.0.1/$port"; printf "$1" >&3; timeout 5 cat <&3) 2>/dev/null | head -1; }
+like "unknown protocol version: 400" "$(raw 'GET /v1/health FOO/1.1\r\n\r\n')" '^HTTP/1\.[01] 400'
+like "no protocol version: 400" "$(raw 'GET /v1/health\r\n\r\n')" '^HTTP/1\.[01] 400'
+is "garbage: the connection is closed without an answer" "$(raw 'GARBAGE\r\n\r\n')" ""
+is "binary junk: the same" "$(raw '\x01\x02\xff\xfe\r\n\r\n')" ""
+like "malformed header: 400" "$(raw 'GET /v1/health HTTP/1.1\r\nHost x\r\n\r\n')" '^HTTP/1\.[01] 400'
+is "after all that, still serving" "$(curl -s "$url/v1/health" | jget 'j["status"]')" ok
+
+# the token guards mutating requests
+is "POST without a token: 401" "$(code -X POST "$url/v1/inventory/refresh")" 401
+like "  with a Bearer challenge" "$(curl -s -D - -o /dev/null -X POST "$url/v1/inventory/refresh")" '^WWW-Authenticate: Bearer'
+is "POST with a wrong token: 401" "$(code -X POST -H 'Authorization: Bearer 0123456789abcdef0123' "$url/v1/inventory/refresh")" 401
+is "POST with the token: 200" \
+   "$(code -X POST -H "Authorization: Bearer $(cat "$tmp/state/token")" "$url/v1/inventory/refresh")" 200
+
+# reads from another address: refused until read_access = any (SIGHUP)
+addr=$(ip -4 -o addr show scope global 2>/dev/null | awk '{sub("/.*", "", $4); print $4; exit}')
+if [ -n "$addr" ]; then
+    port2=$(free_port $((port + 1)))
+    cat > "$tmp/open.conf" <<CONF
+listen = 0.0.0.0:$port2
+token_file = $tmp/state/token
+read_access = local
+CONF
+    "$BENCHD" -f -c "$tmp/open.conf" 2>"$tmp/open.log" &
+    pid2=$!; pids+=("$pid2")
+    wait_until 10 curl -sf "http://127.0.0.1:$port2/v1/health"
+    is "a read from $addr with read_access = local: 403" "$(code "http://$addr:$port2/v1/health")" 403
+    sed -i 's/^read_access = local/read_access = any/; s/^listen = .*/listen = 0.0.0.0:1/' "$tmp/open.conf"
+    kill -HUP "$pid2"
+    check "SIGHUP: reads opened to any address" wait_until 10 curl -sf "http://$addr:$port2/v1/health"
+    like "  a changed listen address waits for a restart" "$(cat "$tmp/open.log")" "'listen' changed; it takes effect at the next start"
+    echo "bogus_key = 1" >> "$tmp/open.conf"
+    kill -HUP "$pid2"
+    check "SIGHUP with a broken file keeps the running configuration" \
+        wait_until 10 grep -q "open.conf:4: unknown key 'bogus_key'; keeping the running configuration" "$tmp/open.log"
+    is "  and keeps serving" "$(code "http://$addr:$port2/v1/health")" 200
+    stop_pid "$pid2"
+fi
+
+# a recorded machine: p3dn's counters, InfiniBand-style words in bytes
+port3=$(free_port $((port + 5)))
+"$BENCHD" -f --listen "127.0.0.1:$port3" --token-file "$tmp/state/token" \
+    --sysfs-root "$srcdir/tests/fixtures/sysfs/p3dn" 2>/dev/null &
+pid3=$!; pids+=("$pid3")
+wait_until 10 curl -sf "http://127.0.0.1:$port3/v1/health"
+m=$(curl -s "http://127.0.0.1:$port3/metrics")
+efa=$(cat "$srcdir/tests/fixtures/sysfs/p3dn/sys/class/infiniband/rdmap16s27/ports/1/hw_counters/rx_bytes")
+ens=$(cat "$srcdir/tests/fixtures/sysfs/p3dn/sys/class/net/ens5/statistics/tx_bytes")
+like "p3dn: the EFA's received bytes" "$m" "^benchd_nic_receive_bytes_total\{device=\"rdmap16s27\",port=\"1\"\} $efa\$"
+like "p3dn: ens5's transmitted bytes" "$m" "^benchd_nic_transmit_bytes_total\{device=\"ens5\"\} $ens\$"
+like "p3dn: eight GPUs" "$m" '^benchd_gpus 8$'
+like "p3dn: GPU 5's identity" "$m" '^benchd_gpu_info\{gpu="5",name="Tesla V100-SXM2-32GB",uuid="GPU-[0-9a-f-]+",pci_bus_id="0000:86:00.0",numa_node="1",driver="535.129.03"\} 1$'
+like "p3dn: the EFA is up at 100 Gb/s" "$m" '^benchd_nic_speed_bytes\{device="rdmap16s27"\} 12500000000$'
+is "p3dn: binding plan of rank 5 over HTTP" \
+   "$(curl -s "http://127.0.0.1:$port3/v1/binding" | jget 'j["ranks"][5]["numactl"], j["ranks"][5]["nic"]')" \
+   "--physcpubind=30-35,78-83 --membind=1 rdmap16s27"
+is "p3dn: topology GPU0 x GPU1 and GPU0 x GPU4" \
+   "$(curl -s "http://127.0.0.1:$port3/v1/topology" | jget 'j["gpu_gpu"][0][1], j["gpu_gpu"][0][4], j["nics"]')" \
+   "PIX SYS ['ens5', 'rdmap16s27']"
+if command -v promtool >/dev/null; then
+    out=$(promtool check metrics <<<"$m" 2>&1); rc=$?
+    is "promtool check metrics on p3dn: no problems" "$rc $out" "0 "
+fi
+# benchd-bind takes the node's measured plan over the declared one
+declared=(); for r in 0 1 2 3 4 5 6 7; do declared+=(-r "$r:0"); done
+out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
+like "benchd-bind --benchd: rank 5 gets the measured p3dn plan" "$out" \
+     "local rank 5: --physcpubind=30-35,78-83 --membind=1 \(measured by benchd\)"
+stop_pid "$pid3"
+out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
+like "  without benchd: the declared plan, and why" "$out" "Could not connect|Couldn't connect|refused"
+like "  which is then used" "$out" "local rank 5: --physcpubind=5 --membind=0 \(declared\)"
+
+# SIGTERM: a clean stop that removes the socket file
+kill -TERM "$pid"
+wait "$pid"; rc=$?
+is "SIGTERM: exit 0" "$rc" 0
+check_fails "  the Unix socket file is gone" test -e "$tmp/benchd.sock"
+
+# sd_notify: READY, STATUS, WATCHDOG, RELOADING, STOPPING
+/usr/bin/python3 "$srcdir/tests/notify-listen.py" "$tmp/notify" "$tmp/notify.log" &
+npid=$!; pids+=("$npid")
+wait_until 5 grep -q listening "$tmp/notify.log"
+port4=$(free_port $((port + 10)))
+NOTIFY_SOCKET="$tmp/notify" WATCHDOG_USEC=300000 \
+    "$BENCHD" -f --listen "127.0.0.1:$port4" --token-file "$tmp/state/token" 2>/dev/null &
+pid4=$!; pids+=("$pid4")
+check "READY=1 once serving" wait_until 10 grep -q "^READY=1|STATUS=serving on 127.0.0.1:$port4" "$tmp/notify.log"
+check "WATCHDOG=1 pings at half the period" wait_until 5 bash -c "test \$(grep -c '^WATCHDOG=1\$' '$tmp/notify.log') -ge 3"
+kill -HUP "$pid4"
+check "SIGHUP: RELOADING=1 then READY=1" wait_until 10 grep -q '^READY=1|STATUS=serving$' "$tmp/notify.log"
+like "  RELOADING=1 came first" "$(grep -n -E '^(RELOADING|READY=1\|STATUS=serving$)' "$tmp/notify.log" | head -1)" 'RELOADING=1'
+kill -TERM "$pid4"; wait "$pid4"
+like "SIGTERM: STOPPING=1" "$(tail -1 "$tmp/notify.log")" '^STOPPING=1'
+
+# under systemd (JOURNAL_STREAM names our stderr) without a journal socket to
+# send structured entries to: journald's "<priority>" lines
+if [ ! -S /run/systemd/journal/socket ]; then
+    : > "$tmp/journal.log"
+    port7=$(free_port $((port + 25)))
+    JOURNAL_STREAM="$(stat -c '%d:%i' "$tmp/journal.log")" "$BENCHD" -f --listen "127.0.0.1:$port7" \
+        --token-file "$tmp/state/token" 2>>"$tmp/journal.log" &
+    pid7=$!; pids+=("$pid7")
+    wait_until 10 curl -sf "http://127.0.0.1:$port7/v1/health"
+    stop_pid "$pid7"
+    like "journal stream: notices as <5> lines" "$(cat "$tmp/journal.log")" "^<5>serving on 127.0.0.1:$port7$"
+    like "  SIGTERM too" "$(cat "$tmp/journal.log")" '^<5>SIGTERM: stopping$'
+fi
+
+# socket activation
+if command -v systemd-socket-activate >/dev/null; then
+    port5=$(free_port $((port + 15)))
+    systemd-socket-activate -l "127.0.0.1:$port5" "$BENCHD" -f --listen 127.0.0.1:1 \
+        --token-file "$tmp/state/token" 2>"$tmp/sa.log" &
+    pid5=$!; pids+=("$pid5")
+    check "socket activation: serves on the passed socket" wait_until 10 curl -sf "http://127.0.0.1:$port5/v1/health"
+    like "  and says so" "$(cat "$tmp/sa.log")" "serving on 127.0.0.1:$port5 \(socket activation\)"
+    stop_pid "$pid5"
+fi
+
+# in the background: the parent returns once the daemon serves, or fails with it
+port6=$(free_port $((port + 20)))
+"$BENCHD" --listen "127.0.0.1:$port6" --token-file "$tmp/state/token" 2>/dev/null
+is "background start: exit 0" "$?" 0
+check "  serving" curl -sf "http://127.0.0.1:$port6/v1/health"
+bgpid=$(ss -ltnpH "sport = :$port6" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+"$BENCHD" --listen "127.0.0.1:$port6" --token-file "$tmp/state/token" 2>"$tmp/bg.err"
+is "a second one on the same port fails" "$?" 1
+[ -n "$bgpid" ] && kill -TERM "$bgpid"
+
+# configuration errors
+printf 'listen = 127.0.0.1:1\nthreds = 4\n' > "$tmp/bad.conf"
+err=$("$BENCHD" -f -c "$tmp/bad.conf" 2>&1); rc=$?
+is "unknown key: exit 1" "$rc" 1
+like "  names file, line and the closest key" "$err" "bad.conf:2: unknown key 'threds' \(did you mean 'threads'\?\)"
+printf 'threads = lots\n' > "$tmp/bad.conf"
+like "bad value: names the range" "$("$BENCHD" -f -c "$tmp/bad.conf" 2>&1)" "bad.conf:1: 'threads': expected an integer from 1 to 64, not 'lots'"
+like "a missing file" "$("$BENCHD" -f -c "$tmp/none.conf" 2>&1)" "cannot read '$tmp/none.conf'"
+"$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
+check "--print-defaults gives a file benchd accepts" bash -c "'$BENCHD' --print-defaults > '$tmp/d.conf' && grep -q '^#threads = 4' '$tmp/d.conf'"
+
+# the unit files
+if command -v systemd-analyze >/dev/null; then
+    mkdir -p "$tmp/units"
+    for u in benchd.service benchd.socket; do
+        sed -e "s|@bindir@|$top_builddir|g" -e "s|@sysconfdir@|$tmp|g" "$srcdir/etc/$u.in" > "$tmp/units/$u"
+    done
+    out=$(cd "$tmp/units" && systemd-analyze verify --man=no ./benchd.service ./benchd.socket 2>&1); rc=$?
+    is "systemd-analyze verify: the unit files are clean" "$rc $out" "0 "
+fi
+done_testing

@@ -1,0 +1,78 @@
+#!/bin/bash
+# benchctl nodes: the benchd of several nodes in parallel (three recorded
+# machines and this one), the table, JSON, the topology matrix, nodes that
+# are down or hang, and the nodes of a system.
+. "${srcdir:-.}/tests/lib.sh"
+BENCHD="$top_builddir/benchd"
+"$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
+trap cleanup EXIT
+jget() { /usr/bin/python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
+
+base=$(free_port 19480)
+nodes=()
+i=0
+for m in p3dn dss8440 c4140 live; do
+    port=$(free_port $((base + i)))
+    root=/
+    [ "$m" = live ] || root="$srcdir/tests/fixtures/sysfs/$m"
+    "$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --sysfs-root "$root" 2>/dev/null &
+    pids+=($!)
+    wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"
+    nodes+=("127.0.0.1:$port")
+    i=$((port - base + 1))
+done
+
+out=$("$BENCHCTL" nodes "${nodes[@]}"); rc=$?
+is "four nodes: exit 0" "$rc" 0
+is "  a header and one line per node" "$(wc -l <<<"$out")" 5
+like "  p3dn: 2 sockets x 24 cores x 2 threads, 8 V100" "$out" "^${nodes[0]} +ok +ip-172-31-42-17 +2x24x2 +2 +8 x Tesla V100-SXM2-32GB"
+like "  DSS8440: its InfiniBand" "$out" "^${nodes[1]} +ok +dss8440-01 +2x20x2 .*mlx5_0\(infiniband\)"
+like "  C4140: HT off, 4 GPUs" "$out" "^${nodes[2]} +ok +[^ ]+ +2x20x1 +2 +4 x Tesla V100-SXM2-32GB"
+like "  this machine" "$out" "^${nodes[3]} +ok +$(hostname) "
+
+json=$("$BENCHCTL" nodes --json "${nodes[@]}")
+is "--json: every inventory" "$(jget '[(n["ok"], len(n["inventory"]["gpus"])) for n in j]' <<<"$json")" \
+   "[(True, 8), (True, 8), (True, 4), (True, 0)]"
+
+topo=$("$BENCHCTL" nodes --topo "${nodes[0]}")
+like "--topo: the p3dn matrix, nvidia-smi style" "$topo" "^GPU0 +X +PIX +PHB +PHB +SYS +SYS +SYS +SYS +PHB +NODE +0-23,48-71 +0$"
+like "  and the legend" "$topo" "^Legend: X self"
+json=$("$BENCHCTL" nodes --topo --json "${nodes[1]}")
+is "--topo --json: DSS8440 GPU0 x GPU1 and GPU0 x mlx5_0" \
+   "$(jget 'j[0]["topology"]["gpu_gpu"][0][1], j[0]["topology"]["gpu_nic"][0][j[0]["topology"]["nics"].index("mlx5_0")]' <<<"$json")" "PIX PIX"
+
+# a node that is down, and one that accepts but never answers
+dead=$(free_port $((base + 20)))
+/usr/bin/python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $dead)); s.listen(8)
+conns = []
+while True:
+    c, _ = s.accept(); conns.append(c)
+" &
+pids+=($!)
+wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$dead"
+down=$(free_port $((dead + 1)))
+start=$SECONDS
+out=$("$BENCHCTL" nodes --timeout 1000 "${nodes[0]}" "127.0.0.1:$down" "127.0.0.1:$dead" 2>"$tmp/err"); rc=$?
+is "a node down: exit 1" "$rc" 1
+like "  the good node is still shown" "$out" "^${nodes[0]} +ok"
+like "  the down node, why" "$out" "^127.0.0.1:$down +error +.*(Couldn't connect|refused)"
+like "  the silent node timed out" "$out" "^127.0.0.1:$dead +error +.*(timed out|Timeout)"
+like "  and stderr names them" "$(cat "$tmp/err")" "benchctl: node 127.0.0.1:$down: "
+check "  within the timeout, not one after the other" test $((SECONDS - start)) -le 3
+
+# the nodes of a system
+mkdir -p "$tmp/systems"
+printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "%s"] } }\n' "${nodes[0]}" "${nodes[3]}" > "$tmp/systems/mine.json"
+out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system mine); rc=$?
+is "--system: its benchd.hosts" "$rc $(grep -c ' ok ' <<<"$out")" "0 2"
+"$BENCHCTL" nodes --system mine "${nodes[0]}" --systems-dir "$tmp/systems" >/dev/null 2>&1
+is "--system and node names: usage error" "$?" 2
+"$BENCHCTL" nodes --timeout 0 >/dev/null 2>&1
+is "--timeout 0: usage error" "$?" 2
+done_testing

@@ -1,0 +1,873 @@
+/* coco-eval.c: per-image matching, accumulation and the 12 summary numbers,
+ * following pycocotools/cocoeval.py (evaluateImg, accumulate, summarize). */
+#include "config.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "coco-eval.h"
+#include "json-stream.h"
+#include "macro.h"
+#include "parallel.h"
+
+#define T_THRS 10               /* IoU thresholds */
+#define R_PTS 101               /* recall points */
+#define A_RNG 4                 /* area ranges: all, small, medium, large */
+#define M_DETS 3                /* max detections: 1, 10, 100 */
+#define MAX_DET 100
+
+static const int max_dets[M_DETS] = { 1, 10, 100 };
+static const double area_rng[A_RNG][2] = {
+        { 0.0, 1e10 }, { 0.0, 1024.0 }, { 1024.0, 9216.0 }, { 9216.0, 1e10 },
+};
+
+const char *const coco_eval_stat_names[COCO_EVAL_NSTATS] = {
+        "AP", "AP50", "AP75", "APs", "APm", "APl", "AR1", "AR10", "AR100", "ARs", "ARm", "ARl",
+};
+
+double coco_eval_iou_threshold(int t)
+{
+        /* np.linspace(.5, 0.95, 10): arange * ((0.95 - 0.5) / 9) + 0.5, last = stop */
+        if (t == T_THRS - 1)
+                return 0.95;
+        return (double)t * ((0.95 - 0.5) / 9) + 0.5;
+}
+
+double coco_eval_recall_point(int r)
+{
+        if (r == R_PTS - 1)
+                return 1.0;
+        return (double)r * ((1.0 - 0.0) / 100) + 0.0;
+}
+
+/* One (category, area range) of one image: what accumulate() needs of
+ * evaluateImg()'s result.  In memory and on the wire:
+ *     struct entry_head, double scores[d], uint8_t flags[T_THRS][d], padding to 8 */
+struct entry_head {
+        uint32_t k;             /* category index (increasing id order) */
+        uint32_t a;             /* area range */
+        uint32_t npig;          /* ground truth not ignored */
+        uint32_t d;             /* detections, score order, at most MAX_DET */
+};
+enum { F_MATCHED = 1, F_IGNORED = 2 };
+
+static size_t entry_size(uint32_t d)
+{
+        size_t n = sizeof(struct entry_head) + 8 * (size_t)d + T_THRS * (size_t)d;
+        return (n + 7) & ~(size_t)7;
+}
+
+struct img_result {
+        uint8_t done;
+        uint32_t len;           /* bytes of entries */
+        uint8_t *blob;          /* entries, increasing (k, a) */
+};
+
+struct coco_eval {
+        const struct coco_index *gt;
+        int threads;
+        size_t n_img;           /* images, in increasing id order */
+        size_t n_cat;
+        int32_t *cat_k;         /* label (JSON order) -> k (increasing id order) */
+        int32_t *k_cat_id;      /* k -> category id */
+        struct coco_det *dets;
+        uint32_t *det_img;      /* sorted-order image position of each detection */
+        uint32_t *det_k;
+        double *det_score;      /* the scores again, for sorting */
+        size_t n_dets, cap_dets;
+        /* detections grouped by (image, category, order added): valid when grouped */
+        uint32_t *group;
+        size_t *img_first;      /* n_img + 1 */
+        int grouped;
+        struct img_result *res;
+};
+
+static int cmp_cat(const void *x, const void *y, void *ctx)
+{
+        const struct coco_index *gt = ctx;
+        int32_t a = gt->cats[*(const uint32_t *)x].id, b = gt->cats[*(const uint32_t *)y].id;
+        return (a > b) - (a < b);
+}
+
+struct coco_eval *coco_eval_new(const struct coco_index *gt, int threads)
+{
+        struct coco_eval *ev = xcalloc(1, sizeof(*ev));
+        ev->gt = gt;
+        ev->threads = threads > 0 ? threads : 1;
+        ev->n_img = gt->n_images;
+        ev->n_cat = gt->n_cats;
+        ev->cat_k = xcalloc(ev->n_cat + 1, sizeof(int32_t));
+        ev->k_cat_id = xcalloc(ev->n_cat + 1, sizeof(int32_t));
+        _cleanup_free_ uint32_t *ord = xcalloc(ev->n_cat + 1, sizeof(uint32_t));
+        for (size_t i = 0; i < ev->n_cat; i++)
+                ord[i] = (uint32_t)i;
+        qsort_r(ord, ev->n_cat, sizeof(*ord), cmp_cat, (void *)gt);
+        for (size_t k = 0; k < ev->n_cat; k++) {
+                ev->cat_k[ord[k]] = (int32_t)k;
+                ev->k_cat_id[k] = gt->cats[ord[k]].id;
+        }
+        ev->res = xcalloc(ev->n_img + 1, sizeof(*ev->res));
+        return ev;
+}
+
+struct coco_eval *coco_eval_free(struct coco_eval *ev)
+{
+        if (!ev)
+                return NULL;
+        for (size_t i = 0; i < ev->n_img; i++)
+                free(ev->res[i].blob);
+        free(ev->res);
+        free(ev->cat_k);
+        free(ev->k_cat_id);
+        free(ev->dets);
+        free(ev->det_img);
+        free(ev->det_k);
+        free(ev->det_score);
+        free(ev->group);
+        free(ev->img_first);
+        free(ev);
+        return NULL;
+}
+
+size_t coco_eval_n_dets(const struct coco_eval *ev)
+{
+        return ev->n_dets;
+}
+
+/* Position of an image id in increasing id order, -1 when unknown. */
+static long image_pos(const struct coco_index *gt, int64_t id)
+{
+        size_t lo = 0, hi = gt->n_images;
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int64_t v = gt->images[gt->by_id[mid]].id;
+                if (v == id)
+                        return (long)mid;
+                if (v < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -1;
+}
+
+static int add_one(struct coco_eval *ev, const struct coco_det *d, const char *where, struct bd_err *err)
+{
+        size_t i = ev->n_dets;
+        long p = image_pos(ev->gt, d->image_id);
+        if (p < 0)
+                return bd_err_set(err, -EINVAL, "%sdetection %zu: unknown image id %lld", where, i,
+                                  (long long)d->image_id);
+        int c = coco_index_find_category(ev->gt, d->category_id);
+        if (c < 0)
+                return bd_err_set(err, -EINVAL, "%sdetection %zu: unknown category id %d", where, i, d->category_id);
+        for (int j = 0; j < 4; j++)
+                if (!isfinite(d->bbox[j]))
+                        return bd_err_set(err, -EINVAL, "%sdetection %zu: bbox is not finite", where, i);
+        if (d->bbox[2] < 0 || d->bbox[3] < 0)
+                return bd_err_set(err, -EINVAL, "%sdetection %zu: negative bbox size %gx%g", where, i, d->bbox[2],
+                                  d->bbox[3]);
+        if (!isfinite(d->score))
+                return bd_err_set(err, -EINVAL, "%sdetection %zu: score is %s", where, i,
+                                  isnan(d->score) ? "NaN" : "infinite");
+        if (ev->n_dets == ev->cap_dets) {
+                ev->cap_dets = ev->cap_dets ? 2 * ev->cap_dets : 4096;
+                ev->dets = xrealloc(ev->dets, ev->cap_dets * sizeof(*ev->dets));
+                ev->det_img = xrealloc(ev->det_img, ev->cap_dets * sizeof(*ev->det_img));
+                ev->det_k = xrealloc(ev->det_k, ev->cap_dets * sizeof(*ev->det_k));
+                ev->det_score = xrealloc(ev->det_score, ev->cap_dets * sizeof(*ev->det_score));
+        }
+        ev->dets[i] = *d;
+        ev->det_img[i] = (uint32_t)p;
+        ev->det_k[i] = (uint32_t)ev->cat_k[c];
+        ev->det_score[i] = d->score;
+        ev->n_dets++;
+        ev->grouped = 0;
+        return 0;
+}
+
+int coco_eval_add(struct coco_eval *ev, const struct coco_det *d, size_t n, struct bd_err *err)
+{
+        for (size_t i = 0; i < n; i++) {
+                int r = add_one(ev, &d[i], "", err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int det_from_json(const cJSON *o, struct coco_det *d)
+{
+        const cJSON *img = cJSON_GetObjectItemCaseSensitive(o, "image_id");
+        const cJSON *cat = cJSON_GetObjectItemCaseSensitive(o, "category_id");
+        const cJSON *bbox = cJSON_GetObjectItemCaseSensitive(o, "bbox");
+        const cJSON *score = cJSON_GetObjectItemCaseSensitive(o, "score");
+        if (!cJSON_IsNumber(img) || img->valuedouble != floor(img->valuedouble) || fabs(img->valuedouble) > 9e15)
+                return 'i';
+        if (!cJSON_IsNumber(cat) || cat->valuedouble != floor(cat->valuedouble) || fabs(cat->valuedouble) > 2e9)
+                return 'c';
+        if (!cJSON_IsArray(bbox) || cJSON_GetArraySize(bbox) != 4)
+                return 'b';
+        if (!cJSON_IsNumber(score))
+                return 's';
+        d->image_id = (int64_t)img->valuedouble;
+        d->category_id = (int32_t)cat->valuedouble;
+        for (int j = 0; j < 4; j++) {
+                const cJSON *v = cJSON_GetArrayItem(bbox, j);
+                if (!cJSON_IsNumber(v))
+                        return 'b';
+                d->bbox[j] = v->valuedouble;
+        }
+        d->score = score->valuedouble;
+        return 0;
+}
+
+int coco_eval_load_json(struct coco_eval *ev, const char *path, struct bd_err *err)
+{
+        struct json_map m = { 0 };
+        int r = json_map_file(path, &m, err);
+        if (r < 0)
+                return r;
+        struct json_stream s;
+        json_stream_init(&s, m.p, m.size, path);
+        r = json_stream_array_begin(&s, err);
+        if (r < 0 && s.pos < s.len)
+                r = bd_err_set(err, -EINVAL, "%s: results are not a JSON list of detections", path);
+        while (r >= 0) {
+                cJSON *item = NULL;
+                long line;
+                r = json_stream_next_item(&s, &item, &line, err);
+                if (r <= 0)
+                        break;
+                struct coco_det d;
+                int bad = cJSON_IsObject(item) ? det_from_json(item, &d) : 'o';
+                cJSON_Delete(item);
+                if (bad) {
+                        const char *what = bad == 'i' ? "'image_id': expected an integer"
+                                         : bad == 'c' ? "'category_id': expected an integer"
+                                         : bad == 'b' ? "'bbox': expected [x, y, width, height]"
+                                         : bad == 's' ? "'score': expected a number"
+                                                      : "expected an object";
+                        r = bd_err_set(err, -EINVAL, "%s:%ld: detection %zu: %s", path, line, ev->n_dets, what);
+                        break;
+                }
+                _cleanup_free_ char *where = xasprintf("%s:%ld: ", path, line);
+                r = add_one(ev, &d, where, err);
+        }
+        if (r >= 0)
+                r = json_stream_end(&s, err);
+        json_unmap(&m);
+        return r < 0 ? r : 0;
+}
+
+/* ---- grouping detections ---------------------------------------------------------- */
+
+static int cmp_group(const void *x, const void *y, void *ctx)
+{
+        const struct coco_eval *ev = ctx;
+        uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+        if (ev->det_img[a] != ev->det_img[b])
+                return ev->det_img[a] < ev->det_img[b] ? -1 : 1;
+        if (ev->det_k[a] != ev->det_k[b])
+                return ev->det_k[a] < ev->det_k[b] ? -1 : 1;
+        return (a > b) - (a < b);
+}
+
+static void group_dets(struct coco_eval *ev)
+{
+        if (ev->grouped)
+                return;
+        free(ev->group);
+        free(ev->img_first);
+        ev->group = xmalloc((ev->n_dets + 1) * sizeof(uint32_t));
+        for (size_t i = 0; i < ev->n_dets; i++)
+                ev->group[i] = (uint32_t)i;
+        qsort_r(ev->group, ev->n_dets, sizeof(uint32_t), cmp_group, ev);
+        ev->img_first = xcalloc(ev->n_img + 1, sizeof(size_t));
+        size_t j = 0;
+        for (size_t p = 0; p <= ev->n_img; p++) {
+                while (j < ev->n_dets && ev->det_img[ev->group[j]] < p)
+                        j++;
+                ev->img_first[p] = j;
+        }
+        ev->grouped = 1;
+}
+
+/* ---- evaluateImg --------------------------------------------------------------------- */
+
+struct gt_box {
+        int64_t id;
+        double bbox[4];
+        double area;
+        uint32_t k;
+        uint8_t crowd;
+};
+
+/* maskApi.c bbIou for one pair */
+static double box_iou(const double *d, const double *g, int crowd)
+{
+        double w = fmin(d[2] + d[0], g[2] + g[0]) - fmax(d[0], g[0]);
+        if (w <= 0)
+                return 0;
+        double h = fmin(d[3] + d[1], g[3] + g[1]) - fmax(d[1], g[1]);
+        if (h <= 0)
+                return 0;
+        double i = w * h;
+        double da = d[2] * d[3], ga = g[2] * g[3];
+        double u = crowd ? da : da + ga - i;
+        return i / u;
+}
+
+/* Indices by score[index], highest first; ties keep their order, as numpy's
+ * argsort(-score, kind='mergesort'). */
+static int cmp_score_desc(const void *x, const void *y, void *ctx)
+{
+        const double *score = ctx;
+        uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+        if (score[a] != score[b])
+                return score[a] > score[b] ? -1 : 1;
+        return (a > b) - (a < b);
+}
+
+struct blob {
+        uint8_t *p;
+        size_t len, cap;
+};
+
+static void *blob_grow(struct blob *b, size_t n)
+{
+        if (b->len + n > b->cap) {
+                b->cap = (b->len + n) * 2;
+                b->p = xrealloc(b->p, b->cap);
+        }
+        void *q = b->p + b->len;
+        memset(q, 0, n);
+        b->len += n;
+        return q;
+}
+
+/* One category of one image: G ground truth boxes (JSON order), D detections
+ * (score order, cut to MAX_DET).  Appends the four area-range entries. */
+static void eval_category(struct blob *out, uint32_t k, const struct gt_box *const *g, size_t G,
+                          const struct coco_det *const *d, const uint32_t *d_id, size_t D)
+{
+        _cleanup_free_ double *iou = xmalloc((D * G + 1) * sizeof(double));     /* [d][g] in JSON order */
+        for (size_t i = 0; i < D; i++)
+                for (size_t j = 0; j < G; j++)
+                        iou[i * G + j] = box_iou(d[i]->bbox, g[j]->bbox, g[j]->crowd);
+        _cleanup_free_ uint32_t *gind = xmalloc((G + 1) * sizeof(uint32_t));
+        _cleanup_free_ uint8_t *gig = xmalloc(G + 1);
+        _cleanup_free_ uint32_t *gtm = xmalloc((G + 1) * sizeof(uint32_t));   /* matched detection id, 0 = none */
+        for (uint32_t a = 0; a < A_RNG; a++) {
+                double lo = area_rng[a][0], hi = area_rng[a][1];
+                /* ignored ground truth last, stable */
+                size_t n = 0;
+                uint32_t npig = 0;
+                for (int pass = 0; pass < 2; pass++)
+                        for (size_t j = 0; j < G; j++) {
+                                int ig = g[j]->crowd || g[j]->area < lo || g[j]->area > hi;
+                                if (ig == pass) {
+                                        gind[n] = (uint32_t)j;
+                                        gig[n++] = (uint8_t)ig;
+                                        npig += !ig;
+                                }
+                        }
+                struct entry_head *h = blob_grow(out, entry_size((uint32_t)D));
+                h->k = k;
+                h->a = a;
+                h->npig = npig;
+                h->d = (uint32_t)D;
+                double *scores = (double *)(h + 1);
+                uint8_t *flags = (uint8_t *)(scores + D);
+                for (size_t i = 0; i < D; i++)
+                        scores[i] = d[i]->score;
+                for (int t = 0; t < T_THRS; t++) {
+                        double thr = coco_eval_iou_threshold(t);
+                        memset(gtm, 0, (G + 1) * sizeof(uint32_t));
+                        for (size_t i = 0; i < D; i++) {
+                                double best = fmin(thr, 1 - 1e-10);
+                                long m = -1;
+                                for (size_t j = 0; j < G; j++) {
+                                        const struct gt_box *gj = g[gind[j]];
+                                        if (gtm[j] > 0 && !gj->crowd)
+                                                continue;
+                                        if (m > -1 && gig[m] == 0 && gig[j] == 1)
+                                                break;
+                                        double v = iou[i * G + gind[j]];
+                                        if (v < best)
+                                                continue;
+                                        best = v;
+                                        m = (long)j;
+                                }
+                                uint8_t f = 0;
+                                if (m >= 0) {
+                                        /* dtm stores the ground truth's id: an id of 0 reads as "unmatched" */
+                                        if (g[gind[m]]->id != 0)
+                                                f |= F_MATCHED;
+                                        if (gig[m])
+                                                f |= F_IGNORED;
+                                        gtm[m] = d_id[i];
+                                }
+                                double da = d[i]->bbox[2] * d[i]->bbox[3];
+                                if (!(f & F_MATCHED) && (da < lo || da > hi))
+                                        f |= F_IGNORED;
+                                flags[(size_t)t * D + i] = f;
+                        }
+                }
+        }
+}
+
+static void eval_image(struct coco_eval *ev, size_t p)
+{
+        const struct coco_index *gt = ev->gt;
+        const struct coco_image *im = &gt->images[gt->by_id[p]];
+        size_t ng = 0;
+        _cleanup_free_ struct gt_box *gts = xmalloc((im->ann_count + 1) * sizeof(*gts));
+        for (uint32_t i = 0; i < im->ann_count; i++) {
+                const struct coco_ann *a = &gt->anns[im->ann_first + i];
+                if (a->label < 0)
+                        continue;       /* not in catIds */
+                struct gt_box *b = &gts[ng++];
+                b->id = a->id;
+                memcpy(b->bbox, a->bbox, sizeof(b->bbox));
+                b->area = a->area;
+                b->k = (uint32_t)ev->cat_k[a->label];
+                b->crowd = a->iscrowd;
+        }
+        size_t d0 = ev->img_first[p], d1 = ev->img_first[p + 1];
+        struct blob out = { 0 };
+        _cleanup_free_ const struct gt_box **g = xmalloc((ng + 1) * sizeof(*g));
+        _cleanup_free_ const struct coco_det **d = xmalloc((d1 - d0 + 1) * sizeof(*d));
+        _cleanup_free_ uint32_t *d_id = xmalloc((d1 - d0 + 1) * sizeof(uint32_t));
+        _cleanup_free_ uint32_t *ord = xmalloc((d1 - d0 + 1) * sizeof(uint32_t));
+        /* categories present, in increasing k: merge of gts' and dets' k */
+        size_t di = d0;
+        for (;;) {
+                uint32_t k = UINT32_MAX;
+                for (size_t j = 0; j < ng; j++)
+                        if (gts[j].k < k)
+                                k = gts[j].k;
+                if (di < d1 && ev->det_k[ev->group[di]] < k)
+                        k = ev->det_k[ev->group[di]];
+                if (k == UINT32_MAX)
+                        break;
+                size_t G = 0;
+                for (size_t j = 0; j < ng; j++)
+                        if (gts[j].k == k)
+                                g[G++] = &gts[j];
+                size_t nd = 0;
+                while (di < d1 && ev->det_k[ev->group[di]] == k)
+                        ord[nd++] = ev->group[di++];
+                qsort_r(ord, nd, sizeof(uint32_t), cmp_score_desc, ev->det_score);
+                size_t D = nd < MAX_DET ? nd : MAX_DET;
+                for (size_t i = 0; i < D; i++) {
+                        d[i] = &ev->dets[ord[i]];
+                        d_id[i] = ord[i] + 1;   /* loadRes numbers results from 1 */
+                }
+                eval_category(&out, k, g, G, d, d_id, D);
+                /* done with k: drop those ground truth boxes */
+                size_t w = 0;
+                for (size_t j = 0; j < ng; j++)
+                        if (gts[j].k != k)
+                                gts[w++] = gts[j];
+                ng = w;
+        }
+        free(ev->res[p].blob);
+        ev->res[p].blob = out.p;
+        ev->res[p].len = (uint32_t)out.len;
+        ev->res[p].done = 1;
+}
+
+struct eval_job {
+        struct coco_eval *ev;
+        const size_t *pos;
+};
+
+static void eval_job_fn(void *ctx, size_t i, int thread)
+{
+        struct eval_job *j = ctx;
+        eval_image(j->ev, j->pos[i]);
+}
+
+int coco_eval_images(struct coco_eval *ev, const int64_t *ids, size_t n, struct bd_err *err)
+{
+        group_dets(ev);
+        _cleanup_free_ size_t *pos = xmalloc((ids ? n : ev->n_img) * sizeof(size_t) + 1);
+        size_t m = 0;
+        if (ids) {
+                for (size_t i = 0; i < n; i++) {
+                        long p = image_pos(ev->gt, ids[i]);
+                        if (p < 0)
+                                return bd_err_set(err, -EINVAL, "unknown image id %lld", (long long)ids[i]);
+                        pos[m++] = (size_t)p;
+                }
+        } else {
+                for (size_t p = 0; p < ev->n_img; p++)
+                        if (!ev->res[p].done)
+                                pos[m++] = p;
+        }
+        struct eval_job j = { ev, pos };
+        parallel_for(m, ev->threads, eval_job_fn, &j);
+        return 0;
+}
+
+/* ---- packing ------------------------------------------------------------------------------ */
+
+#define PACK_MAGIC "BDCEVAL1"
+
+void coco_eval_pack(const struct coco_eval *ev, void **ret_data, size_t *ret_len)
+{
+        struct blob b = { 0 };
+        memcpy(blob_grow(&b, 8), PACK_MAGIC, 8);
+        for (size_t p = 0; p < ev->n_img; p++) {
+                const struct img_result *r = &ev->res[p];
+                if (!r->done)
+                        continue;
+                uint8_t *q = blob_grow(&b, 16);
+                int64_t id = ev->gt->images[ev->gt->by_id[p]].id;
+                uint64_t len = r->len;
+                memcpy(q, &id, 8);
+                memcpy(q + 8, &len, 8);
+                if (r->len)
+                        memcpy(blob_grow(&b, r->len), r->blob, r->len);
+        }
+        *ret_data = b.p;
+        *ret_len = b.len;
+}
+
+/* Checks that a blob is a sequence of well-formed entries in increasing (k, a). */
+static int check_entries(const struct coco_eval *ev, const uint8_t *p, size_t len)
+{
+        size_t off = 0;
+        long last = -1;
+        while (off < len) {
+                if (len - off < sizeof(struct entry_head))
+                        return -EBADMSG;
+                struct entry_head h;
+                memcpy(&h, p + off, sizeof(h));
+                if (h.k >= ev->n_cat || h.a >= A_RNG || h.d > MAX_DET || entry_size(h.d) > len - off)
+                        return -EBADMSG;
+                long key = (long)h.k * A_RNG + h.a;
+                if (key <= last)
+                        return -EBADMSG;
+                last = key;
+                off += entry_size(h.d);
+        }
+        return 0;
+}
+
+int coco_eval_merge(struct coco_eval *ev, const void *data, size_t len, struct bd_err *err)
+{
+        const uint8_t *p = data;
+        if (len < 8 || memcmp(p, PACK_MAGIC, 8) != 0)
+                return bd_err_set(err, -EBADMSG, "evaluation results: not packed by coco_eval_pack");
+        size_t off = 8;
+        while (off < len) {
+                int64_t id;
+                uint64_t n;
+                if (len - off < 16)
+                        return bd_err_set(err, -EBADMSG, "evaluation results: truncated");
+                memcpy(&id, p + off, 8);
+                memcpy(&n, p + off + 8, 8);
+                off += 16;
+                if (n > len - off || n % 8)
+                        return bd_err_set(err, -EBADMSG, "evaluation results: truncated");
+                long pos = image_pos(ev->gt, id);
+                if (pos < 0)
+                        return bd_err_set(err, -EINVAL, "evaluation results: unknown image id %lld", (long long)id);
+                if (ev->res[pos].done)
+                        return bd_err_set(err, -EEXIST, "evaluation results: image %lld evaluated twice",
+                                          (long long)id);
+                if (check_entries(ev, p + off, n) < 0)
+                        return bd_err_set(err, -EBADMSG, "evaluation results: image %lld: malformed entries",
+                                          (long long)id);
+                struct img_result *r = &ev->res[pos];
+                r->blob = n ? xmalloc(n) : NULL;
+                if (n)
+                        memcpy(r->blob, p + off, n);
+                r->len = (uint32_t)n;
+                r->done = 1;
+                off += n;
+        }
+        return 0;
+}
+
+/* ---- accumulate ------------------------------------------------------------------------------- */
+
+struct acc {
+        struct coco_eval *ev;
+        double *precision;      /* [T][R][K][A][M] */
+        double *recall;         /* [T][K][A][M] */
+        /* per image, the categories it has entries for and where their first
+         * (area 0) entry starts: a binary search instead of a walk */
+        uint32_t *first;        /* n_img + 1: range of each image in ks/offs */
+        uint32_t *ks, *offs;
+};
+
+#define P_AT(acc, t, r, k, a, m) \
+        (acc)->precision[((((size_t)(t) * R_PTS + (r)) * (acc)->ev->n_cat + (k)) * A_RNG + (a)) * M_DETS + (m)]
+#define R_AT(acc, t, k, a, m) \
+        (acc)->recall[(((size_t)(t) * (acc)->ev->n_cat + (k)) * A_RNG + (a)) * M_DETS + (m)]
+
+/* Indexes the categories of every image's entries (blobs hold entries in
+ * increasing (k, a)): the offset of the first entry of each k. */
+static void index_entries(struct acc *acc)
+{
+        struct coco_eval *ev = acc->ev;
+        acc->first = xmalloc((ev->n_img + 1) * sizeof(uint32_t));
+        acc->ks = acc->offs = NULL;
+        for (int pass = 0; pass < 2; pass++) {
+                uint32_t n = 0;
+                for (size_t p = 0; p < ev->n_img; p++) {
+                        const struct img_result *r = &ev->res[p];
+                        acc->first[p] = n;
+                        uint32_t prev = UINT32_MAX;
+                        for (size_t off = 0; off < r->len;) {
+                                const struct entry_head *h = (const struct entry_head *)(r->blob + off);
+                                if (h->k != prev) {
+                                        if (pass) {
+                                                acc->ks[n] = h->k;
+                                                acc->offs[n] = (uint32_t)off;
+                                        }
+                                        n++;
+                                        prev = h->k;
+                                }
+                                off += entry_size(h->d);
+                        }
+                }
+                acc->first[ev->n_img] = n;
+                if (!pass) {
+                        acc->ks = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+                        acc->offs = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+                }
+        }
+}
+
+/* The entry (k, a) of image p, or NULL. */
+static const struct entry_head *find_entry(const struct acc *acc, size_t p, uint32_t k, uint32_t a)
+{
+        uint32_t lo = acc->first[p], hi = acc->first[p + 1];
+        while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (acc->ks[mid] < k)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        if (lo == acc->first[p + 1] || acc->ks[lo] != k)
+                return NULL;
+        const struct img_result *r = &acc->ev->res[p];
+        for (size_t off = acc->offs[lo]; off < r->len;) {
+                const struct entry_head *h = (const struct entry_head *)(r->blob + off);
+                if (h->k != k || h->a > a)
+                        return NULL;
+                if (h->a == a)
+                        return h;
+                off += entry_size(h->d);
+        }
+        return NULL;
+}
+
+struct acc_det {
+        const uint8_t *flags;   /* flags[t * stride] */
+        uint32_t stride;
+};
+
+static void acc_category(void *ctx, size_t k, int thread)
+{
+        struct acc *acc = ctx;
+        struct coco_eval *ev = acc->ev;
+        _cleanup_free_ const struct entry_head **E = xmalloc((ev->n_img + 1) * sizeof(*E));
+        for (uint32_t a = 0; a < A_RNG; a++) {
+                size_t ne = 0, total = 0;
+                uint64_t npig = 0;
+                for (size_t p = 0; p < ev->n_img; p++) {
+                        const struct entry_head *h = find_entry(acc, p, (uint32_t)k, a);
+                        if (h) {
+                                E[ne++] = h;
+                                total += h->d;
+                                npig += h->npig;
+                        }
+                }
+                if (ne == 0 || npig == 0)
+                        continue;
+                _cleanup_free_ struct acc_det *dt = xmalloc((total + 1) * sizeof(*dt));
+                _cleanup_free_ double *sc = xmalloc((total + 1) * sizeof(double));
+                _cleanup_free_ double *pr = xmalloc((total + 1) * sizeof(double));
+                _cleanup_free_ double *rc = xmalloc((total + 1) * sizeof(double));
+                for (int m = 0; m < M_DETS; m++) {
+                        size_t nd = 0;
+                        for (size_t e = 0; e < ne; e++) {
+                                const struct entry_head *h = E[e];
+                                const double *scores = (const double *)(h + 1);
+                                const uint8_t *flags = (const uint8_t *)(scores + h->d);
+                                uint32_t n = h->d < (uint32_t)max_dets[m] ? h->d : (uint32_t)max_dets[m];
+                                for (uint32_t i = 0; i < n; i++) {
+                                        sc[nd] = scores[i];
+                                        dt[nd++] = (struct acc_det){ flags + i, h->d };
+                                }
+                        }
+                        _cleanup_free_ uint32_t *ord = xmalloc((nd + 1) * sizeof(uint32_t));
+                        for (size_t i = 0; i < nd; i++)
+                                ord[i] = (uint32_t)i;
+                        qsort_r(ord, nd, sizeof(uint32_t), cmp_score_desc, sc);
+                        for (int t = 0; t < T_THRS; t++) {
+                                double tp = 0, fp = 0;
+                                for (size_t i = 0; i < nd; i++) {
+                                        const struct acc_det *x = &dt[ord[i]];
+                                        uint8_t f = x->flags[(size_t)t * x->stride];
+                                        if (!(f & F_IGNORED)) {
+                                                if (f & F_MATCHED)
+                                                        tp += 1;
+                                                else
+                                                        fp += 1;
+                                        }
+                                        rc[i] = tp / (double)npig;
+                                        pr[i] = tp / (fp + tp + DBL_EPSILON);
+                                }
+                                R_AT(acc, t, k, a, m) = nd ? rc[nd - 1] : 0;
+                                for (size_t i = nd > 0 ? nd - 1 : 0; i > 0; i--)
+                                        if (pr[i] > pr[i - 1])
+                                                pr[i - 1] = pr[i];
+                                size_t pi = 0;
+                                for (int r = 0; r < R_PTS; r++) {
+                                        double thr = coco_eval_recall_point(r);
+                                        /* searchsorted(rc, thr, side='left') */
+                                        while (pi < nd && rc[pi] < thr)
+                                                pi++;
+                                        P_AT(acc, t, r, k, a, m) = pi < nd ? pr[pi] : 0;
+                                        if (pi >= nd) {
+                                                for (int r2 = r; r2 < R_PTS; r2++)
+                                                        P_AT(acc, t, r2, k, a, m) = 0;
+                                                break;
+                                        }
+                                }
+                        }
+                }
+        }
+}
+
+/* numpy's pairwise summation (what np.mean does on a contiguous array) */
+static double pairwise_sum(const double *a, size_t n)
+{
+        if (n < 8) {
+                double s = 0.;
+                for (size_t i = 0; i < n; i++)
+                        s += a[i];
+                return s;
+        }
+        if (n <= 128) {
+                double r[8];
+                for (int j = 0; j < 8; j++)
+                        r[j] = a[j];
+                size_t i;
+                for (i = 8; i < n - n % 8; i += 8)
+                        for (int j = 0; j < 8; j++)
+                                r[j] += a[i + j];
+                double s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+                for (; i < n; i++)
+                        s += a[i];
+                return s;
+        }
+        size_t n2 = n / 2;
+        n2 -= n2 % 8;
+        return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+static double mean_valid(const double *v, size_t n)
+{
+        _cleanup_free_ double *x = xmalloc((n + 1) * sizeof(double));
+        size_t m = 0;
+        for (size_t i = 0; i < n; i++)
+                if (v[i] > -1)
+                        x[m++] = v[i];
+        return m ? pairwise_sum(x, m) / (double)m : -1;
+}
+
+/* summarize(): ap or ar, one threshold (t >= 0) or all, area range, maxDets index */
+static double summarize(const struct acc *acc, int ap, int t_only, int a, int m)
+{
+        size_t K = acc->ev->n_cat;
+        int t0 = t_only >= 0 ? t_only : 0, t1 = t_only >= 0 ? t_only + 1 : T_THRS;
+        _cleanup_free_ double *v = xmalloc(((size_t)T_THRS * R_PTS * K + 1) * sizeof(double));
+        size_t n = 0;
+        for (int t = t0; t < t1; t++) {
+                if (ap) {
+                        for (int r = 0; r < R_PTS; r++)
+                                for (size_t k = 0; k < K; k++)
+                                        v[n++] = P_AT(acc, t, r, k, a, m);
+                } else {
+                        for (size_t k = 0; k < K; k++)
+                                v[n++] = R_AT(acc, t, k, a, m);
+                }
+        }
+        return mean_valid(v, n);
+}
+
+static int threshold_index(double thr)
+{
+        for (int t = 0; t < T_THRS; t++)
+                if (coco_eval_iou_threshold(t) == thr)
+                        return t;
+        return -2;      /* np.where finds nothing: an empty selection, mean -1 */
+}
+
+int coco_eval_accumulate(struct coco_eval *ev, double stats[COCO_EVAL_NSTATS], struct bd_err *err)
+{
+        int r = coco_eval_images(ev, NULL, 0, err);
+        if (r < 0)
+                return r;
+        size_t K = ev->n_cat;
+        struct acc acc = { .ev = ev };
+        size_t np = (size_t)T_THRS * R_PTS * K * A_RNG * M_DETS, nr = (size_t)T_THRS * K * A_RNG * M_DETS;
+        acc.precision = xmalloc((np + 1) * sizeof(double));
+        acc.recall = xmalloc((nr + 1) * sizeof(double));
+        for (size_t i = 0; i < np; i++)
+                acc.precision[i] = -1;
+        for (size_t i = 0; i < nr; i++)
+                acc.recall[i] = -1;
+        index_entries(&acc);
+        parallel_for(K, ev->threads, acc_category, &acc);
+        free(acc.first);
+        free(acc.ks);
+        free(acc.offs);
+        int t50 = threshold_index(.5), t75 = threshold_index(.75);
+        double *s = stats;
+#define SUM(ap, t, a, m) ((t) == -2 ? -1 : summarize(&acc, ap, t, a, m))
+        s[0] = SUM(1, -1, 0, 2);
+        s[1] = SUM(1, t50, 0, 2);
+        s[2] = SUM(1, t75, 0, 2);
+        s[3] = SUM(1, -1, 1, 2);
+        s[4] = SUM(1, -1, 2, 2);
+        s[5] = SUM(1, -1, 3, 2);
+        s[6] = SUM(0, -1, 0, 0);
+        s[7] = SUM(0, -1, 0, 1);
+        s[8] = SUM(0, -1, 0, 2);
+        s[9] = SUM(0, -1, 1, 2);
+        s[10] = SUM(0, -1, 2, 2);
+        s[11] = SUM(0, -1, 3, 2);
+#undef SUM
+        free(acc.precision);
+        free(acc.recall);
+        return 0;
+}
+
+void coco_eval_summary(const double stats[COCO_EVAL_NSTATS], struct bd_buf *out)
+{
+        static const struct {
+                int ap;
+                const char *iou, *area;
+                int max_det;
+        } rows[COCO_EVAL_NSTATS] = {
+                { 1, "0.50:0.95", "all", 100 }, { 1, "0.50", "all", 100 },   { 1, "0.75", "all", 100 },
+                { 1, "0.50:0.95", "small", 100 }, { 1, "0.50:0.95", "medium", 100 }, { 1, "0.50:0.95", "large", 100 },
+                { 0, "0.50:0.95", "all", 1 },   { 0, "0.50:0.95", "all", 10 }, { 0, "0.50:0.95", "all", 100 },
+                { 0, "0.50:0.95", "small", 100 }, { 0, "0.50:0.95", "medium", 100 }, { 0, "0.50:0.95", "large", 100 },
+        };
+        for (int i = 0; i < COCO_EVAL_NSTATS; i++)
+                buf_printf(out, " %-18s %s @[ IoU=%-9s | area=%6s | maxDets=%3d ] = %0.3f\n",
+                           rows[i].ap ? "Average Precision" : "Average Recall", rows[i].ap ? "(AP)" : "(AR)",
+                           rows[i].iou, rows[i].area, rows[i].max_det, stats[i]);
+}

@@ -1,0 +1,777 @@
+/* loader.c: the image list, the sample order, worker threads and the ring of
+ * batches. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jpeg.h"
+#include "loader.h"
+#include "macro.h"
+#include "parallel.h"
+#include "rng.h"
+
+#define COCO_TRAIN_IMAGES 118287
+
+/* An image this loader may use, with its boxes in [0, 1]. */
+struct item {
+        uint32_t image;         /* index in the annotation index */
+        uint32_t box_first;
+        uint32_t nbox;
+};
+
+struct slot {
+        struct loader_batch b;
+        long g;                 /* the batch (counted over all epochs) it holds, -1: none */
+        int done;               /* samples finished */
+};
+
+struct worker {
+        struct loader *l;
+        pthread_t tid;
+        struct jpeg_decoder *dec;
+        struct ssd_scratch scratch;
+        uint8_t *file;
+        size_t file_cap;
+        char *path;
+        size_t path_cap;
+};
+
+struct perm {
+        long epoch;             /* -1: empty */
+        uint32_t *p;
+};
+
+enum warn_kind { W_MISSING, W_EMPTY, W_CATEGORY, W_INVALID, W_OUTSIDE, W_TRUNCATED, W_CORRUPT, _W_MAX };
+
+struct loader {
+        struct loader_config cfg;
+        struct coco_index *idx;
+        struct item *items;
+        size_t n_items;
+        float *boxes;           /* (total, 4) */
+        int32_t *labels;
+        long per_rank;          /* samples per epoch on this rank */
+        long nb;                /* batches per epoch */
+        int ring;
+        struct slot *slots;
+        struct worker *workers;
+        int n_workers;
+        struct perm *perms;     /* ring + 2 epochs: more than the ring can span */
+        int n_perms;
+        uint8_t *bad;           /* per item: found corrupt */
+        /* all below under mu */
+        pthread_mutex_t mu;
+        pthread_cond_t work, done;
+        long claim_g;           /* next sample to hand out: batch and index within it */
+        int claim_j;
+        long next_g;            /* the batch loader_next returns next */
+        long want_g;            /* the batch loader_next waits for */
+        long released;          /* batches before this one are free for reuse */
+        long in_flight;
+        bool stop, paused;
+        int error;
+        char error_msg[1024];
+        struct loader_stats stats;
+        int warned[_W_MAX];
+};
+
+/* ---- warnings ----------------------------------------------------------------------- */
+
+_printf_(3, 4) static void warn(struct loader *l, enum warn_kind k, const char *fmt, ...)
+{
+        int max = l->cfg.max_warnings > 0 ? l->cfg.max_warnings : 5;
+        if (!l->cfg.warn || l->warned[k]++ >= max)
+                return;
+        va_list ap;
+        va_start(ap, fmt);
+        _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+        va_end(ap);
+        l->cfg.warn(l->cfg.warn_ctx, msg);
+}
+
+static void warn_summary(struct loader *l)
+{
+        static const char *const what[_W_MAX] = {
+                "images with a missing file", "images without a usable box", "boxes of an unknown category",
+                "boxes of no size", "boxes outside their image", "images with more boxes than the maximum",
+                "corrupt images",
+        };
+        int max = l->cfg.max_warnings > 0 ? l->cfg.max_warnings : 5;
+        for (int k = 0; k < _W_MAX; k++)
+                if (l->cfg.warn && l->warned[k] > max) {
+                        _cleanup_free_ char *msg = xasprintf("... %d more %s not shown", l->warned[k] - max, what[k]);
+                        l->cfg.warn(l->cfg.warn_ctx, msg);
+                        l->warned[k] = max;     /* the next summary counts new ones only */
+                }
+}
+
+/* ---- opening: the usable images and their boxes ------------------------------------------------- */
+
+struct file_check {
+        struct loader *l;
+        uint8_t *missing;
+};
+
+static char *image_path(const struct loader *l, uint32_t image)
+{
+        return xasprintf("%s/%s", l->cfg.images_dir,
+                         coco_index_str(l->idx, l->idx->images[image].file_name));
+}
+
+static void check_file(void *ctx, size_t i, int thread)
+{
+        struct file_check *fc = ctx;
+        _cleanup_free_ char *p = image_path(fc->l, (uint32_t)i);
+        struct stat st;
+        fc->missing[i] = stat(p, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0;
+}
+
+static int build_items(struct loader *l, struct bd_err *err)
+{
+        const struct coco_index *x = l->idx;
+        bool train = l->cfg.mode == LOADER_TRAIN;
+        int maxb = l->cfg.max_boxes;
+        _cleanup_free_ uint8_t *missing = xcalloc(x->n_images + 1, 1);
+        if (!(l->cfg.flags & LOADER_NO_FILE_CHECK)) {
+                struct file_check fc = { l, missing };
+                parallel_for(x->n_images, l->cfg.threads > 0 ? l->cfg.threads : 1, check_file, &fc);
+        }
+        l->items = xmalloc((x->n_images + 1) * sizeof(*l->items));
+        size_t cap = x->n_anns + 1;
+        l->boxes = xmalloc(cap * 4 * sizeof(float));
+        l->labels = xmalloc(cap * sizeof(int32_t));
+        uint32_t nbox_total = 0;
+        struct loader_stats *st = &l->stats;
+        st->images = (long)x->n_images;
+        st->orphan_annotations = (long)x->header->orphan_anns;
+        for (uint32_t i = 0; i < x->n_images; i++) {
+                const struct coco_image *im = &x->images[i];
+                const char *name = coco_index_str(x, im->file_name);
+                if (missing[i]) {
+                        st->missing_files++;
+                        warn(l, W_MISSING, "image %lld: '%s/%s' is missing, skipped", (long long)im->id,
+                             l->cfg.images_dir, name);
+                        continue;
+                }
+                struct item *it = &l->items[l->n_items];
+                it->image = i;
+                it->box_first = nbox_total;
+                it->nbox = 0;
+                for (uint32_t k = 0; k < im->ann_count; k++) {
+                        const struct coco_ann *a = &x->anns[im->ann_first + k];
+                        if (a->label < 0) {
+                                st->unknown_category++;
+                                warn(l, W_CATEGORY, "annotation %lld: unknown category %d, skipped", (long long)a->id,
+                                     a->category_id);
+                                continue;
+                        }
+                        if (a->iscrowd && (l->cfg.flags & LOADER_SKIP_CROWD)) {
+                                st->crowd_skipped++;
+                                continue;
+                        }
+                        const double *bb = a->bbox;
+                        double x0 = bb[0] / im->width, y0 = bb[1] / im->height;
+                        double x1 = (bb[0] + bb[2]) / im->width, y1 = (bb[1] + bb[3]) / im->height;
+                        if (!(bb[2] > 0 && bb[3] > 0) || !isfinite(x1) || !isfinite(y1)) {
+                                st->invalid_boxes++;
+                                warn(l, W_INVALID, "annotation %lld: box of size %gx%g, skipped", (long long)a->id,
+                                     bb[2], bb[3]);
+                                continue;
+                        }
+                        if (x0 >= 1 || y0 >= 1 || x1 <= 0 || y1 <= 0) {
+                                st->boxes_outside++;
+                                warn(l, W_OUTSIDE, "annotation %lld: box [%g, %g, %g, %g] outside its %ux%u image, skipped",
+                                     (long long)a->id, bb[0], bb[1], bb[2], bb[3], im->width, im->height);
+                                continue;
+                        }
+                        if (x0 < 0 || y0 < 0 || x1 > 1 || y1 > 1) {
+                                st->boxes_clipped++;
+                                x0 = fmax(x0, 0);
+                                y0 = fmax(y0, 0);
+                                x1 = fmin(x1, 1);
+                                y1 = fmin(y1, 1);
+                        }
+                        if ((int)it->nbox >= maxb) {
+                                if ((int)it->nbox == maxb) {
+                                        st->boxes_truncated++;
+                                        warn(l, W_TRUNCATED, "image %lld: more than %d boxes, the rest dropped",
+                                             (long long)im->id, maxb);
+                                }
+                                it->nbox++;     /* counts past the limit once */
+                                continue;
+                        }
+                        float *b = l->boxes + 4 * (size_t)nbox_total;
+                        b[0] = (float)x0;
+                        b[1] = (float)y0;
+                        b[2] = (float)x1;
+                        b[3] = (float)y1;
+                        l->labels[nbox_total] = a->label + 1;
+                        nbox_total++;
+                        it->nbox++;
+                }
+                if ((int)it->nbox > maxb)
+                        it->nbox = (uint32_t)maxb;
+                if (it->nbox == 0) {
+                        /* evaluation keeps them: their detections are all false positives */
+                        st->empty_images++;
+                        warn(l, W_EMPTY, "image %lld ('%s'): no usable box%s", (long long)im->id, name,
+                             train ? ", skipped" : "");
+                        if (train)
+                                continue;
+                }
+                l->n_items++;
+        }
+        st->usable = (long)l->n_items;
+        warn_summary(l);
+        if (l->n_items == 0)
+                return bd_err_set(err, -ENODATA,
+                                  "%s: nothing usable: %ld images, %ld missing files, %ld without a usable box",
+                                  l->cfg.annotations, st->images, st->missing_files, st->empty_images);
+        return 0;
+}
+
+/* ---- order --------------------------------------------------------------------------------- */
+
+static size_t n_source(const struct loader *l)
+{
+        return l->cfg.mode == LOADER_SYNTHETIC ? (size_t)l->cfg.synthetic_images : l->n_items;
+}
+
+/* The permutation of an epoch (lock held). */
+static const uint32_t *perm_of(struct loader *l, long epoch)
+{
+        /* epochs only increase between seeks (which empty the cache), and the
+         * ring spans fewer epochs than there are entries: the oldest entry is
+         * never in use */
+        struct perm *victim = &l->perms[0];
+        for (int i = 0; i < l->n_perms; i++) {
+                if (l->perms[i].epoch == epoch)
+                        return l->perms[i].p;
+                if (l->perms[i].epoch < victim->epoch)
+                        victim = &l->perms[i];
+        }
+        size_t n = n_source(l);
+        if (!victim->p)
+                victim->p = xmalloc((n + 1) * sizeof(uint32_t));
+        uint32_t *p = victim->p;
+        for (size_t i = 0; i < n; i++)
+                p[i] = (uint32_t)i;
+        bool shuffle = l->cfg.mode == LOADER_TRAIN && !(l->cfg.flags & LOADER_NO_SHUFFLE);
+        if (shuffle) {
+                struct bd_rng r;
+                rng_seed(&r, rng_mix3(l->cfg.seed, (uint64_t)epoch, 0x7065726d75746531ull));
+                for (size_t i = n - 1; i > 0; i--) {
+                        size_t k = (size_t)rng_below(&r, i + 1);
+                        uint32_t t = p[i];
+                        p[i] = p[k];
+                        p[k] = t;
+                }
+        }
+        victim->epoch = epoch;
+        return p;
+}
+
+/* Samples in batch b of an epoch on this rank. */
+static int batch_count(const struct loader *l, long b)
+{
+        long left = l->per_rank - b * l->cfg.batch_size;
+        return (int)(left < l->cfg.batch_size ? left : l->cfg.batch_size);
+}
+
+/* ---- one sample ----------------------------------------------------------------------------------- */
+
+static int read_whole(struct worker *w, const char *path, size_t *ret_len, struct bd_err *err)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "cannot open: %s", strerror(errno));
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return bd_err_set(err, -errno, "cannot stat: %s", strerror(errno));
+        if (st.st_size <= 0 || st.st_size > (1 << 30))
+                return bd_err_set(err, -EBADMSG, "file of %lld bytes", (long long)st.st_size);
+        size_t n = (size_t)st.st_size;
+        if (n > w->file_cap) {
+                free(w->file);
+                w->file_cap = n + n / 4;
+                w->file = xmalloc(w->file_cap);
+        }
+        size_t got = 0;
+        while (got < n) {
+                ssize_t r = read(fd, w->file + got, n - got);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return bd_err_set(err, -errno, "cannot read: %s", strerror(errno));
+                if (r == 0)
+                        break;
+                got += (size_t)r;
+        }
+        *ret_len = got;
+        return 0;
+}
+
+static void clear_targets(const struct loader *l, struct loader_batch *b, int j)
+{
+        int mb = l->cfg.max_boxes;
+        memset(b->boxes + (size_t)j * (size_t)mb * 4, 0, (size_t)mb * 4 * sizeof(float));
+        memset(b->labels + (size_t)j * (size_t)mb, 0, (size_t)mb * sizeof(int32_t));
+        b->nboxes[j] = 0;
+}
+
+/* Decodes and augments item it into sample j of b with generator r. */
+static int make_sample(struct worker *w, const struct item *it, struct bd_rng *r, struct loader_batch *b, int j,
+                       struct bd_err *err)
+{
+        struct loader *l = w->l;
+        const struct loader_config *c = &l->cfg;
+        const struct coco_image *im = &l->idx->images[it->image];
+        const char *name = coco_index_str(l->idx, im->file_name);
+        size_t need = strlen(c->images_dir) + strlen(name) + 2;
+        if (need > w->path_cap) {
+                free(w->path);
+                w->path_cap = need + 64;
+                w->path = xmalloc(w->path_cap);
+        }
+        snprintf(w->path, w->path_cap, "%s/%s", c->images_dir, name);
+        size_t len = 0;
+        int ret = read_whole(w, w->path, &len, err);
+        if (ret < 0)
+                return ret;
+        struct jpeg_info info;
+        if ((ret = jpeg_read_info(w->dec, w->file, len, &info, err)) < 0)
+                return ret;
+        struct loader_sample *s = &b->samples[j];
+        memset(s, 0, sizeof(*s));
+        struct ssd_crop crop = { 0, 0, 1, 1 };
+        struct ssd_jitter jit = { 0 };
+        bool train = c->mode == LOADER_TRAIN;
+        const float *boxes = l->boxes + 4 * (size_t)it->box_first;
+        if (train) {
+                if (!(c->flags & LOADER_NO_CROP))
+                        s->crop_mode = (uint8_t)ssd_random_crop(r, boxes, (int)it->nbox, &crop);
+                if (!(c->flags & LOADER_NO_FLIP))
+                        s->flip = rng_uniform(r) < 0.5;
+                if (!(c->flags & LOADER_NO_JITTER))
+                        ssd_sample_jitter(r, &jit);
+        }
+        s->crop = crop;
+        int W = info.width, H = info.height;
+        int px0 = (int)floor(crop.x0 * W), py0 = (int)floor(crop.y0 * H);
+        int px1 = (int)ceil(crop.x1 * W), py1 = (int)ceil(crop.y1 * H);
+        struct jpeg_image img;
+        ret = jpeg_decode(w->dec, w->file, len, &info, px0, py0, px1 > W ? W : px1, py1 > H ? H : py1, c->width,
+                          c->height, &img, err);
+        if (ret < 0)
+                return ret;
+        s->scale_num = (uint32_t)img.scale_num;
+        double f = img.scale_num / 8.0;
+        size_t plane = (size_t)c->width * (size_t)c->height;
+        ssd_render(&w->scratch, img.pixels, img.stride, img.width, img.height, crop.x0 * W * f - img.x0,
+                   crop.y0 * H * f - img.y0, crop.x1 * W * f - img.x0, crop.y1 * H * f - img.y0, s->flip, &jit,
+                   c->norm, c->width, c->height, b->images + (size_t)j * 3 * plane);
+        int mb = c->max_boxes;
+        clear_targets(l, b, j);
+        b->nboxes[j] = ssd_transform_boxes(&crop, s->flip, boxes, l->labels + it->box_first, (int)it->nbox,
+                                           b->boxes + (size_t)j * (size_t)mb * 4, b->labels + (size_t)j * (size_t)mb);
+        b->image_ids[j] = im->id;
+        b->sizes[2 * j] = (int32_t)im->width;
+        b->sizes[2 * j + 1] = (int32_t)im->height;
+        return 0;
+}
+
+static void synthetic_sample(struct loader *l, struct bd_rng *r, struct loader_batch *b, int j, long pos)
+{
+        const struct loader_config *c = &l->cfg;
+        size_t n = 3 * (size_t)c->width * (size_t)c->height;
+        float *img = b->images + (size_t)j * n;
+        for (size_t i = 0; i + 1 < n; i += 2) {
+                uint64_t v = rng_next(r);
+                img[i] = (float)(v & 0xffffffff) * (4.0f / 4294967296.0f) - 2.0f;
+                img[i + 1] = (float)(v >> 32) * (4.0f / 4294967296.0f) - 2.0f;
+        }
+        if (n % 2)
+                img[n - 1] = 0;
+        clear_targets(l, b, j);
+        int mb = c->max_boxes, nbox = 1 + (int)rng_below(r, 8);
+        if (nbox > mb)
+                nbox = mb;
+        for (int k = 0; k < nbox; k++) {
+                float *q = b->boxes + ((size_t)j * (size_t)mb + (size_t)k) * 4;
+                double w = rng_range(r, 0.05, 0.8), h = rng_range(r, 0.05, 0.8);
+                double x = rng_range(r, 0, 1 - w), y = rng_range(r, 0, 1 - h);
+                q[0] = (float)x;
+                q[1] = (float)y;
+                q[2] = (float)(x + w);
+                q[3] = (float)(y + h);
+                b->labels[(size_t)j * (size_t)mb + (size_t)k] = 1 + (int32_t)rng_below(r, (uint64_t)c->synthetic_classes);
+        }
+        b->nboxes[j] = nbox;
+        b->image_ids[j] = pos;
+        b->sizes[2 * j] = c->width;
+        b->sizes[2 * j + 1] = c->height;
+        memset(&b->samples[j], 0, sizeof(b->samples[j]));
+}
+
+/* Called with the lock held: records a bad image, warns once per image. */
+static void note_bad(struct loader *l, size_t item, const char *why)
+{
+        if (l->bad[item])
+                return;
+        l->bad[item] = 1;
+        l->stats.corrupt_images++;
+        const struct coco_image *im = &l->idx->images[l->items[item].image];
+        warn(l, W_CORRUPT, "image %lld ('%s/%s'): %s, skipped", (long long)im->id, l->cfg.images_dir,
+             coco_index_str(l->idx, im->file_name), why);
+}
+
+/* Fills sample j of batch g; returns -ENODATA when no image can be decoded. */
+static int run_sample(struct worker *w, long g, int j, struct loader_batch *b)
+{
+        struct loader *l = w->l;
+        long epoch = g / l->nb, bi = g % l->nb;
+        long s = bi * l->cfg.batch_size + j;            /* sample on this rank */
+        int world = l->cfg.world;
+        size_t n = n_source(l);
+        long pos = s * world + l->cfg.rank;            /* in the (padded) permutation */
+        uint64_t key = rng_mix3(l->cfg.seed, (uint64_t)epoch, (uint64_t)pos);
+        struct bd_rng r;
+        if (l->cfg.mode == LOADER_SYNTHETIC) {
+                rng_seed(&r, key);
+                synthetic_sample(l, &r, b, j, pos);
+                return 0;
+        }
+        pthread_mutex_lock(&l->mu);
+        const uint32_t *perm = perm_of(l, epoch);
+        pthread_mutex_unlock(&l->mu);
+        struct bd_err err;
+        size_t attempts = l->cfg.mode == LOADER_EVAL ? 1 : n;
+        for (size_t a = 0; a < attempts; a++) {
+                size_t item = perm[((size_t)pos + a) % n];
+                rng_seed(&r, key + a);
+                if (make_sample(w, &l->items[item], &r, b, j, &err) == 0) {
+                        b->samples[j].substituted = a > 0;
+                        if (a > 0) {
+                                pthread_mutex_lock(&l->mu);
+                                l->stats.substitutions++;
+                                pthread_mutex_unlock(&l->mu);
+                        }
+                        return 0;
+                }
+                pthread_mutex_lock(&l->mu);
+                note_bad(l, item, err.msg);
+                pthread_mutex_unlock(&l->mu);
+                if (l->cfg.mode == LOADER_EVAL) {
+                        const struct coco_image *im = &l->idx->images[l->items[item].image];
+                        size_t plane = 3 * (size_t)l->cfg.width * (size_t)l->cfg.height;
+                        memset(b->images + (size_t)j * plane, 0, plane * sizeof(float));
+                        clear_targets(l, b, j);
+                        memset(&b->samples[j], 0, sizeof(b->samples[j]));
+                        b->samples[j].failed = 1;
+                        b->image_ids[j] = im->id;
+                        b->sizes[2 * j] = (int32_t)im->width;
+                        b->sizes[2 * j + 1] = (int32_t)im->height;
+                        return 0;
+                }
+        }
+        return -ENODATA;
+}
+
+/* ---- threads and the ring ----------------------------------------------------------------------- */
+
+/* The last batch workers may start (lock held). */
+static bool can_claim(const struct loader *l)
+{
+        if (l->stop || l->paused || l->error)
+                return false;
+        if (l->claim_g >= l->released + l->ring)
+                return false;
+        /* evaluation: no work on the next pass before it is asked for */
+        if (l->cfg.mode == LOADER_EVAL && l->claim_g / l->nb > l->want_g / l->nb)
+                return false;
+        return true;
+}
+
+static void *worker_main(void *arg)
+{
+        struct worker *w = arg;
+        struct loader *l = w->l;
+        pthread_mutex_lock(&l->mu);
+        for (;;) {
+                while (!l->stop && !can_claim(l))
+                        pthread_cond_wait(&l->work, &l->mu);
+                if (l->stop)
+                        break;
+                long g = l->claim_g;
+                int j = l->claim_j;
+                struct slot *sl = &l->slots[g % l->ring];
+                if (j == 0) {
+                        sl->g = g;
+                        sl->done = 0;
+                        sl->b.epoch = g / l->nb;
+                        sl->b.index = g % l->nb;
+                        sl->b.n = batch_count(l, g % l->nb);
+                        for (int k = sl->b.n; k < l->cfg.batch_size; k++) {
+                                clear_targets(l, &sl->b, k);
+                                sl->b.image_ids[k] = -1;
+                        }
+                }
+                if (++l->claim_j >= sl->b.n) {
+                        l->claim_g++;
+                        l->claim_j = 0;
+                }
+                l->in_flight++;
+                pthread_mutex_unlock(&l->mu);
+                int r = run_sample(w, g, j, &sl->b);
+                pthread_mutex_lock(&l->mu);
+                l->in_flight--;
+                if (r < 0 && !l->error) {
+                        l->error = r;
+                        snprintf(l->error_msg, sizeof(l->error_msg),
+                                 "%s: no image of the dataset can be decoded (%ld corrupt)", l->cfg.images_dir,
+                                 l->stats.corrupt_images);
+                }
+                /* the consumer waits for whole batches (or an error, or seek's in_flight) */
+                if (++sl->done == sl->b.n || l->error || (l->paused && l->in_flight == 0))
+                        pthread_cond_broadcast(&l->done);
+        }
+        pthread_mutex_unlock(&l->mu);
+        return NULL;
+}
+
+static void *batch_alloc(const struct loader_config *c, size_t n)
+{
+        if (c->alloc)
+                return c->alloc(n, c->alloc_ctx);
+        size_t rounded = (n + 63) / 64 * 64;
+        void *p = aligned_alloc(64, rounded ? rounded : 64);
+        if (!p) {
+                fprintf(stderr, "out of memory allocating %zu bytes\n", n);
+                abort();
+        }
+        return p;
+}
+
+static void batch_free(const struct loader_config *c, void *p)
+{
+        if (c->alloc && c->dealloc)
+                c->dealloc(p, c->alloc_ctx);
+        else if (!c->alloc)
+                free(p);
+}
+
+int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_err *err)
+{
+        if (cfg->batch_size <= 0 || cfg->width <= 0 || cfg->height <= 0 || cfg->width > 8192 || cfg->height > 8192)
+                return bd_err_set(err, -EINVAL, "loader: batch size and image size must be positive");
+        int world = cfg->world > 0 ? cfg->world : 1;
+        if (cfg->rank < 0 || cfg->rank >= world)
+                return bd_err_set(err, -EINVAL, "loader: rank %d outside a world of %d", cfg->rank, world);
+        _cleanup_(loader_freep) struct loader *l = xcalloc(1, sizeof(*l));
+        l->cfg = *cfg;
+        struct loader_config *c = &l->cfg;
+        c->world = world;
+        c->threads = c->threads > 0 ? c->threads : 1;
+        c->max_boxes = c->max_boxes > 0 ? c->max_boxes : 200;
+        c->norm = c->norm ? c->norm : &ssd_imagenet_norm;
+        c->synthetic_images = c->synthetic_images > 0 ? c->synthetic_images : COCO_TRAIN_IMAGES;
+        c->synthetic_classes = c->synthetic_classes > 0 ? c->synthetic_classes : 80;
+        pthread_mutex_init(&l->mu, NULL);
+        pthread_cond_init(&l->work, NULL);
+        pthread_cond_init(&l->done, NULL);
+        if (c->mode != LOADER_SYNTHETIC) {
+                if (!c->images_dir || !c->annotations)
+                        return bd_err_set(err, -EINVAL, "loader: images directory and annotations needed");
+                int r = coco_index_open(c->annotations, c->cache_dir, 0, &l->idx, err);
+                if (r < 0)
+                        return r;
+                if ((r = build_items(l, err)) < 0)
+                        return r;
+                l->bad = xcalloc(l->n_items + 1, 1);
+        } else {
+                l->stats.images = l->stats.usable = c->synthetic_images;
+        }
+        long n = (long)n_source(l);
+        if (c->mode == LOADER_EVAL) {
+                l->per_rank = n > c->rank ? (n - c->rank + world - 1) / world : 0;
+                l->nb = (l->per_rank + c->batch_size - 1) / c->batch_size;
+        } else {
+                l->per_rank = (n + world - 1) / world;
+                l->nb = (c->flags & LOADER_KEEP_LAST) ? (l->per_rank + c->batch_size - 1) / c->batch_size
+                                                      : l->per_rank / c->batch_size;
+        }
+        if (l->nb == 0)
+                return bd_err_set(err, -ENODATA, "loader: %ld images per rank, fewer than a batch of %d", l->per_rank,
+                                  c->batch_size);
+        l->ring = c->prefetch > 0 ? c->prefetch : 3;
+        l->n_perms = l->ring + 2;
+        l->perms = xcalloc((size_t)l->n_perms, sizeof(*l->perms));
+        for (int i = 0; i < l->n_perms; i++)
+                l->perms[i].epoch = -1;
+        l->slots = xcalloc((size_t)l->ring, sizeof(*l->slots));
+        size_t B = (size_t)c->batch_size, mb = (size_t)c->max_boxes;
+        for (int i = 0; i < l->ring; i++) {
+                struct loader_batch *b = &l->slots[i].b;
+                l->slots[i].g = -1;
+                b->images = batch_alloc(c, B * 3 * (size_t)c->width * (size_t)c->height * sizeof(float));
+                b->boxes = xcalloc(B * mb * 4, sizeof(float));
+                b->labels = xcalloc(B * mb, sizeof(int32_t));
+                b->nboxes = xcalloc(B, sizeof(int32_t));
+                b->image_ids = xcalloc(B, sizeof(int64_t));
+                b->sizes = xcalloc(2 * B, sizeof(int32_t));
+                b->samples = xcalloc(B, sizeof(struct loader_sample));
+        }
+        l->released = l->next_g = 0;
+        l->workers = xcalloc((size_t)c->threads, sizeof(*l->workers));
+        for (int i = 0; i < c->threads; i++) {
+                struct worker *w = &l->workers[i];
+                w->l = l;
+                if (c->mode != LOADER_SYNTHETIC)
+                        w->dec = jpeg_decoder_new();
+                if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
+                        jpeg_decoder_free(w->dec);
+                        w->dec = NULL;
+                        if (i == 0)
+                                return bd_err_set(err, -EAGAIN, "loader: cannot start a thread");
+                        break;
+                }
+                l->n_workers++;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+static void stop_workers(struct loader *l)
+{
+        pthread_mutex_lock(&l->mu);
+        l->stop = true;
+        pthread_cond_broadcast(&l->work);
+        pthread_mutex_unlock(&l->mu);
+        for (int i = 0; i < l->n_workers; i++)
+                pthread_join(l->workers[i].tid, NULL);
+        l->n_workers = 0;
+}
+
+struct loader *loader_free(struct loader *l)
+{
+        if (!l)
+                return NULL;
+        stop_workers(l);
+        if (l->workers)
+                for (int i = 0; i < l->cfg.threads; i++) {
+                        jpeg_decoder_free(l->workers[i].dec);
+                        ssd_scratch_release(&l->workers[i].scratch);
+                        free(l->workers[i].file);
+                        free(l->workers[i].path);
+                }
+        free(l->workers);
+        for (int i = 0; l->slots && i < l->ring; i++) {
+                struct loader_batch *b = &l->slots[i].b;
+                if (b->images)
+                        batch_free(&l->cfg, b->images);
+                free(b->boxes);
+                free(b->labels);
+                free(b->nboxes);
+                free(b->image_ids);
+                free(b->sizes);
+                free(b->samples);
+        }
+        free(l->slots);
+        for (int i = 0; l->perms && i < l->n_perms; i++)
+                free(l->perms[i].p);
+        free(l->perms);
+        free(l->items);
+        free(l->boxes);
+        free(l->labels);
+        free(l->bad);
+        coco_index_free(l->idx);
+        pthread_mutex_destroy(&l->mu);
+        pthread_cond_destroy(&l->work);
+        pthread_cond_destroy(&l->done);
+        free(l);
+        return NULL;
+}
+
+long loader_batches_per_epoch(const struct loader *l)
+{
+        return l->nb;
+}
+
+long loader_images_per_epoch(const struct loader *l)
+{
+        return l->per_rank;
+}
+
+int loader_next(struct loader *l, const struct loader_batch **ret, struct bd_err *err)
+{
+        pthread_mutex_lock(&l->mu);
+        /* the batch returned last time is free again */
+        l->released = l->next_g;
+        long g = l->next_g;
+        struct slot *sl = &l->slots[g % l->ring];
+        l->want_g = g;
+        pthread_cond_broadcast(&l->work);
+        while (!l->error && (sl->g != g || sl->done < sl->b.n))
+                pthread_cond_wait(&l->done, &l->mu);
+        warn_summary(l);
+        if (l->error) {
+                int r = bd_err_set(err, l->error, "%s", l->error_msg);
+                pthread_mutex_unlock(&l->mu);
+                return r;
+        }
+        l->next_g = g + 1;
+        pthread_mutex_unlock(&l->mu);
+        *ret = &sl->b;
+        return 0;
+}
+
+void loader_seek(struct loader *l, long epoch)
+{
+        pthread_mutex_lock(&l->mu);
+        /* let the samples in progress finish, then restart the counters */
+        l->paused = true;
+        while (l->in_flight > 0)
+                pthread_cond_wait(&l->done, &l->mu);
+        for (int i = 0; i < l->ring; i++)
+                l->slots[i].g = -1;
+        for (int i = 0; i < l->n_perms; i++)
+                l->perms[i].epoch = -1;
+        l->claim_g = l->next_g = l->released = l->want_g = epoch * l->nb;
+        l->claim_j = 0;
+        l->paused = false;
+        pthread_cond_broadcast(&l->work);
+        pthread_mutex_unlock(&l->mu);
+}
+
+void loader_get_stats(struct loader *l, struct loader_stats *ret)
+{
+        pthread_mutex_lock(&l->mu);
+        *ret = l->stats;
+        pthread_mutex_unlock(&l->mu);
+}
+
+const struct coco_index *loader_index(const struct loader *l)
+{
+        return l->idx;
+}
+
+int loader_num_labels(const struct loader *l)
+{
+        return l->idx ? (int)l->idx->n_cats : l->cfg.synthetic_classes;
+}
+
+int32_t loader_label_category(const struct loader *l, int label)
+{
+        if (!l->idx)
+                return label;
+        if (label < 1 || (size_t)label > l->idx->n_cats)
+                return -1;
+        return l->idx->cats[label - 1].id;
+}
