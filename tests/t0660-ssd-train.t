@@ -13,12 +13,13 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # the flags of the rendered launch scripts are all known to the trainer
 help=$("$SSD" --help); rc=$?
 is "--help exits 0" "$rc" 0
-flags=$("$BENCHCTL" render --system local ssd; "$BENCHCTL" render --system 4xC4140 ssd)
+# the trainer's command: from the line naming benchd-ssd to the end of the command
+flags=$({ "$BENCHCTL" render --system local ssd; "$BENCHCTL" render --system 4xC4140 ssd; } |
+        awk '/benchd-ssd/ { on = 1 } on { print } on && !/\\$/ { on = 0 }' | sed 's/.*benchd-ssd//')
 missing=
-for f in $(grep -o -- ' --[a-z-]*' <<<"$flags" | sort -u); do
-    case $f in --bind-to|--map-by|--benchd|--nv) continue ;; esac
+while read -r f; do
     grep -q -- "^  $f" <<<"$help" || missing="$missing $f"
-done
+done < <(grep -o -- '--[a-z-]*' <<<"$flags" | sort -u)
 is "every flag of the rendered ssd scripts is in --help" "$missing" ""
 like "--version" "$("$SSD" --version)" "^benchd-ssd [0-9]"
 
@@ -41,8 +42,9 @@ usage_err "missing argument" "option '--lr' needs an argument" --data x --lr
 
 # a tiny dataset
 "$BENCHCTL" dataset synth --images 48 --val-images 12 --size 96 --classes 3 --seed 5 -o "$tmp/ds" >/dev/null
+decay=40,50
 small=(--batch-size 4 --image-size 64 --backbone resnet18 --width-mult 0.125 --threads 1 --loader-workers 1
-       --lr 0.005 --warmup-epochs 0.5 --decay-epochs 40,50 --platform test-box --seed 7 --log-interval 2)
+       --lr 0.005 --warmup-epochs 0.5 --decay-epochs "$decay" --platform test-box --seed 7 --log-interval 2)
 
 out=$("$SSD" --data "$tmp/nowhere" "${small[@]}" 2>&1); rc=$?
 is "missing dataset: exit 1" "$rc" 1
@@ -110,7 +112,8 @@ like "damaged checkpoint: one line" "$out" "benchd-ssd: checkpoint '$ck/ssd.ckpt
 
 # bad data: a corrupt JPEG and a missing one are skipped with a warning
 cp -r "$tmp/ds" "$tmp/bad"
-first=$(ls "$tmp/bad/train2017" | head -1); second=$(ls "$tmp/bad/train2017" | sed -n 2p)
+imgs=("$tmp"/bad/train2017/*.jpg)
+first=$(basename "${imgs[0]}"); second=$(basename "${imgs[1]}")
 head -c 300 "$tmp/bad/train2017/$first" > "$tmp/bad/train2017/x" && mv "$tmp/bad/train2017/x" "$tmp/bad/train2017/$first"
 rm "$tmp/bad/train2017/$second"
 out=$("$SSD" --data "$tmp/bad" "${small[@]}" --epochs 1 --eval-epochs 1 2>"$tmp/err"); rc=$?

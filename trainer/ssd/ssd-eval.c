@@ -171,7 +171,7 @@ int ssd_eval_run(struct ssd_eval *ev, struct ssd_run *run, double stats[12], str
                 struct ssd_batch b;
                 if ((r = ssd_data_next(ev->data, &b, err)) < 0)
                         break;
-                if ((r = ssd_run_forward(run, b.images, b.n, 0)) < 0) {
+                if ((r = ssd_run_forward(run, b.images, b.n)) < 0) {
                         bd_err_set(err, r, "evaluation: %s", run->be->err.msg);
                         break;
                 }

@@ -46,7 +46,7 @@ static const struct opt {
         { "checkpoint", O_CHECKPOINT, "DIR", "save DIR/ssd.ckpt after every epoch and resume from it" },
         { "synthetic", O_SYNTHETIC, NULL, "random images and boxes, no data, no evaluation" },
         { "log-interval", O_LOG, "N", "steps between progress lines (default 20)" },
-        { "inject-nan", O_INJECT_NAN, "STEP", "testing: make step STEP's input NaN" },
+        { "inject-nan", O_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" },
         { "help", O_HELP, NULL, "show this help" },
         { "version", O_VERSION, NULL, "show the version" },
 };
@@ -213,8 +213,13 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *e
                 case ':': return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
                 default: return fail(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
                 }
-                if (bad)
-                        return fail(err, errlen, "%s: expected %s, got '%s'", argv[optind - 1], bad, optarg);
+                if (bad) {
+                        const char *name = "?";
+                        for (size_t i = 0; i < nopts; i++)
+                                if (opts[i].id == c)
+                                        name = opts[i].name;
+                        return fail(err, errlen, "--%s: expected %s, got '%s'", name, bad, optarg);
+                }
         }
         if (optind < argc)
                 return fail(err, errlen, "unexpected argument '%s'", argv[optind]);

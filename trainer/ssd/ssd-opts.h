@@ -42,7 +42,7 @@ struct ssd_opts {
         const char *checkpoint;         /* directory */
         int synthetic;
         int log_interval;               /* steps between progress lines */
-        long long inject_nan;           /* testing: the step (1-based) whose input is NaN, 0: none */
+        long long inject_nan;           /* testing: the step (1-based) before which rank 0's weights go NaN */
 };
 
 /* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL); 2: usage error,

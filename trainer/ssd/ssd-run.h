@@ -28,8 +28,8 @@ struct ssd_run {
 };
 
 /* Forward of n images (n, 3, S, S) in host memory; sets run->ploc and
- * run->plabel.  nan: poison the input (--inject-nan). */
-int ssd_run_forward(struct ssd_run *run, float *images, int n, int nan);
+ * run->plabel. */
+int ssd_run_forward(struct ssd_run *run, float *images, int n);
 
 /* Evaluation of the bbox mAP on val2017, each rank on its share. */
 struct ssd_eval;

@@ -11,7 +11,7 @@
  * Learning rate (systems.md, the MLPerf SSD scripts):
  *   base_lr = 2.5e-3 max(1, round(lr / 2.5e-3 x global_batch / 32))
  *   warmup_iters = int(warmup_epochs x train_size / global_batch), ramp from 0
- *   x0.1 at the start of each decay epoch (step decay_epoch x steps per epoch)
+ *   x0.1 after each decay epoch E (from step E x steps per epoch on)
  * SGD momentum 0.9, weight decay on the weights.
  *
  * Rank 0 prints progress lines and the MLPerf log; a non-finite loss on any
@@ -69,16 +69,12 @@ static int check(struct ssd_run *run, int r, const char *msg)
 
 /* ---- forward ----------------------------------------------------------------------- */
 
-int ssd_run_forward(struct ssd_run *run, float *images, int n, int nan)
+int ssd_run_forward(struct ssd_run *run, float *images, int n)
 {
         struct bd_backend *be = run->be;
         const int64_t S = run->o.image_size;
         int64_t dims[4] = { n, 3, S, S };
-        size_t count = (size_t)n * 3 * (size_t)(S * S);
         int r;
-        if (nan)
-                for (size_t i = 0; i < count; i++)
-                        images[i] = NAN;
         run->xhost = bd_tensor_view(images, BD_CPU, BD_F32, BD_NCHW, 4, dims);
         const struct bd_tensor *x = &run->xhost;
         if (be->dev != BD_CPU) {
@@ -269,12 +265,25 @@ static void log_config(const struct train *t)
         MLLOG_EVENT("model_bn_span", mllog_int(o->batch_size), NULL);
         MLLOG_EVENT("max_samples", mllog_int(50), NULL);   /* tries of the crop sampler (augment.h) */
         MLLOG_EVENT("gradient_accumulation_steps", mllog_int(1), NULL);
+        MLLOG_EVENT("eval_target", mllog_num(o->target_map), NULL);
         MLLOG_EVENT("opt_base_learning_rate", mllog_num(t->base_lr), NULL);
         MLLOG_EVENT("opt_weight_decay", mllog_num(o->weight_decay), NULL);
         MLLOG_EVENT("opt_learning_rate_warmup_steps", mllog_int(t->sgd.cfg.warmup_iters), NULL);
         MLLOG_EVENT("opt_learning_rate_warmup_factor", mllog_int(0), NULL);
         MLLOG_EVENT("opt_learning_rate_decay_boundary_epochs", num_list(o->decay_epochs, o->ndecay, 0), NULL);
         MLLOG_EVENT("opt_learning_rate_decay_boundary_steps", num_list(steps, t->sgd.cfg.nmilestones, 1), NULL);
+}
+
+/* --inject-nan: a diverged model, NaN in the first box head's bias */
+static int poison(struct ssd_run *run)
+{
+        int id = bd_model_find(&run->m, "loc.0.bias");
+        struct bd_tensor p = bd_model_param(&run->m, id);
+        float v[SSD_MAX_PER_CELL * 4];
+        for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+                v[i] = NAN;
+        run->m.version++;
+        return run->be->ops->copy(run->be, p.data, p.dev, v, BD_CPU, bd_tensor_bytes(&p));
 }
 
 /* One training step; parts_out: loss, loc and conf terms averaged over the
@@ -289,8 +298,10 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
         int r;
         if ((r = ssd_loss_encode(&t->loss, &run->net.dboxes, b->boxes, b->labels, b->nboxes, SSD_DATA_MAX_BOXES)) < 0)
                 return bd_err_set(err, r, "%s", be->err.msg);
+        if (nan && (r = poison(run)) < 0)
+                return bd_err_set(err, r, "--inject-nan: %s", be->err.msg);
         bd_model_begin_step(&run->m);
-        if ((r = ssd_run_forward(run, b->images, b->n, nan)) < 0)
+        if ((r = ssd_run_forward(run, b->images, b->n)) < 0)
                 return bd_err_set(err, r, "forward: %s", be->err.msg);
         double scale = run->o.amp ? t->sgd.loss_scale : 1.0;
         if ((r = ssd_loss_run(&t->loss, run->ploc, run->plabel, scale, &t->dloc, &t->dconf, &loss, &parts)) < 0)
@@ -315,6 +326,18 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
                 return bd_err_set(err, r, "backward: %s", be->err.msg);
         if ((r = bd_dp_finish(&run->dp, err)) < 0)
                 return r;
+        if (!run->o.amp) {
+                /* the summed gradients are the same on every rank: so is this decision
+                 * (a NaN can hide from the loss: the core's ReLU maps it to 0) */
+                struct bd_tensor g = bd_model_all_grads(&run->m);
+                double bad = 0;
+                if ((r = bd_op_count_nonfinite(be, &g, &bad)) < 0)
+                        return bd_err_set(err, r, "%s", be->err.msg);
+                if (bad > 0) {
+                        parts_out[0] = NAN;
+                        return 0;
+                }
+        }
         if ((r = bd_sgd_step(&t->sgd, &run->m, 1.0 / run->dp.size, info)) < 0)
                 return bd_err_set(err, r, "optimiser: %s", be->err.msg);
         return 0;
@@ -360,8 +383,9 @@ static int train_loop(struct train *t)
                         if (!isfinite(parts[0])) {
                                 if (run->dp.rank == 0)
                                         fprintf(stderr, PROG ": the loss is %s at epoch %d, step %lld: stopping (run_stop "
-                                                        "status aborted)\n", isnan(parts[0]) ? "NaN" : "infinite",
-                                                epoch, step);
+                                                        "status aborted)\n",
+                                                isnan(parts[0]) ? "NaN" : isinf(parts[0]) ? "infinite" :
+                                                "finite but the gradients are not", epoch, step);
                                 return -1;
                         }
                         imgs_log += (long)b->n * run->dp.size;
