@@ -33,6 +33,7 @@
 #include "fs.h"
 #include "ssd-loss.h"
 #include "ssd-net.h"
+#include "strutil.h"
 #include "../unit/tap.h"
 
 struct garr {
@@ -161,15 +162,21 @@ int main(int argc, char **argv)
                                             { "threads", 1, NULL, 't' }, { "f64", 0, NULL, 'D' },
                                             { NULL, 0, NULL, 0 } };
         int c, threads = 0;
+        long v;
         while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+                int r = 0;
                 switch (c) {
-                case 'd': cfg.depth = atoi(optarg); break;
-                case 's': cfg.image_size = atoi(optarg); break;
-                case 'w': cfg.width_mult = atof(optarg); break;
-                case 'k': cfg.num_classes = atoi(optarg); break;
-                case 't': threads = atoi(optarg); break;
+                case 'd': r = parse_long(optarg, &v); cfg.depth = (int)v; break;
+                case 's': r = parse_long(optarg, &v); cfg.image_size = (int)v; break;
+                case 'w': r = parse_double(optarg, &cfg.width_mult); break;
+                case 'k': r = parse_long(optarg, &v); cfg.num_classes = (int)v; break;
+                case 't': r = parse_long(optarg, &v); threads = (int)v; break;
                 case 'D': f64 = 1; break;
                 default: return 2;
+                }
+                if (r < 0) {
+                        fprintf(stderr, "ssd-golden: bad value '%s'\n", optarg);
+                        return 2;
                 }
         }
         if (optind + 1 != argc) {
