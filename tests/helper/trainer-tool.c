@@ -34,7 +34,8 @@
 
 struct opts {
         int depth, width, classes, size, batch, steps, threads, save_every, kill_after, resume, frozen_bn, freeze_at;
-        int no_overlap, stages, any_model;
+        int no_overlap, stages, any_model, strict, amp;
+        const char *ignore;
         long bucket_kb;
         double lr, momentum, wd, clip;
         unsigned long long seed;
@@ -58,13 +59,16 @@ static void usage(FILE *f)
                    "  --frozen-bn        batch norm as frozen affine maps\n"
                    "  --freeze-at N      frozen stages as in maskrcnn-benchmark\n"
                    "  --backend cpu|cuda --threads N\n"
+                   "  --precision fp32|amp  mixed precision (f16 activations) on CUDA\n"
                    "  --bucket-kb N      gradient allreduce bucket size (default 256)\n"
                    "  --no-overlap       one allreduce after the backward\n"
                    "  --checkpoint FILE  --save-every N --resume\n"
                    "  --kill-after N     SIGKILL itself after N steps of this run\n"
                    "  --params-out FILE  rank 0 writes the final parameters (raw f32)\n"
                    "  --prefix P         parameter name prefix (default none)\n"
-                   "  --any-model        load-checkpoint: do not check the model name\n");
+                   "  --any-model        load-checkpoint: do not check the model name\n"
+                   "  --strict           load-weights: file and model tensors must match\n"
+                   "  --ignore PREFIX    load-weights --strict: except those under PREFIX\n");
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -78,7 +82,8 @@ static int parse(int argc, char **argv, struct opts *o)
                 { "bucket-kb", 1, 0, 'K' },   { "no-overlap", 0, 0, 'O' }, { "checkpoint", 1, 0, 'c' },
                 { "save-every", 1, 0, 'e' },  { "resume", 0, 0, 'r' },     { "kill-after", 1, 0, 'x' },
                 { "params-out", 1, 0, 'p' },  { "prefix", 1, 0, 'P' },     { "stages", 1, 0, 'g' },
-                { "any-model", 0, 0, 'A' },   { "help", 0, 0, 'h' },       { 0, 0, 0, 0 },
+                { "precision", 1, 0, 'Q' },   { "any-model", 0, 0, 'A' },   { "strict", 0, 0, 'T' },     { "ignore", 1, 0, 'I' },
+                { "help", 0, 0, 'h' },        { 0, 0, 0, 0 },
         };
         *o = (struct opts){ .depth = 18, .width = 16, .classes = 10, .size = 32, .batch = 8, .steps = 4, .lr = 0.05,
                             .momentum = 0.9, .wd = 1e-4, .seed = 1, .backend = "cpu", .bucket_kb = 256, .prefix = "" };
@@ -111,6 +116,16 @@ static int parse(int argc, char **argv, struct opts *o)
                 case 'P': o->prefix = optarg; break;
                 case 'g': o->stages = atoi(optarg); break;
                 case 'A': o->any_model = 1; break;
+                case 'Q':
+                        if (streq(optarg, "amp"))
+                                o->amp = 1;
+                        else if (!streq(optarg, "fp32")) {
+                                fprintf(stderr, "trainer-tool: --precision: expected fp32 or amp\n");
+                                return -EINVAL;
+                        }
+                        break;
+                case 'T': o->strict = 1; break;
+                case 'I': o->ignore = optarg; break;
                 case 'h': usage(stdout); exit(0);
                 default: usage(stderr); return -EINVAL;
                 }
@@ -125,9 +140,10 @@ struct net {
         char name[64];
 };
 
-static int net_build(struct net *n, const struct opts *o, struct bd_err *err)
+static int net_build(struct net *n, const struct opts *o, int local_rank, struct bd_err *err)
 {
-        int r = bd_backend_new(o->backend, 0, o->threads, &n->be, err);
+        int ndev = streq(o->backend, "cuda") ? bd_cuda_device_count(NULL) : 1;
+        int r = bd_backend_new(o->backend, ndev > 0 ? local_rank % ndev : 0, o->threads, &n->be, err);
         if (r < 0)
                 return r;
         bd_model_init(&n->m, n->be, BD_F32);
@@ -174,7 +190,8 @@ static int cmd_train(int argc, char **argv)
         struct net n = { 0 };
         float *hx = NULL;
         int32_t *hl = NULL;
-        struct bd_tensor x = { 0 }, lab = { 0 }, loss = { 0 }, dlogits = { 0 };
+        struct bd_tensor x = { 0 }, lab = { 0 }, loss = { 0 }, dlogits = { 0 }, xs = { 0 }, xh = { 0 }, l32 = { 0 },
+                         dl16 = { 0 };
         if (parse(argc, argv, &o) < 0)
                 return 2;
         if (bd_dp_init(&dp, &argc, &argv, &err) < 0) {
@@ -186,7 +203,7 @@ static int cmd_train(int argc, char **argv)
                 fprintf(stderr, "trainer-tool: --batch %d does not split over %d ranks\n", o.batch, dp.size);
                 goto out;
         }
-        if (net_build(&n, &o, &err) < 0 || bd_dp_attach(&dp, &n.m, (size_t)o.bucket_kb * 1024, &err) < 0) {
+        if (net_build(&n, &o, dp.local_rank, &err) < 0 || bd_dp_attach(&dp, &n.m, (size_t)o.bucket_kb * 1024, &err) < 0) {
                 fprintf(stderr, "trainer-tool: %s\n", err.msg);
                 goto out;
         }
@@ -194,7 +211,11 @@ static int cmd_train(int argc, char **argv)
         struct bd_sgd sgd;
         struct bd_sgd_cfg sc = { .lr = o.lr, .momentum = o.momentum, .weight_decay = o.wd, .warmup_factor = 0.1,
                                  .warmup_iters = 2, .milestones = { 3 }, .nmilestones = 1, .gamma = 0.5,
-                                 .clip_norm = o.clip };
+                                 .clip_norm = o.clip, .loss_scaling = o.amp };
+        if (o.amp && n.be->dev != BD_CUDA) {
+                fprintf(stderr, "trainer-tool: --precision amp needs --backend cuda\n");
+                goto out;
+        }
         if (bd_sgd_init(&sgd, &n.m, &sc, &err) < 0) {
                 fprintf(stderr, "trainer-tool: %s\n", err.msg);
                 goto out;
@@ -227,11 +248,31 @@ static int cmd_train(int argc, char **argv)
                 double lsum = 0;
                 int r;
                 bd_model_begin_step(&n.m);
-                if ((r = bd_op_copy(be, &hxt, &x)) < 0 || (r = bd_op_copy(be, &hlt, &lab)) < 0 ||
-                    (r = bd_resnet_fwd(&n.m, &n.r, &x)) < 0 ||
-                    (r = bd_op_softmax_ce(be, &n.r.logits, &lab, NULL, 1.0 / o.batch, &loss, &dlogits)) < 0 ||
-                    (r = bd_op_sum(be, &loss, &lsum)) < 0 || (r = bd_dp_begin_backward(&dp, &err)) < 0 ||
-                    (r = bd_resnet_bwd(&n.m, &n.r, NULL, &dlogits)) < 0) {
+                const struct bd_tensor *in = &x, *logits = &n.r.logits, *dl = &dlogits;
+                if ((r = bd_op_copy(be, &hxt, &x)) < 0 || (r = bd_op_copy(be, &hlt, &lab)) < 0)
+                        goto step_failed;
+                if (o.amp) {    /* half activations in NHWC; loss in float32, scaled */
+                        if ((r = bd_op_cast(be, &x, BD_F16, 1.0, &xs)) < 0 || (r = bd_op_relayout(be, &xs, BD_NHWC, &xh)) < 0)
+                                goto step_failed;
+                        in = &xh;
+                }
+                if ((r = bd_resnet_fwd(&n.m, &n.r, in)) < 0)
+                        goto step_failed;
+                if (o.amp) {
+                        if ((r = bd_op_cast(be, &n.r.logits, BD_F32, 1.0, &l32)) < 0)
+                                goto step_failed;
+                        logits = &l32;
+                }
+                if ((r = bd_op_softmax_ce(be, logits, &lab, NULL, sgd.loss_scale / o.batch, &loss, &dlogits)) < 0 ||
+                    (r = bd_op_sum(be, &loss, &lsum)) < 0)
+                        goto step_failed;
+                if (o.amp) {
+                        if ((r = bd_op_cast(be, &dlogits, BD_F16, 1.0, &dl16)) < 0)
+                                goto step_failed;
+                        dl = &dl16;
+                }
+                if ((r = bd_dp_begin_backward(&dp, &err)) < 0 || (r = bd_resnet_bwd(&n.m, &n.r, NULL, dl)) < 0) {
+step_failed:
                         fprintf(stderr, "trainer-tool: step %lld: %s\n", (long long)t, r == -EIO ? err.msg : be->err.msg);
                         goto out_t;
                 }
@@ -248,6 +289,8 @@ static int cmd_train(int argc, char **argv)
                 bd_dp_sum(&dp, &lsum, 1);
                 if (dp.rank == 0) {
                         printf("step %lld loss %.9g lr %.6g", (long long)t + 1, lsum, info.lr);
+                        if (o.amp)
+                                printf(" loss-scale %g%s", info.loss_scale, info.skipped ? " skipped" : "");
                         if (info.grad_norm >= 0)
                                 printf(" grad-norm %.6g", info.grad_norm);
                         printf("\n");
@@ -282,6 +325,10 @@ static int cmd_train(int argc, char **argv)
         }
         rc = 0;
 out_t:
+        bd_tensor_release(&xs);
+        bd_tensor_release(&xh);
+        bd_tensor_release(&l32);
+        bd_tensor_release(&dl16);
         free(hx);
         free(hl);
         bd_tensor_release(&x);
@@ -333,23 +380,33 @@ static int cmd_compare(int argc, char **argv)
         return 0;
 }
 
+/* "COMMAND FILE [options]": parses the options and builds the network;
+ * returns the exit status to use on failure, 0 on success */
+static int file_command(int argc, char **argv, struct opts *o, struct net *n)
+{
+        struct bd_err err;
+        if (argc < 2) {
+                usage(stderr);
+                return 2;
+        }
+        if (parse(argc - 1, argv + 1, o) < 0)
+                return 2;
+        if (net_build(n, o, 0, &err) < 0) {
+                fprintf(stderr, "trainer-tool: %s\n", err.msg);
+                return 1;
+        }
+        return 0;
+}
+
 static int cmd_weights(int argc, char **argv, int save)
 {
         struct opts o;
         struct bd_err err;
         struct net n = { 0 };
-        if (argc < 2) {
-                usage(stderr);
-                return 2;
-        }
+        int rc = file_command(argc, argv, &o, &n);
+        if (rc)
+                return rc;
         const char *file = argv[1];
-        if (parse(argc - 1, argv + 1, &o) < 0)
-                return 2;
-        if (net_build(&n, &o, &err) < 0) {
-                fprintf(stderr, "trainer-tool: %s\n", err.msg);
-                return 1;
-        }
-        int rc = 0;
         if (save) {
                 if (bd_weights_save(file, &n.m, o.prefix, "trainer-tool", &err) < 0)
                         rc = 1;
@@ -357,7 +414,9 @@ static int cmd_weights(int argc, char **argv, int save)
                 struct bd_weights_report rep;
                 _cleanup_free_ float *before = xmalloc(n.m.n_all * sizeof(float) + 1), *after = xmalloc(n.m.n_all * sizeof(float) + 1);
                 bd_model_get_params(&n.m, before);
-                if (bd_weights_load(file, &n.m, o.prefix, 0, &rep, &err) < 0) {
+                const char *ign[2] = { o.ignore, NULL };
+                unsigned fl = o.strict ? BD_WEIGHTS_STRICT | BD_WEIGHTS_COMPLETE : 0;
+                if (bd_weights_load(file, &n.m, o.prefix, ign, fl, &rep, &err) < 0) {
                         bd_model_get_params(&n.m, after);
                         rc = 1;
                         if (memcmp(before, after, n.m.n_all * sizeof(float)) != 0)
@@ -377,16 +436,9 @@ static int cmd_load_ckpt(int argc, char **argv)
         struct opts o;
         struct bd_err err;
         struct net n = { 0 };
-        if (argc < 2) {
-                usage(stderr);
-                return 2;
-        }
-        if (parse(argc - 1, argv + 1, &o) < 0)
-                return 2;
-        if (net_build(&n, &o, &err) < 0) {
-                fprintf(stderr, "trainer-tool: %s\n", err.msg);
-                return 1;
-        }
+        int rc = file_command(argc, argv, &o, &n);
+        if (rc)
+                return rc;
         struct bd_sgd sgd;
         struct bd_sgd_cfg sc = { .lr = 0.1 };
         bd_sgd_init(&sgd, &n.m, &sc, &err);
@@ -395,7 +447,6 @@ static int cmd_load_ckpt(int argc, char **argv)
                 snprintf(meta.model, sizeof(meta.model), "%s", n.name);
         _cleanup_free_ float *before = xmalloc(n.m.n_all * sizeof(float) + 1), *after = xmalloc(n.m.n_all * sizeof(float) + 1);
         bd_model_get_params(&n.m, before);
-        int rc = 0;
         if (bd_ckpt_load(argv[1], &n.m, &sgd, &meta, &err) < 0) {
                 fprintf(stderr, "trainer-tool: %s\n", err.msg);
                 bd_model_get_params(&n.m, after);

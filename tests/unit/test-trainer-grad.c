@@ -211,7 +211,7 @@ static int conv_fwd(struct gcase *c)
 
 static int conv_bwd(struct gcase *c)
 {
-        return bd_conv_bwd(&c->m, c->layer, &c->in[0], &c->dout, &c->din[0]);
+        return bd_conv_bwd(&c->m, c->layer, &c->in[0], &c->dout, &c->din[0], 0);
 }
 
 static void conv_case(const char *name, struct bd_conv_cfg cfg, enum bd_layout l, int64_t N, int64_t H, int64_t W)
@@ -565,7 +565,7 @@ int main(void)
                 struct bd_conv_cfg c3 = { .cin = 8, .cout = 16, .k = 3, .stride = 1, .pad = 1, .bias = 1,
                                           .winit = BD_INIT_KAIMING_UNIFORM };
                 snprintf(name, sizeof(name), "conv 3x3 pad 1 bias %s", LN[li]);
-                conv_case(xstrdup(name), c3, L[li], 2, 6, 5);
+                conv_case(name, c3, L[li], 2, 6, 5);
         }
         struct bd_conv_cfg cs = { .cin = 8, .cout = 8, .k = 3, .stride = 2, .pad = 1, .winit = BD_INIT_KAIMING_UNIFORM };
         conv_case("conv 3x3 stride 2 nchw8c", cs, BD_NCHW8C, 2, 7, 6);
@@ -589,7 +589,7 @@ int main(void)
 
         for (int li = 0; li < 3; li++) {
                 snprintf(name, sizeof(name), "batch norm training %s", LN[li]);
-                bn_case(xstrdup(name), BD_BN_TRAIN, 0, L[li], 8);
+                bn_case(name, BD_BN_TRAIN, 0, L[li], 8);
         }
         bn_case("batch norm training + relu nchw8c", BD_BN_TRAIN, 1, BD_NCHW8C, 8);
         bn_case("batch norm frozen nhwc", BD_BN_FROZEN, 0, BD_NHWC, 8);
@@ -604,17 +604,17 @@ int main(void)
 
         for (int li = 0; li < 3; li++) {
                 snprintf(name, sizeof(name), "relu %s", LN[li]);
-                simple_case(xstrdup(name), relu_fwd, relu_bwd, 1, L[li], 8, 0, 1);
+                simple_case(name, relu_fwd, relu_bwd, 1, L[li], 8, 0, 1);
                 snprintf(name, sizeof(name), "add %s", LN[li]);
-                simple_case(xstrdup(name), add_fwd, add_bwd, 2, L[li], 8, 0, 0);
+                simple_case(name, add_fwd, add_bwd, 2, L[li], 8, 0, 0);
                 snprintf(name, sizeof(name), "affine (frozen BN) + relu %s", LN[li]);
-                simple_case(xstrdup(name), affine_fwd, affine_bwd, 1, L[li], 8, 1, 1);
+                simple_case(name, affine_fwd, affine_bwd, 1, L[li], 8, 1, 1);
                 snprintf(name, sizeof(name), "nearest upsample x2 %s", LN[li]);
-                simple_case(xstrdup(name), up_fwd, up_bwd, 1, L[li], 8, 0, 0);
+                simple_case(name, up_fwd, up_bwd, 1, L[li], 8, 0, 0);
                 snprintf(name, sizeof(name), "concat of 3 %s", LN[li]);
-                simple_case(xstrdup(name), cat_fwd, cat_bwd, 3, L[li], 8, 0, 0);
+                simple_case(name, cat_fwd, cat_bwd, 3, L[li], 8, 0, 0);
                 snprintf(name, sizeof(name), "relayout %s -> %s", LN[li], LN[(li + 1) % 3]);
-                simple_case(xstrdup(name), relayout_fwd, relayout_bwd, 1, L[li], 16, (int)L[(li + 1) % 3], 0);
+                simple_case(name, relayout_fwd, relayout_bwd, 1, L[li], 16, (int)L[(li + 1) % 3], 0);
         }
         simple_case("add + relu nchw8c", add_fwd, add_bwd, 2, BD_NCHW8C, 8, 1, 0);
         simple_case("permute (2, 0, 1)", perm_fwd, perm_bwd, 1, BD_NCHW, 8, 0, 0);

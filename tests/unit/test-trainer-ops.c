@@ -393,6 +393,8 @@ int main(void)
         bn_check("batch norm nchw8c", BD_NCHW8C, 4, 16, 9, 9, 0);
         bn_check("batch norm + relu nchw8c", BD_NCHW8C, 4, 16, 9, 9, 1);
         bn_check("batch norm nhwc", BD_NHWC, 2, 3, 9, 9, 0);
+        bn_check("batch norm + relu 512 channels at 2x2 nchw8c", BD_NCHW8C, 4, 512, 2, 2, 1);
+        bn_check("batch norm 512 channels at 2x2 nchw8c", BD_NCHW8C, 4, 512, 2, 2, 0);
         bn_check("batch norm + relu nchw", BD_NCHW, 2, 8, 5, 7, 1);
 
         pool_check("max pool 3x3 s2 p1 nchw8c", BD_NCHW8C, 3, 2, 1, 15);

@@ -311,6 +311,8 @@ int bd_ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, struct 
         if (o && !has_mom)
                 return bd_err_set(err, -EBADMSG, "%s '%s': holds no optimiser state", W, path);
 
+        if (nt != (uint32_t)m->np)
+                return bd_err_set(err, -EBADMSG, "%s '%s': %u tensors, the model has %d", W, path, nt, m->np);
         /* the table must describe this model exactly */
         _cleanup_free_ unsigned char *tb = xmalloc((size_t)nt * CKPT_ENTRY + 1);
         if (read_all(fd, tb, (size_t)nt * CKPT_ENTRY) < 0)
@@ -340,9 +342,10 @@ int bd_ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, struct 
                                           W, path, name, a, b, strcmp(a, b) == 0 ? " (other position or kind)" : "");
                 }
         }
-        if (nt != (uint32_t)m->np || n_all != m->n_all || n_train != m->n_train)
-                return bd_err_set(err, -EBADMSG, "%s '%s': %u tensors, the model has %d", W, path, nt, m->np);
 
+        if (n_all != m->n_all || n_train != m->n_train)
+                return bd_err_set(err, -EBADMSG, "%s '%s': %llu values, the model has %zu", W, path,
+                                  (unsigned long long)n_all, m->n_all);
         _cleanup_free_ void *params = xmalloc(n_all * ds + 1);
         _cleanup_free_ void *mom = has_mom ? xmalloc(n_train * ds + 1) : NULL;
         unsigned char tr[TRAILER];
@@ -385,8 +388,16 @@ struct wentry {
         const float *data;
 };
 
-int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, unsigned flags,
-                    struct bd_weights_report *rep, struct bd_err *err)
+static int ignored(const char *name, const char *const *ignore)
+{
+        for (; ignore && *ignore; ignore++)
+                if (strncmp(name, *ignore, strlen(*ignore)) == 0)
+                        return 1;
+        return 0;
+}
+
+int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, const char *const *ignore,
+                    unsigned flags, struct bd_weights_report *rep, struct bd_err *err)
 {
         const char *W = "weights";
         _cleanup_free_ char *buf = NULL;
@@ -448,7 +459,7 @@ int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, un
                 snprintf(full, sizeof(full), "%s%s", prefix ? prefix : "", e[i].name);
                 int id = bd_model_find(m, full);
                 if (id < 0) {
-                        if (flags & BD_WEIGHTS_STRICT)
+                        if ((flags & BD_WEIGHTS_STRICT) && !ignored(e[i].name, ignore))
                                 return bd_err_set(err, -EBADMSG, "%s '%s': tensor '%s' is not in the model", W, path,
                                                   e[i].name);
                         rp.skipped++;
@@ -474,6 +485,20 @@ int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, un
                                 ((float *)host)[p->offset + (size_t)j] = v;
                 }
                 rp.loaded++;
+        }
+        if (flags & BD_WEIGHTS_COMPLETE) {
+                size_t pl = prefix ? strlen(prefix) : 0;
+                for (int i = 0; i < m->np; i++) {
+                        const char *name = m->p[i].name;
+                        if (pl && strncmp(name, prefix, pl) != 0)
+                                continue;
+                        int found = 0;
+                        for (uint32_t k = 0; k < nt && !found; k++)
+                                found = strcmp(e[k].name, name + pl) == 0;
+                        if (!found)
+                                return bd_err_set(err, -EBADMSG, "%s '%s': has no tensor '%s' for the model's '%s'", W,
+                                                  path, name + pl, name);
+                }
         }
         if (bd_model_set_params(m, host) < 0 || m->be->ops->sync(m->be) < 0)
                 return bd_err_set(err, -EIO, "%s '%s': %s", W, path, m->be->err.msg);

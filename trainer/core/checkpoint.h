@@ -56,7 +56,12 @@ int bd_ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, struct 
                  struct bd_err *err);
 
 enum bd_weights_flags {
-        BD_WEIGHTS_STRICT = 1 << 0,     /* every tensor of the file must be in the model */
+        /* every tensor of the file must be in the model, except those whose
+         * names start with one of the ignore prefixes ("fc." for a backbone) */
+        BD_WEIGHTS_STRICT = 1 << 0,
+        /* every model parameter under the prefix must be in the file (a
+         * backbone loads completely or not at all) */
+        BD_WEIGHTS_COMPLETE = 1 << 1,
 };
 
 struct bd_weights_report {
@@ -67,8 +72,8 @@ struct bd_weights_report {
 
 /* Loads the tensors of a weights file whose prefix + name is a model
  * parameter; shapes must match.  All or nothing. */
-int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, unsigned flags,
-                    struct bd_weights_report *rep, struct bd_err *err);
+int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, const char *const *ignore,
+                    unsigned flags, struct bd_weights_report *rep, struct bd_err *err);
 /* Writes the model's parameters whose names start with prefix (without it). */
 int bd_weights_save(const char *path, struct bd_model *m, const char *prefix, const char *source,
                     struct bd_err *err);

@@ -16,6 +16,7 @@
 
 #include "checkpoint.h"
 #include "dp.h"
+#include "ops.h"
 
 struct dp_impl {
 #ifdef HAVE_MPI
@@ -263,20 +264,39 @@ int bd_dp_finish(struct bd_dp *dp, struct bd_err *err)
                                                   m->p[i].step == m->step ? m->p[i].uses : 0);
                 return bd_err_set(err, -EINVAL, "gradient bucket %d incomplete at the end of the backward", dp->next);
         }
+        size_t nbuf = m->n_all - m->buf_off, ds = bd_dtype_size(m->dtype);
+        void *bufs = (char *)m->params + m->buf_off * ds;
 #ifdef HAVE_NCCL
         if (im->nccl) {
                 cudaStream_t s = (cudaStream_t)bd_backend_cuda_stream(m->be);
                 CUDA_TRY(cudaEventRecord(im->done, im->comm_stream), "cudaEventRecord");
                 CUDA_TRY(cudaStreamWaitEvent(s, im->done, 0), "cudaStreamWaitEvent");
-                return 0;
+                if (nbuf)
+                        NCCL_TRY(ncclAllReduce(bufs, bufs, nbuf, ncclFloat, ncclSum, im->comm, s), "ncclAllReduce");
         }
 #endif
 #ifdef HAVE_MPI
-        if (MPI_Waitall(dp->nb, im->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-                return bd_err_set(err, -EIO, "gradient allreduce failed");
+        if (!
+#ifdef HAVE_NCCL
+            im->nccl
+#else
+            0
 #endif
+        ) {
+                if (MPI_Waitall(dp->nb, im->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+                        return bd_err_set(err, -EIO, "gradient allreduce failed");
+                if (nbuf && MPI_Allreduce(MPI_IN_PLACE, bufs, (int)nbuf, mpi_type(m), MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+                        return bd_err_set(err, -EIO, "buffer allreduce failed");
+        }
+#endif
+        if (nbuf) {
+                int64_t n = (int64_t)nbuf;
+                struct bd_tensor b = bd_tensor_view(bufs, m->be->dev, m->dtype, BD_NCHW, 1, &n);
+                int r = bd_op_axpby(m->be, 1.0 / dp->size, &b, 0, &b);
+                if (r < 0)
+                        return bd_err_set(err, r, "%s", m->be->err.msg);
+        }
         (void)im;
-        (void)m;
         return 0;
 }
 

@@ -13,6 +13,10 @@
  * issues the same collectives in the same sequence, whatever order its
  * gradients became final in.  bd_dp_finish() waits for all of them.
  *
+ * Buffers (batch-norm running statistics) come from each rank's own share
+ * of the batch; bd_dp_finish() replaces them by their average over the ranks,
+ * so every rank keeps the same model.
+ *
  * Ranks, sizes and the local rank (ranks sharing the node, which picks the
  * GPU) come from MPI.  Built without MPI, there is one rank and nothing to do.
  */
@@ -49,7 +53,7 @@ int bd_dp_attach(struct bd_dp *dp, struct bd_model *m, size_t bucket_bytes, stru
 int bd_dp_broadcast_params(struct bd_dp *dp, struct bd_err *err);
 /* Before a backward (calls bd_model_begin_backward). */
 int bd_dp_begin_backward(struct bd_dp *dp, struct bd_err *err);
-/* After it: every gradient summed over the ranks. */
+/* After it: every gradient summed over the ranks, buffers averaged. */
 int bd_dp_finish(struct bd_dp *dp, struct bd_err *err);
 /* Sum of a few host values over the ranks (losses, counts). */
 int bd_dp_sum(struct bd_dp *dp, double *v, int n);

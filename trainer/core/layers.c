@@ -77,24 +77,45 @@ int bd_conv_fwd(struct bd_model *m, struct bd_conv *l, const struct bd_tensor *x
         return r < 0 ? bd_op_err_prefix(m->be, r, l->name) : 0;
 }
 
+/* the gradient views and flags of a layer's weight w and bias b (-1: none) */
+struct wgrads {
+        struct bd_tensor dw, db;
+        int tw, tb;
+        unsigned flags;
+};
+
+static struct wgrads wgrads_begin(struct bd_model *m, int w, int b)
+{
+        struct wgrads g;
+        memset(&g, 0, sizeof(g));
+        g.tw = bd_model_trained(m, w);
+        g.tb = bd_model_trained(m, b);
+        if (g.tw)
+                g.dw = bd_model_grad(m, w);
+        if (g.tb)
+                g.db = bd_model_grad(m, b);
+        g.flags = g.tw ? bd_model_grad_flags(m, w) : g.tb ? bd_model_grad_flags(m, b) : 0;
+        return g;
+}
+
+static void wgrads_done(struct bd_model *m, const struct wgrads *g, int w, int b)
+{
+        if (g->tw)
+                bd_model_grad_done(m, w);
+        if (g->tb)
+                bd_model_grad_done(m, b);
+}
+
 int bd_conv_bwd(struct bd_model *m, struct bd_conv *l, const struct bd_tensor *x, const struct bd_tensor *dy,
                 struct bd_tensor *dx, int acc_dx)
 {
-        struct bd_tensor w = param(m, l->w), dw = bd_model_grad(m, l->w), db;
-        int tw = bd_model_trained(m, l->w), tb = bd_model_trained(m, l->b);
-        if (tb)
-                db = bd_model_grad(m, l->b);
-        unsigned flags = tw ? bd_model_grad_flags(m, l->w) : tb ? bd_model_grad_flags(m, l->b) : 0;
-        if (acc_dx)
-                flags |= BD_ACC_DX;
-        int r = bd_op_conv_bwd(m->be, &l->d, l->pc, x, &w, dy, dx, tw ? &dw : NULL, tb ? &db : NULL, flags,
-                               m->version);
+        struct bd_tensor w = param(m, l->w);
+        struct wgrads g = wgrads_begin(m, l->w, l->b);
+        int r = bd_op_conv_bwd(m->be, &l->d, l->pc, x, &w, dy, dx, g.tw ? &g.dw : NULL, g.tb ? &g.db : NULL,
+                               g.flags | (acc_dx ? BD_ACC_DX : 0), m->version);
         if (r < 0)
                 return bd_op_err_prefix(m->be, r, l->name);
-        if (tw)
-                bd_model_grad_done(m, l->w);
-        if (tb)
-                bd_model_grad_done(m, l->b);
+        wgrads_done(m, &g, l->w, l->b);
         return 0;
 }
 
@@ -211,18 +232,12 @@ int bd_fc_fwd(struct bd_model *m, struct bd_fc *l, const struct bd_tensor *x, st
 int bd_fc_bwd(struct bd_model *m, struct bd_fc *l, const struct bd_tensor *x, const struct bd_tensor *dy,
               struct bd_tensor *dx)
 {
-        struct bd_tensor w = param(m, l->w), dw = bd_model_grad(m, l->w), db;
-        int tw = bd_model_trained(m, l->w), tb = bd_model_trained(m, l->b);
-        if (tb)
-                db = bd_model_grad(m, l->b);
-        unsigned flags = tw ? bd_model_grad_flags(m, l->w) : tb ? bd_model_grad_flags(m, l->b) : 0;
-        int r = bd_op_fc_bwd(m->be, l->pc, x, &w, dy, dx, tw ? &dw : NULL, tb ? &db : NULL, flags, m->version);
+        struct bd_tensor w = param(m, l->w);
+        struct wgrads g = wgrads_begin(m, l->w, l->b);
+        int r = bd_op_fc_bwd(m->be, l->pc, x, &w, dy, dx, g.tw ? &g.dw : NULL, g.tb ? &g.db : NULL, g.flags, m->version);
         if (r < 0)
                 return bd_op_err_prefix(m->be, r, l->name);
-        if (tw)
-                bd_model_grad_done(m, l->w);
-        if (tb)
-                bd_model_grad_done(m, l->b);
+        wgrads_done(m, &g, l->w, l->b);
         return 0;
 }
 

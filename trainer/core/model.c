@@ -90,6 +90,8 @@ int bd_model_finalize(struct bd_model *m, struct bd_err *err)
                         m->n_decay = off;
                 if (reg == 2)
                         m->n_train = off;
+                if (reg == 3)
+                        m->buf_off = off;
                 for (int i = 0; i < m->np; i++)
                         if (region(m->p[i].flags) == reg) {
                                 m->p[i].offset = off;

@@ -74,6 +74,7 @@ struct bd_model {
         int np, cap;
         void *params, *grads;           /* device memory */
         size_t n_all, n_train, n_decay; /* elements */
+        size_t buf_off;                 /* where the buffers region starts */
         uint64_t version;               /* changes whenever parameter values change */
         uint64_t step;                  /* for use counting, bd_model_begin_step() */
         int training;

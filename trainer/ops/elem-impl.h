@@ -158,6 +158,13 @@ BD_HD static inline void BD_KN(bn_coef)(int64_t c, const struct bd_bn_coef_args 
         STP(a->shift, c, LDP(a->beta, c) - LDP(a->mean, c) * s);
 }
 
+BD_HD static inline void BD_KN(bn_invstd)(int64_t c, const struct bd_bn_invstd_args *a)
+{
+        BD_T inv = LDP(a->inv, c);
+        BD_T v = (BD_T)1 / (inv * inv) - (BD_T)a->eps;
+        STP(a->var, c, v > 0 ? v : (BD_T)0);
+}
+
 BD_HD static inline void BD_KN(bias_rows)(int64_t i, const struct bd_bias_rows_args *a)
 {
         ST(a->y, i, LD(a->y, i) + LDP(a->b, i % a->cols));

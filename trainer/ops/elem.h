@@ -108,8 +108,10 @@ struct bd_bn_running_args { void *rmean, *rvar; const void *mean, *var; double m
 struct bd_bn_coef_args { const void *gamma, *beta, *mean, *var; void *scale, *shift; double eps; };
 /* y = x * scale + shift per row of cols (FC bias: scale NULL, shift = bias) */
 struct bd_bias_rows_args { void *y; const void *b; int64_t cols; };
-/* element type conversion, any pair of types */
-struct bd_cast_args { const void *x; void *y; int xtype, ytype; double scale; };
+/* element type conversion, any pair of types: y = x scale (+ y when accumulate) */
+struct bd_cast_args { const void *x; void *y; int xtype, ytype; double scale; int accumulate; };
+/* batch-norm variance from the inverse standard deviation: var = 1 / inv^2 - eps */
+struct bd_bn_invstd_args { const void *inv; void *var; double eps; };
 /* plain-tensor permutation: y (dims out) = x with in-strides permuted */
 struct bd_permute_args { const void *x; void *y; int ndim; int64_t dims[BD_MAX_DIMS], xstride[BD_MAX_DIMS]; };
 
@@ -146,7 +148,8 @@ struct bd_reduce_args { const void *x; };
         X(bn_coef, bd_bn_coef_args)                     \
         X(bias_rows, bd_bias_rows_args)                 \
         X(permute, bd_permute_args)                     \
-        X(avgpool_fwd, bd_avgpool_args)
+        X(avgpool_fwd, bd_avgpool_args)                 \
+        X(bn_invstd, bd_bn_invstd_args)
 
 #define BD_4D_KERNELS(X)                                \
         X(affine, bd_affine_args)                       \
@@ -209,7 +212,10 @@ BD_HD static inline void bd_st_any(void *p, int64_t i, int t, double v)
 
 BD_HD static inline void bd_k_cast(int64_t i, const struct bd_cast_args *a)
 {
-        bd_st_any(a->y, i, a->ytype, bd_ld_any(a->x, i, a->xtype) * a->scale);
+        double v = bd_ld_any(a->x, i, a->xtype) * a->scale;
+        if (a->accumulate)
+                v += bd_ld_any(a->y, i, a->ytype);
+        bd_st_any(a->y, i, a->ytype, v);
 }
 
 #endif

@@ -627,6 +627,27 @@ static int concat_check(struct bd_backend *be, const char *op, const struct bd_t
         return 0;
 }
 
+/* copies each part to (split: from) its channels of y */
+static int concat_copy(struct bd_backend *be, const struct bd_tensor *const *parts, int nparts, const struct bd_tensor *y,
+                       int split)
+{
+        int64_t off = 0;
+        for (int i = 0; i < nparts; i++) {
+                struct bd_concat_args a;
+                a.s = shape4(parts[i]);
+                a.o = shape4(y);
+                a.part = parts[i]->data;
+                a.whole = y->data;
+                a.c_off = off;
+                a.split = split;
+                int r = elem(be, BD_K_concat, y->dtype, bd_tensor_numel(parts[i]), &a);
+                if (r < 0)
+                        return r;
+                off += parts[i]->dims[1];
+        }
+        return 0;
+}
+
 int bd_op_concat(struct bd_backend *be, const struct bd_tensor *const *parts, int nparts, struct bd_tensor *y)
 {
         int64_t C;
@@ -636,26 +657,14 @@ int bd_op_concat(struct bd_backend *be, const struct bd_tensor *const *parts, in
         int64_t yd[4] = { parts[0]->dims[0], C, parts[0]->dims[2], parts[0]->dims[3] };
         if ((r = bd_tensor_resize(be, y, parts[0]->dtype, parts[0]->layout, 4, yd)) < 0)
                 return r;
-        int64_t off = 0;
-        for (int i = 0; i < nparts; i++) {
-                struct bd_concat_args a;
-                a.s = shape4(parts[i]);
-                a.o = shape4(y);
-                a.part = parts[i]->data;
-                a.whole = y->data;
-                a.c_off = off;
-                a.split = 0;
-                if ((r = elem(be, BD_K_concat, y->dtype, bd_tensor_numel(parts[i]), &a)) < 0)
-                        return r;
-                off += parts[i]->dims[1];
-        }
-        return 0;
+        return concat_copy(be, parts, nparts, y, 0);
 }
 
 int bd_op_split(struct bd_backend *be, const struct bd_tensor *y, struct bd_tensor *const *parts, int nparts)
 {
         int64_t C;
-        int r = concat_check(be, "split", (const struct bd_tensor *const *)parts, nparts, &C);
+        const struct bd_tensor *const *cparts = (const struct bd_tensor *const *)parts;
+        int r = concat_check(be, "split", cparts, nparts, &C);
         if (r < 0)
                 return r;
         if ((r = check_fmap(be, "split", "input", y)) < 0)
@@ -663,20 +672,7 @@ int bd_op_split(struct bd_backend *be, const struct bd_tensor *y, struct bd_tens
         if (C != y->dims[1] || y->dims[0] != parts[0]->dims[0] || y->dims[2] != parts[0]->dims[2] ||
             y->dims[3] != parts[0]->dims[3] || y->layout != parts[0]->layout || y->dtype != parts[0]->dtype)
                 return bad(be, "split", "input does not match the parts:", y);
-        int64_t off = 0;
-        for (int i = 0; i < nparts; i++) {
-                struct bd_concat_args a;
-                a.s = shape4(parts[i]);
-                a.o = shape4(y);
-                a.part = parts[i]->data;
-                a.whole = y->data;
-                a.c_off = off;
-                a.split = 1;
-                if ((r = elem(be, BD_K_concat, y->dtype, bd_tensor_numel(parts[i]), &a)) < 0)
-                        return r;
-                off += parts[i]->dims[1];
-        }
-        return 0;
+        return concat_copy(be, cparts, nparts, y, 1);
 }
 
 int bd_op_permute(struct bd_backend *be, const struct bd_tensor *x, const int *perm, struct bd_tensor *y)
@@ -740,7 +736,7 @@ int bd_op_cast(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype d
                 return r;
         if (!bd_tensor_same_shape(x, y) || y->dtype != dt || (x->ndim == 4 && x->layout != y->layout))
                 return bad(be, "cast", "output does not match the input:", y);
-        struct bd_cast_args a = { x->data, y->data, (int)x->dtype, (int)dt, scale };
+        struct bd_cast_args a = { x->data, y->data, (int)x->dtype, (int)dt, scale, 0 };
         return elem(be, BD_K_cast, BD_F32, bd_tensor_numel(x), &a);
 }
 

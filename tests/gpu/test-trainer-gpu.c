@@ -1,0 +1,398 @@
+/* test-trainer-gpu.c: every CUDA operation against the CPU backend (make
+ * check-gpu).
+ *
+ * Random inputs go through each operation on both backends; outputs and
+ * gradients must agree within 1e-4 of the largest CPU value in float32 (cuDNN
+ * without TF32), and within 2e-2 in mixed precision (float16 activations,
+ * float32 parameters), where the operation has a mixed-precision path.  Then
+ * a few training steps of a small ResNet on each backend give the same
+ * losses within 1e-3.  Without a visible GPU the test is skipped, saying why.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optim.h"
+#include "resnet.h"
+#include "../unit/tap.h"
+
+static struct bd_backend *cpu, *gpu;
+static struct bd_rng rng;
+
+static struct bd_tensor T0(void)
+{
+        struct bd_tensor t;
+        memset(&t, 0, sizeof(t));
+        return t;
+}
+
+/* a random CPU tensor */
+static struct bd_tensor hrand(enum bd_layout l, int nd, int64_t a, int64_t b, int64_t c, int64_t d, double lo,
+                              double hi)
+{
+        int64_t dims[4] = { a, b, c, d };
+        struct bd_tensor t = T0();
+        bd_tensor_resize(cpu, &t, BD_F32, l, nd, dims);
+        for (int64_t i = 0; i < bd_tensor_numel(&t); i++)
+                ((float *)t.data)[i] = (float)(lo + (hi - lo) * bd_rng_uniform(&rng));
+        return t;
+}
+
+/* the same values on the GPU: f32 in the layout given, or f16 NHWC */
+static struct bd_tensor dev(const struct bd_tensor *h, int f16)
+{
+        struct bd_tensor a = T0(), b = T0(), c = T0();
+        if (h->ndim == 4 && h->layout != BD_NCHW)
+                bd_op_relayout(cpu, h, BD_NCHW, &a);
+        else
+                bd_op_copy(cpu, h, &a);
+        bd_op_copy(gpu, &a, &b);
+        bd_tensor_release(&a);
+        if (!f16)
+                return b;
+        bd_op_cast(gpu, &b, BD_F16, 1.0, &c);
+        bd_tensor_release(&b);
+        if (c.ndim == 4) {
+                bd_op_relayout(gpu, &c, BD_NHWC, &b);
+                bd_tensor_release(&c);
+                return b;
+        }
+        return c;
+}
+
+/* max |cpu - gpu| / max |cpu| over the elements, both brought to f32 nchw on the host */
+static double diff(const struct bd_tensor *c, const struct bd_tensor *g)
+{
+        struct bd_tensor cn = T0(), g32 = T0(), gn = T0(), gh = T0();
+        if (c->ndim == 4)
+                bd_op_relayout(cpu, c, BD_NCHW, &cn);
+        else
+                bd_op_copy(cpu, c, &cn);
+        if (g->dtype != BD_F32)
+                bd_op_cast(gpu, g, BD_F32, 1.0, &g32);
+        else
+                bd_op_copy(gpu, g, &g32);
+        if (g32.ndim == 4)
+                bd_op_relayout(gpu, &g32, BD_NCHW, &gn);
+        else
+                bd_op_copy(gpu, &g32, &gn);
+        bd_tensor_resize(cpu, &gh, BD_F32, BD_NCHW, gn.ndim, gn.dims);
+        bd_op_copy(gpu, &gn, &gh);
+        double mx = 1e-20, d = 0;
+        if (!bd_tensor_same_shape(&cn, &gh))
+                d = INFINITY;
+        else
+                for (int64_t i = 0; i < bd_tensor_numel(&cn); i++) {
+                        double a = ((float *)cn.data)[i], b = ((float *)gh.data)[i];
+                        mx = fmax(mx, fabs(a));
+                        d = fmax(d, fabs(a - b));
+                        if (b != b)
+                                d = INFINITY;
+                }
+        bd_tensor_release(&cn);
+        bd_tensor_release(&g32);
+        bd_tensor_release(&gn);
+        bd_tensor_release(&gh);
+        return d / mx;
+}
+
+static void same(const char *what, const struct bd_tensor *c, const struct bd_tensor *g, int f16)
+{
+        double tol = f16 ? 2e-2 : 1e-4, e = diff(c, g);
+        char d[256];
+        snprintf(d, sizeof(d), "%s%s", what, f16 ? " (mixed precision)" : "");
+        if (!ok(e <= tol, d))
+                printf("#   relative difference %.3g > %.0e\n", e, tol);
+}
+
+#define REL(...) do { struct bd_tensor *_r[] = { __VA_ARGS__ }; for (size_t _i = 0; _i < ARRAY_SIZE(_r); _i++) bd_tensor_release(_r[_i]); } while (0)
+
+static void conv_case(const char *name, struct bd_conv_desc d, int64_t N, int64_t C, int64_t H, int64_t O, int bias,
+                      int f16)
+{
+        struct bd_plan_cache pcc = { 0 }, pcg = { 0 };
+        struct bd_tensor x = hrand(cpu->ops->pref_layout(cpu, C, BD_F32), 4, N, C, H, H, -1, 1);
+        struct bd_tensor w = d.transposed ? hrand(BD_NCHW, 4, C, O / d.groups, d.kh, d.kw, -0.5, 0.5)
+                                          : hrand(BD_NCHW, 4, O, C / d.groups, d.kh, d.kw, -0.5, 0.5);
+        struct bd_tensor b = hrand(BD_NCHW, 1, O, 0, 0, 0, -1, 1);
+        struct bd_tensor gx = dev(&x, f16), gw = dev(&w, 0), gb = dev(&b, 0);
+        struct bd_tensor y = T0(), gy = T0(), dx = T0(), gdx = T0(), gdy = T0();
+        struct bd_tensor dw = hrand(BD_NCHW, 4, w.dims[0], w.dims[1], w.dims[2], w.dims[3], 0, 0), db = hrand(BD_NCHW, 1, O, 0, 0, 0, 0, 0);
+        struct bd_tensor gdw = dev(&dw, 0), gdb = dev(&db, 0);
+        char what[256];
+        int r = bd_op_conv_fwd(cpu, &d, &pcc, &x, &w, bias ? &b : NULL, &y, 1);
+        int r2 = bd_op_conv_fwd(gpu, &d, &pcg, &gx, &gw, bias ? &gb : NULL, &gy, 1);
+        snprintf(what, sizeof(what), "%s: forward", name);
+        if (!ok(r == 0 && r2 == 0, "  runs on both")) {
+                printf("#   %s / %s\n", cpu->err.msg, gpu->err.msg);
+                goto out;
+        }
+        same(what, &y, &gy, f16);
+        struct bd_tensor dy = hrand(y.layout, 4, y.dims[0], y.dims[1], y.dims[2], y.dims[3], -1, 1);
+        gdy = dev(&dy, f16);
+        r = bd_op_conv_bwd(cpu, &d, &pcc, &x, &w, &dy, &dx, &dw, bias ? &db : NULL, 0, 1);
+        r2 = bd_op_conv_bwd(gpu, &d, &pcg, &gx, &gw, &gdy, &gdx, &gdw, bias ? &gdb : NULL, 0, 1);
+        if (ok(r == 0 && r2 == 0, "  backward runs on both")) {
+                snprintf(what, sizeof(what), "%s: input gradient", name);
+                same(what, &dx, &gdx, f16);
+                snprintf(what, sizeof(what), "%s: weight gradient", name);
+                same(what, &dw, &gdw, f16);
+                if (bias) {
+                        snprintf(what, sizeof(what), "%s: bias gradient", name);
+                        same(what, &db, &gdb, f16);
+                }
+        } else {
+                printf("#   %s / %s\n", cpu->err.msg, gpu->err.msg);
+        }
+        bd_tensor_release(&dy);
+out:
+        REL(&x, &w, &b, &gx, &gw, &gb, &y, &gy, &dx, &gdx, &gdy, &dw, &db, &gdw, &gdb);
+        bd_plan_cache_clear(cpu, &pcc);
+        bd_plan_cache_clear(gpu, &pcg);
+}
+
+static struct bd_conv_desc cd(int k, int s, int p, int dil, int g, int tr)
+{
+        struct bd_conv_desc d = { k, k, s, s, p, p, dil, dil, g, tr };
+        return d;
+}
+
+static void bn_case(int relu, int f16)
+{
+        struct bd_plan_cache pcc = { 0 }, pcg = { 0 };
+        struct bd_tensor x = hrand(BD_NCHW8C, 4, 4, 16, 9, 9, -1, 2), g = hrand(BD_NCHW, 1, 16, 0, 0, 0, 0.5, 1.5),
+                         b = hrand(BD_NCHW, 1, 16, 0, 0, 0, -0.5, 0.5), dy = hrand(BD_NCHW8C, 4, 4, 16, 9, 9, -1, 1);
+        struct bd_tensor gx = dev(&x, f16), gg = dev(&g, 0), gb = dev(&b, 0), gdy = dev(&dy, f16);
+        struct bd_tensor y = T0(), m = T0(), v = T0(), ws = T0(), gy = T0(), gm = T0(), gv = T0(), gws = T0();
+        struct bd_tensor dx = T0(), gdx = T0(), dg = hrand(BD_NCHW, 1, 16, 0, 0, 0, 0, 0), dbt = hrand(BD_NCHW, 1, 16, 0, 0, 0, 0, 0);
+        struct bd_tensor gdg = dev(&dg, 0), gdbt = dev(&dbt, 0);
+        int r = bd_op_bn_fwd(cpu, &pcc, 1e-5, relu, &x, &g, &b, &y, &m, &v, &ws);
+        int r2 = bd_op_bn_fwd(gpu, &pcg, 1e-5, relu, &gx, &gg, &gb, &gy, &gm, &gv, &gws);
+        if (ok(r == 0 && r2 == 0, relu ? "batch norm + relu: runs" : "batch norm: runs")) {
+                same("batch norm: output", &y, &gy, f16);
+                same("batch norm: batch mean", &m, &gm, f16);
+                same("batch norm: batch variance", &v, &gv, f16);
+                r = bd_op_bn_bwd(cpu, &pcc, 1e-5, relu, &x, &y, &dy, &g, &m, &v, &ws, &dx, &dg, &dbt, 0);
+                r2 = bd_op_bn_bwd(gpu, &pcg, 1e-5, relu, &gx, &gy, &gdy, &gg, &gm, &gv, &gws, &gdx, &gdg, &gdbt, 0);
+                if (ok(r == 0 && r2 == 0, "batch norm: backward runs")) {
+                        same("batch norm: input gradient", &dx, &gdx, f16);
+                        same("batch norm: weight gradient", &dg, &gdg, f16);
+                        same("batch norm: bias gradient", &dbt, &gdbt, f16);
+                }
+        }
+        if (r < 0 || r2 < 0)
+                printf("#   %s / %s\n", cpu->err.msg, gpu->err.msg);
+        REL(&x, &g, &b, &dy, &gx, &gg, &gb, &gdy, &y, &m, &v, &ws, &gy, &gm, &gv, &gws, &dx, &gdx, &dg, &dbt, &gdg, &gdbt);
+        bd_plan_cache_clear(cpu, &pcc);
+        bd_plan_cache_clear(gpu, &pcg);
+}
+
+static void pool_case(int f16)
+{
+        struct bd_plan_cache pcc = { 0 }, pcg = { 0 };
+        struct bd_pool_desc d = { 3, 3, 2, 2, 1, 1 };
+        struct bd_tensor x = hrand(BD_NCHW8C, 4, 2, 16, 15, 15, -1, 1), gx = dev(&x, f16);
+        struct bd_tensor y = T0(), gy = T0(), ws = T0(), gws = T0(), dx = T0(), gdx = T0();
+        int r = bd_op_pool_fwd(cpu, &d, &pcc, &x, &y, &ws), r2 = bd_op_pool_fwd(gpu, &d, &pcg, &gx, &gy, &gws);
+        if (ok(r == 0 && r2 == 0, "max pool: runs")) {
+                same("max pool: output", &y, &gy, f16);
+                struct bd_tensor dy = hrand(y.layout, 4, y.dims[0], y.dims[1], y.dims[2], y.dims[3], -1, 1), gdy = dev(&dy, f16);
+                r = bd_op_pool_bwd(cpu, &d, &pcc, &x, &y, &dy, &ws, &dx);
+                r2 = bd_op_pool_bwd(gpu, &d, &pcg, &gx, &gy, &gdy, &gws, &gdx);
+                if (ok(r == 0 && r2 == 0, "max pool: backward runs"))
+                        same("max pool: input gradient", &dx, &gdx, f16);
+                REL(&dy, &gdy);
+        }
+        REL(&x, &gx, &y, &gy, &ws, &gws, &dx, &gdx);
+        bd_plan_cache_clear(cpu, &pcc);
+        bd_plan_cache_clear(gpu, &pcg);
+}
+
+static void fc_case(int f16)
+{
+        struct bd_plan_cache pcc = { 0 }, pcg = { 0 };
+        struct bd_tensor x = hrand(BD_NCHW, 2, 6, 40, 0, 0, -1, 1), w = hrand(BD_NCHW, 2, 12, 40, 0, 0, -0.5, 0.5),
+                         b = hrand(BD_NCHW, 1, 12, 0, 0, 0, -1, 1), dy = hrand(BD_NCHW, 2, 6, 12, 0, 0, -1, 1);
+        struct bd_tensor gx = dev(&x, f16), gw = dev(&w, 0), gb = dev(&b, 0), gdy = dev(&dy, f16);
+        struct bd_tensor y = T0(), gy = T0(), dx = T0(), gdx = T0();
+        struct bd_tensor dw = hrand(BD_NCHW, 2, 12, 40, 0, 0, 0, 0), db = hrand(BD_NCHW, 1, 12, 0, 0, 0, 0, 0);
+        struct bd_tensor gdw = dev(&dw, 0), gdb = dev(&db, 0);
+        int r = bd_op_fc_fwd(cpu, &pcc, &x, &w, &b, &y, 1), r2 = bd_op_fc_fwd(gpu, &pcg, &gx, &gw, &gb, &gy, 1);
+        if (ok(r == 0 && r2 == 0, "fully connected: runs")) {
+                same("fully connected: output", &y, &gy, f16);
+                r = bd_op_fc_bwd(cpu, &pcc, &x, &w, &dy, &dx, &dw, &db, 0, 1);
+                r2 = bd_op_fc_bwd(gpu, &pcg, &gx, &gw, &gdy, &gdx, &gdw, &gdb, 0, 1);
+                if (ok(r == 0 && r2 == 0, "fully connected: backward runs")) {
+                        same("fully connected: input gradient", &dx, &gdx, f16);
+                        same("fully connected: weight gradient", &dw, &gdw, f16);
+                        same("fully connected: bias gradient", &db, &gdb, f16);
+                }
+        }
+        if (r < 0 || r2 < 0)
+                printf("#   %s / %s\n", cpu->err.msg, gpu->err.msg);
+        REL(&x, &w, &b, &dy, &gx, &gw, &gb, &gdy, &y, &gy, &dx, &gdx, &dw, &db, &gdw, &gdb);
+        bd_plan_cache_clear(cpu, &pcc);
+        bd_plan_cache_clear(gpu, &pcg);
+}
+
+/* element-wise operations: each runs the same call on both backends */
+static void elementwise(int f16)
+{
+        struct bd_tensor x = hrand(BD_NCHW, 4, 2, 16, 6, 5, -1, 1), x2 = hrand(BD_NCHW, 4, 2, 16, 6, 5, -1, 1);
+        struct bd_tensor gx = dev(&x, f16), gx2 = dev(&x2, f16), y = T0(), gy = T0(), z = T0(), gz = T0();
+        struct bd_tensor sc = hrand(BD_NCHW, 1, 16, 0, 0, 0, 0.5, 1.5), sh = hrand(BD_NCHW, 1, 16, 0, 0, 0, -1, 1);
+        struct bd_tensor gsc = dev(&sc, 0), gsh = dev(&sh, 0);
+        /* the CPU side in the GPU's layout, so that shapes and layouts match */
+        struct bd_tensor xc = T0(), x2c = T0();
+        bd_op_relayout(cpu, &x, f16 ? BD_NHWC : BD_NCHW, &xc);
+        bd_op_relayout(cpu, &x2, f16 ? BD_NHWC : BD_NCHW, &x2c);
+
+        ok(bd_op_relu(cpu, &xc, &y) == 0 && bd_op_relu(gpu, &gx, &gy) == 0, "relu: runs");
+        same("relu", &y, &gy, f16);
+        ok(bd_op_relu_bwd(cpu, &y, &x2c, &z, 0) == 0 && bd_op_relu_bwd(gpu, &gy, &gx2, &gz, 0) == 0, "relu backward: runs");
+        same("relu backward", &z, &gz, f16);
+        ok(bd_op_add(cpu, &xc, &x2c, &y, 1) == 0 && bd_op_add(gpu, &gx, &gx2, &gy, 1) == 0, "add + relu: runs");
+        same("add + relu", &y, &gy, f16);
+        ok(bd_op_affine(cpu, &xc, &sc, &sh, 1, &y) == 0 && bd_op_affine(gpu, &gx, &gsc, &gsh, 1, &gy) == 0, "affine: runs");
+        same("affine (frozen batch norm) + relu", &y, &gy, f16);
+        ok(bd_op_affine_bwd(cpu, &y, &x2c, &sc, &z) == 0 && bd_op_affine_bwd(gpu, &gy, &gx2, &gsc, &gz) == 0,
+           "affine backward: runs");
+        same("affine backward", &z, &gz, f16);
+        ok(bd_op_upsample2x(cpu, &xc, &y) == 0 && bd_op_upsample2x(gpu, &gx, &gy) == 0, "upsample: runs");
+        same("nearest upsample x2", &y, &gy, f16);
+        ok(bd_op_upsample2x_bwd(cpu, &y, &z) == 0 && bd_op_upsample2x_bwd(gpu, &gy, &gz) == 0, "upsample backward: runs");
+        same("nearest upsample x2 backward", &z, &gz, f16);
+        const struct bd_tensor *pc[2] = { &xc, &x2c }, *pg[2] = { &gx, &gx2 };
+        ok(bd_op_concat(cpu, pc, 2, &y) == 0 && bd_op_concat(gpu, pg, 2, &gy) == 0, "concat: runs");
+        same("concat", &y, &gy, f16);
+        ok(bd_op_global_avgpool(cpu, &xc, &y) == 0 && bd_op_global_avgpool(gpu, &gx, &gy) == 0, "average pool: runs");
+        same("global average pool", &y, &gy, f16);
+        REL(&x, &x2, &gx, &gx2, &y, &gy, &z, &gz, &sc, &sh, &gsc, &gsh, &xc, &x2c);
+}
+
+static void losses_and_more(void)
+{
+        struct bd_tensor x = hrand(BD_NCHW, 2, 30, 81, 0, 0, -3, 3), t = hrand(BD_NCHW, 2, 30, 81, 0, 0, 0, 1);
+        struct bd_tensor gx = dev(&x, 0), gt = dev(&t, 0), l = T0(), gl = T0(), d = T0(), gd = T0();
+        int64_t R = 30;
+        struct bd_tensor lab = T0(), glab = T0();
+        bd_tensor_resize(cpu, &lab, BD_I32, BD_NCHW, 1, &R);
+        for (int i = 0; i < 30; i++)
+                ((int32_t *)lab.data)[i] = i == 7 ? -1 : (int32_t)bd_rng_below(&rng, 81);
+        bd_op_copy(gpu, &lab, &glab);
+        ok(bd_op_softmax_ce(cpu, &x, &lab, NULL, 0.5, &l, &d) == 0 && bd_op_softmax_ce(gpu, &gx, &glab, NULL, 0.5, &gl, &gd) == 0,
+           "softmax cross-entropy: runs");
+        same("softmax cross-entropy: losses", &l, &gl, 0);
+        same("softmax cross-entropy: gradient", &d, &gd, 0);
+        ok(bd_op_bce(cpu, &x, &t, NULL, 1, &l, &d) == 0 && bd_op_bce(gpu, &gx, &gt, NULL, 1, &gl, &gd) == 0, "bce: runs");
+        same("sigmoid binary cross-entropy: losses", &l, &gl, 0);
+        same("sigmoid binary cross-entropy: gradient", &d, &gd, 0);
+        ok(bd_op_smooth_l1(cpu, &x, &t, NULL, 1.0 / 9, 1, &l, &d) == 0 &&
+           bd_op_smooth_l1(gpu, &gx, &gt, NULL, 1.0 / 9, 1, &gl, &gd) == 0, "smooth L1: runs");
+        same("smooth L1: losses", &l, &gl, 0);
+        same("smooth L1: gradient", &d, &gd, 0);
+        int perm[2] = { 1, 0 };
+        ok(bd_op_permute(cpu, &x, perm, &l) == 0 && bd_op_permute(gpu, &gx, perm, &gl) == 0, "permute: runs");
+        same("permute", &l, &gl, 0);
+        double s1, s2, q1, q2;
+        ok(bd_op_sum(cpu, &x, &s1) == 0 && bd_op_sum(gpu, &gx, &s2) == 0 && bd_op_sumsq(cpu, &x, &q1) == 0 &&
+           bd_op_sumsq(gpu, &gx, &q2) == 0, "reductions: run");
+        ok(fabs(s1 - s2) <= 1e-4 * fabs(q1) && fabs(q1 - q2) <= 1e-5 * q1, "sum and sum of squares agree");
+        double r1, r2;
+        bd_op_sum(gpu, &gx, &r1);
+        bd_op_sum(gpu, &gx, &r2);
+        ok(r1 == r2, "the GPU sum is the same twice");
+        /* SGD on 1000 values */
+        int64_t n = 1000;
+        struct bd_tensor p = hrand(BD_NCHW, 1, n, 0, 0, 0, -1, 1), g = hrand(BD_NCHW, 1, n, 0, 0, 0, -1, 1),
+                         v = hrand(BD_NCHW, 1, n, 0, 0, 0, -1, 1);
+        struct bd_tensor gp = dev(&p, 0), gg = dev(&g, 0), gv = dev(&v, 0);
+        ok(bd_op_sgd(cpu, BD_F32, n, p.data, g.data, v.data, 0.1, 0.9, 1e-4, 0.5) == 0 &&
+           bd_op_sgd(gpu, BD_F32, n, gp.data, gg.data, gv.data, 0.1, 0.9, 1e-4, 0.5) == 0, "sgd: runs");
+        same("sgd: parameters", &p, &gp, 0);
+        same("sgd: momentum", &v, &gv, 0);
+        REL(&x, &t, &gx, &gt, &l, &gl, &d, &gd, &lab, &glab, &p, &g, &v, &gp, &gg, &gv);
+}
+
+/* a few steps of a small ResNet on each backend */
+static void resnet_steps(void)
+{
+        struct bd_model m[2];
+        struct bd_resnet r[2];
+        struct bd_sgd o[2];
+        struct bd_backend *bes[2] = { cpu, gpu };
+        struct bd_resnet_cfg cfg = { .depth = 18, .width = 16, .num_classes = 10 };
+        struct bd_sgd_cfg sc = { .lr = 0.02, .momentum = 0.9, .weight_decay = 1e-4 };
+        struct bd_err err;
+        struct bd_tensor hx = hrand(BD_NCHW, 4, 8, 3, 32, 32, -1, 1), lab = T0();
+        int64_t n = 8;
+        bd_tensor_resize(cpu, &lab, BD_I32, BD_NCHW, 1, &n);
+        for (int i = 0; i < 8; i++)
+                ((int32_t *)lab.data)[i] = i % 10;
+        double loss[2][3] = { { 0 } };
+        int fine = 1;
+        for (int k = 0; k < 2; k++) {
+                struct bd_tensor x = T0(), l = T0(), gl = T0(), dl = T0();
+                bd_model_init(&m[k], bes[k], BD_F32);
+                fine &= bd_resnet_init(&r[k], &m[k], "", &cfg) == 0 && bd_model_finalize(&m[k], &err) == 0 &&
+                        bd_model_init_params(&m[k], 5, &err) == 0 && bd_sgd_init(&o[k], &m[k], &sc, &err) == 0 &&
+                        bd_op_copy(bes[k], &hx, &x) == 0 && bd_op_copy(bes[k], &lab, &l) == 0;
+                for (int s = 0; s < 3 && fine; s++) {
+                        bd_model_begin_step(&m[k]);
+                        fine &= bd_resnet_fwd(&m[k], &r[k], &x) == 0 &&
+                                bd_op_softmax_ce(bes[k], &r[k].logits, &l, NULL, 1.0 / 8, &gl, &dl) == 0 &&
+                                bd_op_sum(bes[k], &gl, &loss[k][s]) == 0 && bd_model_begin_backward(&m[k]) == 0 &&
+                                bd_resnet_bwd(&m[k], &r[k], NULL, &dl) == 0 && bd_sgd_step(&o[k], &m[k], 1.0, NULL) == 0;
+                }
+                if (!fine)
+                        printf("#   %s\n", bes[k]->err.msg);
+                bd_sgd_release(&o[k], &m[k]);
+                bd_resnet_release(&r[k]);
+                bd_model_release(&m[k]);
+                REL(&x, &l, &gl, &dl);
+        }
+        ok(fine, "resnet-18: three training steps on each backend");
+        for (int s = 0; s < 3; s++) {
+                char d[128];
+                snprintf(d, sizeof(d), "resnet-18: loss of step %d within 1e-3", s + 1);
+                if (!ok(fabs(loss[0][s] - loss[1][s]) <= 1e-3 * fabs(loss[0][s]), d))
+                        printf("#   cpu %.9g, cuda %.9g\n", loss[0][s] / 8, loss[1][s] / 8);
+        }
+        REL(&hx, &lab);
+}
+
+int main(void)
+{
+        const char *why = "";
+        struct bd_err err;
+        if (bd_cuda_device_count(&why) == 0) {
+                printf("1..0 # SKIP no GPU: %s\n", why);
+                return 0;
+        }
+        if (bd_backend_cpu_new(0, &cpu, &err) < 0 || bd_backend_cuda_new(0, &gpu, &err) < 0) {
+                printf("Bail out! %s\n", err.msg);
+                return 1;
+        }
+        bd_rng_seed(&rng, 77, 0);
+        for (int f16 = 0; f16 < 2; f16++) {
+                conv_case("conv 3x3 64->64", cd(3, 1, 1, 1, 1, 0), 2, 64, 12, 64, 0, f16);
+                conv_case("conv 3x3 s2 bias", cd(3, 2, 1, 1, 1, 0), 2, 32, 11, 64, 1, f16);
+                conv_case("conv 1x1 s2", cd(1, 2, 0, 1, 1, 0), 2, 64, 10, 128, 0, f16);
+                conv_case("conv 7x7 s2 stem", cd(7, 2, 3, 1, 1, 0), 2, 3, 32, 64, 0, f16);
+                conv_case("conv 3x3 dilation 2 groups 2 bias", cd(3, 1, 2, 2, 2, 0), 2, 16, 9, 16, 1, f16);
+                conv_case("conv 3x3 head 64->12 bias", cd(3, 1, 1, 1, 1, 0), 2, 64, 8, 12, 1, f16);
+                conv_case("transposed conv 2x2 s2 bias", cd(2, 2, 0, 1, 1, 1), 2, 32, 7, 32, 1, f16);
+                bn_case(0, f16);
+                bn_case(1, f16);
+                pool_case(f16);
+                fc_case(f16);
+                elementwise(f16);
+        }
+        losses_and_more();
+        resnet_steps();
+        bd_backend_free(gpu);
+        bd_backend_free(cpu);
+        return done_testing();
+}
