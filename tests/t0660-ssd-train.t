@@ -121,6 +121,19 @@ is "bad data: exit 0" "$rc" 0
 like "bad data: the missing file is reported" "$(cat "$tmp/err")" "warning: .*$second.*skipped"
 like "bad data: the run completed" "$out" '"key": "run_stop"'
 
+# pretrained backbone weights (torchvision names; layer4 and fc are not used)
+if /usr/bin/python3 -c 'import torchvision' 2>/dev/null; then
+    /usr/bin/python3 "$srcdir/trainer/tools/convert-torchvision.py" --random resnet18 --seed 1 "$tmp/r18.bdw" >/dev/null
+    out=$("$SSD" --data "$tmp/ds" "${small[@]}" --width-mult 1 --epochs 1 --max-steps 1 --pretrained "$tmp/r18.bdw" 2>&1); rc=$?
+    is "pretrained resnet18: exit 0" "$rc" 0
+    like "pretrained resnet18: loaded" "$out" "^# pretrained backbone: [0-9]+ tensors from '$tmp/r18.bdw'"
+    out=$("$SSD" --data "$tmp/ds" "${small[@]}" --width-mult 1 --backbone resnet34 --epochs 1 --pretrained "$tmp/r18.bdw" 2>&1); rc=$?
+    is "resnet18 weights for a resnet34: exit 1" "$rc" 1
+    like "resnet18 weights for a resnet34: one line naming a missing tensor" "$out" "benchd-ssd: weights '$tmp/r18.bdw': has no tensor 'layer1.2"
+else
+    echo "# no torchvision: pretrained weights not checked"
+fi
+
 # synthetic data: no dataset, no evaluation
 out=$("$SSD" --synthetic "${small[@]}" --max-steps 3 2>&1); rc=$?
 is "synthetic: exit 0" "$rc" 0

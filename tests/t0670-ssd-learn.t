@@ -41,14 +41,14 @@ json=$("$BENCHCTL" report last --json)
 is "report --json: mAP >= 0.30, time to train, epochs and throughput known" "$(printf '%s' "$json" | /usr/bin/python3 -c '
 import json, sys
 t = json.load(sys.stdin)[0]["trials"][0]
-ok = t["status"] == "success" and t["accuracy"] >= 0.30 and t["time_to_train"] > 0 and t["epochs"] > 0 \
-     and t["throughput"] > 0
+ok = t["status"] == "success" and t["converged"] and t["accuracy"] >= 0.30 and t["time_to_train_s"] > 0 \
+     and t["epochs"] > 0 and t["throughput"] > 0
 print("ok" if ok else t)')" ok
 printf '%s' "$json" | /usr/bin/python3 -c '
 import json, sys
 t = json.load(sys.stdin)[0]["trials"][0]
 print("# time to train %.1f min, %d epochs, bbox mAP %.4f, %.1f images/s" %
-      (t["time_to_train"] / 60, t["epochs"], t["accuracy"], t["throughput"]))'
+      (t["time_to_train_min"], t["epochs"], t["accuracy"], t["throughput"]))'
 
 # the MLPerf compliance checker on the trial log
 logs=("$tmp"/logs/*_1.log)

@@ -1,8 +1,8 @@
 /* ssd-eval.c: bbox mAP on val2017, every rank on its share, gathered over MPI.
  *
  * Inference as the reference's evaluation: resize to the model size (no
- * augmentation), batch norm with its running statistics (rank 0's, broadcast
- * first, as DistributedDataParallel keeps them), decoding and NMS per image
+ * augmentation), batch norm with its running statistics (the same on every
+ * rank: bd_dp_finish averages them each step), decoding and NMS per image
  * (ssd-boxes.h) on host threads, boxes scaled to the original image as
  * [l W, t H, (r - l) W, (b - t) H].  Images that could not be read count with
  * no detections.
@@ -162,9 +162,6 @@ int ssd_eval_run(struct ssd_eval *ev, struct ssd_run *run, double stats[12], str
                 alloc_scratch(ev, run);
         _cleanup_(coco_eval_freep) struct coco_eval *ce = coco_eval_new(ssd_data_index(ev->data), run->be->nthreads);
         ev->nids = 0;
-        /* every rank evaluates with rank 0's batch-norm statistics */
-        if ((r = bd_dp_broadcast_params(&run->dp, err)) < 0)
-                return r;
         run->m.training = 0;
         long nb = ssd_data_batches(ev->data);
         for (long i = 0; i < nb && r == 0; i++) {

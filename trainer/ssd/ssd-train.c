@@ -195,8 +195,12 @@ static int build_model(struct train *t, struct bd_err *err)
         if ((r = bd_model_finalize(&run->m, err)) < 0 || (r = bd_model_init_params(&run->m, o->seed, err)) < 0)
                 return r;
         if (o->pretrained) {
+                /* an ImageNet ResNet: everything up to layer3 must be there;
+                 * layer4 and the classifier are not part of SSD */
+                static const char *const unused[] = { "layer4.", "fc.", NULL };
                 struct bd_weights_report rep;
-                if ((r = bd_weights_load(o->pretrained, &run->m, "backbone.", 0, &rep, err)) < 0)
+                if ((r = bd_weights_load(o->pretrained, &run->m, "backbone.", unused,
+                                         BD_WEIGHTS_STRICT | BD_WEIGHTS_COMPLETE, &rep, err)) < 0)
                         return r;
                 if (rep.loaded == 0)
                         return bd_err_set(err, -EINVAL, "pretrained '%s': no tensor matches the backbone",
