@@ -72,6 +72,22 @@ static int build(struct side *sd, const float *params, const float *image, const
         return host_copy(be, sd->grads, &g);
 }
 
+static void release(struct side *sd)
+{
+        if (!sd->be)
+                return;
+        ssd_loss_release(&sd->L);
+        bd_tensor_release(&sd->x);
+        bd_tensor_release(&sd->dl);
+        bd_tensor_release(&sd->dc);
+        free(sd->hloc);
+        free(sd->hconf);
+        free(sd->grads);
+        ssd_net_release(&sd->s);
+        bd_model_release(&sd->m);
+        bd_backend_free(sd->be);
+}
+
 static double rel_max(const float *a, const float *t, size_t n)
 {
         double d = 0, m = 0;
@@ -119,25 +135,26 @@ int main(void)
                         lab[i * 8 + j] = 1 + (int32_t)bd_rng_below(&rng, cfg.num_classes - 1);
                 }
         }
-        /* CPU first, its initial weights go to the GPU */
-        bd_model_init(&cpu.m, cpu.be, BD_F32);
+        /* initial weights made on the CPU, loaded on both */
+        struct bd_model m0;
         struct ssd_net tmp;
         float *params = NULL;
-        if (ssd_net_init(&tmp, &cpu.m, &cfg) == 0 && bd_model_finalize(&cpu.m, &err) == 0 &&
-            bd_model_init_params(&cpu.m, 3, &err) == 0) {
-                params = xmalloc(cpu.m.n_all * sizeof(float));
-                bd_model_get_params(&cpu.m, params);
+        bd_model_init(&m0, cpu.be, BD_F32);
+        if (ssd_net_init(&tmp, &m0, &cfg) == 0 && bd_model_finalize(&m0, &err) == 0 &&
+            bd_model_init_params(&m0, 3, &err) == 0) {
+                params = xmalloc(m0.n_all * sizeof(float));
+                bd_model_get_params(&m0, params);
         }
         ssd_net_release(&tmp);
-        bd_model_release(&cpu.m);
+        bd_model_release(&m0);
         if (!ok(params != NULL, "initial weights"))
-                return done_testing();
+                goto out;
         if (!ok(build(&cpu, params, image, gt, lab, cnt, &err) == 0, "CPU: forward, loss, backward"))
                 printf("#   %s %s\n", cpu.be->err.msg, err.msg);
         if (!ok(build(&gpu, params, image, gt, lab, cnt, &err) == 0, "CUDA: forward, loss, backward"))
                 printf("#   %s %s\n", gpu.be->err.msg, err.msg);
         if (!gpu.grads || !cpu.grads)
-                return done_testing();
+                goto out;
         size_t nl = (size_t)N * cpu.s.nboxes * 4, nc = (size_t)N * cpu.s.nboxes * cfg.num_classes;
         double el = rel_max(gpu.hloc, cpu.hloc, nl), ec = rel_max(gpu.hconf, cpu.hconf, nc);
         printf("# outputs: offsets %.3g, logits %.3g; loss CPU %.7g CUDA %.7g\n", el, ec, cpu.loss, gpu.loss);
@@ -151,5 +168,10 @@ int main(void)
         }
         printf("# whole gradient: relative L2 difference %.3g\n", sqrt(d2 / n2));
         ok(sqrt(d2 / n2) <= 1e-2, "parameter gradients within 1e-2 (relative L2)");
+out:
+        release(&gpu);
+        release(&cpu);
+        free(params);
+        free(image);
         return done_testing();
 }

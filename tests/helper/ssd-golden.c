@@ -41,7 +41,7 @@ struct garr {
         int type;                       /* 0 f32, 1 i32 */
         int ndim;
         int64_t dims[8], n;
-        const void *data;
+        void *data;                     /* copied out of the file: aligned */
 };
 
 static struct garr *arrs;
@@ -56,8 +56,10 @@ static int load_golden(const char *path)
                 printf("# %s\n", err.msg);
                 return -1;
         }
-        if (len < 12 || memcmp(buf, "SSDGOLD1", 8) != 0)
+        if (len < 12 || memcmp(buf, "SSDGOLD1", 8) != 0) {
+                free(buf);
                 return -1;
+        }
         uint32_t count;
         memcpy(&count, buf + 8, 4);
         arrs = xcalloc(count, sizeof(*arrs));
@@ -85,10 +87,19 @@ static int load_golden(const char *path)
                 }
                 if (at + 4 * (size_t)a->n > len)
                         return -1;
-                a->data = buf + at;
+                a->data = xmalloc(4 * (size_t)a->n + 1);
+                memcpy(a->data, buf + at, 4 * (size_t)a->n);
                 at += 4 * (size_t)a->n;
         }
+        free(buf);
         return at == len ? 0 : -1;
+}
+
+static void free_golden(void)
+{
+        for (int i = 0; i < narrs; i++)
+                free(arrs[i].data);
+        free(arrs);
 }
 
 static const struct garr *get(const char *name)
@@ -125,6 +136,10 @@ static double err_of(const float *a, const float *t, int64_t n)
         return err_any(a, 0, t, n);
 }
 
+/* copies made by model_view, freed at the end */
+static void *copies[8];
+static int ncopies;
+
 /* a float array as a tensor of the model's type (a copy in --f64 runs) */
 static struct bd_tensor model_view(const float *v, int ndim, const int64_t *dims)
 {
@@ -136,6 +151,8 @@ static struct bd_tensor model_view(const float *v, int ndim, const int64_t *dims
         double *d = xmalloc((size_t)n * sizeof(double));
         for (int64_t i = 0; i < n; i++)
                 d[i] = v[i];
+        if (ncopies < 8)
+                copies[ncopies++] = d;
         return bd_tensor_view(d, BD_CPU, BD_F64, BD_NCHW, ndim, dims);
 }
 
@@ -300,7 +317,7 @@ int main(int argc, char **argv)
         if (f64) {
                 /* the rest works on float32 outputs */
                 printf("# --f64: network only\n");
-                return done_testing();
+                goto out;
         }
 
         /* loss on random outputs, against the reference's targets */
@@ -354,6 +371,10 @@ int main(int argc, char **argv)
         ssd_decoder_release(&dec);
         bd_tensor_release(&dl);
         bd_tensor_release(&dc);
+out:
+        for (int i = 0; i < ncopies; i++)
+                free(copies[i]);
+        free_golden();
         ssd_loss_release(&L);
         ssd_net_release(&s);
         bd_model_release(&m);
