@@ -70,7 +70,8 @@ for k in cache_clear init_start init_stop run_start run_stop submission_benchmar
          submission_division submission_status submission_platform seed global_batch_size train_samples \
          eval_samples opt_base_learning_rate opt_weight_decay opt_learning_rate_warmup_steps \
          opt_learning_rate_warmup_factor opt_learning_rate_decay_boundary_epochs \
-         opt_learning_rate_decay_boundary_steps epoch_start epoch_stop eval_start eval_stop eval_accuracy throughput; do
+         opt_learning_rate_decay_boundary_steps epoch_start epoch_stop block_start block_stop eval_start eval_stop \
+         eval_accuracy eval_target throughput; do
     like "MLLOG key $k" " $keys" " $k "
 done
 like "global batch = 2 ranks x 4" "$out" '"key": "global_batch_size", "value": 8,'

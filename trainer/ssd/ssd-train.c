@@ -347,6 +347,24 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
         return 0;
 }
 
+/* The last epoch of the block (epochs up to the next evaluation) that epoch starts. */
+static int block_end(const struct ssd_opts *o, int has_eval, int epoch)
+{
+        for (int i = 0; has_eval && i < o->neval; i++)
+                if (o->eval_epochs[i] >= epoch && o->eval_epochs[i] <= o->epochs)
+                        return o->eval_epochs[i];
+        return o->epochs;
+}
+
+static const char *block_meta(int first, int count)
+{
+        static char b[2][96];
+        static int next;
+        char *m = b[next++ % 2];
+        snprintf(m, 96, "\"first_epoch_num\": %d, \"epoch_count\": %d", first, count);
+        return m;
+}
+
 static int contains(const int *v, int n, int x)
 {
         for (int i = 0; i < n; i++)
@@ -364,8 +382,14 @@ static int train_loop(struct train *t)
         const struct ssd_opts *o = &run->o;
         struct bd_err err;
         long long step = t->sgd.iter;
-        int reached = 0;
+        int reached = 0, block_first = 0, block_count = 0;
         for (int epoch = t->start_epoch + 1; epoch <= o->epochs && !reached; epoch++) {
+                /* blocks of epochs between evaluations, as the reference logs them */
+                if (!block_first) {
+                        block_first = epoch;
+                        block_count = block_end(o, t->eval != NULL, epoch) - epoch + 1;
+                        MLLOG_START("block_start", NULL, block_meta(block_first, block_count));
+                }
                 MLLOG_START("epoch_start", NULL, epoch_meta(epoch));
                 double t0 = now(), tlog = t0;
                 long imgs_log = 0, imgs = 0;
@@ -417,7 +441,13 @@ static int train_loop(struct train *t)
                         if (bd_ckpt_save(t->ckpt_path, &run->m, &t->sgd, &meta, &err) < 0)
                                 fprintf(stderr, PROG ": %s, continuing without it\n", err.msg);
                 }
-                if (t->eval && contains(o->eval_epochs, o->neval, epoch)) {
+                int last = (o->max_steps && step >= o->max_steps) || epoch == o->epochs;
+                int evaluate = t->eval && contains(o->eval_epochs, o->neval, epoch);
+                if (evaluate || last) {
+                        MLLOG_END("block_stop", NULL, block_meta(block_first, block_count));
+                        block_first = 0;
+                }
+                if (evaluate) {
                         double stats[12];
                         MLLOG_START("eval_start", NULL, epoch_meta(epoch));
                         double te = now();
