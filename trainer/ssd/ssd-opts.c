@@ -1,0 +1,231 @@
+/* ssd-opts.c: benchd-ssd's command line, from one table. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "ssd-opts.h"
+#include "strutil.h"
+
+enum {
+        O_DATA = 256, O_BATCH, O_LR, O_WARMUP, O_WD, O_EPOCHS, O_DECAY, O_EVAL, O_TARGET, O_SIZE, O_BACKBONE,
+        O_WIDTH, O_THREADS, O_WORKERS, O_BACKEND, O_PRECISION, O_MAX_STEPS, O_PRETRAINED, O_PLATFORM, O_SEED,
+        O_CHECKPOINT, O_SYNTHETIC, O_LOG, O_INJECT_NAN, O_HELP, O_VERSION,
+};
+
+static const struct opt {
+        const char *name;
+        int id;
+        const char *arg;                /* NULL: a switch */
+        const char *help;
+} opts[] = {
+        { "data", O_DATA, "DIR", "COCO 2017 tree: train2017/, val2017/, annotations/" },
+        { "batch-size", O_BATCH, "N", "images per rank per step (default 32)" },
+        { "lr", O_LR, "LR", "learning rate as in the MLPerf configs (default 2.5e-3); the base rate is\n"
+                            "2.5e-3 max(1, round(LR / 2.5e-3 x global batch / 32))" },
+        { "warmup-epochs", O_WARMUP, "E", "linear warmup from 0 over E epochs of samples (default 0)" },
+        { "weight-decay", O_WD, "WD", "weight decay of the weights (default 5e-4)" },
+        { "epochs", O_EPOCHS, "N", "at most N epochs (default 80)" },
+        { "decay-epochs", O_DECAY, "E,E", "learning rate x0.1 at these epochs (default 44,55)" },
+        { "eval-epochs", O_EVAL, "E,E,...", "evaluate after these epochs (default 40,50,55,60,65,70,75,80)" },
+        { "target-map", O_TARGET, "MAP", "stop when the bbox mAP reaches this (default 0.23)" },
+        { "image-size", O_SIZE, "S", "square input size (default 300)" },
+        { "backbone", O_BACKBONE, "NAME", "resnet34 (default) or resnet18" },
+        { "width-mult", O_WIDTH, "W", "channel width multiplier (default 1)" },
+        { "threads", O_THREADS, "N", "compute threads per rank (default: CPUs / ranks on the node)" },
+        { "loader-workers", O_WORKERS, "N", "data loader threads per rank (default 1)" },
+        { "backend", O_BACKEND, "NAME", "cpu (default) or cuda" },
+        { "precision", O_PRECISION, "P", "fp32 (default) or amp (cuda only)" },
+        { "max-steps", O_MAX_STEPS, "N", "stop after N steps (0: no limit)" },
+        { "pretrained", O_PRETRAINED, "FILE", "backbone weights (benchd weights file, torchvision names)" },
+        { "platform", O_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },
+        { "seed", O_SEED, "N", "random seed (default: from the clock)" },
+        { "checkpoint", O_CHECKPOINT, "DIR", "save DIR/ssd.ckpt after every epoch and resume from it" },
+        { "synthetic", O_SYNTHETIC, NULL, "random images and boxes, no data, no evaluation" },
+        { "log-interval", O_LOG, "N", "steps between progress lines (default 20)" },
+        { "inject-nan", O_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" },
+        { "help", O_HELP, NULL, "show this help" },
+        { "version", O_VERSION, NULL, "show the version" },
+};
+
+static void usage(FILE *f)
+{
+        fprintf(f, "usage: benchd-ssd --data DIR [OPTIONS]\n\n"
+                   "Train the MLPerf single-stage detector (SSD300, ResNet-34 backbone) on COCO,\n"
+                   "data-parallel over the MPI ranks, evaluating the bbox mAP at the given epochs\n"
+                   "until it reaches the target; MLPerf log lines from rank 0.\n\n");
+        for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+                char lhs[64];
+                snprintf(lhs, sizeof(lhs), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
+                         opts[i].arg ? opts[i].arg : "");
+                fprintf(f, "  %-24s", lhs);
+                for (const char *p = opts[i].help; *p; p++) {
+                        fputc(*p, f);
+                        if (*p == '\n')
+                                fprintf(f, "  %-24s", "");
+                }
+                fputc('\n', f);
+        }
+}
+
+static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, n, fmt, ap);
+        va_end(ap);
+        return 2;
+}
+
+static int int_in(const char *s, long lo, long hi, long *ret)
+{
+        long v;
+        if (parse_long(s, &v) < 0 || v < lo || v > hi)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int num_in(const char *s, double lo, double hi, double *ret)
+{
+        double v;
+        if (parse_double(s, &v) < 0 || !isfinite(v) || v < lo || v > hi)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* "a,b,c" of numbers in [lo, hi], increasing, at most max */
+static int num_list(const char *s, double lo, double hi, double *ret, int max, int *ret_n)
+{
+        char buf[1024];
+        int n = 0;
+        size_t len = strlen(s);
+        if (len >= sizeof(buf))
+                return -EINVAL;
+        memcpy(buf, s, len + 1);
+        char *save = NULL;
+        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                double v;
+                if (n == max || num_in(t, lo, hi, &v) < 0 || (n > 0 && v <= ret[n - 1]))
+                        return -EINVAL;
+                ret[n++] = v;
+        }
+        *ret_n = n;
+        return 0;
+}
+
+int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *err, size_t errlen)
+{
+        static const double def_decay[] = { 44, 55 };
+        static const int def_eval[] = { 40, 50, 55, 60, 65, 70, 75, 80 };
+        *o = (struct ssd_opts){ .batch_size = 32, .lr = 2.5e-3, .weight_decay = 5e-4, .epochs = 80, .ndecay = 2,
+                                .neval = 8, .target_map = 0.23, .image_size = 300, .depth = 34, .width_mult = 1,
+                                .log_interval = 20 };
+        memcpy(o->decay_epochs, def_decay, sizeof(def_decay));
+        memcpy(o->eval_epochs, def_eval, sizeof(def_eval));
+        struct option lo[sizeof(opts) / sizeof(opts[0]) + 1];
+        size_t nopts = sizeof(opts) / sizeof(opts[0]);
+        for (size_t i = 0; i < nopts; i++)
+                lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument, NULL, opts[i].id };
+        lo[nopts] = (struct option){ NULL, 0, NULL, 0 };
+        opterr = 0;
+        optind = 1;
+        int c;
+        long v;
+        double list[SSD_MAX_EVALS];
+        int n;
+        while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+                const char *bad = NULL;
+                switch (c) {
+                case O_DATA: o->data = optarg; break;
+                case O_BATCH: if (int_in(optarg, 1, 65536, &v) < 0) bad = "an integer from 1 to 65536"; else o->batch_size = (int)v; break;
+                case O_LR: if (num_in(optarg, 1e-12, 100, &o->lr) < 0) bad = "a number in (0, 100]"; break;
+                case O_WARMUP: if (num_in(optarg, 0, 1000, &o->warmup_epochs) < 0) bad = "a number from 0 to 1000"; break;
+                case O_WD: if (num_in(optarg, 0, 1, &o->weight_decay) < 0) bad = "a number from 0 to 1"; break;
+                case O_EPOCHS: if (int_in(optarg, 1, 10000, &v) < 0) bad = "an integer from 1 to 10000"; else o->epochs = (int)v; break;
+                case O_DECAY:
+                        if (num_list(optarg, 0, 10000, o->decay_epochs, SSD_MAX_DECAYS, &o->ndecay) < 0)
+                                bad = "increasing epochs separated by commas (at most 8)";
+                        break;
+                case O_EVAL:
+                        if (num_list(optarg, 1, 10000, list, SSD_MAX_EVALS, &n) < 0) {
+                                bad = "increasing epochs separated by commas (at most 64)";
+                                break;
+                        }
+                        for (int i = 0; i < n; i++) {
+                                if (list[i] != floor(list[i]))
+                                        bad = "whole epochs separated by commas";
+                                o->eval_epochs[i] = (int)list[i];
+                        }
+                        o->neval = n;
+                        break;
+                case O_TARGET: if (num_in(optarg, 0, 1, &o->target_map) < 0) bad = "a number from 0 to 1"; break;
+                case O_SIZE: if (int_in(optarg, 32, 2048, &v) < 0) bad = "an integer from 32 to 2048"; else o->image_size = (int)v; break;
+                case O_BACKBONE:
+                        if (!strcmp(optarg, "resnet34"))
+                                o->depth = 34;
+                        else if (!strcmp(optarg, "resnet18"))
+                                o->depth = 18;
+                        else
+                                bad = "resnet34 or resnet18";
+                        break;
+                case O_WIDTH: if (num_in(optarg, 0.01, 4, &o->width_mult) < 0) bad = "a number from 0.01 to 4"; break;
+                case O_THREADS: if (int_in(optarg, 1, 1024, &v) < 0) bad = "an integer from 1 to 1024"; else o->threads = (int)v; break;
+                case O_WORKERS: if (int_in(optarg, 0, 256, &v) < 0) bad = "an integer from 0 to 256"; else o->loader_workers = (int)v; break;
+                case O_BACKEND:
+                        if (!strcmp(optarg, "cpu") || !strcmp(optarg, "cuda"))
+                                o->cuda = !strcmp(optarg, "cuda");
+                        else
+                                bad = "cpu or cuda";
+                        break;
+                case O_PRECISION:
+                        if (!strcmp(optarg, "fp32") || !strcmp(optarg, "amp"))
+                                o->amp = !strcmp(optarg, "amp");
+                        else
+                                bad = "fp32 or amp";
+                        break;
+                case O_MAX_STEPS: if (int_in(optarg, 0, 1000000000000L, &v) < 0) bad = "an integer >= 0"; else o->max_steps = v; break;
+                case O_PRETRAINED: o->pretrained = optarg; break;
+                case O_PLATFORM: if (!*optarg) bad = "a name"; else o->platform = optarg; break;
+                case O_SEED:
+                        if (int_in(optarg, 0, 4294967295L, &v) < 0)
+                                bad = "an integer from 0 to 4294967295";
+                        else
+                                o->seed = (uint64_t)v, o->seed_given = 1;
+                        break;
+                case O_CHECKPOINT: o->checkpoint = optarg; break;
+                case O_SYNTHETIC: o->synthetic = 1; break;
+                case O_LOG: if (int_in(optarg, 1, 1000000, &v) < 0) bad = "an integer >= 1"; else o->log_interval = (int)v; break;
+                case O_INJECT_NAN: if (int_in(optarg, 1, 1000000000000L, &v) < 0) bad = "a step >= 1"; else o->inject_nan = v; break;
+                case O_HELP:
+                        if (out)
+                                usage(out);
+                        return 1;
+                case O_VERSION:
+                        if (out)
+                                fprintf(out, "benchd-ssd %s\n", PACKAGE_VERSION);
+                        return 1;
+                case ':': return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
+                default: return fail(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+                }
+                if (bad) {
+                        const char *name = "?";
+                        for (size_t i = 0; i < nopts; i++)
+                                if (opts[i].id == c)
+                                        name = opts[i].name;
+                        return fail(err, errlen, "--%s: expected %s, got '%s'", name, bad, optarg);
+                }
+        }
+        if (optind < argc)
+                return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+        if (!o->data && !o->synthetic)
+                return fail(err, errlen, "--data DIR is required (or --synthetic)");
+        if (o->amp && !o->cuda)
+                return fail(err, errlen, "--precision amp needs --backend cuda");
+        return 0;
+}

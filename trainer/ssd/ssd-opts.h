@@ -1,0 +1,52 @@
+/* ssd-opts.h: benchd-ssd's command line.
+ *
+ * The flags are those of the rendered launch scripts (benchctl render
+ * ... ssd): one per key of a system's "ssd" section, plus --data, --platform,
+ * --seed and --pretrained.  Defaults are the MLPerf reference's (SSD300,
+ * ResNet-34, 80 epochs, decay at 44 and 55, evaluation at 40, 50, ..., 80,
+ * target mAP 0.23).
+ */
+#ifndef BD_SSD_OPTS_H
+#define BD_SSD_OPTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define SSD_MAX_EVALS 64
+#define SSD_MAX_DECAYS 8
+
+struct ssd_opts {
+        const char *data;               /* COCO 2017 tree */
+        int batch_size;                 /* per rank */
+        double lr;                      /* as in the MLPerf configs, scaled by the global batch */
+        double warmup_epochs;
+        double weight_decay;
+        int epochs;
+        double decay_epochs[SSD_MAX_DECAYS];
+        int ndecay;
+        int eval_epochs[SSD_MAX_EVALS];
+        int neval;
+        double target_map;
+        int image_size;
+        int depth;                      /* 18 or 34 */
+        double width_mult;
+        int threads;                    /* 0: CPUs / ranks on the node */
+        int loader_workers;             /* 0: 1 */
+        int cuda;
+        int amp;
+        long long max_steps;            /* 0: no limit */
+        const char *pretrained;
+        const char *platform;           /* NULL: the host name */
+        uint64_t seed;
+        int seed_given;
+        const char *checkpoint;         /* directory */
+        int synthetic;
+        int log_interval;               /* steps between progress lines */
+        long long inject_nan;           /* testing: the step (1-based) before which rank 0's weights go NaN */
+};
+
+/* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL); 2: usage error,
+ * message in err (one line, without the program name). */
+int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *err, size_t errlen);
+
+#endif
