@@ -296,11 +296,11 @@ static void losses_and_more(void)
         int perm[2] = { 1, 0 };
         ok(bd_op_permute(cpu, &x, perm, &l) == 0 && bd_op_permute(gpu, &gx, perm, &gl) == 0, "permute: runs");
         same("permute", &l, &gl, 0);
-        double s1, s2, q1, q2;
+        double s1 = 0, s2 = 0, q1 = 0, q2 = 0;
         ok(bd_op_sum(cpu, &x, &s1) == 0 && bd_op_sum(gpu, &gx, &s2) == 0 && bd_op_sumsq(cpu, &x, &q1) == 0 &&
            bd_op_sumsq(gpu, &gx, &q2) == 0, "reductions: run");
         ok(fabs(s1 - s2) <= 1e-4 * fabs(q1) && fabs(q1 - q2) <= 1e-5 * q1, "sum and sum of squares agree");
-        double r1, r2;
+        double r1 = 0, r2 = 0;
         bd_op_sum(gpu, &gx, &r1);
         bd_op_sum(gpu, &gx, &r2);
         ok(r1 == r2, "the GPU sum is the same twice");
