@@ -89,12 +89,8 @@ static int user_version(struct bd_store *s)
 static int init_schema(struct bd_store *s, struct bd_err *err)
 {
         /* WAL: readers never block the writer; NORMAL: a commit is durable once
-         * the WAL is checkpointed, which is what SQLite recommends with WAL.
-         * The WAL is not checkpointed at close (see store_open), so every open
-         * reads it whole to rebuild its index: a checkpoint every 64 pages
-         * (rather than 1000) keeps that read short. */
-        int r = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
-                        "PRAGMA wal_autocheckpoint=64;", err);
+         * the WAL is checkpointed, which is what SQLite recommends with WAL */
+        int r = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;", err);
         if (r < 0 || user_version(s) == SCHEMA_VERSION)
                 return r;
         if ((r = exec(s, "BEGIN IMMEDIATE;", err)) < 0)
