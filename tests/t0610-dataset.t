@@ -82,6 +82,10 @@ is "  left as it was" "$(tree_sum "$tmp/a")" "$(tree_sum "$tmp/b")"
 check "--force replaces it" "$BENCHCTL" dataset synth --images 6 --val-images 1 --size 64 --force -o "$tmp/a"
 is "  with the new content" "$(find "$tmp/a/train2017" -name '*.jpg' | wc -l)" 6
 is "  and nothing left beside it" "$(cd "$tmp" && echo *)" "a b c"
+check "a directory whose parents do not exist yet" "$BENCHCTL" dataset synth --images 2 --val-images 1 --size 64 \
+    -o "$tmp/new/parents/d"
+is "  is created with them" "$(find "$tmp/new/parents/d/train2017" -name '*.jpg' | wc -l)" 2
+rm -rf "$tmp/new"
 # killed while writing: no dataset under the final name
 "$BENCHCTL" dataset synth --images 4000 --size 320 --threads 1 -o "$tmp/big" >/dev/null 2>&1 &
 pid=$!

@@ -553,6 +553,15 @@ int synth_write(const struct synth_config *c, const char *dir, struct synth_coun
         bool exists = lstat(dir, &st) == 0;
         if (exists && !c->force)
                 return bd_err_set(err, -EEXIST, "'%s' already exists (--force replaces it)", dir);
+        /* the parent may not exist yet (~/.local/share/benchd/data on a new machine) */
+        _cleanup_free_ char *parent = xstrdup(dir);
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent) {
+                *slash = '\0';
+                r = mkdir_p(parent, 0755);
+                if (r < 0)
+                        return bd_err_set(err, r, "cannot create '%s': %s", parent, strerror(-r));
+        }
         _cleanup_free_ char *tmp = xasprintf("%s.tmp.XXXXXX", dir);
         if (!mkdtemp(tmp))
                 return bd_err_set(err, -errno, "cannot create a directory next to '%s': %s", dir, strerror(errno));
