@@ -473,8 +473,10 @@ def bench(a):
     for _ in range(a.warmup):
         step()
     t0 = time.perf_counter()
-    for _ in range(a.steps):
+    for k in range(a.steps):
+        ts = time.perf_counter()
         step()
+        print("step %d %.4f s" % (a.warmup + k + 1, time.perf_counter() - ts))
     dt = time.perf_counter() - t0
     print("pytorch %s, %d threads, batch %d, %dx%d: %.3f s/step" %
           (torch.__version__, torch.get_num_threads(), a.batch, a.size, a.size, dt / a.steps))

@@ -389,6 +389,10 @@ int main(void)
         conv_check("transposed conv 2x2 s2 nchw8c", cd(2, 2, 0, 1, 1, 1), BD_NCHW8C, 2, 16, 7, 7, 16, 1, 0);
         conv_check("transposed conv 2x2 s2 nhwc accumulate", cd(2, 2, 0, 1, 1, 1), BD_NHWC, 2, 16, 5, 5, 8, 1, 1);
         conv_check("conv 3x3 s1 pad 0 (SSD extra) nchw8c", cd(3, 1, 0, 1, 1, 0), BD_NCHW8C, 2, 128, 5, 5, 256, 1, 0);
+        conv_check("conv 3x3 pad 1 on a 1x1 map (SSD's last head) nchw8c", cd(3, 1, 1, 1, 1, 0), BD_NCHW8C, 3, 16, 1,
+                   1, 12, 1, 0);
+        conv_check("conv 3x3 pad 1 on a 1x1 map, accumulate, nchw", cd(3, 1, 1, 1, 1, 0), BD_NCHW, 2, 5, 1, 1, 7, 1,
+                   1);
 
         bn_check("batch norm nchw8c", BD_NCHW8C, 4, 16, 9, 9, 0);
         bn_check("batch norm + relu nchw8c", BD_NCHW8C, 4, 16, 9, 9, 1);

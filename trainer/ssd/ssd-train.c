@@ -46,6 +46,12 @@ static double now(void)
         return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* three significant digits for rates from 1 image/s (a CPU) up */
+static int rate_decimals(double v)
+{
+        return v < 10 ? 3 : v < 100 ? 2 : 1;
+}
+
 /* The same decision on every rank: the worst (lowest) r. */
 static int agree(int r)
 {
@@ -421,8 +427,9 @@ static int train_loop(struct train *t)
                         if (run->dp.rank == 0 && (step % o->log_interval == 0 || s + 1 == t->steps_per_epoch)) {
                                 double tn = now();
                                 printf("epoch %d/%d step %ld/%ld (%lld): loss %.4f (loc %.4f, conf %.4f), lr %.6g, "
-                                       "%.1f images/s\n", epoch, o->epochs, s + 1, t->steps_per_epoch, step, parts[0],
-                                       parts[1], parts[2], info.lr, imgs_log / (tn - tlog));
+                                       "%.*f images/s\n", epoch, o->epochs, s + 1, t->steps_per_epoch, step, parts[0],
+                                       parts[1], parts[2], info.lr, rate_decimals(imgs_log / (tn - tlog)),
+                                       imgs_log / (tn - tlog));
                                 fflush(stdout);
                                 tlog = tn;
                                 imgs_log = 0;
@@ -434,7 +441,7 @@ static int train_loop(struct train *t)
                 MLLOG_END("epoch_stop", NULL, epoch_meta(epoch));
                 MLLOG_EVENT("throughput", mllog_num(imgs / dt), epoch_meta(epoch));
                 if (run->dp.rank == 0)
-                        printf("epoch %d: %.1f s, %.1f images/s\n", epoch, dt, imgs / dt);
+                        printf("epoch %d: %.1f s, %.*f images/s\n", epoch, dt, rate_decimals(imgs / dt), imgs / dt);
                 if (t->ckpt_path[0] && run->dp.rank == 0) {
                         struct bd_ckpt_meta meta = { .iter = step, .epoch = epoch };
                         snprintf(meta.model, sizeof(meta.model), "%s", t->model_name);
