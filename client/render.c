@@ -217,7 +217,7 @@ static void trainer_args(const struct ctx *c, struct words *w)
                 } else
                         env_scalar(v, &val);
                 words_add(w, flag.s);
-                words_add(w, val.s);
+                words_add(w, val.s ? val.s : "");       /* an empty list: none */
         }
         const char *pre = sys_str(sec, "pretrained", NULL);
         if (pre) {

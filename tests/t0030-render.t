@@ -27,6 +27,9 @@ out=$("$BENCHCTL" render --system 4xC4140 ssd --runs 3 --set ssd.batch_size=64 -
 like "--runs sets the trial count" "$out" "^NTRIALS=3$"
 like "--set reaches the trainer" "$out" "--batch-size 64"
 like "--set reaches the #SBATCH lines" "$out" "^#SBATCH --partition=gpu$"
+out=$("$BENCHCTL" render --system 4xC4140 ssd --set 'ssd.decay_epochs=[]' --set 'ssd.eval_epochs=[5,10]')
+like "an empty list is an empty argument" "$out" "--decay-epochs '' "
+like "a list is comma-separated" "$out" "--eval-epochs 5,10 "
 id1=$("$BENCHCTL" render --system local allreduce | sed -n "s/^RUN_ID='\(.*\)'$/\1/p")
 like "a fresh run id by default" "$id1" "^[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$"
 

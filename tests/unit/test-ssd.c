@@ -345,6 +345,19 @@ static void test_decode(void)
         is_int(ssd_decode(&dec, &d, &c, loc, logit, out), 2, "scores under 0.05 are dropped");
         c.max_out = 1;
         is_int(ssd_decode(&dec, &d, &c, loc, logit, out), 1, "at most max_out");
+        /* an untrained network's huge size outputs: clipped, finite boxes */
+        c.max_out = 200;
+        loc[2] = 1e4f, loc[3] = 500;
+        nd = ssd_decode(&dec, &d, &c, loc, logit, out);
+        const struct ssd_det *b0 = nd == 2 ? &out[out[0].label == 1 ? 0 : 1] : NULL;    /* box 0: class 1 */
+        ok(b0 && isfinite(b0->box[0]) && isfinite(b0->box[2]) && isfinite(b0->box[3]) &&
+           near(b0->box[2] - b0->box[0], expf(SSD_LOG_SIZE_CLIP) * d.xywh[2], 1e-3),
+           "huge size outputs decode to finite boxes 62.5 times the default one");
+        /* and a box without a finite place is dropped */
+        loc[0] = INFINITY;
+        is_int(ssd_decode(&dec, &d, &c, loc, logit, out), 1, "a box at an infinite place is no detection");
+        loc[0] = NAN;
+        is_int(ssd_decode(&dec, &d, &c, loc, logit, out), 1, "nor one at NaN");
         ssd_decoder_release(&dec);
         free(loc);
         free(logit);

@@ -213,8 +213,11 @@ int ssd_decode(struct ssd_decoder *dec, const struct ssd_dboxes *d, const struct
                 const float *t = loc + 4 * b, *dx = d->xywh + 4 * b;
                 float x = 0.1f * t[0] * dx[2] + dx[0];
                 float y = 0.1f * t[1] * dx[3] + dx[1];
-                float w = expf(0.2f * t[2]) * dx[2];
-                float h = expf(0.2f * t[3]) * dx[3];
+                /* sizes at most 62.5 times the default box's, as torchvision's
+                 * box coder clips them: early in training a large output
+                 * must not make an infinite box */
+                float w = expf(fminf(0.2f * t[2], SSD_LOG_SIZE_CLIP)) * dx[2];
+                float h = expf(fminf(0.2f * t[3], SSD_LOG_SIZE_CLIP)) * dx[3];
                 float *o = dec->boxes + 4 * b;
                 o[0] = x - 0.5f * w;
                 o[1] = y - 0.5f * h;
@@ -228,8 +231,10 @@ int ssd_decode(struct ssd_decoder *dec, const struct ssd_dboxes *d, const struct
                 float s = 0;
                 for (int64_t k = 0; k < K; k++)
                         s += p[k] = expf(z[k] - m);
+                /* a box the network gave no finite place is no candidate */
+                int lost = !(isfinite(x) && isfinite(y) && isfinite(w) && isfinite(h));
                 for (int64_t k = 0; k < K; k++)
-                        p[k] /= s;
+                        p[k] = lost ? 0 : p[k] / s;
         }
         int nall = 0;
         for (int64_t k = 1; k < K; k++) {

@@ -44,6 +44,7 @@
 
 #define SSD_LEVELS 6
 #define SSD_MAX_PER_CELL 6
+#define SSD_LOG_SIZE_CLIP 4.13516656f  /* log(1000 / 16): torchvision's bound on decoded sizes */
 #define SSD_MAX_GT 1024               /* ground-truth boxes per image */
 
 struct ssd_dboxes {

@@ -29,7 +29,7 @@ static const struct opt {
         { "warmup-epochs", O_WARMUP, "E", "linear warmup from 0 over E epochs of samples (default 0)" },
         { "weight-decay", O_WD, "WD", "weight decay of the weights (default 5e-4)" },
         { "epochs", O_EPOCHS, "N", "at most N epochs (default 80)" },
-        { "decay-epochs", O_DECAY, "E,E", "learning rate x0.1 at these epochs (default 44,55)" },
+        { "decay-epochs", O_DECAY, "E,E", "learning rate x0.1 at these epochs (default 44,55; empty: never)" },
         { "eval-epochs", O_EVAL, "E,E,...", "evaluate after these epochs (default 40,50,55,60,65,70,75,80)" },
         { "target-map", O_TARGET, "MAP", "stop when the bbox mAP reaches this (default 0.23)" },
         { "image-size", O_SIZE, "S", "square input size (default 300)" },
