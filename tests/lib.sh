@@ -105,3 +105,35 @@ stop_pid() {
     kill -KILL "$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
 }
+
+# cluster_test PORT: for a test on the real local Slurm cluster: skips the
+# test where Slurm, munge or root are missing; makes $tmp with a fresh
+# BENCHD_HOME, starts the cluster there on PORT (distinct for every cluster
+# test: make check runs them in parallel) and takes it down at exit after
+# cancelling any run the test left.  Sets SLURM_CONF and the rest for sbatch.
+cluster_test() {
+    [ "$(id -u)" -eq 0 ] || skip_all "needs root to run munge and slurmd"
+    command -v sbatch >/dev/null || skip_all "sbatch not installed (slurm-wlm)"
+    command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
+    command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || skip_all "slurmctld not installed"
+    tmp=$(mktemp -d)
+    export BENCHD_HOME="$tmp/home" BENCHD_CLUSTER_DIR="$tmp/cluster" BENCHD_CLUSTER_MINJOBAGE=5
+    export BENCHD_CLUSTER_PORT=$1
+    CLUSTER="$srcdir/tests/cluster/cluster.sh"
+    trap _cluster_cleanup EXIT
+    local envline
+    if ! envline=$(bash "$CLUSTER" up "$BENCHD_CLUSTER_DIR" 2>"$tmp/up.err" | tail -1); then
+        sed 's/^/# /' "$tmp/up.err"
+        echo "not ok 1 - local test cluster starts"; echo "1..1"; exit 1
+    fi
+    eval "$envline"
+    _t_result 0 "local test cluster is up"
+}
+_cluster_cleanup() {
+    local d
+    for d in "$BENCHD_HOME"/runs/*; do
+        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
+    done
+    bash "$CLUSTER" down "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
+    rm -rf "$tmp"
+}

@@ -3,29 +3,7 @@
 # ranks): submit with --wait, status, logs; cancel; a node that dies; Slurm
 # forgetting a finished job; the controller down.
 . "${srcdir:-.}/tests/lib.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to run munge and slurmd"
-command -v sbatch >/dev/null || skip_all "sbatch not installed (slurm-wlm)"
-command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
-command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || skip_all "slurmctld not installed"
-
-tmp=$(mktemp -d)
-export BENCHD_HOME="$tmp/home" BENCHD_CLUSTER_DIR="$tmp/cluster" BENCHD_CLUSTER_MINJOBAGE=5
-export BENCHD_CLUSTER_PORT=17017  # distinct from the other cluster tests: make check runs them in parallel
-CLUSTER="$srcdir/tests/cluster/cluster.sh"
-cleanup() {
-    for d in "$BENCHD_HOME"/runs/*; do
-        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
-    done
-    bash "$CLUSTER" down "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-if ! envline=$(bash "$CLUSTER" up "$BENCHD_CLUSTER_DIR" 2>"$tmp/up.err" | tail -1); then
-    sed 's/^/# /' "$tmp/up.err"
-    echo "not ok 1 - local test cluster starts"; echo "1..1"; exit 1
-fi
-eval "$envline"
-_t_result 0 "local test cluster is up"
+cluster_test 17017
 logs="$tmp/logs"
 ALLREDUCE="$top_builddir/benchd-allreduce"
 bin="$tmp/bin"; mkdir -p "$bin"

@@ -6,30 +6,8 @@
 # what t0670 proves; this proves the 16-rank path (sharding, gradient
 # allreduce, evaluation gathered from every rank, MLPerf log on rank 0).
 . "${srcdir:-.}/tests/lib.sh"
-[ "$(id -u)" -eq 0 ] || skip_all "needs root to run munge and slurmd"
-command -v sbatch >/dev/null || skip_all "sbatch not installed (slurm-wlm)"
-command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
-command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || skip_all "slurmctld not installed"
 [ -x "$top_builddir/benchd-ssd" ] || skip_all "benchd-ssd not built (needs MPI and the COCO data pipeline)"
-
-tmp=$(mktemp -d)
-export BENCHD_HOME="$tmp/home" BENCHD_CLUSTER_DIR="$tmp/cluster" BENCHD_CLUSTER_MINJOBAGE=5
-export BENCHD_CLUSTER_PORT=17217  # distinct from the other cluster tests: make check runs them in parallel
-CLUSTER="$srcdir/tests/cluster/cluster.sh"
-cleanup() {
-    for d in "$BENCHD_HOME"/runs/*; do
-        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
-    done
-    bash "$CLUSTER" down "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-if ! envline=$(bash "$CLUSTER" up "$BENCHD_CLUSTER_DIR" 2>"$tmp/up.err" | tail -1); then
-    sed 's/^/# /' "$tmp/up.err"
-    echo "not ok 1 - local test cluster starts"; echo "1..1"; exit 1
-fi
-eval "$envline"
-_t_result 0 "local test cluster is up"
+cluster_test 17217
 
 check "a small shapes dataset" "$BENCHCTL" dataset synth --images 128 --val-images 32 --seed 3 -o "$tmp/coco-synth"
 # 128 images over 16 ranks x 4: two steps an epoch; evaluation after each epoch
