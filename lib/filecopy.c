@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 #define XXH_STATIC_LINKING_ONLY /* XXH3_state_t on the stack */
@@ -109,12 +112,38 @@ void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel)
 void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlimit *bw, const atomic_bool *cancel,
                  atomic_uint_fast64_t *progress)
 {
-        atomic_init(&c->method, first == COPY_AUTO ? COPY_FILE_RANGE : (int)first);
+        atomic_init(&c->method, first == COPY_AUTO ? COPY_READWRITE : (int)first);
         c->bw = bw;
         c->cancel = cancel;
         c->progress = progress;
         for (int i = 0; i < _COPY_METHOD_MAX; i++)
                 atomic_init(&c->used[i], 0);
+}
+
+/* What COPY_AUTO means for these two directories.  The checksum needs every
+ * byte read into our buffer anyway, so writing that buffer out is the
+ * cheapest copy, unless the filesystem can copy without moving data: a
+ * reflink (Btrfs, XFS, OCFS2, bcachefs, ZFS) or a server-side copy (NFS,
+ * SMB) within one filesystem, which copy_file_range does. */
+enum bd_copy_method copy_method_auto(int srcfd, int dstfd)
+{
+        static const unsigned long offload[] = { BTRFS_SUPER_MAGIC, XFS_SUPER_MAGIC, OCFS2_SUPER_MAGIC,
+                                                  NFS_SUPER_MAGIC, CIFS_SUPER_MAGIC, 0xfe534d42 /* SMB2 */,
+                                                  0xca451a4e /* bcachefs */, 0x2fc12fc1 /* ZFS */ };
+        struct statfs a, b;
+        struct stat sa, sb;
+        if (fstatfs(srcfd, &a) < 0 || fstatfs(dstfd, &b) < 0 || fstat(srcfd, &sa) < 0 || fstat(dstfd, &sb) < 0 ||
+            a.f_type != b.f_type)
+                return COPY_READWRITE;
+        /* NFS and SMB mounts of one server may copy between them; local ones only within */
+        bool remote = (unsigned long)a.f_type == NFS_SUPER_MAGIC || (unsigned long)a.f_type == CIFS_SUPER_MAGIC ||
+                      (unsigned long)a.f_type == 0xfe534d42;
+        if (!remote && sa.st_dev != sb.st_dev)
+                return COPY_READWRITE;
+        for (size_t i = 0; i < sizeof(offload) / sizeof(offload[0]); i++)
+                if ((unsigned long)a.f_type == offload[i])
+                        return COPY_FILE_RANGE;
+        return COPY_READWRITE;
 }
 
 /* errors meaning "this method does not work for these files": try the next one */

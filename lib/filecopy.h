@@ -25,8 +25,12 @@ enum bd_copy_method {
         COPY_SENDFILE,
         COPY_READWRITE,
         _COPY_METHOD_MAX,
-        COPY_AUTO = _COPY_METHOD_MAX,   /* as an option: start with copy_file_range */
+        COPY_AUTO = _COPY_METHOD_MAX,   /* as an option: copy_method_auto() of the two directories */
 };
+
+/* COPY_FILE_RANGE where the filesystem of both can copy without moving the
+ * data (reflinks, server-side copies), else COPY_READWRITE. */
+enum bd_copy_method copy_method_auto(int srcfd, int dstfd);
 
 const char *copy_method_name(enum bd_copy_method m);
 /* -EINVAL for an unknown name; "auto" gives COPY_AUTO. */

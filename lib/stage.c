@@ -311,6 +311,8 @@ static int open_roots(struct bd_stage *s)
         if (flock(s->dstfd, (s->o.mode == STAGE_COPY ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
                 return fatal(s, "destination '%s' is being staged by another process", s->dst);
         s->locked = true;
+        if (s->o.copy_method == COPY_AUTO && s->srcfd >= 0)
+                atomic_store(&s->copier.method, (int)copy_method_auto(s->srcfd, s->dstfd));
         struct stat dst;
         if (s->srcfd >= 0 && fstat(s->srcfd, &sst) == 0 && fstat(s->dstfd, &dst) == 0 &&
             (within(s->dstfd, &sst) || within(s->srcfd, &dst)))

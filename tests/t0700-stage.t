@@ -173,6 +173,16 @@ import json, sys; j = json.load(sys.stdin)
 print(j["state"], j["copy_methods"][sys.argv[1]])' "$m")" "complete $nfiles"
     check "  exactly" check_tree "$src" "$tmp/by-$m"
 done
+# auto: copy_file_range only where the filesystem copies without moving data
+fstype=$(stat -f -c %T "$tmp")
+case $fstype in
+    btrfs|xfs|ocfs2|bcachefs|zfs|nfs|smb2|cifs) want=copy_file_range ;;
+    *) want=readwrite ;;
+esac
+json=$("$BENCHCTL" stage --local --src "$src" --dst "$tmp/by-auto" --name m-auto --json 2>/dev/null)
+is "--copy-method auto on $fstype copies by $want" "$(printf '%s' "$json" | /usr/bin/python3 -c '
+import json, sys; j = json.load(sys.stdin)
+print(j["state"], j["copy_methods"][sys.argv[1]])' "$want")" "complete $nfiles"
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$tmp/by-fsync" --fsync file --workers 3 --name fs --json)
 like "--fsync file --workers 3" "$json" '"state":[[:space:]]*"complete"'
 

@@ -55,7 +55,7 @@ check "  no manifest claims the tree complete" test ! -e "$dst/.benchd-manifest"
 like "  the state file says failed" "$(cat "$BENCHD_HOME/stage/src.state")" "state=failed"
 
 rm "$mnt/filler"
-json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --json 2>/dev/null)
+json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --copy-method copy_file_range --json 2>/dev/null)
 is "with space again, the next stage copies only the rest" \
    "$(printf '%s' "$json" | jfield state files_copied files_present)" "complete $((12 - k)) $k"
 is "copy_file_range across filesystems falls back to sendfile" \
