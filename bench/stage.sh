@@ -12,8 +12,9 @@
 #                                  stored with the source (the usual case)
 #   stage, first time              the same without a stored manifest (it is
 #                                  built while copying)
-#   stage, readwrite               the stored-manifest case with
-#                                  --copy-method readwrite (no copy_file_range)
+#   stage, copy_file_range         the stored-manifest case with
+#                                  --copy-method copy_file_range (the default,
+#                                  auto, writes from the hashed buffer here)
 #   rsync -a + sync / stage        the same with a sync at the end (the
 #                                  default --fsync end)
 #   rsync -a no-op / stage resume  onto the complete copies
@@ -104,7 +105,7 @@ for r in $(seq "$rounds"); do
     t read read_all
     t stage stage "$work/d$r-stage" --fsync none
     t stage_first no_manifest "$work/d$r-stage-first" --fsync none
-    t stage_rw stage "$work/d$r-stage-rw" --fsync none --copy-method readwrite
+    t stage_cfr stage "$work/d$r-stage-cfr" --fsync none --copy-method copy_file_range
     t rsync_sync rsync_sync "$work/d$r-rsync-sync"
     t stage_sync stage "$work/d$r-stage-sync"
     t rsync_noop rsync -a "$src/" "$work/d$r-rsync/"
@@ -132,12 +133,12 @@ printf 'tree:      %s files, %s; %d rounds, page cache dropped before each measu
 printf 'machine:   %s CPUs, Linux %s, load average %s; stage uses %d workers (the default)\n' \
     "$n" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$w"
 printf '%-34s %8s   %s\n' "" "median" "each round (s)"
-for k in rsync cp cp_xxh read stage stage_first stage_rw rsync_sync stage_sync rsync_noop stage_noop; do
+for k in rsync cp cp_xxh read stage stage_first stage_cfr rsync_sync stage_sync rsync_noop stage_noop; do
     case $k in
         rsync) label="rsync -a";; cp) label="cp -a";; cp_xxh) label="cp -a + xxhsum of every file";;
         read) label="read every file once";; stage) label="stage (stored manifest)";;
         stage_first) label="stage (no manifest yet)";; rsync_sync) label="rsync -a + sync";;
-        stage_rw) label="stage --copy-method readwrite";;
+        stage_cfr) label="stage --copy-method copy_file_range";;
         stage_sync) label="stage --fsync end (default)";; rsync_noop) label="rsync -a, nothing to do";;
         stage_noop) label="stage resume, nothing to do";;
     esac
@@ -147,7 +148,7 @@ done
 printf '\nratios, median of the rounds (lower is better):\n'
 printf '  stage / rsync -a                       %.2f  (target <= 0.4)\n' "$(ratio stage rsync)"
 printf '  stage, no manifest yet / rsync -a      %.2f  (target <= 0.4)\n' "$(ratio stage_first rsync)"
-printf '  stage --copy-method readwrite / rsync  %.2f  (target <= 0.4)\n' "$(ratio stage_rw rsync)"
+printf '  stage, copy_file_range / rsync -a      %.2f\n' "$(ratio stage_cfr rsync)"
 printf '  stage / (cp -a + xxhsum)               %.2f  (target <= 1.0)\n' "$(ratio stage cp_xxh)"
 printf '  stage, no manifest yet / (cp + xxhsum) %.2f  (target <= 1.0)\n' "$(ratio stage_first cp_xxh)"
 printf '  stage --fsync end / (rsync -a + sync)  %.2f\n' "$(ratio stage_sync rsync_sync)"

@@ -10,7 +10,7 @@
 cluster_test 17217
 
 check "a small shapes dataset" "$BENCHCTL" dataset synth --images 128 --val-images 32 --seed 3 -o "$tmp/coco-synth"
-# 128 images over 16 ranks x 4: two steps an epoch; evaluation after each epoch
+# 128 images over 16 ranks x 2: four steps an epoch; evaluation after each epoch
 out=$(timeout 900 "$BENCHCTL" submit --system 4xlocal ssd --runs 1 --data "$tmp/coco-synth" --logdir "$tmp/logs" \
       --set ssd.epochs=2 --set 'ssd.eval_epochs=[1,2]' --set 'ssd.decay_epochs=[]' --wait 2>&1); rc=$?
 is "submit --system 4xlocal ssd --wait exits 0" "$rc" 0
@@ -26,7 +26,7 @@ print(j["state"], " ".join(t["state"] + "@" + str(t["nodes"]) for t in j["trials
 
 log=$("$BENCHCTL" logs "$id" --trial 1 2>&1)
 like "16 ranks trained" "$log" "16 ranks"
-like "global batch 64 in the MLPerf log" "$log" '"key": "global_batch_size", "value": 64[,}]'
+like "global batch 32 (16 ranks x 2) in the MLPerf log" "$log" '"key": "global_batch_size", "value": 32[,}]'
 is "two evaluations logged" "$(grep -c '"key": "eval_accuracy"' <<<"$log")" 2
 like "the run stopped normally" "$log" '"key": "run_stop".*"status": "(success|aborted)"'
 
