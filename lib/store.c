@@ -11,6 +11,16 @@
 
 #define SCHEMA_VERSION 1
 #define BUSY_TIMEOUT_MS 10000
+/* The WAL's size policy.  Every process that opens the store first rebuilds
+ * the WAL index by reading the whole WAL (its shared-memory index does not
+ * survive the last connection), so a WAL left to grow to SQLite's default
+ * 1000 pages makes each benchctl command read and checksum up to 4 MB; a
+ * checkpoint at every close costs its fsyncs every time.  In between: a
+ * process that wrote leaves the WAL as it is unless it holds more than
+ * CLOSE_CKPT_FRAMES pages, then checkpoints and truncates it (without waiting
+ * for readers); a long-running writer checkpoints at RUN_CKPT_FRAMES. */
+#define CLOSE_CKPT_FRAMES 32
+#define RUN_CKPT_FRAMES 1000
 
 static const char *const state_names[_ST_MAX] = {
         [ST_PENDING] = "pending",     [ST_RUNNING] = "running",   [ST_COMPLETED] = "completed",
@@ -101,6 +111,16 @@ static int init_schema(struct bd_store *s, struct bd_err *err)
         return r;
 }
 
+static int wal_hook(void *p, sqlite3 *db, const char *name, int frames)
+{
+        struct bd_store *s = p;
+        s->wal_frames = frames;
+        if (frames >= RUN_CKPT_FRAMES && sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) ==
+                                                  SQLITE_OK)
+                s->wal_frames = 0;
+        return SQLITE_OK;
+}
+
 int store_open(struct bd_store *s, const char *home, struct bd_err *err)
 {
         memset(s, 0, sizeof(*s));
@@ -118,9 +138,9 @@ int store_open(struct bd_store *s, const char *home, struct bd_err *err)
                                s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
         else {
                 sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-                /* leave the WAL for the next process instead of checkpointing
-                 * (and fsyncing) on every close; SQLite checkpoints as it grows */
+                /* store_close decides about checkpoints, not SQLite's close */
                 sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+                sqlite3_wal_hook(s->db, wal_hook, s);
                 r = init_schema(s, err);
         }
         if (r < 0)
@@ -130,6 +150,11 @@ int store_open(struct bd_store *s, const char *home, struct bd_err *err)
 
 void store_close(struct bd_store *s)
 {
+        if (s->db && s->wal_frames > CLOSE_CKPT_FRAMES) {
+                /* a reader elsewhere: leave it to a later process */
+                sqlite3_busy_timeout(s->db, 0);
+                (void) sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+        }
         if (s->db)
                 sqlite3_close(s->db);
         s->db = NULL;

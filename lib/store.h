@@ -67,6 +67,7 @@ struct bd_trial {
 struct bd_store {
         struct sqlite3 *db;
         char *home;
+        int wal_frames;         /* in the WAL after this connection's last commit */
 };
 
 /* The directory of the store: $BENCHD_HOME or ~/.local/share/benchd (caller frees). */

@@ -123,4 +123,12 @@ wait
 is "six concurrent submissions all recorded" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$((n + 6))"
 is "the store passes SQLite's integrity check" \
    "$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('$BENCHD_HOME/benchd.db').execute('PRAGMA integrity_check').fetchone()[0])")" ok
+
+# 6. the WAL stays short (every command reads all of it when it opens the store)
+for i in $(seq 20); do
+    "$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" >/dev/null 2>&1
+done
+wal=$(stat -c %s "$BENCHD_HOME/benchd.db-wal" 2>/dev/null || echo 0)
+_t_result "$((wal > 64 * 4120 + 32))" "after 20 more submissions the WAL holds at most 64 pages ($wal bytes)"
+is "  and all were recorded" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$((n + 26))"
 done_testing
