@@ -4,7 +4,8 @@
 # On the local Slurm test cluster (started here, stopped at the end), submit
 # the same rendered 4xlocal allreduce script N times each way, alternating:
 # 'benchctl submit' (render, record in the results store, libslurm submit) and
-# 'sbatch' of the script benchctl rendered.  Prints the medians and the ratio
+# 'sbatch' of the script benchctl rendered, the nodes drained so that no job
+# runs meanwhile.  Prints the medians and the ratio
 # (target <= 1.2).  Needs root (munge, slurmd) and a built tree.
 #
 #   bench/submit-overhead.sh [BUILD_DIR] [N]
@@ -24,7 +25,11 @@ trap cleanup EXIT
 envline=$(bash "$src/tests/cluster/cluster.sh" up "$BENCHD_CLUSTER_DIR" 2>"$tmp/up.err" | tail -1) ||
     { cat "$tmp/up.err" >&2; echo "submit-overhead: the local Slurm cluster did not start" >&2; exit 1; }
 eval "$envline"
-# the jobs themselves do nothing: only submission is measured
+# only submission is measured: the nodes are drained, so the jobs stay
+# pending instead of starting 16 ranks each on this machine's CPUs while the
+# next submissions are timed (they are cancelled with the cluster at the end)
+scontrol update nodename=ALL state=drain reason="submit-overhead bench" ||
+    { echo "submit-overhead: cannot drain the cluster's nodes" >&2; exit 1; }
 mkdir -p "$tmp/bin" "$tmp/logs"
 printf '#!/bin/sh\nexit 0\n' > "$tmp/bin/benchd-allreduce"
 chmod +x "$tmp/bin/benchd-allreduce"
@@ -32,7 +37,7 @@ sets=(--set paths.bin="$tmp/bin" --set clear_caches=false --logdir "$tmp/logs")
 "$BENCHCTL" render --system 4xlocal allreduce --runs 1 --set paths.bin="$tmp/bin" \
     --set clear_caches=false --set paths.logs="$tmp/logs" -o "$tmp/job.sbatch"
 
-now() { date +%s.%N; }
+now() { echo "$EPOCHREALTIME"; }
 bc_times=() sb_times=()
 for _ in $(seq "$n"); do
     t0=$(now); "$BENCHCTL" submit --system 4xlocal allreduce --runs 1 "${sets[@]}" >/dev/null; t1=$(now)
