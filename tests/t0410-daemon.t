@@ -188,6 +188,8 @@ if command -v systemd-socket-activate >/dev/null; then
         --token-file "$tmp/state/token" 2>"$tmp/sa.log" &
     pid5=$!; pids+=("$pid5")
     check "socket activation: serves on the passed socket" wait_until 10 curl -sf "http://127.0.0.1:$port5/v1/health"
+    # the line follows the start of the server: it may come just after the first answer
+    wait_until 5 grep -q "serving on 127.0.0.1:$port5 (socket activation)" "$tmp/sa.log"
     like "  and says so" "$(cat "$tmp/sa.log")" "serving on 127.0.0.1:$port5 \(socket activation\)"
     stop_pid "$pid5"
 fi
