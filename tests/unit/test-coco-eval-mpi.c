@@ -33,7 +33,7 @@ static struct coco_index *make_gt(int rank, uint64_t seed)
                         buf_printf(&b, "%s{\"id\": %d, \"image_id\": %d, \"category_id\": %d, \"bbox\": [%.1f, %.1f, %.1f, %.1f], "
                                        "\"area\": %.1f, \"iscrowd\": %d}",
                                    id > 1 ? "," : "", id, 3 * i + 1, 1 + (int)rng_below(&r, 2), rng_range(&r, 0, 300 - w),
-                                   rng_range(&r, 0, 300 - h), w, h, w * h, rng_uniform(&r) < 0.1);
+                                   rng_range(&r, 0, 300 - h), w, h, w * h, bd_rng_uniform(&r) < 0.1);
                 }
         buf_puts(&b, "]}");
         char path[64];
@@ -64,7 +64,7 @@ static void make_dets(const struct coco_index *gt, uint64_t seed, struct coco_de
                 x->category_id = a->category_id;
                 for (int j = 0; j < 4; j++)
                         x->bbox[j] = fmax(0, a->bbox[j] + rng_range(&r, -8, 8));
-                x->score = rng_uniform(&r);
+                x->score = bd_rng_uniform(&r);
         }
         for (size_t i = 0; i < gt->n_images; i++)
                 for (int k = 0; k < 10; k++) {
@@ -75,7 +75,7 @@ static void make_dets(const struct coco_index *gt, uint64_t seed, struct coco_de
                         x->bbox[1] = rng_range(&r, 0, 250);
                         x->bbox[2] = rng_range(&r, 2, 50);
                         x->bbox[3] = rng_range(&r, 2, 50);
-                        x->score = rng_uniform(&r) / 2;
+                        x->score = bd_rng_uniform(&r) / 2;
                 }
         *ret = d;
         *ret_n = n;

@@ -140,7 +140,7 @@ static char *random_gt(uint64_t seed, int *n_images)
                                        " \"area\": %.3f, \"iscrowd\": %d}",
                                    id > 1 ? "," : "", id, 1000 - 7 * i, (int[]){ 9, 2, 4 }[rng_below(&r, 3)],
                                    rng_range(&r, 0, 400 - w), rng_range(&r, 0, 300 - h), w, h, w * h * rng_range(&r, 0.5, 1),
-                                   rng_uniform(&r) < 0.08);
+                                   bd_rng_uniform(&r) < 0.08);
                         id++;
                 }
         }
@@ -157,7 +157,7 @@ static size_t random_dets(const struct coco_index *gt, uint64_t seed, struct coc
         struct coco_det *d = xmalloc(cap * sizeof(*d));
         for (size_t i = 0; i < gt->n_images; i++) {
                 const struct coco_image *im = &gt->images[i];
-                int m = (int)rng_below(&r, 12) + (rng_uniform(&r) < 0.1 ? 110 : 0);
+                int m = (int)rng_below(&r, 12) + (bd_rng_uniform(&r) < 0.1 ? 110 : 0);
                 for (int k = 0; k < m + (int)im->ann_count; k++) {
                         if (n == cap)
                                 d = xrealloc(d, (cap *= 2) * sizeof(*d));
@@ -165,7 +165,7 @@ static size_t random_dets(const struct coco_index *gt, uint64_t seed, struct coc
                         x->image_id = im->id;
                         if (k < (int)im->ann_count) {     /* near a ground truth box */
                                 const struct coco_ann *a = &gt->anns[im->ann_first + (uint32_t)k];
-                                x->category_id = rng_uniform(&r) < 0.8 ? a->category_id : 2;
+                                x->category_id = bd_rng_uniform(&r) < 0.8 ? a->category_id : 2;
                                 for (int j = 0; j < 4; j++)
                                         x->bbox[j] = fmax(0, a->bbox[j] + rng_range(&r, -6, 6));
                         } else {
@@ -175,7 +175,7 @@ static size_t random_dets(const struct coco_index *gt, uint64_t seed, struct coc
                                 x->bbox[2] = rng_range(&r, 1, 100);
                                 x->bbox[3] = rng_range(&r, 1, 100);
                         }
-                        x->score = round(rng_uniform(&r) * 20) / 20;    /* many ties */
+                        x->score = round(bd_rng_uniform(&r) * 20) / 20;    /* many ties */
                 }
         }
         *ret = d;

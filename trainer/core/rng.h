@@ -10,14 +10,9 @@
 
 #include <stdint.h>
 
-struct bd_rng {
-        uint64_t s[4];
-};
+#include "xoshiro.h"    /* struct bd_rng, bd_rng_u64(), bd_rng_uniform() */
 
 void bd_rng_seed(struct bd_rng *r, uint64_t seed, uint64_t stream);
-uint64_t bd_rng_u64(struct bd_rng *r);
-/* uniform in [0, 1) with 53 random bits */
-double bd_rng_uniform(struct bd_rng *r);
 /* standard normal (Box-Muller, one value per call) */
 double bd_rng_normal(struct bd_rng *r);
 /* uniform integer in [0, n) */

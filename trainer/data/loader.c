@@ -358,7 +358,7 @@ static int make_sample(struct worker *w, const struct item *it, struct bd_rng *r
                 if (!(c->flags & LOADER_NO_CROP))
                         s->crop_mode = (uint8_t)ssd_random_crop(r, boxes, (int)it->nbox, &crop);
                 if (!(c->flags & LOADER_NO_FLIP))
-                        s->flip = rng_uniform(r) < 0.5;
+                        s->flip = bd_rng_uniform(r) < 0.5;
                 if (!(c->flags & LOADER_NO_JITTER))
                         ssd_sample_jitter(r, &jit);
         }
@@ -393,7 +393,7 @@ static void synthetic_sample(struct loader *l, struct bd_rng *r, struct loader_b
         size_t n = 3 * (size_t)c->width * (size_t)c->height;
         float *img = b->images + (size_t)j * n;
         for (size_t i = 0; i + 1 < n; i += 2) {
-                uint64_t v = rng_next(r);
+                uint64_t v = bd_rng_u64(r);
                 img[i] = (float)(v & 0xffffffff) * (4.0f / 4294967296.0f) - 2.0f;
                 img[i + 1] = (float)(v >> 32) * (4.0f / 4294967296.0f) - 2.0f;
         }

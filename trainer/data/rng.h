@@ -7,7 +7,7 @@
  *
  *     struct bd_rng r;
  *     rng_seed(&r, rng_mix3(seed, epoch, position));
- *     double u = rng_uniform(&r);     // [0, 1)
+ *     double u = bd_rng_uniform(&r);     // [0, 1)
  *
  * The generator is xoshiro256** seeded through splitmix64.
  */
@@ -16,72 +16,37 @@
 
 #include <stdint.h>
 
-struct bd_rng {
-        uint64_t s[4];
-};
-
-static inline uint64_t rng_splitmix64(uint64_t *x)
-{
-        uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-}
+#include "xoshiro.h"    /* struct bd_rng, bd_splitmix64(), bd_rng_u64(), bd_rng_uniform() */
 
 /* A well-mixed 64-bit key from three values (seed, epoch, position...). */
 static inline uint64_t rng_mix3(uint64_t a, uint64_t b, uint64_t c)
 {
         uint64_t x = a;
-        uint64_t h = rng_splitmix64(&x);
+        uint64_t h = bd_splitmix64(&x);
         x = h ^ b;
-        h = rng_splitmix64(&x);
+        h = bd_splitmix64(&x);
         x = h ^ c;
-        return rng_splitmix64(&x);
+        return bd_splitmix64(&x);
 }
 
 static inline void rng_seed(struct bd_rng *r, uint64_t seed)
 {
         uint64_t x = seed;
         for (int i = 0; i < 4; i++)
-                r->s[i] = rng_splitmix64(&x);
-}
-
-static inline uint64_t rng_rotl(uint64_t x, int k)
-{
-        return (x << k) | (x >> (64 - k));
-}
-
-static inline uint64_t rng_next(struct bd_rng *r)
-{
-        uint64_t *s = r->s;
-        uint64_t result = rng_rotl(s[1] * 5, 7) * 9;
-        uint64_t t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = rng_rotl(s[3], 45);
-        return result;
-}
-
-/* Uniform in [0, 1) with 53 random bits. */
-static inline double rng_uniform(struct bd_rng *r)
-{
-        return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+                r->s[i] = bd_splitmix64(&x);
 }
 
 /* Uniform in [lo, hi). */
 static inline double rng_range(struct bd_rng *r, double lo, double hi)
 {
-        return lo + (hi - lo) * rng_uniform(r);
+        return lo + (hi - lo) * bd_rng_uniform(r);
 }
 
 /* Uniform integer in [0, n), n > 0 (Lemire's multiply-shift, unbiased enough
  * for n far below 2^64). */
 static inline uint64_t rng_below(struct bd_rng *r, uint64_t n)
 {
-        return (uint64_t)(((unsigned __int128)rng_next(r) * n) >> 64);
+        return (uint64_t)(((unsigned __int128)bd_rng_u64(r) * n) >> 64);
 }
 
 #endif

@@ -202,7 +202,7 @@ static void paint_span(void *ctx, int y, int x0, int x1)
         struct paint *p = ctx;
         uint8_t *row = p->img + ((size_t)y * (size_t)p->W + (size_t)x0) * 3;
         for (int x = x0; x < x1; x++, row += 3) {
-                uint64_t v = rng_next(p->r);
+                uint64_t v = bd_rng_u64(p->r);
                 for (int c = 0; c < 3; c++)
                         row[c] = clamp_u8(p->rgb[c] + (int)((v >> (8 * c)) & 15) - 8);
         }
@@ -371,7 +371,7 @@ static void make_image(const struct synth_config *c, uint64_t key, struct s_imag
         rng_seed(&r, key);
         int S = c->size;
         int s = (int)lround(S * rng_range(&r, 0.62, 1.0));
-        bool portrait = rng_uniform(&r) < 0.25;
+        bool portrait = bd_rng_uniform(&r) < 0.25;
         im->W = portrait ? s : S;
         im->H = portrait ? S : s;
         size_t npix = (size_t)im->W * (size_t)im->H;
@@ -390,7 +390,7 @@ static void make_image(const struct synth_config *c, uint64_t key, struct s_imag
                 uint8_t *row = img + (size_t)y * (size_t)im->W * 3;
                 for (int x = 0; x < im->W; x++) {
                         double t = ((x * dx + y * dy) - tmin) / (tmax - tmin);
-                        uint64_t v = rng_next(&r);
+                        uint64_t v = bd_rng_u64(&r);
                         for (int ch = 0; ch < 3; ch++) {
                                 int noise = amp ? (int)((v >> (16 * ch)) % (uint64_t)(2 * amp + 1)) - amp : 0;
                                 row[3 * x + ch] = clamp_u8((int)lround(c1[ch] + (c2[ch] - c1[ch]) * t) + noise);
@@ -398,11 +398,11 @@ static void make_image(const struct synth_config *c, uint64_t key, struct s_imag
                 }
         }
         int cap = c->max_objects + 1;
-        if (rng_uniform(&r) < c->empty_fraction) {
+        if (bd_rng_uniform(&r) < c->empty_fraction) {
                 *ret_rgb = img;
                 return;
         }
-        if (rng_uniform(&r) < c->crowd_fraction)
+        if (bd_rng_uniform(&r) < c->crowd_fraction)
                 add_crowd(&r, c, im, img, cap);
         int n = 1 + (int)rng_below(&r, (uint64_t)c->max_objects);
         for (int i = 0; i < n; i++) {
