@@ -127,23 +127,27 @@ void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlim
  * SMB) within one filesystem, which copy_file_range does. */
 enum bd_copy_method copy_method_auto(int srcfd, int dstfd)
 {
-        static const unsigned long offload[] = { BTRFS_SUPER_MAGIC, XFS_SUPER_MAGIC, OCFS2_SUPER_MAGIC,
-                                                  NFS_SUPER_MAGIC, CIFS_SUPER_MAGIC, 0xfe534d42 /* SMB2 */,
-                                                  0xca451a4e /* bcachefs */, 0x2fc12fc1 /* ZFS */ };
         struct statfs a, b;
         struct stat sa, sb;
         if (fstatfs(srcfd, &a) < 0 || fstatfs(dstfd, &b) < 0 || fstat(srcfd, &sa) < 0 || fstat(dstfd, &sb) < 0 ||
             a.f_type != b.f_type)
                 return COPY_READWRITE;
-        /* NFS and SMB mounts of one server may copy between them; local ones only within */
-        bool remote = (unsigned long)a.f_type == NFS_SUPER_MAGIC || (unsigned long)a.f_type == CIFS_SUPER_MAGIC ||
-                      (unsigned long)a.f_type == 0xfe534d42;
-        if (!remote && sa.st_dev != sb.st_dev)
+        switch ((unsigned long)a.f_type) {
+        case NFS_SUPER_MAGIC:
+        case CIFS_SUPER_MAGIC:
+        case 0xfe534d42:        /* SMB2 */
+                /* server-side copies, also between two mounts of one server */
+                return COPY_FILE_RANGE;
+        case BTRFS_SUPER_MAGIC:
+        case XFS_SUPER_MAGIC:
+        case OCFS2_SUPER_MAGIC:
+        case 0xca451a4e:        /* bcachefs */
+        case 0x2fc12fc1:        /* ZFS */
+                /* reflinks, within one filesystem */
+                return sa.st_dev == sb.st_dev ? COPY_FILE_RANGE : COPY_READWRITE;
+        default:
                 return COPY_READWRITE;
-        for (size_t i = 0; i < sizeof(offload) / sizeof(offload[0]); i++)
-                if ((unsigned long)a.f_type == offload[i])
-                        return COPY_FILE_RANGE;
-        return COPY_READWRITE;
+        }
 }
 
 /* errors meaning "this method does not work for these files": try the next one */
