@@ -57,6 +57,44 @@ static int check_logdir(const char *dir, struct bd_err *err)
         return 0;
 }
 
+/* A new run's directory, claimed with mkdir(2): an id that another
+ * submission drew in the same second (the ids have 16 random bits) is drawn
+ * again, so that two runs never share an id or a directory. */
+static int claim_run_dir(const char *home, char **ret_id, char **ret_dir, struct bd_err *err)
+{
+        _cleanup_free_ char *runs = xasprintf("%s/runs", home);
+        int r = mkdir_p(runs, 0755);
+        if (r < 0)
+                return bd_err_set(err, r, "cannot create '%s': %s", runs, strerror(-r));
+        for (int i = 0; i < 64; i++) {
+                char *id = run_id_new(), *dir = xasprintf("%s/%s", runs, id);
+                if (mkdir(dir, 0755) == 0) {
+                        *ret_id = id;
+                        *ret_dir = dir;
+                        return 0;
+                }
+                r = -errno;
+                free(id);
+                if (r != -EEXIST) {
+                        bd_err_set(err, r, "cannot create '%s': %s", dir, strerror(-r));
+                        free(dir);
+                        return r;
+                }
+                free(dir);
+        }
+        return bd_err_set(err, -EEXIST, "no free run id in '%s' after 64 tries", runs);
+}
+
+/* What a submission that failed leaves of its run directory: nothing. */
+static void discard_run_dir(const char *dir, const char *script_path, const char *config_path)
+{
+        if (script_path)
+                (void) unlink(script_path);
+        if (config_path)
+                (void) unlink(config_path);
+        (void) rmdir(dir);
+}
+
 int wait_for_run(struct bd_store *store, const char *id);
 
 int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
@@ -111,15 +149,10 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         struct bd_err err;
         const char *launcher = sys_str(s.json, "launcher", "local");
         bool slurm = streq(launcher, "slurm");
-        _cleanup_free_ char *id = run_id_new();
         _cleanup_free_ char *bin = exe_dir();
-        struct render_opts ro = {
-                .workload = argv[next], .trials = (int)runs, .run_id = id,
-                .bin_dir = bin ? bin : BD_BINDIR, .version = PACKAGE_VERSION,
-        };
         _cleanup_buf_ struct bd_buf script = BD_BUF_INIT;
         _cleanup_free_ char *home = store_home();
-        _cleanup_free_ char *rundir = xasprintf("%s/runs/%s", home, id);
+        _cleanup_free_ char *id = NULL, *rundir = NULL;
         _cleanup_free_ char *logdir = expand_home(sys_str(s.json, "paths.logs", ""));
         _cleanup_free_ char *script_path = NULL, *job_id = NULL, *output = NULL, *config = NULL;
         _cleanup_free_ char *config_path = NULL;
@@ -127,7 +160,23 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         struct bd_store store = { 0 };
         long pid = 0;
         int trials = runs > 0 ? (int)runs : (int)sys_int(s.json, "trials", 5);
+        bool keep = false; /* the run directory, once the job started */
 
+        /* a submission records in the store, and claims its run directory
+         * (and so its id) before rendering: the id is in the script */
+        if (dry)
+                id = run_id_new();
+        else if ((ret = open_store(&store)))
+                goto out;
+        else if (claim_run_dir(home, &id, &rundir, &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+                goto out;
+        }
+        struct render_opts ro = {
+                .workload = argv[next], .trials = (int)runs, .run_id = id,
+                .bin_dir = bin ? bin : BD_BINDIR, .version = PACKAGE_VERSION,
+        };
         if (render_script(&s, &ro, &script, &err) < 0 || check_logdir(logdir, &err) < 0) {
                 bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
@@ -158,16 +207,14 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 goto out;
         }
 
-        if ((ret = open_store(&store)))
-                goto out;
-        int r = mkdir_p(rundir, 0755);
         script_path = xasprintf("%s/script.sh", rundir);
         config_path = xasprintf("%s/config.json", rundir);
         config = cJSON_Print(s.json);
         /* copies of what the store records: no fsync on the submission path */
-        if (r < 0 || write_file_replace(script_path, script.s, script.len, 0755, &err) < 0 ||
+        int r;
+        if (write_file_replace(script_path, script.s, script.len, 0755, &err) < 0 ||
             write_file_replace(config_path, config, strlen(config), 0644, &err) < 0) {
-                bd_error("%s", r < 0 ? strerror(-r) : err.msg);
+                bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
                 goto out;
         }
@@ -185,6 +232,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 ret = BD_EXIT_FAIL;
                 goto out;
         }
+        keep = true;
 
         struct bd_run run = {
                 .id = id, .system = s.name, .workload = argv[next], .launcher = (char *)launcher,
@@ -219,6 +267,8 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (wait)
                 ret = wait_for_run(&store, id);
 out:
+        if (rundir && !keep)
+                discard_run_dir(rundir, script_path, config_path);
         if (store.db)
                 store_close(&store);
         system_release(&s);

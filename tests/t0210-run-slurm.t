@@ -74,6 +74,7 @@ like "status still answers from the job output" "$("$BENCHCTL" status "$id")" "a
 
 # 5. the controller is down: a clear error naming it, nothing recorded
 n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
+ndirs=$(find "$BENCHD_HOME/runs" -mindepth 1 -maxdepth 1 | wc -l)
 ctld=$(cat "$BENCHD_CLUSTER_DIR/run/slurmctld.pid")
 kill "$ctld"
 for _ in $(seq 50); do kill -0 "$ctld" 2>/dev/null || break; sleep 0.2; done
@@ -82,4 +83,5 @@ is "submit with the controller down: exit 1" "$rc" 1
 like "  names the controller" "$err" "cannot reach the Slurm controller [^ ]+"
 is "  in one line" "$(printf '%s\n' "$err" | wc -l)" 1
 is "  and records nothing" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$n"
+is "  nor leaves a run directory" "$(find "$BENCHD_HOME/runs" -mindepth 1 -maxdepth 1 | wc -l)" "$ndirs"
 done_testing
