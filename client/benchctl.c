@@ -29,8 +29,7 @@ static const struct bd_command commands[] = {
         { "runs", cmd_runs, "[--system S] [--workload W] [--json]", "List recorded runs, newest first." },
         { "nodes", cmd_nodes, "[--system S | NODE...] [--json] [--topo]",
           "Ask the benchd of each node what it has and how it is wired." },
-        { "dataset", cmd_dataset, "synth|index|check [OPTIONS]",
-          "Generate a COCO-format dataset, build its annotation index, or check it." },
+        { "dataset", cmd_dataset, DATASET_USAGE, DATASET_SUMMARY },
         { "coco-eval", cmd_coco_eval, "ANNOTATIONS.json DETECTIONS.json [--type bbox] [--json]",
           "COCO bbox mAP of detections, the 12 numbers of pycocotools' COCOeval." },
         { "stage", cmd_stage,
@@ -40,16 +39,6 @@ static const struct bd_command commands[] = {
         { "manifest", cmd_manifest, "DIR [-o FILE]", "Build a dataset's manifest (checksums) and print or write it." },
         { 0 }
 };
-
-void bd_error(const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        fputs("benchctl: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-}
 
 void sets_add(char ***sets, size_t *n, const char *v)
 {
@@ -121,16 +110,6 @@ static const struct bd_command *find_command(const char *name)
         return NULL;
 }
 
-static int finish(int ret)
-{
-        /* output that did not reach its destination is a failure */
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "benchctl: cannot write to standard output: %s\n", strerror(errno));
-                return BD_EXIT_FAIL;
-        }
-        return ret;
-}
-
 int main(int argc, char **argv)
 {
         struct bd_ctx ctx = { 0 };
@@ -139,10 +118,10 @@ int main(int argc, char **argv)
                 const char *a = argv[i];
                 if (streq(a, "--version") || streq(a, "-V")) {
                         print_version();
-                        return finish(BD_EXIT_OK);
+                        return finish_output(BD_EXIT_OK);
                 } else if (streq(a, "--help") || streq(a, "-h")) {
                         print_help(stdout);
-                        return finish(BD_EXIT_OK);
+                        return finish_output(BD_EXIT_OK);
                 } else if (streq(a, "--systems-dir") && i + 1 < argc) {
                         ctx.systems_dir = argv[i + 1];
                         i += 2;
@@ -161,7 +140,7 @@ int main(int argc, char **argv)
         if (streq(name, "help")) {
                 if (i + 1 >= argc) {
                         print_help(stdout);
-                        return finish(BD_EXIT_OK);
+                        return finish_output(BD_EXIT_OK);
                 }
                 name = argv[i + 1];
                 help_argv[0] = argv[i + 1];
@@ -176,5 +155,5 @@ int main(int argc, char **argv)
         }
         int ret = help_argv[0] ? cmd->fn(2, help_argv, &ctx, cmd) : cmd->fn(argc - i, argv + i, &ctx, cmd);
         sysdirs_release(&ctx.dirs);
-        return finish(ret);
+        return finish_output(ret);
 }

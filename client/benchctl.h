@@ -17,9 +17,6 @@ struct bd_command {
         const char *summary;
 };
 
-/* Prints "benchctl: MESSAGE" to stderr. */
-void bd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Options every command that reads systems accepts. */
 #define OPT_SYSTEMS_DIR 300
 #define OPT_SET 301
@@ -46,7 +43,11 @@ int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
-/* COCO data pipeline (trainer/data) */
+/* COCO data pipeline (trainer/data).  'dataset' runs in a program of its own,
+ * benchd-dataset (cmd-dataset.c), so that benchctl does not load the JPEG
+ * libraries at every start; benchctl's cmd_dataset (cmd-helper.c) executes it. */
+#define DATASET_USAGE "synth|index|check [OPTIONS]"
+#define DATASET_SUMMARY "Generate a COCO-format dataset, build its annotation index, or check it."
 int cmd_dataset(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_coco_eval(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);

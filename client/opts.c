@@ -1,6 +1,7 @@
 /* opts.c: getopt_long driven by a table of options that also writes --help. */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -52,6 +53,26 @@ void opts_release(struct bd_opts *o)
         free(s->shortopts);
         free(s);
         o->getopt_state = NULL;
+}
+
+void bd_error(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("benchctl: ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
+int finish_output(int ret)
+{
+        /* output that did not reach its destination is a failure */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "benchctl: cannot write to standard output: %s\n", strerror(errno));
+                return BD_EXIT_FAIL;
+        }
+        return ret;
 }
 
 int usage_error(const struct bd_command *cmd, const char *fmt, ...)

@@ -49,6 +49,10 @@ int opts_finish(struct bd_opts *o, int c, int min, int max, const char *what);
 /* Parses an option's number in [min, max]; prints a usage error and returns -1 otherwise. */
 int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret);
 void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f);
+/* Prints "benchctl: MESSAGE" to stderr. */
+void bd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* At the end of a command: flushes stdout; a write error turns ret into a failure. */
+int finish_output(int ret);
 /* Prints "benchctl CMD: MESSAGE" plus a hint to --help, returns BD_EXIT_USAGE. */
 int usage_error(const struct bd_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -35,3 +35,18 @@ AC_DEFUN([BD_CHECK_LIB], [
   m4_popdef([LO])
   m4_popdef([UP])
 ])
+
+# BD_PREFER_STATIC(LIB, FUNCTION, EXTRA-LIBS, VARIABLE)
+# With --enable-static-sqlite (the default), sets VARIABLE to link LIB from
+# its static archive when LIB was found and FUNCTION links that way.
+AC_DEFUN([BD_PREFER_STATIC], [
+  bd_static_$1=no
+  AS_IF([test "x$enable_static_sqlite" = xyes && test "x$bd_have_$1" = xyes], [
+    AC_MSG_CHECKING([whether $1 links from lib$1.a])
+    bd_save_LIBS=$LIBS
+    LIBS="-l:lib$1.a $3 $LIBS"
+    AC_LINK_IFELSE([AC_LANG_CALL([], [$2])], [bd_static_$1=yes; $4="-l:lib$1.a $3"])
+    LIBS=$bd_save_LIBS
+    AC_MSG_RESULT([$bd_static_$1])
+  ])
+])

@@ -158,4 +158,7 @@ err=$("$BENCHCTL" dataset check "$tmp/bad" --split train2017 2>&1); rc=$?
 is "no image left: exit 1" "$rc" 1
 like "  nothing usable, with the counts" "$(printf '%s\n' "$err" | tail -1)" "benchctl: .*nothing usable: 40 images, 40 missing files"
 is "check --split other: exit 2" "$("$BENCHCTL" dataset check "$tmp/b" --split test2017 >/dev/null 2>&1; echo $?)" 2
+# benchctl runs benchd-dataset for this command; it loads no JPEG library itself
+is "benchctl links no JPEG library" "$(ldd "$BENCHCTL" | grep -c jpeg)" 0
+like "  benchd-dataset does" "$(ldd "$(dirname "$BENCHCTL")/benchd-dataset")" "libturbojpeg"
 done_testing
