@@ -123,6 +123,8 @@ wait
 is "six concurrent submissions all recorded" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$((n + 6))"
 is "the store passes SQLite's integrity check" \
    "$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('$BENCHD_HOME/benchd.db').execute('PRAGMA integrity_check').fetchone()[0])")" ok
+is "  and is a WAL store (readers never block the writer)" \
+   "$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('$BENCHD_HOME/benchd.db').execute('PRAGMA journal_mode').fetchone()[0])")" wal
 
 # 6. the WAL stays short (every command reads all of it when it opens the store)
 for i in $(seq 20); do
