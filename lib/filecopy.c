@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <linux/magic.h>
@@ -113,11 +114,27 @@ void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlim
                  atomic_uint_fast64_t *progress)
 {
         atomic_init(&c->method, first == COPY_AUTO ? COPY_READWRITE : (int)first);
+        atomic_init(&c->direct_read, false);
         c->bw = bw;
         c->cancel = cancel;
         c->progress = progress;
         for (int i = 0; i < _COPY_METHOD_MAX; i++)
                 atomic_init(&c->used[i], 0);
+}
+
+bool direct_read_auto(int srcfd)
+{
+        struct statfs a;
+        if (fstatfs(srcfd, &a) < 0)
+                return false;
+        switch ((unsigned long)a.f_type) {
+        case EXT4_SUPER_MAGIC:  /* ext2, ext3 too */
+        case XFS_SUPER_MAGIC:
+        case BTRFS_SUPER_MAGIC:
+                return true;
+        default:
+                return false;
+        }
 }
 
 /* What COPY_AUTO means for these two directories.  The checksum needs every
@@ -206,8 +223,10 @@ int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic
         return 0;
 }
 
-/* Reads up to n bytes at off, as many as the file holds: bytes read or -errno. */
-static ssize_t read_full(int fd, char *buf, size_t n, uint64_t off)
+/* Reads up to n bytes at off, as many as the file holds: bytes read or
+ * -errno.  With O_DIRECT (align > 1) a read that ends off the alignment is
+ * the end of the file: the next one could not start there. */
+static ssize_t read_full(int fd, char *buf, size_t n, uint64_t off, size_t align)
 {
         size_t got = 0;
         while (got < n) {
@@ -219,6 +238,8 @@ static ssize_t read_full(int fd, char *buf, size_t n, uint64_t off)
                 if (r == 0)
                         break;
                 got += (size_t)r;
+                if (got % align)
+                        break;
         }
         return (ssize_t)got;
 }
@@ -244,27 +265,51 @@ static ssize_t kernel_step(int m, int sfd, int dfd, uint64_t off, size_t n, bool
         return r < 0 ? -errno : r;
 }
 
-int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, size_t bufsize, uint8_t ret_sum[16],
-            uint64_t *ret_copied, bool *ret_dest_side)
+/* Turns O_DIRECT on for reading sfd into buf when the job reads that way and
+ * the buffer allows it; returns the file's flags before, or -1 (not direct). */
+static int direct_begin(struct bd_copier *c, int m, int sfd, const void *buf, size_t bufsize)
 {
-        XXH3_state_t st;
-        XXH3_128bits_reset(&st);
+        if (m != COPY_READWRITE || !atomic_load_explicit(&c->direct_read, memory_order_relaxed) ||
+            (uintptr_t)buf % COPY_BUF_ALIGN || bufsize % COPY_BUF_ALIGN)
+                return -1;
+        int fl = fcntl(sfd, F_GETFL);
+        if (fl < 0 || fcntl(sfd, F_SETFL, fl | O_DIRECT) < 0)
+                return -1;
+        return fl;
+}
+
+static int copy_pieces(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, size_t bufsize,
+                       XXH3_state_t *st, int *dflags, uint64_t *ret_copied, bool *ret_dest_side)
+{
         int m = atomic_load_explicit(&c->method, memory_order_relaxed);
         uint64_t off = 0, chunk = bwlimit_chunk(c->bw);
         if (chunk > bufsize)
                 chunk = bufsize;
-        *ret_dest_side = false;
-        *ret_copied = 0;
+        if ((*dflags = direct_begin(c, m, sfd, buf, bufsize)) >= 0)
+                chunk = chunk < COPY_BUF_ALIGN ? COPY_BUF_ALIGN : chunk & ~(uint64_t)(COPY_BUF_ALIGN - 1);
         while (off < size) {
                 if (c->cancel && atomic_load_explicit(c->cancel, memory_order_relaxed))
                         return -ECANCELED;
                 size_t n = (size_t)(size - off < chunk ? size - off : chunk);
                 bwlimit_take(c->bw, n, c->cancel);
                 /* the checksum is of the bytes read here, the very bytes written next */
-                ssize_t got = read_full(sfd, buf, n, off);
+                bool direct = *dflags >= 0;
+                ssize_t got = read_full(sfd, buf, direct ? (n + COPY_BUF_ALIGN - 1) & ~(size_t)(COPY_BUF_ALIGN - 1) : n,
+                                        off, direct ? COPY_BUF_ALIGN : 1);
+                if (got == -EINVAL && direct) {
+                        /* no direct reads here after all (a filesystem or a file
+                         * that refuses them): read through the page cache, from
+                         * now on for the whole job */
+                        atomic_store_explicit(&c->direct_read, false, memory_order_relaxed);
+                        (void) fcntl(sfd, F_SETFL, *dflags);
+                        *dflags = -1;
+                        got = read_full(sfd, buf, n, off, 1);
+                }
                 if (got < 0)
                         return (int)got;
-                XXH3_128bits_update(&st, buf, (size_t)got);
+                if ((size_t)got > n)
+                        got = (ssize_t)n; /* it grew meanwhile: its ctime tells the caller */
+                XXH3_128bits_update(st, buf, (size_t)got);
                 size_t done = 0;
                 while (done < (size_t)got) {
                         if (m == COPY_READWRITE) {
@@ -307,6 +352,22 @@ int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, siz
                         break;  /* the source ended early */
         }
         atomic_fetch_add_explicit(&c->used[m], 1, memory_order_relaxed);
+        return 0;
+}
+
+int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, size_t bufsize, uint8_t ret_sum[16],
+            uint64_t *ret_copied, bool *ret_dest_side)
+{
+        XXH3_state_t st;
+        XXH3_128bits_reset(&st);
+        *ret_dest_side = false;
+        *ret_copied = 0;
+        int dflags = -1;
+        int r = copy_pieces(c, sfd, dfd, size, buf, bufsize, &st, &dflags, ret_copied, ret_dest_side);
+        if (dflags >= 0)
+                (void) fcntl(sfd, F_SETFL, dflags);
+        if (r < 0)
+                return r;
         XXH128_canonical_t cs;
         XXH128_canonicalFromHash(&cs, XXH3_128bits_digest(&st));
         memcpy(ret_sum, cs.digest, 16);

@@ -11,6 +11,8 @@
  * the source is read into a buffer and hashed, then written from it (read/
  * write) or moved by the kernel from the page cache the read just filled.
  * Reading the copy back would be a second read of every byte; it is not done.
+ * On the read/write path the source may be read with O_DIRECT (see
+ * direct_read_auto()): the disk then writes into the buffer itself.
  */
 #ifndef BD_FILECOPY_H
 #define BD_FILECOPY_H
@@ -49,8 +51,21 @@ void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel);
 /* The chunk size that keeps pacing smooth under a limit (whole files without one). */
 uint64_t bwlimit_chunk(const struct bd_bwlimit *b);
 
+/* Buffers given to copy_fd() aligned to this (and sized in multiples of it)
+ * allow direct reads. */
+#define COPY_BUF_ALIGN ((size_t)4096)
+
+/* Whether to read the sources in srcfd's filesystem with O_DIRECT: on a local
+ * disk filesystem (ext4, XFS, Btrfs), where each byte of a dataset is read
+ * once, the page cache would cost a copy of every byte (most of the CPU time
+ * of a copy) and memory the node's training job wants.  On network and
+ * parallel filesystems (NFS, Lustre, GPFS, ...) the client's readahead makes
+ * the reads fast: through the page cache there. */
+bool direct_read_auto(int srcfd);
+
 struct bd_copier {
         atomic_int method;              /* the first method still believed to work */
+        atomic_bool direct_read;        /* read/write path: sources read with O_DIRECT */
         struct bd_bwlimit *bw;          /* NULL: no limit */
         const atomic_bool *cancel;
         atomic_uint_fast64_t *progress; /* bytes added as they are copied, or NULL */

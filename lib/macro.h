@@ -38,6 +38,8 @@ static inline void fclosep(FILE **f) { if (*f) fclose(*f); }
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* align: a power of two, a multiple of sizeof(void *); free() releases it */
+void *xaligned_alloc(size_t align, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) _printf_(1, 2);

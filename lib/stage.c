@@ -313,6 +313,8 @@ static int open_roots(struct bd_stage *s)
         s->locked = true;
         if (s->o.copy_method == COPY_AUTO && s->srcfd >= 0)
                 atomic_store(&s->copier.method, (int)copy_method_auto(s->srcfd, s->dstfd));
+        if (s->srcfd >= 0)
+                atomic_store(&s->copier.direct_read, direct_read_auto(s->srcfd));
         struct stat dst;
         if (s->srcfd >= 0 && fstat(s->srcfd, &sst) == 0 && fstat(s->dstfd, &dst) == 0 &&
             (within(s->dstfd, &sst) || within(s->srcfd, &dst)))
@@ -364,7 +366,7 @@ static int run(struct bd_stage *s)
                 return fatal(s, "cannot start %u worker threads: %s", s->o.workers, strerror(errno));
         s->w = xcalloc(s->o.workers, sizeof(*s->w));
         for (unsigned i = 0; i < s->o.workers; i++) {
-                s->w[i].buf = xmalloc(BUF_SIZE);
+                s->w[i].buf = xaligned_alloc(COPY_BUF_ALIGN, BUF_SIZE);
                 s->w[i].ddir_fd = -1;
         }
 

@@ -30,6 +30,14 @@ void *xcalloc(size_t n, size_t size)
         return p;
 }
 
+void *xaligned_alloc(size_t align, size_t n)
+{
+        void *p;
+        if (posix_memalign(&p, align, n ? n : 1) != 0)
+                oom(n);
+        return p;
+}
+
 void *xrealloc(void *p, size_t n)
 {
         void *q = realloc(p, n ? n : 1);
