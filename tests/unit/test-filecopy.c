@@ -14,6 +14,7 @@
 
 #include "filecopy.h"
 #include "macro.h"
+#include "randfile.h"
 #include "tap.h"
 
 /* a directory on disk: /tmp may be a tmpfs, which takes no direct reads */
@@ -22,21 +23,7 @@ static char root[] = "/var/tmp/test-filecopy.XXXXXX";
 static char *put(const char *name, size_t size, unsigned seed)
 {
         char *path = xasprintf("%s/%s", root, name);
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                abort();
-        unsigned char buf[4096];
-        for (size_t done = 0; done < size;) {
-                size_t n = size - done < sizeof(buf) ? size - done : sizeof(buf);
-                for (size_t i = 0; i < n; i++)
-                        buf[i] = (unsigned char)(rand_r(&seed) >> 7);
-                if (write(fd, buf, n) != (ssize_t)n)
-                        abort();
-                done += n;
-        }
-        if (fsync(fd) < 0)
-                abort();
-        close(fd);
+        write_random_file(path, size, seed);
         return path;
 }
 
@@ -88,6 +75,9 @@ static void check_copy(struct bd_copier *c, const char *src, uint64_t size, char
 static size_t resident_after_copy(struct bd_copier *c, const char *path, uint64_t size, char *buf, size_t bufsize)
 {
         int sfd = open(path, O_RDONLY | O_CLOEXEC);
+        /* written back first: only clean pages leave the cache */
+        if (fsync(sfd) < 0)
+                abort();
         (void) posix_fadvise(sfd, 0, 0, POSIX_FADV_DONTNEED);
         char *dst = xasprintf("%s.copy", path);
         int dfd = open(dst, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

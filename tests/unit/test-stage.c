@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "randfile.h"
 #include "stage.h"
 #include "tap.h"
 
@@ -24,19 +25,7 @@ static void put(const char *rel, size_t size, unsigned seed)
         char *cmd = xasprintf("mkdir -p '%s'", dir);
         if (system(cmd) != 0)
                 abort();
-        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                abort();
-        unsigned char buf[4096];
-        for (size_t done = 0; done < size;) {
-                size_t n = size - done < sizeof(buf) ? size - done : sizeof(buf);
-                for (size_t i = 0; i < n; i++)
-                        buf[i] = (unsigned char)(rand_r(&seed) >> 7);
-                if (write(fd, buf, n) != (ssize_t)n)
-                        abort();
-                done += n;
-        }
-        close(fd);
+        write_random_file(path, size, seed);
         free(cmd);
         free(dir);
         free(path);
