@@ -97,15 +97,21 @@ no_manifest() { rm -f "$src/.benchd-manifest"; stage "$@"; local r=$?; cp "$work
 # dirty, when it allocates one, which makes creating files after a deletion
 # several times slower for whichever tool comes first.  Every copy goes to a
 # new directory instead.
+#
+# The two rows of each ratio run back to back, those of the main ratio first
+# in the round: what ran just before changes the next measurement on this
+# kind of VM (after 'read once', a whole-tree read through the page cache, a
+# stage reading with O_DIRECT took 1.7 s instead of 1.1-1.3 s), so each
+# pair has the same neighbour.
 for r in $(seq "$rounds"); do
     echo "round $r of $rounds ..." >&2
     t rsync rsync -a "$src/" "$work/d$r-rsync/"
-    t cp cp -a "$src" "$work/d$r-cp"
-    t cp_xxh cp_xxh "$work/d$r-cpx"
-    t read read_all
     t stage stage "$work/d$r-stage" --fsync none
     t stage_first no_manifest "$work/d$r-stage-first" --fsync none
+    t cp_xxh cp_xxh "$work/d$r-cpx"
+    t cp cp -a "$src" "$work/d$r-cp"
     t stage_cfr stage "$work/d$r-stage-cfr" --fsync none --copy-method copy_file_range
+    t read read_all
     t rsync_sync rsync_sync "$work/d$r-rsync-sync"
     t stage_sync stage "$work/d$r-stage-sync"
     t rsync_noop rsync -a "$src/" "$work/d$r-rsync/"
