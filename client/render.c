@@ -157,8 +157,13 @@ char *run_id_new(void)
         struct tm tm;
         gmtime_r(&now, &tm);
         uint16_t rnd = 0;
-        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
-                rnd = (uint16_t)(now ^ getpid());
+        if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
+                /* no getrandom (a seccomp filter, no entropy yet): the clock's
+                 * nanoseconds, which differ from one draw to the next */
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                rnd = (uint16_t)((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_nsec >> 16) ^ (uint64_t)getpid());
+        }
         char stamp[32];
         strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
         return xasprintf("%s-%04x", stamp, rnd);

@@ -270,7 +270,7 @@ static ssize_t kernel_step(int m, int sfd, int dfd, uint64_t off, size_t n, bool
 static int direct_begin(struct bd_copier *c, int m, int sfd, const void *buf, size_t bufsize)
 {
         if (m != COPY_READWRITE || !atomic_load_explicit(&c->direct_read, memory_order_relaxed) ||
-            (uintptr_t)buf % COPY_BUF_ALIGN || bufsize % COPY_BUF_ALIGN)
+            (uintptr_t)buf % COPY_BUF_ALIGN || bufsize % COPY_BUF_ALIGN || bufsize < COPY_BUF_ALIGN)
                 return -1;
         int fl = fcntl(sfd, F_GETFL);
         if (fl < 0 || fcntl(sfd, F_SETFL, fl | O_DIRECT) < 0)

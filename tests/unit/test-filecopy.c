@@ -130,20 +130,24 @@ int main(void)
                         free(src);
                 }
 
-        /* pieces of a bandwidth limit (64 KiB at 640 KB/s) and a buffer that
-         * is not aligned (page-cache reads then) */
+        /* pieces of a bandwidth limit (100,000 bytes at 1 MB/s: rounded to
+         * whole blocks for direct reads) and a buffer that is not aligned
+         * (page-cache reads then) */
         char *src = put("paced", 200000, 7);
-        struct bd_bwlimit *bw = bwlimit_new(640000);
+        struct bd_bwlimit *bw = bwlimit_new(1000000);
         struct bd_copier c;
         copier_init(&c, COPY_READWRITE, bw, NULL, NULL);
         atomic_store(&c.direct_read, true);
         check_copy(&c, src, 200000, buf, bufsize, "under --bwlimit, direct reads");
+        ok(!direct_fs || atomic_load(&c.direct_read), "  still direct (the pieces were whole blocks)");
         bwlimit_free(bw);
         copier_init(&c, COPY_READWRITE, NULL, NULL, NULL);
         atomic_store(&c.direct_read, true);
         check_copy(&c, src, 200000, buf + 8, bufsize, "an unaligned buffer");
+        ok(atomic_load(&c.direct_read), "  leaves direct reads on for aligned buffers");
         /* a size that says less than the file holds: only that much */
         check_copy(&c, src, 100001, buf, bufsize, "the first 100001 bytes, direct reads");
+        ok(!direct_fs || atomic_load(&c.direct_read), "  still direct");
 
         if (!direct_fs)
                 printf("ok %d # SKIP %s is not on ext4, XFS or Btrfs: no direct reads there\n", ++tap_n, root);
