@@ -101,15 +101,13 @@ static int init_schema(struct bd_store *s, struct bd_err *err)
         /* NORMAL: a commit is durable once the WAL is checkpointed, which is
          * what SQLite recommends with WAL; both settings last as long as the
          * connection */
-        static const char conn[] = "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
+#define CONN_PRAGMAS "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
         /* a store at this version was made a WAL store with its schema (the
          * journal mode is kept in the file): no more to do */
         if (user_version(s) == SCHEMA_VERSION)
-                return exec(s, conn, err);
+                return exec(s, CONN_PRAGMAS, err);
         /* WAL: readers never block the writer */
-        int r = exec(s, "PRAGMA journal_mode=WAL;", err);
-        if (r == 0)
-                r = exec(s, conn, err);
+        int r = exec(s, "PRAGMA journal_mode=WAL; " CONN_PRAGMAS, err);
         if (r < 0 || user_version(s) == SCHEMA_VERSION)
                 return r;
         if ((r = exec(s, "BEGIN IMMEDIATE;", err)) < 0)
