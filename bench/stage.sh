@@ -7,7 +7,10 @@
 #   rsync -a                       into an empty directory
 #   cp -a                          into an empty directory
 #   cp -a + xxhsum -H2             of every copied file
-#   read once                      every file, cat > /dev/null (the floor)
+#   read once                      every file, cat > /dev/null
+#   O_DIRECT read                  every file, as many readers as stage has
+#                                  workers, nothing hashed or written (the
+#                                  disk's floor for any copy)
 #   stage                          benchctl stage --local --fsync none, manifest
 #                                  stored with the source (the usual case)
 #   stage, first time              the same without a stored manifest (it is
@@ -89,8 +92,40 @@ t() {
 cp_xxh() { cp -a "$src" "$1" && find "$1" -type f -print0 | xargs -0 xxhsum -H2 >/dev/null; }
 rsync_sync() { rsync -a "$src/" "$1/" && sync; }
 read_all() { find "$src" -type f -print0 | xargs -0 cat >/dev/null; }
+# the device's floor for any copy: every file read once with O_DIRECT, as
+# many readers as stage has workers, nothing hashed or written
+read_direct() {
+    /usr/bin/python3 - "$src" "$1" <<'PY'
+import mmap, os, sys, threading
+root, nthreads = sys.argv[1], int(sys.argv[2])
+paths = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs]
+paths.sort(key=lambda p: -os.path.getsize(p))
+todo, lock = iter(paths), threading.Lock()
+def worker():
+    buf = mmap.mmap(-1, 1 << 20)
+    while True:
+        with lock:
+            p = next(todo, None)
+        if p is None:
+            return
+        fd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+        try:
+            while os.readv(fd, [buf]) == len(buf):
+                pass
+        finally:
+            os.close(fd)
+ts = [threading.Thread(target=worker) for _ in range(nthreads)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+PY
+}
 stage() { "$BENCHCTL" stage --local -q --src "$src" --dst "$1" --name "$(basename "$1")" --state-dir "$work/state" "${@:2}"; }
 no_manifest() { rm -f "$src/.benchd-manifest"; stage "$@"; local r=$?; cp "$work/manifest" "$src/.benchd-manifest"; return $r; }
+
+# stage's default number of workers
+n=$(nproc); w=$((4 * n)); [ "$w" -lt 16 ] && w=16; [ "$w" -gt 64 ] && w=64
 
 # Nothing is deleted until the end: without a journal (as here), ext4 skips
 # inodes freed less than 60 s ago, 360 s while their inode table block is
@@ -108,6 +143,7 @@ for r in $(seq "$rounds"); do
     t rsync rsync -a "$src/" "$work/d$r-rsync/"
     t stage stage "$work/d$r-stage" --fsync none
     t stage_first no_manifest "$work/d$r-stage-first" --fsync none
+    t read_direct read_direct "$w"
     t cp_xxh cp_xxh "$work/d$r-cpx"
     t cp cp -a "$src" "$work/d$r-cp"
     t stage_cfr stage "$work/d$r-stage-cfr" --fsync none --copy-method copy_file_range
@@ -134,15 +170,15 @@ ratio() {
 }
 declare -A m
 for k in "${!times[@]}"; do m[$k]=$(median "${times[$k]}"); done
-n=$(nproc); w=$((4 * n)); [ "$w" -lt 16 ] && w=16; [ "$w" -gt 64 ] && w=64
 printf 'tree:      %s files, %s; %d rounds, page cache dropped before each measurement\n' "$files" "$size" "$rounds"
 printf 'machine:   %s CPUs, Linux %s, load average %s; stage uses %d workers (the default)\n' \
     "$n" "$(uname -r)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$w"
 printf '%-34s %8s   %s\n' "" "median" "each round (s)"
-for k in rsync cp cp_xxh read stage stage_first stage_cfr rsync_sync stage_sync rsync_noop stage_noop; do
+for k in rsync cp cp_xxh read read_direct stage stage_first stage_cfr rsync_sync stage_sync rsync_noop stage_noop; do
     case $k in
         rsync) label="rsync -a";; cp) label="cp -a";; cp_xxh) label="cp -a + xxhsum of every file";;
-        read) label="read every file once";; stage) label="stage (stored manifest)";;
+        read) label="read every file once";; read_direct) label="read every file, O_DIRECT, $w readers";;
+        stage) label="stage (stored manifest)";;
         stage_first) label="stage (no manifest yet)";; rsync_sync) label="rsync -a + sync";;
         stage_cfr) label="stage --copy-method copy_file_range";;
         stage_sync) label="stage --fsync end (default)";; rsync_noop) label="rsync -a, nothing to do";;
@@ -155,6 +191,8 @@ printf '\nratios, median of the rounds (lower is better):\n'
 printf '  stage / rsync -a                       %.2f  (target <= 0.4)\n' "$(ratio stage rsync)"
 printf '  stage, no manifest yet / rsync -a      %.2f  (target <= 0.4)\n' "$(ratio stage_first rsync)"
 printf '  stage, copy_file_range / rsync -a      %.2f\n' "$(ratio stage_cfr rsync)"
+printf '  stage / O_DIRECT read (the floor)      %.2f\n' "$(ratio stage read_direct)"
+printf '  O_DIRECT read / rsync -a               %.2f  (the best ratio this disk allows)\n' "$(ratio read_direct rsync)"
 printf '  stage / (cp -a + xxhsum)               %.2f  (target <= 1.0)\n' "$(ratio stage cp_xxh)"
 printf '  stage, no manifest yet / (cp + xxhsum) %.2f  (target <= 1.0)\n' "$(ratio stage_first cp_xxh)"
 printf '  stage --fsync end / (rsync -a + sync)  %.2f\n' "$(ratio stage_sync rsync_sync)"

@@ -38,6 +38,15 @@ sets=(--set paths.bin="$tmp/bin" --set clear_caches=false --logdir "$tmp/logs")
     --set clear_caches=false --set paths.logs="$tmp/logs" -o "$tmp/job.sbatch"
 
 now() { echo "$EPOCHREALTIME"; }
+# what creating a file costs here now: benchctl creates three (the run
+# directory, its script and config) and slurmctld as many per job; on ext4
+# without a journal (as on this VM) that cost grows for minutes after a big
+# deletion, which is how consecutive runs of this script slow each other
+mkdir "$tmp/probe"
+t0=$(now)
+for i in $(seq 200); do : >"$tmp/probe/$i"; done
+t1=$(now)
+create_us=$(echo "($t1 - $t0) * 1000000 / 200" | bc -l)
 bc_times=() sb_times=()
 for _ in $(seq "$n"); do
     t0=$(now); "$BENCHCTL" submit --system 4xlocal allreduce --runs 1 "${sets[@]}" >/dev/null; t1=$(now)
@@ -49,6 +58,7 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(
 m_bc=$(median "${bc_times[@]}")
 m_sb=$(median "${sb_times[@]}")
 printf 'submissions:        %d each, alternating, on the local 4-node Slurm cluster\n' "$n"
+printf 'file creation:      %.0f us per file in %s before the runs\n' "$create_us" "$tmp"
 printf 'benchctl submit:    median %.4f s\n' "$m_bc"
 printf 'sbatch:             median %.4f s\n' "$m_sb"
 printf 'ratio:              %.2f (target <= 1.2)\n' "$(echo "$m_bc / $m_sb" | bc -l)"
