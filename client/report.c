@@ -136,6 +136,16 @@ static const char *fmt_pos(char *buf, size_t n, double v, int decimals)
         return buf;
 }
 
+/* A trial's time to train in seconds / unit; "-" when the log does not say */
+static const char *fmt_time(char *buf, size_t n, const struct mlperf_trial *t, double unit, int decimals)
+{
+        if (t->timed)
+                snprintf(buf, n, "%.*f", decimals, t->time_to_train / unit);
+        else
+                snprintf(buf, n, "-");
+        return buf;
+}
+
 static void rstrip(struct bd_buf *b)
 {
         while (b->len && b->s[b->len - 1] == ' ')
@@ -157,10 +167,14 @@ static void text_trials(const struct report_run *r, const struct mlperf_score *s
                 char tts[32], ttm[32], acc[32] = "-", tgt[32] = "-", tp[32];
                 const char *status = trial_outcome_name(t->outcome);
                 trial_notes(r, s, i, &notes);
-                fmt_pos(tts, sizeof(tts), t->time_to_train, ar ? 3 : 1);
-                if (ar) {
+                fmt_time(tts, sizeof(tts), t, 1, ar ? 3 : 1);
+                if (ar && t->ar_sizes) {
                         buf_printf(out, "  %-5d %-11s %9s %7d %12.0f %12.3f %7lld  %s", r->trials[i].number, status,
                                    tts, t->ar_sizes, t->ar_bytes, t->ar_busbw, t->ar_wrong, notes.s ? notes.s : "");
+                } else if (ar) {
+                        /* no results: nothing measured (the JSON's nulls) */
+                        buf_printf(out, "  %-5d %-11s %9s %7s %12s %12s %7s  %s", r->trials[i].number, status, tts, "-",
+                                   "-", "-", "-", notes.s ? notes.s : "");
                 } else {
                         const char *reached = "-";
                         if (t->has_target && t->outcome != OUT_MISSING)
@@ -173,7 +187,7 @@ static void text_trials(const struct report_run *r, const struct mlperf_score *s
                         if (t->outcome != OUT_MISSING)
                                 snprintf(ep, sizeof(ep), "%d", t->epochs);
                         buf_printf(out, "  %-5d %-11s %9s %9s %6s %9s %7s %7s %12s  %s", r->trials[i].number, status,
-                                   tts, fmt_pos(ttm, sizeof(ttm), t->time_to_train / 60, 2), ep, acc, tgt, reached,
+                                   tts, fmt_time(ttm, sizeof(ttm), t, 60, 2), ep, acc, tgt, reached,
                                    fmt_pos(tp, sizeof(tp), t->throughput, 1), notes.s ? notes.s : "");
                 }
                 rstrip(out);
@@ -326,8 +340,8 @@ static cJSON *trial_json(const struct report_run *r, const struct mlperf_score *
         cJSON_AddStringToObject(o, "status", trial_outcome_name(t->outcome));
         add_str(o, "reason", t->reason);
         add_str(o, "benchmark", t->benchmark);
-        add_num(o, "time_to_train_s", t->time_to_train, t->time_to_train > 0);
-        add_num(o, "time_to_train_min", t->time_to_train / 60, t->time_to_train > 0);
+        add_num(o, "time_to_train_s", t->time_to_train, t->timed);
+        add_num(o, "time_to_train_min", t->time_to_train / 60, t->timed);
         add_num(o, "epochs", t->epochs, read);
         add_num(o, "epochs_completed", t->epochs_completed, read);
         add_num(o, "accuracy", t->accuracy, t->has_accuracy);
@@ -485,8 +499,8 @@ void report_csv(const struct report_run *runs, int n, unsigned flags, struct bd_
                         buf_printf(out, ",%d", r->trials[k].number);
                         csv_str(out, r->trials[k].log_path);
                         csv_str(out, trial_outcome_name(t->outcome));
-                        csv_num(out, 3, t->time_to_train, t->time_to_train > 0);
-                        csv_num(out, 4, t->time_to_train / 60, t->time_to_train > 0);
+                        csv_num(out, 3, t->time_to_train, t->timed);
+                        csv_num(out, 4, t->time_to_train / 60, t->timed);
                         csv_num(out, 0, t->epochs, read);
                         csv_num(out, 6, t->accuracy, t->has_accuracy);
                         csv_num(out, 6, t->target, t->has_target);

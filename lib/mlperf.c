@@ -375,7 +375,7 @@ static void finish(struct parse_state *ps)
         int base = ps->zero_based ? 1 : 0;
         t->epochs = ps->max_reached >= 0 ? ps->max_reached + base : 0;
         t->epochs_completed = ps->max_completed >= 0 ? ps->max_completed + base : 0;
-        bool timed = ps->started && ps->stopped && t->run_stop_ms >= t->run_start_ms;
+        bool timed = t->timed = ps->started && ps->stopped && t->run_stop_ms >= t->run_start_ms;
         if (timed)
                 t->time_to_train = (t->run_stop_ms - t->run_start_ms) / 1000.0;
         if (t->throughput_logged)
@@ -424,9 +424,10 @@ static void finish(struct parse_state *ps)
                         snprintf(t->reason, sizeof(t->reason), "accuracy %.4f below the target %.4f", t->accuracy,
                                  t->target);
         }
-        /* without any target the trainer's own "success" is all there is to go by */
-        t->converged = t->outcome == OUT_SUCCESS && timed && t->time_to_train > 0 &&
-                       (t->reached || (!allreduce && !t->has_target));
+        /* without any target the trainer's own "success" is all there is to go by;
+         * a run that took less than the log's millisecond counts (an allreduce
+         * on small sizes can) */
+        t->converged = t->outcome == OUT_SUCCESS && timed && (t->reached || (!allreduce && !t->has_target));
 }
 
 void mlperf_parse_text(const char *text, size_t len, double target, struct mlperf_trial *t)

@@ -69,7 +69,8 @@ struct mlperf_trial {
 
         /* timing: time_ms of the first run_start and run_stop */
         double run_start_ms, run_stop_ms;
-        double time_to_train;           /* seconds, (run_stop - run_start) / 1000; 0 when unknown */
+        bool timed;                     /* run_start and run_stop, in that order (the same millisecond too) */
+        double time_to_train;           /* seconds, (run_stop - run_start) / 1000; 0 when unknown (!timed) */
 
         /* progress (see the epoch numbering above) */
         int epochs;                     /* epochs reached: highest epoch in epoch_start/stop, eval_*, block_* */
@@ -85,7 +86,7 @@ struct mlperf_trial {
         double target;                  /* eval_target/target_accuracy from the log, else the caller's */
         bool target_from_log;
         bool reached;                   /* accuracy >= target; allreduce: results and none wrong */
-        bool converged;                 /* counts for the score: success, time known, reached (or no target) */
+        bool converged;                 /* counts for the score: success, timed, reached (or no target) */
 
         /* throughput, samples/s: the mean of the logged 'throughput' values when
          * there are any (throughput_logged of them), else train_samples x

@@ -389,8 +389,15 @@ static void test_corner_cases(void)
         /* run_stop before run_start */
         parse(LOG(5000, "INTERVAL_START", "run_start", "null", "")
               LOG(1000, "INTERVAL_END", "run_stop", "null", "\"status\": \"success\""), -1, &t);
-        ok(t.outcome == OUT_SUCCESS && !t.converged && t.time_to_train == 0, "run_stop before run_start: no time");
+        ok(t.outcome == OUT_SUCCESS && !t.converged && !t.timed && t.time_to_train == 0,
+           "run_stop before run_start: no time");
         like(t.reason, "before run_start", "  says so");
+
+        /* run_stop in run_start's millisecond: timed, 0 s, and it counts */
+        parse(LOG(5000, "INTERVAL_START", "run_start", "null", "")
+              LOG(5000, "INTERVAL_END", "run_stop", "null", "\"status\": \"success\""), -1, &t);
+        ok(t.outcome == OUT_SUCCESS && t.timed && t.time_to_train == 0 && t.converged && !t.reason[0],
+           "run_stop in run_start's millisecond: 0 s, converged, no complaint");
 
         /* more unparseable lines than are kept */
         struct bd_buf b = BD_BUF_INIT;
@@ -461,6 +468,23 @@ static void test_allreduce(void)
         like(s.method, "over 2 of 3 trials", "  method");
         mlperf_score(arr + 2, 1, "allreduce", &s);
         ok(!s.scored && !s.valid, "only a wrong trial: invalid");
+        /* a fast run on small sizes: run_stop in run_start's millisecond */
+        _cleanup_free_ char *fast = allreduce_log("", 12.0, 0);
+        for (char *p = strstr(fast, "\"run_stop\""); p && p > fast && *p != '\n'; p--)
+                if (!strncmp(p, "\"time_ms\": ", 11)) {
+                        char ms[32];
+                        int n = snprintf(ms, sizeof(ms), "%lld", (long long)T0_MS);
+                        memcpy(p + 11, ms, (size_t)n); /* same width: T0_MS + 500 has as many digits */
+                        break;
+                }
+        struct mlperf_trial z;
+        mlperf_parse_text(fast, strlen(fast), -1, &z);
+        ok(z.timed && z.time_to_train == 0 && z.converged && z.outcome == OUT_SUCCESS && !z.reason[0],
+           "allreduce whose run_stop is in run_start's millisecond: converged, 0 s");
+        struct mlperf_trial one[1] = { z };
+        mlperf_score(one, 1, "allreduce", &s);
+        ok(s.scored && s.valid && near(s.score, 12), "  and scored by its bus bandwidth");
+
         arr[1].ar_bytes = 1 << 20;
         mlperf_score(arr, 2, "allreduce", &s);
         ok(!s.valid && strstr(s.reason, "different largest sizes"), "different largest sizes: invalid");
