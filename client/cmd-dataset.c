@@ -216,7 +216,7 @@ static int dataset_index(int argc, char **argv)
 
 static void print_warning(void *ctx, const char *msg)
 {
-        fprintf(stderr, "benchctl: warning: %s\n", msg);
+        bd_warning("%s", msg);
 }
 
 /* Opens a loader over one split (evaluation mode: every image, no

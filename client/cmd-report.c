@@ -12,6 +12,7 @@
 #include "mlperf.h"
 #include "report.h"
 #include "run.h"
+#include "strutil.h"
 #include "system.h"
 
 #define OPT_CSV 360
@@ -43,6 +44,22 @@ static double target_of(const cJSON *config, const char *workload)
         return -1;
 }
 
+/* A trial of a run that has not ended, whose log has no run_stop (or is not
+ * there yet), is running or pending: not killed, not missing. */
+static void live_outcome(const struct bd_run *run, const struct bd_trial *trial, struct mlperf_trial *t)
+{
+        if (state_final(run->state) || (t->outcome != OUT_INCOMPLETE && t->outcome != OUT_NO_RUN &&
+                                        t->outcome != OUT_MISSING))
+                return;
+        if (trial->state == ST_RUNNING) {
+                t->outcome = OUT_RUNNING;
+                STR_COPY(t->reason, "no run_stop yet");
+        } else if (trial->state == ST_PENDING) {
+                t->outcome = OUT_PENDING;
+                STR_COPY(t->reason, "not started yet");
+        }
+}
+
 static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
 {
         const char *w = x->run.workload;
@@ -60,6 +77,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                         x->rt[k].result.outcome = OUT_MISSING;
                         snprintf(x->rt[k].result.reason, sizeof(x->rt[k].result.reason), "no log recorded");
                 }
+                live_outcome(&x->run, &x->trials[k], &x->rt[k].result);
         }
         _cleanup_free_ char *kmin = xasprintf("%s.published.minutes", w);
         _cleanup_free_ char *kips = xasprintf("%s.published.images_per_second", w);

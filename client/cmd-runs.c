@@ -54,6 +54,50 @@ static int print_one(const struct bd_run *r, void *data)
         return 0;
 }
 
+struct live {
+        char **ids;
+        size_t n;
+};
+
+static int collect_live(const struct bd_run *r, void *data)
+{
+        struct live *l = data;
+        if (!state_final(r->state)) {
+                l->ids = xrealloc(l->ids, (l->n + 1) * sizeof(*l->ids));
+                l->ids[l->n++] = xstrdup(r->id);
+        }
+        return 0;
+}
+
+/* Brings the runs that had not ended when last seen up to date (as status
+ * does), so that the history does not show long-finished runs as running;
+ * one warning when the scheduler cannot be asked. */
+static void refresh_live(struct bd_store *store, const char *system, const char *workload, int limit)
+{
+        struct live l = { 0 };
+        struct bd_err err;
+        const char *warning = NULL;
+        if (store_list(store, system, workload, limit, collect_live, &l, &err) < 0)
+                bd_warning("%s", err.msg);
+        for (size_t i = 0; i < l.n; i++) {
+                struct bd_run r;
+                struct bd_trial *t;
+                const char *w = NULL;
+                if (store_get(store, l.ids[i], &r, &t, &err) == 0) {
+                        if (run_refresh(store, &r, t, &w, &err) < 0)
+                                bd_warning("run %s: %s", l.ids[i], err.msg);
+                        if (w && !warning)
+                                warning = w;
+                        trials_free(t, r.ntrials);
+                        run_release(&r);
+                }
+                free(l.ids[i]);
+        }
+        free(l.ids);
+        if (warning)
+                bd_warning("%s", warning);
+}
+
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         struct bd_opts o = { argc, argv, options, cmd, NULL };
@@ -79,6 +123,7 @@ int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         struct bd_store store;
         if (open_store(&store))
                 return BD_EXIT_FAIL;
+        refresh_live(&store, system, workload, (int)limit);
         struct bd_err err;
         if (l.json)
                 l.arr = cJSON_CreateArray();

@@ -132,21 +132,26 @@ static void print_status(const struct bd_run *r, const struct bd_trial *t)
 /* state, trial i/N, elapsed: one line, rewritten in place on a terminal */
 static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty, char *last, size_t n)
 {
-        int cur = 0, done = 0;
+        int cur = 0, done = 0, never = 0;
         for (int i = 0; i < r->ntrials; i++) {
                 if (t[i].state == ST_RUNNING)
                         cur = i + 1;
-                if (state_final(t[i].state))
+                /* a trial the run ended before is not done: it never started */
+                if (state_final(t[i].state) && t[i].start_time <= 0)
+                        never++;
+                else if (state_final(t[i].state))
                         done++;
         }
-        char el[32], line[256];
+        char el[32], line[256], nv[48] = "";
         fmt_elapsed(r->start_time > 0 ? r->start_time : r->submit_time, r->end_time, el, sizeof(el));
+        if (never)
+                snprintf(nv, sizeof(nv), ", %d never started", never);
         if (cur)
                 snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %d done, elapsed %s", r->id,
                          state_name(r->state), cur, r->ntrials, done, el);
         else
-                snprintf(line, sizeof(line), "run %s: %s, %d/%d trials done, elapsed %s", r->id, state_name(r->state),
-                         done, r->ntrials, el);
+                snprintf(line, sizeof(line), "run %s: %s, %d/%d trials done%s, elapsed %s", r->id,
+                         state_name(r->state), done, r->ntrials, nv, el);
         if (tty) {
                 printf("\r\033[K%s", line);
                 fflush(stdout);

@@ -55,13 +55,26 @@ void opts_release(struct bd_opts *o)
         o->getopt_state = NULL;
 }
 
+static void say(const char *prefix, const char *fmt, va_list ap)
+{
+        fputs(prefix, stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+}
+
 void bd_error(const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
-        fputs("benchctl: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
+        say("benchctl: ", fmt, ap);
+        va_end(ap);
+}
+
+void bd_warning(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        say("benchctl: warning: ", fmt, ap);
         va_end(ap);
 }
 

@@ -51,6 +51,8 @@ int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, 
 void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f);
 /* Prints "benchctl: MESSAGE" to stderr. */
 void bd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "benchctl: warning: ..." on stderr */
+void bd_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* At the end of a command: flushes stdout; a write error turns ret into a failure. */
 int finish_output(int ret);
 /* Prints "benchctl CMD: MESSAGE" plus a hint to --help, returns BD_EXIT_USAGE. */

@@ -177,7 +177,8 @@ static void text_trials(const struct report_run *r, const struct mlperf_score *s
                                    "-", "-", "-", notes.s ? notes.s : "");
                 } else {
                         const char *reached = "-";
-                        if (t->has_target && t->outcome != OUT_MISSING)
+                        if (t->has_target && t->outcome != OUT_MISSING && t->outcome != OUT_RUNNING &&
+                            t->outcome != OUT_PENDING)
                                 reached = t->reached ? "yes" : "no";
                         if (t->has_accuracy)
                                 snprintf(acc, sizeof(acc), "%.4f", t->accuracy);

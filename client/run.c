@@ -144,8 +144,9 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
         bool final = state_final(job.state);
         for (int i = 0; i < r->ntrials; i++) {
                 struct bd_trial *t = &trials[i];
-                /* the nodes a trial ran on; a failed node later drops out of the job's list */
-                if (job.nodes[0] && !t->nodes && (m[i].started || final))
+                /* the nodes a trial ran on; a failed node later drops out of the
+                 * job's list; a trial that never started ran nowhere */
+                if (job.nodes[0] && !t->nodes && m[i].started)
                         t->nodes = xstrdup(job.nodes);
                 if (m[i].started) {
                         t->start_time = m[i].start;
@@ -215,6 +216,6 @@ int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_tri
                 return BD_EXIT_FAIL;
         }
         if (warning)
-                fprintf(stderr, "benchctl: warning: run %s: %s\n", r->id, warning);
+                bd_warning("run %s: %s", r->id, warning);
         return 0;
 }

@@ -26,6 +26,8 @@ const char *trial_outcome_name(enum trial_outcome o)
                 [OUT_INCOMPLETE] = "incomplete",
                 [OUT_NO_RUN] = "no run",
                 [OUT_MISSING] = "missing",
+                [OUT_RUNNING] = "running",
+                [OUT_PENDING] = "pending",
         };
         return (unsigned)o < ARRAY_SIZE(names) ? names[o] : "unknown";
 }
@@ -544,6 +546,14 @@ void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, str
         }
         s->converged = k;
         mean_sd(v, k, s);
+        int live = 0;
+        for (int i = 0; i < n; i++)
+                live += t[i].outcome == OUT_RUNNING || t[i].outcome == OUT_PENDING;
+        if (live) {
+                snprintf(s->reason, sizeof(s->reason), "the run has not ended (%d of %d trial%s still to finish)",
+                         live, n, n == 1 ? "" : "s");
+                return;
+        }
         if (allreduce) {
                 score_allreduce(t, n, v, k, s);
                 return;

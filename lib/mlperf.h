@@ -19,8 +19,9 @@
  *     nothing is dropped silently;
  *   - OUT_SUCCESS needs both run_start and run_stop with status "success"; a
  *     log that stops after run_start is OUT_INCOMPLETE, never a success;
- *   - converged implies OUT_SUCCESS, a positive time_to_train and, when a
- *     target is known, accuracy >= target (allreduce: no wrong element).
+ *   - converged implies OUT_SUCCESS, a time_to_train (run_stop not before
+ *     run_start; the same millisecond counts) and, when a target is known,
+ *     accuracy >= target (allreduce: no wrong element).
  *
  * Keys read: submission_benchmark, seed, global_batch_size, train_samples,
  * run_start, run_stop (metadata "status"), epoch_start/epoch_stop and
@@ -52,6 +53,9 @@ enum trial_outcome {
         OUT_INCOMPLETE, /* run_start without run_stop: killed or truncated */
         OUT_NO_RUN,     /* no run_start at all (an empty log too) */
         OUT_MISSING,    /* the log file cannot be read */
+        /* set by callers that know the trial has not ended (never by the parser) */
+        OUT_RUNNING,    /* still running: no run_stop yet */
+        OUT_PENDING,    /* not started yet */
         _OUT_MAX,
 };
 
@@ -157,7 +161,8 @@ struct mlperf_score {
  * converge counts as the slowest, two or more make the result invalid; with
  * another number of trials there is no score, only mean and sd.  allreduce:
  * the mean bus bandwidth at the largest size over the converged trials, all of
- * which must end at the same size. */
+ * which must end at the same size.  While any trial is OUT_RUNNING or
+ * OUT_PENDING there is no score yet (valid, with the reason). */
 void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, struct mlperf_score *s);
 
 #endif

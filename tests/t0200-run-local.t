@@ -80,6 +80,10 @@ id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\)
 pid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\2/p')
 for _ in $(seq 50); do grep -q "trial 1/2 started" "$BENCHD_HOME/runs/$id/job.out" 2>/dev/null && break; sleep 0.2; done
 like "status shows trial 1 running" "$("$BENCHCTL" status "$id")" "^  1 +running"
+out=$("$BENCHCTL" report "$id")
+like "report of a running run: the running trial is running" "$out" "^  1 +running .*no run_stop yet"
+like "  the next one pending" "$out" "^  2 +pending .*not started yet"
+like "  and no score yet" "$out" "MLPerf score: no score: the run has not ended \(2 of 2 trials still to finish\)"
 check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
 gone=no
@@ -107,11 +111,11 @@ touch "$tmp/afile"
 err=$("$BENCHCTL" submit --system local allreduce --logdir "$tmp/afile/sub" 2>&1); rc=$?
 is "unwritable --logdir: exit 1" "$rc" 1
 like "  names the directory" "$err" "log directory '$tmp/afile/sub'"
-n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
+n=$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)
 out=$("$BENCHCTL" submit --system local allreduce --dry-run); rc=$?
 is "--dry-run exits 0" "$rc" 0
 like "  says where it would run" "$out" "would start 2 ranks with mpirun on this machine"
-is "  and records nothing" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$n"
+is "  and records nothing" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
 
 # 5. several benchctl processes at once never corrupt the store
 printf '#!/bin/sh\nexit 0\n' > "$bin/benchd-allreduce"
@@ -120,7 +124,14 @@ for i in 1 2 3 4 5 6; do
 done
 for i in 1 2 3 4 5 6; do "$BENCHCTL" runs >/dev/null 2>&1 & done
 wait
-is "six concurrent submissions all recorded" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$((n + 6))"
+is "six concurrent submissions all recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$((n + 6))"
+
+# runs brings runs that ended unseen up to date (no status in between)
+out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
+for _ in $(seq 100); do [ -s "$BENCHD_HOME/runs/$id/exit_status" ] && break; sleep 0.1; done
+like "runs shows a run that ended unseen as completed" "$("$BENCHCTL" runs)" "^$id +local +allreduce +completed "
+n=$((n + 1))
 is "the store passes SQLite's integrity check" \
    "$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('$BENCHD_HOME/benchd.db').execute('PRAGMA integrity_check').fetchone()[0])")" ok
 is "  and is a WAL store (readers never block the writer)" \
@@ -133,5 +144,5 @@ for i in $(seq 40); do
 done
 wal=$(stat -c %s "$BENCHD_HOME/benchd.db-wal" 2>/dev/null || echo 0)
 _t_result "$((wal > 128 * 4120 + 32))" "after 40 more submissions the WAL holds at most 128 pages ($wal bytes)"
-is "  and all were recorded" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$((n + 46))"
+is "  and all were recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$((n + 46))"
 done_testing
