@@ -3,7 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <libgen.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,18 +22,28 @@ static const struct bd_option options[] = {
         { 0 }
 };
 
-/* Copies a trial log into RUNDIR/logs/; returns its text (NULL when missing). */
-static char *collect(const struct bd_run *r, const struct bd_trial *t, struct bd_err *err)
+/* Copies a trial log into RUNDIR/logs/ and returns its text; when the log
+ * directory's copy is gone or shorter than the one kept (logs only grow), the
+ * kept one, which is then left as it is.  NULL when neither can be read
+ * (err says why). */
+static char *collect(const struct bd_run *r, const struct bd_trial *t, char **ret_path, bool *ret_kept,
+                     struct bd_err *err)
 {
         char *text = NULL;
         size_t len = 0;
-        if (!t->log_path || read_file(t->log_path, 1u << 30, &text, &len, err) < 0)
+        *ret_path = trial_log_best(r, t, ret_kept);
+        if (!*ret_path) {
+                bd_err_set(err, -ENOENT, "no log recorded");
                 return NULL;
-        _cleanup_free_ char *dir = xasprintf("%s/logs", r->rundir);
-        _cleanup_free_ char *copy = xstrdup(t->log_path);
-        _cleanup_free_ char *dst = xasprintf("%s/%s", dir, basename(copy));
-        if (mkdir_p(dir, 0755) == 0)
-                (void) write_file_atomic(dst, text, len, 0644, NULL);
+        }
+        if (read_file(*ret_path, 1u << 30, &text, &len, err) < 0)
+                return NULL;
+        if (!*ret_kept) {
+                _cleanup_free_ char *dst = trial_log_copy(r, t);
+                _cleanup_free_ char *dir = xasprintf("%s/logs", r->rundir);
+                if (mkdir_p(dir, 0755) == 0)
+                        (void) write_file_atomic(dst, text, len, 0644, NULL);
+        }
         return text;
 }
 
@@ -67,8 +76,13 @@ static int follow(struct bd_store *store, const char *id, long only)
                 fflush(stdout);
                 if (final)
                         for (int i = 0; i < n; i++)
-                                if (!only || t[i].trial == only)
-                                        free(collect(&r, &t[i], NULL));
+                                if (!only || t[i].trial == only) {
+                                        char *path = NULL;
+                                        bool kept;
+                                        struct bd_err err;
+                                        free(collect(&r, &t[i], &path, &kept, &err));
+                                        free(path);
+                                }
                 trials_free(t, r.ntrials);
                 run_release(&r);
                 if (final)
@@ -120,12 +134,20 @@ int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 if (only && t[i].trial != only)
                         continue;
                 struct bd_err err;
-                _cleanup_free_ char *text = collect(&r, &t[i], &err);
-                if (!text) {
+                _cleanup_free_ char *path = NULL;
+                bool kept = false;
+                _cleanup_free_ char *text = collect(&r, &t[i], &path, &kept, &err);
+                if (!text && !state_final(t[i].state))
                         printf("==> trial %d: no log yet (%s) <==\n", t[i].trial, state_name(t[i].state));
+                else if (!text)
+                        printf("==> trial %d: no log (%s): %s <==\n", t[i].trial, state_name(t[i].state), err.msg);
+                if (!text)
                         continue;
-                }
-                printf("==> trial %d: %s <==\n%s", t[i].trial, t[i].log_path, text);
+                if (kept)
+                        printf("==> trial %d: %s (collected earlier; %s is %s) <==\n%s", t[i].trial, path,
+                               t[i].log_path, access(t[i].log_path, F_OK) == 0 ? "shorter now" : "gone", text);
+                else
+                        printf("==> trial %d: %s <==\n%s", t[i].trial, path, text);
                 if (*text && text[strlen(text) - 1] != '\n')
                         putchar('\n');
         }

@@ -31,6 +31,7 @@ struct loaded_run {
         struct bd_trial *trials;
         cJSON *config;
         struct report_trial *rt;
+        char **paths;                   /* the logs read, per trial */
         struct report_reference ref;
         char *pub_source;
 };
@@ -67,11 +68,15 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
         x->config = cJSON_Parse(x->run.config ? x->run.config : "{}");
         target = target_of(x->config, w);
         x->rt = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->rt));
+        x->paths = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->paths));
         for (int k = 0; k < x->run.ntrials; k++) {
+                bool kept;
                 x->rt[k].number = x->trials[k].trial;
-                x->rt[k].log_path = x->trials[k].log_path;
-                if (x->trials[k].log_path)
-                        mlperf_parse_file(x->trials[k].log_path, target, &x->rt[k].result);
+                /* the copy `benchctl logs` collected when the log directory's is gone or shorter */
+                x->paths[k] = trial_log_best(&x->run, &x->trials[k], &kept);
+                x->rt[k].log_path = x->paths[k];
+                if (x->paths[k])
+                        mlperf_parse_file(x->paths[k], target, &x->rt[k].result);
                 else {
                         memset(&x->rt[k].result, 0, sizeof(x->rt[k].result));
                         x->rt[k].result.outcome = OUT_MISSING;
@@ -101,6 +106,9 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
 static void loaded_run_release(struct loaded_run *x)
 {
         free(x->rt);
+        for (int k = 0; x->paths && k < x->run.ntrials; k++)
+                free(x->paths[k]);
+        free(x->paths);
         free(x->pub_source);
         cJSON_Delete(x->config);
         trials_free(x->trials, x->run.ntrials);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "benchctl.h"
@@ -17,6 +18,30 @@ char *run_output_path(const struct bd_run *r)
         if (r->launcher && streq(r->launcher, "slurm"))
                 return xasprintf("%s/%s_slurm-%s.out", r->logdir, r->id, r->job_id ? r->job_id : "0");
         return xasprintf("%s/job.out", r->rundir);
+}
+
+char *trial_log_copy(const struct bd_run *r, const struct bd_trial *t)
+{
+        if (!t->log_path || !r->rundir)
+                return NULL;
+        const char *slash = strrchr(t->log_path, '/');
+        return xasprintf("%s/logs/%s", r->rundir, slash ? slash + 1 : t->log_path);
+}
+
+char *trial_log_best(const struct bd_run *r, const struct bd_trial *t, bool *ret_copy)
+{
+        *ret_copy = false;
+        if (!t->log_path)
+                return NULL;
+        char *copy = trial_log_copy(r, t);
+        struct stat orig, kept;
+        if (copy && stat(copy, &kept) == 0 && S_ISREG(kept.st_mode) &&
+            (stat(t->log_path, &orig) < 0 || orig.st_size < kept.st_size)) {
+                *ret_copy = true;
+                return copy;
+        }
+        free(copy);
+        return xstrdup(t->log_path);
 }
 
 int open_store(struct bd_store *s)

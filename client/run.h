@@ -13,6 +13,14 @@
 
 /* Job output file of a run (caller frees). */
 char *run_output_path(const struct bd_run *r);
+/* Where `benchctl logs` keeps its copy of a trial log: RUNDIR/logs/NAME
+ * (caller frees); NULL when the trial has no log recorded. */
+char *trial_log_copy(const struct bd_run *r, const struct bd_trial *t);
+/* The log to read for a trial (caller frees; NULL when none is recorded): the
+ * one in the log directory, or the copy collected into the run directory when
+ * that one is gone or shorter than the copy (logs only grow: it was truncated
+ * or purged since); *ret_copy says which. */
+char *trial_log_best(const struct bd_run *r, const struct bd_trial *t, bool *ret_copy);
 /* Updates r and trials from the scheduler and the job output; writes the store
  * when something changed.  A scheduler that cannot be reached leaves the
  * recorded state and sets *ret_warning (static text) when given. */

@@ -53,6 +53,17 @@ r = json.load(sys.stdin)[0]
 b = [t["busbw_gbps"] for t in r["trials"]]
 print(abs(r["score"]["value"] - sum(b) / len(b)) < 1e-9, r["trials"][0]["status"], r["trials"][1]["sizes"])')" "True success 14"
     is "report --csv: a header and a row per trial" "$("$BENCHCTL" report "$id" --csv | wc -l)" 3
+    # the copies in the run directory outlive the log directory's
+    log2=$(ls "$logs/${id}_2.log") && cp "$log2" "$tmp/log2.keep"
+    : > "$log2"
+    out=$("$BENCHCTL" logs "$id" --trial 2)
+    like "a log truncated since it was collected: logs shows the copy" "$out" \
+         "^==> trial 2: .*/runs/$id/logs/${id}_2.log \(collected earlier; .* is shorter now\) <=="
+    check "  which it leaves whole" cmp "$BENCHD_HOME/runs/$id/logs/${id}_2.log" "$tmp/log2.keep"
+    rm -f "$log2"
+    like "a log gone from the log directory: logs says so" "$("$BENCHCTL" logs "$id" --trial 2)" "is gone\) <=="
+    is "  and report reads the copy" "$("$BENCHCTL" report "$id" | grep -Ec '^  [12] +success +[0-9.]+ +14 +65536 ')" 2
+    cp "$tmp/log2.keep" "$log2"
 else
     echo "# $ALLREDUCE not built: real allreduce flow skipped"
 fi
