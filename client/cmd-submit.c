@@ -46,9 +46,36 @@ static char *host_name(void)
         return xstrdup(h);
 }
 
-/* A writable log directory, created when missing. */
-static int check_logdir(const char *dir, struct bd_err *err)
+/* A writable log directory, created when missing; a dry run creates nothing
+ * and checks the nearest directory that exists instead. */
+static int check_logdir(const char *dir, bool create, struct bd_err *err)
 {
+        if (!create) {
+                _cleanup_free_ char *d = xstrdup(dir);
+                struct stat st;
+                while (stat(d, &st) < 0 && (errno == ENOENT || errno == ENOTDIR) && strrchr(d, '/') &&
+                       strcmp(d, "/")) {
+                        char *slash = strrchr(d, '/');
+                        if (slash == d)
+                                slash[1] = '\0';
+                        else
+                                *slash = '\0';
+                }
+                if (stat(d, &st) < 0 && errno == ENOENT && !strchr(d, '/')) {
+                        free(d); /* a relative name: created in the working directory */
+                        d = xstrdup(".");
+                }
+                if (stat(d, &st) < 0)
+                        return bd_err_set(err, -errno, "log directory '%s': %s", dir, strerror(errno));
+                if (!S_ISDIR(st.st_mode))
+                        return bd_err_set(err, -ENOTDIR, "log directory '%s': '%s' is not a directory", dir, d);
+                if (access(d, W_OK | X_OK) < 0 && streq(d, dir))
+                        return bd_err_set(err, -errno, "log directory '%s' is not writable: %s", dir, strerror(errno));
+                if (access(d, W_OK | X_OK) < 0)
+                        return bd_err_set(err, -errno, "log directory '%s' cannot be created: '%s' is not writable: %s",
+                                          dir, d, strerror(errno));
+                return 0;
+        }
         int r = mkdir_p(dir, 0755);
         if (r < 0)
                 return bd_err_set(err, r, "log directory '%s': %s", dir, strerror(-r));
@@ -177,7 +204,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 .workload = argv[next], .trials = (int)runs, .run_id = id,
                 .bin_dir = bin ? bin : BD_BINDIR, .version = PACKAGE_VERSION,
         };
-        if (render_script(&s, &ro, &script, &err) < 0 || check_logdir(logdir, &err) < 0) {
+        if (render_script(&s, &ro, &script, &err) < 0 || check_logdir(logdir, !dry, &err) < 0) {
                 bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
                 goto out;

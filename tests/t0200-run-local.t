@@ -127,6 +127,11 @@ out=$("$BENCHCTL" submit --system local allreduce --dry-run); rc=$?
 is "--dry-run exits 0" "$rc" 0
 like "  says where it would run" "$out" "would start 2 ranks with mpirun on this machine"
 is "  and records nothing" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
+check "--dry-run with a new --logdir" "$BENCHCTL" submit --system local allreduce --dry-run --logdir "$tmp/dry/logs"
+check "  creates no directory" test ! -e "$tmp/dry"
+err=$("$BENCHCTL" submit --system local allreduce --dry-run --logdir "$tmp/afile/sub" 2>&1); rc=$?
+is "--dry-run with an impossible --logdir: exit 1" "$rc" 1
+like "  says why" "$err" "log directory '$tmp/afile/sub': '$tmp/afile' is not a directory"
 
 # 5. several benchctl processes at once never corrupt the store
 printf '#!/bin/sh\nexit 0\n' > "$bin/benchd-allreduce"
