@@ -84,6 +84,19 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
         return 0;
 }
 
+/* The workload's program, where the script will look for it (outside a
+ * container): a workload this build has no trainer for (maskrcnn, for now)
+ * is refused here rather than failing in every trial. */
+static int check_trainer(const struct bd_system *s, const struct render_opts *ro, struct bd_err *err)
+{
+        _cleanup_free_ char *prog = render_trainer_path(s, ro);
+        if (!prog || access(prog, X_OK) == 0)
+                return 0;
+        return bd_err_set(err, -errno, "%s: no trainer '%s' (%s)%s", ro->workload, prog, strerror(errno),
+                          streq(ro->workload, "maskrcnn") ? ": the Mask R-CNN trainer is not part of this version"
+                                                          : "; set paths.bin to where benchd's programs are installed");
+}
+
 /* A new run's directory, claimed with mkdir(2): an id that another
  * submission drew in the same second (the ids have 16 random bits) is drawn
  * again, so that two runs never share an id or a directory. */
@@ -204,7 +217,8 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 .workload = argv[next], .trials = (int)runs, .run_id = id,
                 .bin_dir = bin ? bin : BD_BINDIR, .version = PACKAGE_VERSION,
         };
-        if (render_script(&s, &ro, &script, &err) < 0 || check_logdir(logdir, !dry, &err) < 0) {
+        if (render_script(&s, &ro, &script, &err) < 0 || check_trainer(&s, &ro, &err) < 0 ||
+            check_logdir(logdir, !dry, &err) < 0) {
                 bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
                 goto out;

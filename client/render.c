@@ -181,6 +181,21 @@ struct ctx {
         const char *bin;        /* where the rank-side programs are, as the launch sees them */
 };
 
+/* BENCHD_BIN: where the programs are outside a container */
+static char *host_bin_dir(const struct bd_system *s, const struct render_opts *o)
+{
+        const char *bin_cfg = sys_str(s->json, "paths.bin", NULL);
+        return expand_home(bin_cfg ? bin_cfg : o->bin_dir);
+}
+
+char *render_trainer_path(const struct bd_system *s, const struct render_opts *o)
+{
+        if (!streq(sys_str(s->json, "container.runtime", "none"), "none"))
+                return NULL;
+        _cleanup_free_ char *bin = host_bin_dir(s, o);
+        return xasprintf("%s/benchd-%s", bin, o->workload);
+}
+
 static const char *benchmark_name(const char *workload)
 {
         if (streq(workload, "ssd"))
@@ -561,8 +576,7 @@ int render_script(const struct bd_system *s, const struct render_opts *o, struct
         };
         c.container = !streq(c.runtime, "none");
         c.bin = c.container ? sys_str(s->json, "container.bin_dir", "/opt/benchd/bin") : "$BENCHD_BIN";
-        const char *bin_cfg = sys_str(s->json, "paths.bin", NULL);
-        _cleanup_free_ char *bin_dir = expand_home(bin_cfg ? bin_cfg : o->bin_dir);
+        _cleanup_free_ char *bin_dir = host_bin_dir(s, o);
         int trials = o->trials > 0 ? o->trials : (int)sys_int(s->json, "trials", 5);
         struct words launch = { 0 };
         int r = launch_command(&c, &launch, err);

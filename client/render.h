@@ -24,6 +24,10 @@ struct render_opts {
 
 int render_script(const struct bd_system *sys, const struct render_opts *o, struct bd_buf *out,
                   struct bd_err *err);
+/* Where the script will run the workload's program on this machine's view
+ * of the file system (paths.bin, else o->bin_dir): caller frees; NULL when it
+ * runs in a container (the image holds it). */
+char *render_trainer_path(const struct bd_system *sys, const struct render_opts *o);
 /* A new run id: YYYYMMDD-HHMMSS-XXXX (UTC, random suffix). */
 char *run_id_new(void);
 /* Expands a leading ~/ with $HOME. */

@@ -127,6 +127,15 @@ out=$("$BENCHCTL" submit --system local allreduce --dry-run); rc=$?
 is "--dry-run exits 0" "$rc" 0
 like "  says where it would run" "$out" "would start 2 ranks with mpirun on this machine"
 is "  and records nothing" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
+nruns=$(ls "$BENCHD_HOME/runs" | wc -l)
+err=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" 2>&1); rc=$?
+is "a workload without a trainer in this build: exit 1" "$rc" 1
+like "  one line saying so" "$err" "^benchctl: maskrcnn: no trainer '.*/benchd-maskrcnn' \(No such file or directory\): the Mask R-CNN trainer is not part of this version$"
+err=$("$BENCHCTL" submit --system local allreduce --logdir "$logs" --set paths.bin="$tmp/nobin" --dry-run 2>&1); rc=$?
+is "a paths.bin without the trainer, even for --dry-run: exit 1" "$rc" 1
+like "  names it" "$err" "allreduce: no trainer '$tmp/nobin/benchd-allreduce'"
+is "  nothing recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
+is "  and no run directory left" "$(ls "$BENCHD_HOME/runs" | wc -l)" "$nruns"
 check "--dry-run with a new --logdir" "$BENCHCTL" submit --system local allreduce --dry-run --logdir "$tmp/dry/logs"
 check "  creates no directory" test ! -e "$tmp/dry"
 err=$("$BENCHCTL" submit --system local allreduce --dry-run --logdir "$tmp/afile/sub" 2>&1); rc=$?
