@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -167,16 +168,34 @@ static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty
         }
 }
 
+static volatile sig_atomic_t stop_following;
+
+static void on_stop(int sig)
+{
+        stop_following = sig;
+}
+
+/* Follows a run until it ends: 0 when every trial completed, 1 otherwise;
+ * on SIGINT or SIGTERM stops following (the run goes on) and says so, with
+ * 128 + the signal's number. */
 int wait_for_run(struct bd_store *store, const char *id);
 int wait_for_run(struct bd_store *store, const char *id)
 {
         bool tty = isatty(STDOUT_FILENO);
         char last[256] = "";
+        struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old_int, old_term;
+        sigemptyset(&sa.sa_mask);
+        stop_following = 0;
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        int ret;
         for (;;) {
                 struct bd_run r;
                 struct bd_trial *t;
-                if (load_run(store, id, &r, &t))
-                        return BD_EXIT_FAIL;
+                if (load_run(store, id, &r, &t)) {
+                        ret = BD_EXIT_FAIL;
+                        break;
+                }
                 live_line(&r, t, tty, last, sizeof(last));
                 bool final = state_final(r.state);
                 if (final) {
@@ -185,12 +204,28 @@ int wait_for_run(struct bd_store *store, const char *id)
                         print_status(&r, t);
                 }
                 enum bd_state st = r.state;
+                _cleanup_free_ char *rid = xstrdup(r.id);
                 trials_free(t, r.ntrials);
                 run_release(&r);
-                if (final)
-                        return st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_FAIL;
-                sleep(1);
+                if (final) {
+                        ret = st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_FAIL;
+                        break;
+                }
+                if (!stop_following)
+                        sleep(1);
+                if (stop_following) {
+                        if (tty)
+                                printf("\n");
+                        fflush(stdout);
+                        bd_error("no longer following run %s; it goes on ('benchctl status %s' to look again, "
+                                 "'benchctl cancel %s' to stop it)", rid, rid, rid);
+                        ret = 128 + stop_following;
+                        break;
+                }
         }
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return ret;
 }
 
 int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)

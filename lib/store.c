@@ -362,6 +362,8 @@ int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_
         int rc = sqlite3_step(st);
         if (rc == SQLITE_DONE) {
                 sqlite3_finalize(st);
+                if (streq(id, "last"))
+                        return bd_err_set(err, -ENOENT, "no runs recorded yet in %s/benchd.db", s->home);
                 return bd_err_set(err, -ENOENT, "unknown run '%s' (see 'benchctl runs')", id);
         }
         if (rc != SQLITE_ROW) {

@@ -17,6 +17,10 @@ logs="$tmp/logs"
 set_fast=(--set allreduce.max_bytes=65536 --set allreduce.iters=2 --set allreduce.warmup=1)
 ALLREDUCE="$top_builddir/benchd-allreduce"
 
+err=$("$BENCHCTL" status 2>&1); rc=$?
+is "status before any run: exit 1" "$rc" 1
+like "  saying there is none yet" "$err" "^benchctl: no runs recorded yet in $BENCHD_HOME/benchd.db$"
+
 # 1. the real allreduce benchmark, two trials, --wait
 if [ -x "$ALLREDUCE" ]; then
     out=$("$BENCHCTL" submit --system local allreduce --runs 2 --logdir "$logs" "${set_fast[@]}" --wait 2>&1); rc=$?
@@ -101,6 +105,18 @@ gone=no
 for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || { gone=yes; break; }; sleep 0.2; done
 is "the run's processes are gone" "$gone" yes
 like "cancel of an ended run says so" "$("$BENCHCTL" cancel "$id")" "already ended: cancelled"
+
+# interrupting submit --wait stops following, not the run
+"$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" --wait \
+    >"$tmp/wait.out" 2>"$tmp/wait.err" &
+wpid=$!
+for _ in $(seq 100); do grep -q "trial 1/1" "$tmp/wait.out" 2>/dev/null && break; sleep 0.1; done
+id=$(sed -n 's/^run \([^ ]*\) started.*/\1/p' "$tmp/wait.out")
+kill -INT "$wpid"; wait "$wpid"; rc=$?
+is "SIGINT during submit --wait: exit 130" "$rc" 130
+like "  saying the run goes on" "$(cat "$tmp/wait.err")" "^benchctl: no longer following run $id; it goes on \('benchctl status $id' to look again, 'benchctl cancel $id' to stop it\)$"
+like "  which it does" "$("$BENCHCTL" status "$id")" "allreduce on local, running"
+check "  until cancelled" "$BENCHCTL" cancel "$id"
 
 # logs --follow prints as the trials write, and returns when the run ends
 printf '#!/bin/sh\n[ "${OMPI_COMM_WORLD_RANK:-0}" = 0 ] || exit 0\nfor i in 1 2 3; do echo "step $i"; sleep 1; done\n' > "$bin/benchd-allreduce"
