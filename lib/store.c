@@ -353,7 +353,8 @@ int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_
                 r = prepare(s, "SELECT " RUN_COLUMNS " FROM runs ORDER BY submit_time DESC, rowid DESC LIMIT 2", &st,
                             err);
         else
-                r = prepare(s, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1 OR id LIKE ?1 || '%' ESCAPE '\\'"
+                /* an exact prefix: LIKE would take '%' and '_' in it as wildcards */
+                r = prepare(s, "SELECT " RUN_COLUMNS " FROM runs WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1"
                                " ORDER BY id = ?1 DESC LIMIT 2", &st, err);
         if (r < 0)
                 return r;

@@ -131,6 +131,8 @@ like "  and both trial headers" "$out" "==> trial 2: "
 err=$("$BENCHCTL" status nosuchrun 2>&1); rc=$?
 is "unknown run id: exit 1" "$rc" 1
 like "  one line naming it" "$err" "^benchctl: unknown run 'nosuchrun' \(see 'benchctl runs'\)$"
+like "a run id prefix is matched as it is ('%' is no wildcard)" "$("$BENCHCTL" status '2%' 2>&1)" "unknown run '2%'"
+like "  nor '_'" "$("$BENCHCTL" status '2_2' 2>&1)" "unknown run '2_2'"
 err=$("$BENCHCTL" submit --system local allreduce --set allreduce.iters 2>&1); rc=$?
 is "malformed --set: exit 1" "$rc" 1
 like "  says so" "$err" "expected KEY=VALUE"
