@@ -9,12 +9,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -367,6 +369,27 @@ void api_dataset_get(struct daemon *d, struct http_request *rq, struct http_resp
 }
 
 /* The request's JSON object, or NULL after answering 400. */
+/* Whether a JSON text has a \u0000 escape in a string: cJSON would cut the
+ * string there, and a request must not mean another path than it says. */
+static bool has_nul_escape(const char *p, size_t n)
+{
+        bool in_string = false;
+        for (size_t i = 0; i < n; i++) {
+                if (!in_string) {
+                        in_string = p[i] == '"';
+                        continue;
+                }
+                if (p[i] == '"')
+                        in_string = false;
+                else if (p[i] == '\\' && i + 1 < n) {
+                        if (p[i + 1] == 'u' && i + 5 < n && !memcmp(p + i + 2, "0000", 4))
+                                return true;
+                        i++;
+                }
+        }
+        return false;
+}
+
 static cJSON *body_json(struct http_request *rq, struct http_response *rs, bool required)
 {
         const char *end = NULL;
@@ -375,6 +398,22 @@ static cJSON *body_json(struct http_request *rq, struct http_response *rs, bool 
         cJSON *j = cJSON_ParseWithLengthOpts(rq->body, rq->body_len, &end, false);
         if (!j || !cJSON_IsObject(j)) {
                 http_error(rs, 400, "the body must be a JSON object%s", j ? "" : " (malformed JSON)");
+                cJSON_Delete(j);
+                return NULL;
+        }
+        while (end && end < rq->body + rq->body_len && strchr(" \t\r\n", *end) && *end)
+                end++;
+        const char *bad = NULL;
+        if (end && end < rq->body + rq->body_len)
+                bad = "malformed JSON: more after the object";
+        else if (has_nul_escape(rq->body, rq->body_len))
+                bad = "a string holds \\u0000";
+        for (const cJSON *a = j->child; a && !bad; a = a->next)
+                for (const cJSON *b = a->next; b && !bad; b = b->next)
+                        if (streq(a->string, b->string))
+                                bad = "a field is given twice";
+        if (bad) {
+                http_error(rs, 400, "%s", bad);
                 cJSON_Delete(j);
                 return NULL;
         }
@@ -522,16 +561,23 @@ void api_dataset_verify(struct daemon *d, struct http_request *rq, struct http_r
                 return;
         bool have_rec = stage_record_load(ds->state_dir, rq->params[0], &rec, NULL) == 0;
         if (parse_stage(j, &o, rs)) {
-                /* by default what the last stage staged, against its manifest */
-                if (!o.dst && have_rec)
-                        o.dst = rec.dst;
-                if (!o.src && have_rec && rec.mode == STAGE_COPY)
-                        o.src = rec.src;
-                if (!o.dst)
-                        http_error(rs, 400, "nothing staged as '%s' here: give 'destination'", rq->params[0]);
+                if (o.dst && have_rec && rec.dst && !streq(o.dst, rec.dst))
+                        /* a verify elsewhere would make the dataset's record point there */
+                        http_error(rs, 409, "dataset '%s' is staged in '%s': verify checks that copy (leave out "
+                                   "'destination'), or stage it to '%s' first", rq->params[0], rec.dst, o.dst);
                 else {
-                        o.verify = true;
-                        start(d, ds, rq, rs, &o);
+                        /* by default what the last stage staged, against its manifest */
+                        if (!o.dst && have_rec)
+                                o.dst = rec.dst;
+                        if (!o.src && have_rec && rec.mode == STAGE_COPY)
+                                o.src = rec.src;
+                        if (!o.dst)
+                                http_error(rs, 400, "nothing staged as '%s' here: give 'destination'",
+                                           rq->params[0]);
+                        else {
+                                o.verify = true;
+                                start(d, ds, rq, rs, &o);
+                        }
                 }
         }
         if (have_rec)
@@ -563,9 +609,28 @@ void api_dataset_cancel(struct daemon *d, struct http_request *rq, struct http_r
 
 /* ---- start and stop ---- */
 
-static bool pid_alive(long pid)
+/* Whether a process is staging or verifying into dst now: every job holds a
+ * lock on its destination while it runs (a process that died, even one not
+ * yet reaped, holds none; its process id may be anyone's by now). */
+static bool dst_busy(const char *dst)
 {
-        return pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+        _cleanup_close_ int fd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0)
+                return false;
+        return errno == EWOULDBLOCK;
+}
+
+/* A job left "running" that will not run again: failed, with the reason. */
+static void not_resumed(struct datasets *ds, struct bd_stage_record *rec, const char *why)
+{
+        struct bd_err err;
+        log_error("dataset '%s': not resumed: %s", rec->name, why);
+        rec->state = STAGE_FAILED;
+        rec->finished = now_wall();
+        free(rec->error);
+        rec->error = xasprintf("not resumed: %s", why);
+        if (stage_record_save(ds->state_dir, rec, &err) < 0)
+                log_error("dataset '%s': %s", rec->name, err.msg);
 }
 
 /* Jobs a previous benchd left "running" start again where they stopped. */
@@ -587,18 +652,22 @@ static void resume(struct daemon *d, struct datasets *ds)
                         free(names[k]);
                         continue;
                 }
-                if (rec.state == STAGE_RUNNING && rec.mode != STAGE_MANIFEST_ONLY && !pid_alive(rec.pid)) {
+                if (rec.state != STAGE_RUNNING || rec.mode == STAGE_MANIFEST_ONLY)
+                        ;
+                else if (rec.dst && dst_busy(rec.dst))
+                        log_notice("dataset '%s': '%s' is being staged by another process (%ld): left to it",
+                                   names[k], rec.dst, rec.pid);
+                else if (rec.dst && dest_allowed(allow, rec.dst, &err) < 0)
+                        not_resumed(ds, &rec, err.msg);
+                else {
                         stage_record_opts(&rec, ds->state_dir, &o);
-                        if (rec.dst && dest_allowed(allow, rec.dst, &err) < 0)
-                                log_error("dataset '%s': not resumed: %s", names[k], err.msg);
-                        else {
-                                struct ds_job *j = slot_for(ds, names[k], &busy);
-                                log_notice("dataset '%s': resuming the %s that was running", names[k],
-                                           mode_name(rec.mode));
-                                if (j && job_start(ds, j, names[k], &o, &err) < 0) {
-                                        log_error("dataset '%s': cannot resume: %s", names[k], err.msg);
-                                        slot_drop(ds, j);
-                                }
+                        struct ds_job *j = slot_for(ds, names[k], &busy);
+                        log_notice("dataset '%s': resuming the %s that was running", names[k], mode_name(rec.mode));
+                        if (!j)
+                                not_resumed(ds, &rec, "too many jobs");
+                        else if (job_start(ds, j, names[k], &o, &err) < 0) {
+                                slot_drop(ds, j);
+                                not_resumed(ds, &rec, err.msg);
                         }
                 }
                 stage_record_release(&rec);

@@ -179,7 +179,5 @@ void drop_parent_cache(struct worker *w);
 
 /* ---- stage-record.c ---- */
 char *record_path(const char *state_dir, const char *name);
-/* Writes STATE_DIR/NAME.state atomically (creating STATE_DIR). */
-int record_save(const char *state_dir, const struct bd_stage_record *r, struct bd_err *err);
 
 #endif

@@ -132,7 +132,7 @@ static void put_str(struct bd_buf *b, const char *key, const char *v)
         buf_putc(b, '\n');
 }
 
-int record_save(const char *state_dir, const struct bd_stage_record *r, struct bd_err *err)
+int stage_record_save(const char *state_dir, const struct bd_stage_record *r, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
         buf_init(&b);

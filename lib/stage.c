@@ -237,7 +237,7 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
                                 r->error = xstrdup(s->problems[i].msg);
         pthread_mutex_unlock(&s->lock);
         struct bd_err err;
-        if (record_save(s->state_dir, r, &err) < 0 && !final)
+        if (stage_record_save(s->state_dir, r, &err) < 0 && !final)
                 fatal(s, "%s", err.msg);
 }
 

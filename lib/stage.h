@@ -205,6 +205,8 @@ struct bd_stage_record {
 
 /* Reads STATE_DIR/NAME.state; -ENOENT when there is none. */
 int stage_record_load(const char *state_dir, const char *name, struct bd_stage_record *ret, struct bd_err *err);
+/* Writes STATE_DIR/NAME.state atomically (creating STATE_DIR). */
+int stage_record_save(const char *state_dir, const struct bd_stage_record *r, struct bd_err *err);
 void stage_record_release(struct bd_stage_record *r);
 /* The names of the datasets with a state file in state_dir, sorted (the
  * caller frees each and the array); none when the directory does not exist. */

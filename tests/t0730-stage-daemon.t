@@ -78,6 +78,17 @@ is "a bad dataset name: 400" "$(code -X POST -d '{}' "http://$A/v1/datasets/-x/s
 is "an unknown field: 400" "$(code -X POST -d '{"sauce": "x"}' "http://$A/v1/datasets/x/stage")" 400
 like "  with the closest one" "$(cat "$tmp/body")" "unknown field 'sauce' \\(did you mean 'source'\\?\\)"
 is "malformed JSON: 400" "$(code -X POST -d '{"source": ' "http://$A/v1/datasets/x/stage")" 400
+okjson="\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\""
+is "more after the object: 400" "$(code -X POST -d "{$okjson} trailing" "http://$A/v1/datasets/x/stage")" 400
+is "a field given twice: 400" "$(code -X POST -d "{$okjson, \"source\": \"/etc\"}" "http://$A/v1/datasets/x/stage")" 400
+like "  says so" "$(cat "$tmp/body")" "a field is given twice"
+is "a \\u0000 in a path: 400 (it would cut the path)" \
+   "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\\u0000/../../etc\"}" "http://$A/v1/datasets/x/stage")" 400
+is "verify of a dataset in another destination: 409" \
+   "$(code -X POST -d "{\"destination\": \"$local_dir/other\"}" "http://$A/v1/datasets/coco/verify")" 409
+like "  saying where it is staged" "$(cat "$tmp/body")" "dataset 'coco' is staged in '$local_dir/coco'"
+is "  and the record still points there" \
+   "$(curl -s "http://$A/v1/datasets/coco" | py 'import json,sys; print(json.load(sys.stdin)["destination"])')" "$local_dir/coco"
 is "no source: 400" "$(code -X POST -d "{\"destination\": \"$local_dir/x\"}" "http://$A/v1/datasets/x/stage")" 400
 is "workers out of range: 400" \
    "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\", \"workers\": 0}" "http://$A/v1/datasets/x/stage")" 400
@@ -120,8 +131,21 @@ sleep 1
 stop_pid "$pidA"
 like "SIGTERM: the job is suspended for the next start" "$(cat "$tmp/A.log")" "dataset 'slow2': stage suspended"
 is "  its state file still says running" "$(grep -c '^state=running' "$tmp/state-A/stage/slow2.state")" 1
+# its process id now someone else's (a reboot, an unreaped benchd): what
+# counts is that nothing holds the destination
+sleep 60 & sleeper=$!
+sed -i "s/^pid=.*/pid=$sleeper/" "$tmp/state-A/stage/slow2.state"
+# a job left running whose destination is no longer allowed
+sed -e 's/^name=.*/name=gone/' -e "s|^dst=.*|dst=$tmp/elsewhere|" "$tmp/state-A/stage/slow2.state" \
+    > "$tmp/state-A/stage/gone.state"
 start_node A "$pA"
 like "  and the next benchd resumes it" "$(tail -5 "$tmp/A.log")" "dataset 'slow2': resuming the stage"
+kill "$sleeper"; wait "$sleeper" 2>/dev/null
+j=$(curl -s "http://$A/v1/datasets/gone")
+is "a job that cannot be resumed is failed, not left running" \
+   "$(py "import json,sys; print(json.loads(sys.argv[1])['state'])" "$j")" failed
+like "  with the reason" "$(py "import json,sys; print(json.loads(sys.argv[1])['error'])" "$j")" \
+     "^not resumed: destination '$tmp/elsewhere' is not under a directory of stage_allow"
 api -X DELETE "http://$A/v1/datasets/slow2" >/dev/null
 
 # verification: a flipped byte is found on its node, the next stage repairs it
