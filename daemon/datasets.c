@@ -228,6 +228,19 @@ static cJSON *time_or_null(double t)
         return t > 0 ? cJSON_CreateNumber(t) : cJSON_CreateNull();
 }
 
+/* Why an ended job failed: the error that stopped it, else its first
+ * per-file error (the state file records the same); NULL when none. */
+static const char *job_error(struct bd_stage *job)
+{
+        const char *e = stage_error(job);
+        const struct bd_stage_problem *pr;
+        size_t n = stage_problems(job, &pr);
+        for (size_t i = 0; i < n && !e; i++)
+                if (pr[i].severity == SEV_ERROR)
+                        e = pr[i].msg;
+        return e;
+}
+
 /* What is known of a dataset: the job of this daemon when there is one, and
  * the state file.  NULL when neither exists.  Lock held. */
 static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
@@ -252,7 +265,7 @@ static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
                 cJSON_AddNumberToObject(o, "started", j->started);
                 add_progress(o, &p);
                 if (j->joined) {
-                        const char *e = stage_error(j->job);
+                        const char *e = job_error(j->job);
                         cJSON_AddItemToObject(o, "error", e ? cJSON_CreateString(e) : cJSON_CreateNull());
                 }
         } else {
@@ -499,12 +512,25 @@ static void start(struct daemon *d, struct datasets *ds, struct http_request *rq
         pthread_mutex_lock(&d->lock);
         _cleanup_free_ char *allow = xstrdup(d->conf.stage_allow ? d->conf.stage_allow : "");
         pthread_mutex_unlock(&d->lock);
+        if (o->dst[0] != '/') {
+                http_error(rs, 400, "destination '%s' must be an absolute path", o->dst);
+                return;
+        }
         if (dest_allowed(allow, o->dst, &err) < 0) {
                 http_error(rs, 403, "%s", err.msg);
                 return;
         }
         if (o->src && o->src[0] != '/') {
                 http_error(rs, 400, "source '%s' must be an absolute path", o->src);
+                return;
+        }
+        struct stat st;
+        if (o->src && o->mode == STAGE_COPY && stat(o->src, &st) < 0) {
+                http_error(rs, 400, "source '%s': %s", o->src, strerror(errno));
+                return;
+        }
+        if (o->src && o->mode == STAGE_COPY && !S_ISDIR(st.st_mode)) {
+                http_error(rs, 400, "source '%s' is not a directory", o->src);
                 return;
         }
         o->name = name;
@@ -595,7 +621,14 @@ void api_dataset_cancel(struct daemon *d, struct http_request *rq, struct http_r
         struct ds_job *j = find(ds, rq->params[0]);
         if (!j || j->joined) {
                 pthread_mutex_unlock(&ds->lock);
-                http_error(rs, 409, "dataset '%s' has no job running", rq->params[0]);
+                struct bd_stage_record rec;
+                if (!j && stage_record_load(ds->state_dir, rq->params[0], &rec, NULL) < 0)
+                        http_error(rs, 404, "no dataset '%s' here", rq->params[0]);
+                else {
+                        if (!j)
+                                stage_record_release(&rec);
+                        http_error(rs, 409, "dataset '%s' has no job running", rq->params[0]);
+                }
                 return;
         }
         stage_cancel(j->job);

@@ -94,6 +94,12 @@ is "workers out of range: 400" \
    "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\", \"workers\": 0}" "http://$A/v1/datasets/x/stage")" 400
 is "unknown dataset: 404" "$(code "http://$A/v1/datasets/nothing")" 404
 is "cancel with nothing running: 409" "$(code -X DELETE "http://$A/v1/datasets/coco")" 409
+is "cancel of an unknown dataset: 404" "$(code -X DELETE "http://$A/v1/datasets/nothing")" 404
+is "a relative destination: 400" \
+   "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"x/y\"}" "http://$A/v1/datasets/x/stage")" 400
+is "a source that does not exist: 400 at once" \
+   "$(code -X POST -d "{\"source\": \"$tmp/nosrc\", \"destination\": \"$local_dir/x\"}" "http://$A/v1/datasets/x/stage")" 400
+like "  saying why" "$(cat "$tmp/body")" "source '$tmp/nosrc': No such file or directory"
 out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/src" --dst /etc/coco --token-file "$tmp/token" 2>&1); rc=$?
 is "benchctl stage to a forbidden destination: exit 1" "$rc" 1
 like "  names the node and why" "$out" "benchctl: stage: node $A: .*not under a directory of stage_allow"
