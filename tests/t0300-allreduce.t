@@ -69,6 +69,15 @@ for args in "--max-bytes lots" "--min-bytes 1M --max-bytes 1K" "--iters 0" "--ba
     is "'$args': exit 2" "$rc" 2
     is "'$args': one line" "$(printf '%s\n' "$err" | grep -c '^benchd-allreduce: ')" 1
 done
+# a rank that does not exist: refused before any work, by every rank (no hang)
+for r in 2 5; do
+    err=$(timeout 60 mpirun -np 2 "$AR" -e 1K --inject-error "$r" 2>&1 >"$tmp/inj.out"); rc=$?
+    is "--inject-error $r with 2 ranks: exit 2" "$rc" 2
+    is "--inject-error $r: one line" "$(printf '%s\n' "$err" | grep -c '^benchd-allreduce: ')" 1
+    like "--inject-error $r: names the option and the rank count" "$err" \
+         "^benchd-allreduce: --inject-error: rank $r does not exist \(2 ranks: 0 to 1\)"
+    is "--inject-error $r: no benchmark ran" "$(grep -c 'MLLOG\|float' "$tmp/inj.out")" 0
+done
 out=$("$AR" --help); rc=$?
 is "--help without mpirun exits 0" "$rc" 0
 like "--help lists the options" "$out" "--max-bytes SIZE"

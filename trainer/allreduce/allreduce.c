@@ -117,7 +117,7 @@ static void usage(FILE *f)
                    "      --backend cpu|cuda  MPI on host memory, or NCCL on GPUs (default cpu)\n"
                    "      --platform NAME     MLPerf submission_platform (default: host name)\n"
                    "      --json FILE         also write the results as JSON\n"
-                   "      --inject-error RANK corrupt one element on RANK (for testing the check)\n"
+                   "      --inject-error RANK corrupt one element on RANK, 0 to ranks-1 (tests the check)\n"
                    "  -h, --help              show this help\n"
                    "      --version           show the version\n");
 }
@@ -177,6 +177,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
         if (optind < argc) {
                 if (rank == 0)
                         fprintf(stderr, "benchd-allreduce: unexpected argument '%s'\n", argv[optind]);
+                return 2;
+        }
+        /* every rank sees the same argv and rank count: all refuse together */
+        if (o->inject >= nranks) {
+                if (rank == 0)
+                        fprintf(stderr, "benchd-allreduce: --inject-error: rank %d does not exist (%d rank%s: 0 to %d)\n",
+                                o->inject, nranks, nranks == 1 ? "" : "s", nranks - 1);
                 return 2;
         }
         if (o->min_bytes > o->max_bytes) {
