@@ -61,6 +61,16 @@ is "  and run_stop says aborted" "$(mllog_check "$tmp/bad" aborted)" ok
 # --json writes the results
 mpirun -np 2 "$AR" --max-bytes 1K --iters 2 --json "$tmp/r.json" >/dev/null 2>&1
 is "--json writes one entry per size" "$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/r.json'))))")" 8
+is "--json leaves no temporary file" "$(ls "$tmp" | grep -c '^r\.json\.')" 0
+# a path that cannot be written fails before the benchmark starts (no MLPerf line), on every rank
+for target in "$tmp/nodir/r.json" "$tmp"; do
+    err=$(timeout 60 mpirun -np 2 "$AR" --max-bytes 1K --iters 2 --json "$target" 2>&1 >"$tmp/j.out"); rc=$?
+    is "--json '$target': exit 1" "$rc" 1
+    like "--json '$target': one line naming the file, first" "$(printf '%s\n' "$err" | grep '^benchd-allreduce: ')" \
+         "^benchd-allreduce: cannot write '$target': [A-Za-z ]+$"
+    is "--json '$target': nothing ran (no MLPerf line)" "$(grep -c 'MLLOG\|float' "$tmp/j.out")" 0
+done
+is "  and left no temporary file" "$(ls "$tmp" | grep -c '^nodir\|\.tmp\.')" 0
 
 # bad options: exit 2, one line, no hang
 for args in "--max-bytes lots" "--min-bytes 1M --max-bytes 1K" "--iters 0" "--backend tpu" "--bogus" "--factor 1"; do
