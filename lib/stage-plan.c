@@ -371,9 +371,9 @@ static int check_space(struct bd_stage *s)
                 stage_format_size(need, a, sizeof(a));
                 stage_format_size(avail, b, sizeof(b));
                 return fatal(s,
-                             "not enough space in the destination '%s': %" PRIu64 " files to copy need %s (%" PRIu64
+                             "not enough space in the destination '%s': %" PRIu64 " file%s to copy need%s %s (%" PRIu64
                              " bytes), %s (%" PRIu64 " bytes) available",
-                             s->dst, files, a, need, b, avail);
+                             s->dst, files, files == 1 ? "" : "s", files == 1 ? "s" : "", a, need, b, avail);
         }
         if (vfs.f_files > 0 && nodes > vfs.f_favail)
                 return fatal(s, "not enough inodes in the destination '%s': %" PRIu64 " needed, %" PRIu64 " available",

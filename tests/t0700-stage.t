@@ -217,6 +217,29 @@ like "progress lines when not on a terminal" "$(cat "$tmp/out")" "^stage cancell
 is "  without leaving temporary files" "$(find "$tmp/cancelled" -name '.benchd-tmp.*' | wc -l)" 0
 like "  and records it" "$(cat "$state/cancelled.state")" "state=cancelled"
 
+# ---- a dataset of one file: counts in the singular -----------------------------------------
+mkdir -p "$tmp/one" && head -c 2000000 /dev/urandom > "$tmp/one/only.bin"
+"$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --bwlimit 0.5 >"$tmp/out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+    [ -n "$(find "$tmp/one-dst" -name '.benchd-tmp.*' 2>/dev/null)" ] && break
+    sleep 0.1
+done
+kill -INT "$pid"; wait "$pid"
+like "one file: the cancelled summary says '1 file'" "$(cat "$tmp/out")" "^stage of 'one' cancelled: 0 of 1 file in place"
+like "  the progress lines too" "$(cat "$tmp/out")" "^stage one: +[0-9]+% 0/1 file [0-9]"
+out=$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --bwlimit 10 2>"$tmp/err")
+like "  the stage summary" "$out" "^staged 'one' in $tmp/one-dst: 1 file, 1.9 MiB: 1 copied"
+is "  no plural for one file anywhere" "$(cat "$tmp/out" "$tmp/err" <(printf '%s\n' "$out") | grep -c '[^0-9]1 files\|/1 files')" 0
+like "  verify-only" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --verify-only)" \
+     "^verified 'one' in $tmp/one-dst: 1 file, 1.9 MiB, all match"
+echo more >> "$tmp/one-dst/only.bin"
+like "  verify-only with a problem" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --verify-only)" \
+     "^verify of 'one' in $tmp/one-dst: 1 problem in 1 file \(manifest"
+rm "$tmp/one-dst/only.bin" && mkdir "$tmp/one-dst/only.bin"
+like "  a failed stage" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" 2>/dev/null)" \
+     "^stage of 'one' failed: 1 error; 0 of 1 file in place and verified"
+
 # ---- errors ----------------------------------------------------------------------------
 out=$("$BENCHCTL" stage --src "$src" --dst "$dst" 2>&1); rc=$?
 is "no --local: usage error" "$rc" 2
