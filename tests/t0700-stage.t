@@ -230,6 +230,10 @@ like "one file: the cancelled summary says '1 file'" "$(cat "$tmp/out")" "^stage
 like "  the progress lines too" "$(cat "$tmp/out")" "^stage one: +[0-9]+% 0/1 file [0-9]"
 out=$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --bwlimit 10 2>"$tmp/err")
 like "  the stage summary" "$out" "^staged 'one' in $tmp/one-dst: 1 file, 1.9 MiB: 1 copied"
+mkdir -p "$tmp/one/sub" && ln -s only.bin "$tmp/one/link" && rm "$tmp/one/.benchd-manifest"
+like "  benchctl manifest" "$("$BENCHCTL" manifest "$tmp/one" -o "$tmp/one.manifest" 2>&1)" \
+     "^manifest of $tmp/one: 1 file, 1.9 MiB, 1 directory, 1 link; 1 file checksummed in"
+rm -r "$tmp/one/sub" "$tmp/one/link"
 is "  no plural for one file anywhere" "$(cat "$tmp/out" "$tmp/err" <(printf '%s\n' "$out") | grep -c '[^0-9]1 files\|/1 files')" 0
 like "  verify-only" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --verify-only)" \
      "^verified 'one' in $tmp/one-dst: 1 file, 1.9 MiB, all match"
