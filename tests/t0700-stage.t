@@ -155,7 +155,24 @@ is "a directory in the way of a file fails without --delete" "$rc" 1
 like "  saying why" "$out" "'empty' is a directory in the destination, a file in the source: not replaced \(--delete replaces it\)"
 out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --delete 2>&1); rc=$?
 is "  and is replaced with --delete" "$rc" 0
+like "  which says why it went" "$out" "removed 'empty': a directory where the manifest has a file"
+like "  and what it held: not in the manifest" "$out" "removed 'empty/sub/x': not in the manifest"
 check "the copy is exact after type changes" check_tree "$src" "$dst"
+# a directory where the manifest has a symlink (into the tree, or out of it: not staged)
+rm "$dst/train2017/ann-link" && mkdir -p "$dst/train2017/ann-link/sub" "$dst/evil-absolute"
+out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --verify-only 2>&1)
+like "verify-only: a directory where the manifest has a symlink not staged" "$out" \
+     "^extra: 'evil-absolute': the manifest's symlink there points out of the source tree \(not staged\)"
+out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" 2>&1)
+like "  kept without --delete, saying why" "$out" \
+     "warning: the manifest's symlink there points out of the source tree \(not staged\): 'evil-absolute' kept \(--delete removes it\)"
+out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --delete 2>&1); rc=$?
+is "--delete replaces a directory where the manifest has a symlink" "$rc" 0
+like "  saying why it went" "$out" "removed 'train2017/ann-link': a directory where the manifest has a symlink"
+like "  and what it held" "$out" "removed 'train2017/ann-link/sub': not in the manifest"
+like "  and why the other went" "$out" \
+     "removed 'evil-absolute': the manifest's symlink there points out of the source tree \(not staged\)"
+check "the copy is exact again" check_tree "$src" "$dst"
 
 # a source that changed: only the changed file is checksummed and copied
 printf 'new content' > "$src/train2017/000000000009.jpg"
