@@ -193,6 +193,39 @@ static void test_errors(void)
         expect_error("part", NULL, "letters, digits", "partition with a space");
 }
 
+/* line:column of a malformed file: the first character of the offending token, 1-based */
+static void expect_position(const char *text, const char *want, const char *what)
+{
+        struct bd_err err = { 0 };
+        cJSON *j = NULL;
+        ok(json_parse(text, "t.json", &j, &err) < 0, what);
+        is_str(err.msg, want, what);
+        cJSON_Delete(j);
+}
+
+static void test_positions(void)
+{
+        expect_position("{ bad json", "t.json:1:3: malformed JSON near 'bad json'", "a bare word where a key goes");
+        expect_position("{\n  \"nodes\": 2,\n  \"gpus_per_node\": 4,,\n}",
+                        "t.json:3:22: malformed JSON near ','", "a second comma");
+        expect_position("{\"a\": 1,}", "t.json:1:9: malformed JSON near '}'", "a trailing comma in an object");
+        expect_position("{\"a\": \"x,{\", }", "t.json:1:14: malformed JSON near '}'",
+                        "  after a string holding a comma and a brace");
+        expect_position("{\"a\": [1, {\"b\": 2,]}", "t.json:1:19: malformed JSON near ']}'",
+                        "  in an object in a list");
+        expect_position("{ ,}", "t.json:1:3: malformed JSON near ',}'", "a comma where the first key goes");
+        expect_position("{\"a\": \"abc", "t.json:1:7: malformed JSON near '\"abc'", "an unterminated string");
+        expect_position("{\"a\": 1, x", "t.json:1:10: malformed JSON near 'x'", "a bare word at the end of the file");
+        expect_position("{\"a\"1}", "t.json:1:5: malformed JSON near '1}'", "no colon after a key");
+        expect_position("{\"a\\\"b\" 1}", "t.json:1:9: malformed JSON near '1}'", "  after a key with an escaped quote");
+        expect_position("[1,,2]", "t.json:1:4: malformed JSON near ',2]'", "a second comma in a list");
+        expect_position("{ }x", "t.json:1:4: malformed JSON near 'x'", "junk after an empty object");
+        expect_position("{\"a\": tru}", "t.json:1:7: malformed JSON near 'tru}'", "a misspelt literal");
+        expect_position("{\"\xc3\xa9\": 1 2}", "t.json:1:9: malformed JSON near '2}'",
+                        "columns count characters, not bytes");
+        expect_position("{\"a\": 1,", "t.json:1:9: malformed JSON: unexpected end of file", "the end of the file");
+}
+
 static void test_bundled(void)
 {
         const char *src = getenv("srcdir");
@@ -253,6 +286,7 @@ int main(void)
         test_inheritance();
         test_sets();
         test_errors();
+        test_positions();
         test_bundled();
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
