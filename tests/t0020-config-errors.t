@@ -46,6 +46,13 @@ expect_error "--set wrong type" "'ssd.batch_size': expected an integer in \[1, 6
     "$BENCHCTL" show local --set ssd.batch_size=many
 expect_error "--set malformed" "--set 'ssd.batch_size': expected KEY=VALUE" "$BENCHCTL" show local --set ssd.batch_size
 expect_error "--set out of range" "got 0" "$BENCHCTL" show local --set nodes=0
+expect_error "--set above a large bound" \
+    "^benchctl: --set allreduce.max_bytes: 'allreduce.max_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20$" \
+    "$BENCHCTL" show local --set allreduce.max_bytes=1e20
+printf '{\n  "allreduce": { "min_bytes": 99999999999999999999 }\n}\n' > "$sys/huge.json"
+expect_error "a file value above a large bound" \
+    "huge.json:2: 'allreduce.min_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20" \
+    "$BENCHCTL" --systems-dir "$sys" show huge
 expect_error "bind rank out of range" "--local-rank 8: p3dn has 8 ranks per node" \
     "$BENCHCTL" bind --system p3dn --local-rank 8
 

@@ -140,6 +140,22 @@ static void test_sets(void)
         expect_error("leaf", bad5, "got -1", "--set negative GPUs");
         char *bad6[] = { "launcher=pbs", NULL };
         expect_error("leaf", bad6, "not one of: slurm, mpirun, local", "--set unknown launcher lists the choices");
+        /* above a large upper bound: the message states it */
+        char *big1[] = { "allreduce.max_bytes=1e20", NULL };
+        expect_error("leaf", big1,
+                     "--set allreduce.max_bytes: 'allreduce.max_bytes': expected an integer in [4, 1000000000000], "
+                     "got 1e+20", "--set above a large bound names both bounds");
+        char *big2[] = { "allreduce.max_bytes=1e400", NULL };
+        expect_error("leaf", big2, "expected an integer in [4, 1000000000000], got ",
+                     "--set of a number beyond a double names both bounds");
+        char *big3[] = { "ssd.seed=4294967296", NULL };
+        expect_error("leaf", big3, "'ssd.seed': expected an integer in [0, 4294967295], got 4.29497e+09",
+                     "--set above the seed's bound, written in full");
+        char *big4[] = { "maskrcnn.clip_gradient=1e10", NULL };
+        expect_error("leaf", big4, "expected a number in [0, 1e+09], got 1e+10", "a number above its large bound");
+        char *low[] = { "allreduce.max_bytes=3", NULL };
+        expect_error("leaf", low, "'allreduce.max_bytes': expected an integer >= 4, got 3",
+                     "below the lower bound: only that bound");
 }
 
 static void test_errors(void)
