@@ -84,10 +84,11 @@ int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comm
                 const char *mp = stage_manifest_path(s);
                 _cleanup_free_ char *emp = mp ? manifest_escaped(mp) : NULL;
                 fprintf(out ? stdout : stderr,
-                        "manifest of %s: %" PRIu64 " files, %s, %" PRIu64 " directories, %" PRIu64
-                        " links; %" PRIu64 " files checksummed in %.1f s; checksum %s%s%s\n",
-                        so.src, m->files, size, m->dirs, m->links, p.files_hashed, p.elapsed, hex,
-                        emp ? ", stored as " : "", emp ? emp : "");
+                        "manifest of %s: %" PRIu64 " file%s, %s, %" PRIu64 " director%s, %" PRIu64
+                        " link%s; %" PRIu64 " file%s checksummed in %.1f s; checksum %s%s%s\n",
+                        so.src, m->files, m->files == 1 ? "" : "s", size, m->dirs, m->dirs == 1 ? "y" : "ies",
+                        m->links, m->links == 1 ? "" : "s", p.files_hashed, p.files_hashed == 1 ? "" : "s",
+                        p.elapsed, hex, emp ? ", stored as " : "", emp ? emp : "");
         }
         return BD_EXIT_OK;
 }

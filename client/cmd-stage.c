@@ -119,29 +119,31 @@ static void print_summary(struct bd_stage *s, bool verify_only, const char *name
                 manifest_sum_hex(mf->sum, hex);
         if (verify_only) {
                 if (p.state == STAGE_COMPLETE)
-                        printf("verified '%s' in %s: %" PRIu64 " files, %s, all match manifest %s (%.1f s)\n", name,
-                               dst, p.files_total, size, hex, p.elapsed);
+                        printf("verified '%s' in %s: %" PRIu64 " file%s, %s, all match manifest %s (%.1f s)\n", name,
+                               dst, p.files_total, p.files_total == 1 ? "" : "s", size, hex, p.elapsed);
                 else if (!stage_error(s))
-                        printf("verify of '%s' in %s: %" PRIu64 " problem%s in %" PRIu64 " files (manifest %s)\n",
-                               name, dst, p.errors, p.errors == 1 ? "" : "s", p.files_total, hex);
+                        printf("verify of '%s' in %s: %" PRIu64 " problem%s in %" PRIu64 " file%s (manifest %s)\n",
+                               name, dst, p.errors, p.errors == 1 ? "" : "s", p.files_total,
+                               p.files_total == 1 ? "" : "s", hex);
                 return;
         }
         if (p.state == STAGE_COMPLETE) {
-                printf("staged '%s' in %s: %" PRIu64 " files, %s: %" PRIu64 " copied, %" PRIu64
+                printf("staged '%s' in %s: %" PRIu64 " file%s, %s: %" PRIu64 " copied, %" PRIu64
                        " already present, %" PRIu64 " repaired; %.1f s, %s/s\n",
-                       name, dst, p.files_total, size, p.files_copied, p.files_present, p.files_repaired, p.elapsed,
-                       rate);
+                       name, dst, p.files_total, p.files_total == 1 ? "" : "s", size, p.files_copied,
+                       p.files_present, p.files_repaired, p.elapsed, rate);
                 const char *mp = stage_manifest_path(s);
                 _cleanup_free_ char *emp = mp ? manifest_escaped(mp) : NULL;
                 printf("manifest %s%s%s%s\n", hex, emp ? " (" : "", emp ? emp : "", emp ? ")" : "");
         } else if (p.state == STAGE_CANCELLED) {
-                printf("stage of '%s' cancelled: %" PRIu64 " of %" PRIu64 " files in place; run it again to resume\n",
-                       name, p.files_copied + p.files_present, p.files_total);
+                printf("stage of '%s' cancelled: %" PRIu64 " of %" PRIu64 " file%s in place; run it again to resume\n",
+                       name, p.files_copied + p.files_present, p.files_total, p.files_total == 1 ? "" : "s");
         } else {
+                uint64_t errors = p.errors + (stage_error(s) ? 1 : 0);
                 printf("stage of '%s' failed: %" PRIu64 " error%s; %" PRIu64 " of %" PRIu64
-                       " files in place and verified (%" PRIu64 " copied now)\n",
-                       name, p.errors + (stage_error(s) ? 1 : 0), p.errors + (stage_error(s) ? 1 : 0) == 1 ? "" : "s",
-                       p.files_copied + p.files_present, p.files_total, p.files_copied);
+                       " file%s in place and verified (%" PRIu64 " copied now)\n",
+                       name, errors, errors == 1 ? "" : "s", p.files_copied + p.files_present, p.files_total,
+                       p.files_total == 1 ? "" : "s", p.files_copied);
         }
 }
 

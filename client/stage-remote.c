@@ -109,12 +109,13 @@ static void describe(const struct node_call *c, const struct node_state *ns, boo
                 barbuf[w + 2] = ' ';
                 barbuf[w + 3] = '\0';
         }
+        double files = num(p, "files_total");
         if (ns->ended && streq(str(c->json, "job"), "verify"))
-                snprintf(out, n, "%s%s: %.0f files, %s; %.0f checksummed against the manifest", barbuf, ns->state,
-                         num(p, "files_total"), t, num(p, "files_verified"));
+                snprintf(out, n, "%s%s: %.0f file%s, %s; %.0f checksummed against the manifest", barbuf, ns->state,
+                         files, files == 1 ? "" : "s", t, num(p, "files_verified"));
         else if (ns->ended)
-                snprintf(out, n, "%s%s: %.0f files, %s; %.0f copied, %.0f already there, %.0f repaired", barbuf,
-                         ns->state, num(p, "files_total"), t, num(p, "files_copied"), num(p, "files_present"),
+                snprintf(out, n, "%s%s: %.0f file%s, %s; %.0f copied, %.0f already there, %.0f repaired", barbuf,
+                         ns->state, files, files == 1 ? "" : "s", t, num(p, "files_copied"), num(p, "files_present"),
                          num(p, "files_repaired"));
         else
                 snprintf(out, n, "%s%3.0f%%  %s of %s  %s/s  %s  ETA %s%.0f:%02.0f  %s", barbuf, frac * 100, d, t, r,
@@ -142,8 +143,9 @@ static void update(const struct node_call *c, struct node_state *ns)
                 if (e)
                         STR_COPY(ns->why, e);
                 else if (num(p, "errors") > 0)
-                        snprintf(ns->why, sizeof(ns->why), "%.0f errors (benchctl stage --nodes ... --verify-only, or "
-                                                           "GET /v1/datasets/NAME, lists them)", num(p, "errors"));
+                        snprintf(ns->why, sizeof(ns->why), "%.0f error%s (benchctl stage --nodes ... --verify-only, or "
+                                                           "GET /v1/datasets/NAME, lists them)", num(p, "errors"),
+                                 num(p, "errors") == 1 ? "" : "s");
                 else
                         snprintf(ns->why, sizeof(ns->why), "%s", st);
         }

@@ -57,8 +57,9 @@ static void progress_line(const struct bd_stage_progress *p, const char *what, b
         char errs[48] = "";
         if (p->errors)
                 snprintf(errs, sizeof(errs), ", %" PRIu64 " error%s", p->errors, p->errors == 1 ? "" : "s");
-        snprintf(out, len, "%s: %s%3.0f%% %" PRIu64 "/%" PRIu64 " files %s/%s %s/s ETA %s%s", what, barbuf,
-                 frac * 100, p->files_done, p->files_total, done, total, rate, eta, errs);
+        snprintf(out, len, "%s: %s%3.0f%% %" PRIu64 "/%" PRIu64 " file%s %s/%s %s/s ETA %s%s", what, barbuf,
+                 frac * 100, p->files_done, p->files_total, p->files_total == 1 ? "" : "s", done, total, rate, eta,
+                 errs);
 }
 
 int stage_ui_run(struct bd_stage *s, const char *what, bool quiet)

@@ -47,6 +47,8 @@ int json_strip_comments(char *t)
         return 0;
 }
 
+/* 1-based line and column of a byte offset; columns count characters (UTF-8
+ * continuation bytes do not start one), a tab counts as one. */
 static void offset_to_line(const char *text, size_t off, int *line, int *col)
 {
         *line = 1;
@@ -55,9 +57,57 @@ static void offset_to_line(const char *text, size_t off, int *line, int *col)
                 if (text[i] == '\n') {
                         (*line)++;
                         *col = 1;
-                } else
+                } else if (((unsigned char)text[i] & 0xc0) != 0x80)
                         (*col)++;
         }
+}
+
+#define JSON_DEPTH_MAX 1024 /* above cJSON's nesting limit (1000) */
+
+/* cJSON places the error of a string it cannot parse one byte past where the
+ * string starts: past the opening quote of an unterminated string, past the
+ * character found where an object key should start ("{ bad" at 'a', "{"a": 1,}"
+ * past the '}').  Returns the offset of the offending token's first character:
+ * off - 1 in those two cases (found by scanning the text before it), off
+ * otherwise. */
+static size_t error_token_start(const char *text, size_t off)
+{
+        if (off == 0)
+                return off;
+        size_t q = off - 1;
+        bool in_str = false, is_object[JSON_DEPTH_MAX];
+        size_t depth = 0;
+        char last = 0; /* the last character before q outside strings and whitespace */
+        for (size_t i = 0; i < q; i++) {
+                char c = text[i];
+                if (in_str) {
+                        if (c == '\\') {
+                                if (++i == q)
+                                        return off; /* q is escaped: inside a string */
+                        } else if (c == '"')
+                                in_str = false;
+                        continue;
+                }
+                if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+                        continue;
+                if (c == '"') {
+                        in_str = true;
+                } else if (c == '{' || c == '[') {
+                        if (depth == JSON_DEPTH_MAX)
+                                return off;
+                        is_object[depth++] = c == '{';
+                } else if ((c == '}' || c == ']') && depth > 0) {
+                        depth--;
+                }
+                last = c;
+        }
+        char c = text[q];
+        if (in_str || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0')
+                return off;
+        if (c == '"')
+                return q; /* an opening quote: the string failed */
+        bool key_expected = depth > 0 && is_object[depth - 1] && (last == ',' || (last == '{' && c != '}'));
+        return key_expected ? q : off;
 }
 
 int json_parse(const char *text, const char *label, cJSON **ret, struct bd_err *err)
@@ -65,10 +115,11 @@ int json_parse(const char *text, const char *label, cJSON **ret, struct bd_err *
         const char *end = NULL;
         cJSON *root = cJSON_ParseWithOpts(text, &end, true);
         if (!root) {
-                size_t off = end ? (size_t)(end - text) : 0;
+                size_t off = end ? error_token_start(text, (size_t)(end - text)) : 0;
                 int line, col;
                 offset_to_line(text, off, &line, &col);
-                if (!end || !*end)
+                end = text + off;
+                if (!*end)
                         return bd_err_set(err, -EINVAL, "%s:%d:%d: malformed JSON: unexpected end of file",
                                           label, line, col);
                 char near[16];

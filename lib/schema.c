@@ -306,27 +306,44 @@ static int fail(struct bd_err *err, const struct where *w, const char *key, cons
         return bd_err_set(err, -EINVAL, "%s: '%s': %s", w->label, key, msg);
 }
 
-static void describe_range(struct bd_buf *b, const struct schema_key *k, bool integer)
+static void put_bound(struct bd_buf *b, double v, bool integer)
+{
+        if (integer)
+                buf_printf(b, "%.0f", v);
+        else
+                buf_printf(b, "%g", v);
+}
+
+/* "an integer in [1, 64]"; "an integer >= 4" where the upper bound is too
+ * large to matter, unless the value is above it (above): then both bounds.
+ * Integer bounds in full (4294967295, not 4.29497e+09). */
+static void describe_range(struct bd_buf *b, const struct schema_key *k, bool integer, bool above)
 {
         buf_puts(b, integer ? "an integer" : "a number");
         if (k->min > k->max)
                 return;
-        if (k->max >= 1e9)
-                buf_printf(b, " >= %g", k->min);
-        else
-                buf_printf(b, " in [%g, %g]", k->min, k->max);
+        if (k->max >= 1e9 && !above) {
+                buf_puts(b, " >= ");
+                put_bound(b, k->min, integer);
+                return;
+        }
+        buf_puts(b, " in [");
+        put_bound(b, k->min, integer);
+        buf_puts(b, ", ");
+        put_bound(b, k->max, integer);
+        buf_puts(b, "]");
 }
 
 static int check_number(const cJSON *v, const struct schema_key *k, bool integer, const char *key,
                         const struct where *w, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf want = BD_BUF_INIT;
-        describe_range(&want, k, integer);
+        double d = cJSON_IsNumber(v) ? v->valuedouble : 0;
+        describe_range(&want, k, integer, k->min <= k->max && d > k->max);
         if (cJSON_IsString(v))
                 return fail(err, w, key, "expected %s, got '%s'", want.s, v->valuestring);
         if (!cJSON_IsNumber(v))
                 return fail(err, w, key, "expected %s, got %s", want.s, json_type_name(v));
-        double d = v->valuedouble;
         if (integer && d != floor(d))
                 return fail(err, w, key, "expected %s, got %g", want.s, d);
         if (k->min <= k->max && (d < k->min || d > k->max))

@@ -169,6 +169,9 @@ void store_manifest(struct bd_stage *s);
 void plan(struct bd_stage *s, struct extras *x);
 void make_order(struct bd_stage *s);
 int prepare(struct bd_stage *s, struct extras *x);
+/* Why a destination entry among the extras is not kept: "not in the manifest",
+ * or what the manifest has at its path instead (in buf, or a constant). */
+const char *extra_why(struct bd_stage *s, const struct bd_tentry *d, char *buf, size_t len);
 void fix_dirs(struct bd_stage *s);
 void write_dst_manifest(struct bd_stage *s);
 

@@ -371,14 +371,25 @@ static int check_space(struct bd_stage *s)
                 stage_format_size(need, a, sizeof(a));
                 stage_format_size(avail, b, sizeof(b));
                 return fatal(s,
-                             "not enough space in the destination '%s': %" PRIu64 " files to copy need %s (%" PRIu64
+                             "not enough space in the destination '%s': %" PRIu64 " file%s to copy need%s %s (%" PRIu64
                              " bytes), %s (%" PRIu64 " bytes) available",
-                             s->dst, files, a, need, b, avail);
+                             s->dst, files, files == 1 ? "" : "s", files == 1 ? "s" : "", a, need, b, avail);
         }
         if (vfs.f_files > 0 && nodes > vfs.f_favail)
                 return fatal(s, "not enough inodes in the destination '%s': %" PRIu64 " needed, %" PRIu64 " available",
                              s->dst, nodes, (uint64_t)vfs.f_favail);
         return 0;
+}
+
+const char *extra_why(struct bd_stage *s, const struct bd_tentry *d, char *buf, size_t len)
+{
+        const struct bd_mentry *e = manifest_find(&s->m, d->path);
+        if (!e)
+                return "not in the manifest";
+        if (e->kind == BD_M_LINK && manifest_link_escapes(e->path, e->target))
+                return "the manifest's symlink there points out of the source tree (not staged)";
+        snprintf(buf, len, "%s where the manifest has %s", type_name(d->mode), kind_name(e->kind));
+        return buf;
 }
 
 int prepare(struct bd_stage *s, struct extras *x)
@@ -441,12 +452,14 @@ int prepare(struct bd_stage *s, struct extras *x)
                 for (size_t k = x->nextra; k-- > 0;) {
                         const struct bd_tentry *d = &s->dtree.e[x->extra[k]];
                         _cleanup_free_ char *p = manifest_escaped(d->path);
+                        char why[128];
                         int r = remove_at(s, d->path, S_ISDIR(d->mode));
                         if (r < 0 && r != -ENOENT)
                                 problem(s, PROB_DEST, d->path, "cannot remove '%s' from the destination: %s", p,
                                         strerror(-r));
                         else
-                                problem(s, PROB_REMOVED, d->path, "removed '%s': not in the manifest", p);
+                                problem(s, PROB_REMOVED, d->path, "removed '%s': %s", p,
+                                        extra_why(s, d, why, sizeof(why)));
                 }
                 for (size_t i = 0; i < s->m.n; i++)
                         if (s->items[i].dst_is_dir && s->items[i].act != ACT_NONE)
@@ -455,7 +468,9 @@ int prepare(struct bd_stage *s, struct extras *x)
                 for (size_t k = 0; k < x->nextra; k++) {
                         const struct bd_tentry *d = &s->dtree.e[x->extra[k]];
                         _cleanup_free_ char *p = manifest_escaped(d->path);
-                        problem(s, PROB_EXTRA, d->path, "not in the manifest: '%s' kept (--delete removes it)", p);
+                        char why[128];
+                        problem(s, PROB_EXTRA, d->path, "%s: '%s' kept (--delete removes it)",
+                                extra_why(s, d, why, sizeof(why)), p);
                 }
         }
 

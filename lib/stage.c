@@ -411,8 +411,14 @@ static int run(struct bd_stage *s)
                                 "leftover temporary file '%s' (the next stage removes it)", p);
                 }
                 for (size_t k = 0; k < x.nextra; k++) {
-                        _cleanup_free_ char *p = manifest_escaped(s->dtree.e[x.extra[k]].path);
-                        problem(s, PROB_EXTRA, s->dtree.e[x.extra[k]].path, "extra: '%s' is not in the manifest", p);
+                        const struct bd_tentry *d = &s->dtree.e[x.extra[k]];
+                        _cleanup_free_ char *p = manifest_escaped(d->path);
+                        char why[128];
+                        const char *w = extra_why(s, d, why, sizeof(why));
+                        if (manifest_find(&s->m, d->path))
+                                problem(s, PROB_EXTRA, d->path, "extra: '%s': %s", p, w);
+                        else
+                                problem(s, PROB_EXTRA, d->path, "extra: '%s' is not in the manifest", p);
                 }
         }
         free(x.tmp);

@@ -31,7 +31,13 @@ printf '{\n  "slurm": {\n    "partitoin": "gpu"\n  }\n}\n' > "$sys/typo.json"
 expect_error "unknown key" "typo.json:3: 'slurm.partitoin': unknown key \(did you mean 'slurm.partition'\?\)" \
     "$BENCHCTL" --systems-dir "$sys" show typo
 printf '{\n  "nodes": 2,\n  "gpus_per_node": 4,,\n}\n' > "$sys/broken.json"
-expect_error "malformed JSON" "broken.json:3:[0-9]+: malformed JSON" "$BENCHCTL" --systems-dir "$sys" show broken
+expect_error "malformed JSON" "broken.json:3:22: malformed JSON near ','" "$BENCHCTL" --systems-dir "$sys" show broken
+printf '{ bad json\n' > "$sys/word.json"
+expect_error "malformed JSON: the column of the bad token's first character" "word.json:1:3: malformed JSON near 'bad json'" \
+    "$BENCHCTL" --systems-dir "$sys" show word
+printf '{\n  "nodes": 2,\n}\n' > "$sys/comma.json"
+expect_error "a trailing comma: the column of the brace after it" "comma.json:3:1: malformed JSON near '}'" \
+    "$BENCHCTL" --systems-dir "$sys" show comma
 printf '{ "nodes": "two" }\n' > "$sys/str.json"
 expect_error "wrong type" "'nodes': expected an integer in \\[1, 100000\\], got 'two'" "$BENCHCTL" --systems-dir "$sys" show str
 expect_error "--set unknown key" "--set: unknown key 'ssd.batchsize' \(did you mean 'ssd.batch_size'\?\)" \
@@ -40,6 +46,13 @@ expect_error "--set wrong type" "'ssd.batch_size': expected an integer in \[1, 6
     "$BENCHCTL" show local --set ssd.batch_size=many
 expect_error "--set malformed" "--set 'ssd.batch_size': expected KEY=VALUE" "$BENCHCTL" show local --set ssd.batch_size
 expect_error "--set out of range" "got 0" "$BENCHCTL" show local --set nodes=0
+expect_error "--set above a large bound" \
+    "^benchctl: --set allreduce.max_bytes: 'allreduce.max_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20$" \
+    "$BENCHCTL" show local --set allreduce.max_bytes=1e20
+printf '{\n  "allreduce": { "min_bytes": 99999999999999999999 }\n}\n' > "$sys/huge.json"
+expect_error "a file value above a large bound" \
+    "huge.json:2: 'allreduce.min_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20" \
+    "$BENCHCTL" --systems-dir "$sys" show huge
 expect_error "bind rank out of range" "--local-rank 8: p3dn has 8 ranks per node" \
     "$BENCHCTL" bind --system p3dn --local-rank 8
 

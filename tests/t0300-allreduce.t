@@ -61,6 +61,16 @@ is "  and run_stop says aborted" "$(mllog_check "$tmp/bad" aborted)" ok
 # --json writes the results
 mpirun -np 2 "$AR" --max-bytes 1K --iters 2 --json "$tmp/r.json" >/dev/null 2>&1
 is "--json writes one entry per size" "$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/r.json'))))")" 8
+is "--json leaves no temporary file" "$(ls "$tmp" | grep -c '^r\.json\.')" 0
+# a path that cannot be written fails before the benchmark starts (no MLPerf line), on every rank
+for target in "$tmp/nodir/r.json" "$tmp"; do
+    err=$(timeout 60 mpirun -np 2 "$AR" --max-bytes 1K --iters 2 --json "$target" 2>&1 >"$tmp/j.out"); rc=$?
+    is "--json '$target': exit 1" "$rc" 1
+    like "--json '$target': one line naming the file, first" "$(printf '%s\n' "$err" | grep '^benchd-allreduce: ')" \
+         "^benchd-allreduce: cannot write '$target': [A-Za-z ]+$"
+    is "--json '$target': nothing ran (no MLPerf line)" "$(grep -c 'MLLOG\|float' "$tmp/j.out")" 0
+done
+is "  and left no temporary file" "$(ls "$tmp" | grep -c '^nodir\|\.tmp\.')" 0
 
 # bad options: exit 2, one line, no hang
 for args in "--max-bytes lots" "--min-bytes 1M --max-bytes 1K" "--iters 0" "--backend tpu" "--bogus" "--factor 1"; do
@@ -68,6 +78,15 @@ for args in "--max-bytes lots" "--min-bytes 1M --max-bytes 1K" "--iters 0" "--ba
     err=$(timeout 60 mpirun -np 2 "$AR" $args 2>&1 >/dev/null); rc=$?
     is "'$args': exit 2" "$rc" 2
     is "'$args': one line" "$(printf '%s\n' "$err" | grep -c '^benchd-allreduce: ')" 1
+done
+# a rank that does not exist: refused before any work, by every rank (no hang)
+for r in 2 5; do
+    err=$(timeout 60 mpirun -np 2 "$AR" -e 1K --inject-error "$r" 2>&1 >"$tmp/inj.out"); rc=$?
+    is "--inject-error $r with 2 ranks: exit 2" "$rc" 2
+    is "--inject-error $r: one line" "$(printf '%s\n' "$err" | grep -c '^benchd-allreduce: ')" 1
+    like "--inject-error $r: names the option and the rank count" "$err" \
+         "^benchd-allreduce: --inject-error: rank $r does not exist \(2 ranks: 0 to 1\)"
+    is "--inject-error $r: no benchmark ran" "$(grep -c 'MLLOG\|float' "$tmp/inj.out")" 0
 done
 out=$("$AR" --help); rc=$?
 is "--help without mpirun exits 0" "$rc" 0

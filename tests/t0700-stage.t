@@ -155,7 +155,24 @@ is "a directory in the way of a file fails without --delete" "$rc" 1
 like "  saying why" "$out" "'empty' is a directory in the destination, a file in the source: not replaced \(--delete replaces it\)"
 out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --delete 2>&1); rc=$?
 is "  and is replaced with --delete" "$rc" 0
+like "  which says why it went" "$out" "removed 'empty': a directory where the manifest has a file"
+like "  and what it held: not in the manifest" "$out" "removed 'empty/sub/x': not in the manifest"
 check "the copy is exact after type changes" check_tree "$src" "$dst"
+# a directory where the manifest has a symlink (into the tree, or out of it: not staged)
+rm "$dst/train2017/ann-link" && mkdir -p "$dst/train2017/ann-link/sub" "$dst/evil-absolute"
+out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --verify-only 2>&1)
+like "verify-only: a directory where the manifest has a symlink not staged" "$out" \
+     "^extra: 'evil-absolute': the manifest's symlink there points out of the source tree \(not staged\)"
+out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" 2>&1)
+like "  kept without --delete, saying why" "$out" \
+     "warning: the manifest's symlink there points out of the source tree \(not staged\): 'evil-absolute' kept \(--delete removes it\)"
+out=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --delete 2>&1); rc=$?
+is "--delete replaces a directory where the manifest has a symlink" "$rc" 0
+like "  saying why it went" "$out" "removed 'train2017/ann-link': a directory where the manifest has a symlink"
+like "  and what it held" "$out" "removed 'train2017/ann-link/sub': not in the manifest"
+like "  and why the other went" "$out" \
+     "removed 'evil-absolute': the manifest's symlink there points out of the source tree \(not staged\)"
+check "the copy is exact again" check_tree "$src" "$dst"
 
 # a source that changed: only the changed file is checksummed and copied
 printf 'new content' > "$src/train2017/000000000009.jpg"
@@ -216,6 +233,33 @@ like "  saying how to resume" "$(cat "$tmp/out")" "stage of 'cancelled' cancelle
 like "progress lines when not on a terminal" "$(cat "$tmp/out")" "^stage cancelled: +[0-9]+% [0-9]+/$nfiles files [0-9.]+ ([KMG]iB|bytes)/[0-9.]+ MiB [0-9.]+ ([KMG]iB|bytes)/s ETA"
 is "  without leaving temporary files" "$(find "$tmp/cancelled" -name '.benchd-tmp.*' | wc -l)" 0
 like "  and records it" "$(cat "$state/cancelled.state")" "state=cancelled"
+
+# ---- a dataset of one file: counts in the singular -----------------------------------------
+mkdir -p "$tmp/one" && head -c 2000000 /dev/urandom > "$tmp/one/only.bin"
+"$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --bwlimit 0.5 >"$tmp/out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+    [ -n "$(find "$tmp/one-dst" -name '.benchd-tmp.*' 2>/dev/null)" ] && break
+    sleep 0.1
+done
+kill -INT "$pid"; wait "$pid"
+like "one file: the cancelled summary says '1 file'" "$(cat "$tmp/out")" "^stage of 'one' cancelled: 0 of 1 file in place"
+like "  the progress lines too" "$(cat "$tmp/out")" "^stage one: +[0-9]+% 0/1 file [0-9]"
+out=$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --bwlimit 10 2>"$tmp/err")
+like "  the stage summary" "$out" "^staged 'one' in $tmp/one-dst: 1 file, 1.9 MiB: 1 copied"
+mkdir -p "$tmp/one/sub" && ln -s only.bin "$tmp/one/link" && rm "$tmp/one/.benchd-manifest"
+like "  benchctl manifest" "$("$BENCHCTL" manifest "$tmp/one" -o "$tmp/one.manifest" 2>&1)" \
+     "^manifest of $tmp/one: 1 file, 1.9 MiB, 1 directory, 1 link; 1 file checksummed in"
+rm -r "$tmp/one/sub" "$tmp/one/link"
+is "  no plural for one file anywhere" "$(cat "$tmp/out" "$tmp/err" <(printf '%s\n' "$out") | grep -c '[^0-9]1 files\|/1 files')" 0
+like "  verify-only" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --verify-only)" \
+     "^verified 'one' in $tmp/one-dst: 1 file, 1.9 MiB, all match"
+echo more >> "$tmp/one-dst/only.bin"
+like "  verify-only with a problem" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" --verify-only)" \
+     "^verify of 'one' in $tmp/one-dst: 1 problem in 1 file \(manifest"
+rm "$tmp/one-dst/only.bin" && mkdir "$tmp/one-dst/only.bin"
+like "  a failed stage" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" 2>/dev/null)" \
+     "^stage of 'one' failed: 1 error; 0 of 1 file in place and verified"
 
 # ---- errors ----------------------------------------------------------------------------
 out=$("$BENCHCTL" stage --src "$src" --dst "$dst" 2>&1); rc=$?

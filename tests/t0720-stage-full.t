@@ -24,6 +24,9 @@ out=$("$BENCHCTL" stage --local --src "$tmp/big" --dst "$mnt/big" 2>&1); rc=$?
 is "a dataset larger than the destination is refused" "$rc" 1
 like "  with the numbers" "$out" "not enough space in the destination '$mnt/big': 6 files to copy need 6.0 MiB \(6291456 bytes\), [0-9.]+ MiB \([0-9]+ bytes\) available"
 is "  before copying anything" "$(find "$mnt/big" -type f | wc -l)" 0
+mk_files "$tmp/one" 1 5242880
+like "one file too big: the count in the singular" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$mnt/one" 2>&1)" \
+     "not enough space in the destination '$mnt/one': 1 file to copy needs 5.0 MiB \(5242880 bytes\)"
 
 # ---- full during the copy ---------------------------------------------------------------
 src="$tmp/src" dst="$mnt/ds"

@@ -53,6 +53,12 @@ like "  node B too" "$out" "^$B +complete: 51 files"
 check "  node A's disk holds the exact tree" check_tree "$tmp/src" "$tmp/diskA/coco"
 check "  node B's disk too" check_tree "$tmp/src" "$tmp/diskB/coco"
 is "  and nothing is in the path outside the namespaces" "$(ls -A "$local_dir")" ""
+mk_files "$tmp/one" 1 1000
+out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/one" --dst "$local_dir/one" --name one --token-file "$tmp/token" 2>/dev/null)
+like "a dataset of one file: '1 file', in the singular" "$out" "^$A +complete: 1 file, .*; 1 copied"
+out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/one" --dst "$local_dir/one" --name one --verify-only \
+      --token-file "$tmp/token" 2>/dev/null)
+like "  verify-only too" "$out" "^$A +complete: 1 file, .*; 1 checksummed"
 j=$(curl -s "http://$A/v1/datasets/coco")
 is "GET /v1/datasets/coco: complete, no error, a manifest checksum" \
    "$(py "import json,sys; j=json.loads(sys.argv[1]); print(j['state'], j['error'], len(j['manifest_checksum']))" "$j")" \

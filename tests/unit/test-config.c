@@ -140,6 +140,22 @@ static void test_sets(void)
         expect_error("leaf", bad5, "got -1", "--set negative GPUs");
         char *bad6[] = { "launcher=pbs", NULL };
         expect_error("leaf", bad6, "not one of: slurm, mpirun, local", "--set unknown launcher lists the choices");
+        /* above a large upper bound: the message states it */
+        char *big1[] = { "allreduce.max_bytes=1e20", NULL };
+        expect_error("leaf", big1,
+                     "--set allreduce.max_bytes: 'allreduce.max_bytes': expected an integer in [4, 1000000000000], "
+                     "got 1e+20", "--set above a large bound names both bounds");
+        char *big2[] = { "allreduce.max_bytes=1e400", NULL };
+        expect_error("leaf", big2, "expected an integer in [4, 1000000000000], got ",
+                     "--set of a number beyond a double names both bounds");
+        char *big3[] = { "ssd.seed=4294967296", NULL };
+        expect_error("leaf", big3, "'ssd.seed': expected an integer in [0, 4294967295], got 4.29497e+09",
+                     "--set above the seed's bound, written in full");
+        char *big4[] = { "maskrcnn.clip_gradient=1e10", NULL };
+        expect_error("leaf", big4, "expected a number in [0, 1e+09], got 1e+10", "a number above its large bound");
+        char *low[] = { "allreduce.max_bytes=3", NULL };
+        expect_error("leaf", low, "'allreduce.max_bytes': expected an integer >= 4, got 3",
+                     "below the lower bound: only that bound");
 }
 
 static void test_errors(void)
@@ -191,6 +207,39 @@ static void test_errors(void)
         expect_error("time", NULL, "Slurm time limit", "bad time limit");
         put(dir_a, "part", "{ \"slurm\": {\"partition\": \"gpu queue\"} }");
         expect_error("part", NULL, "letters, digits", "partition with a space");
+}
+
+/* line:column of a malformed file: the first character of the offending token, 1-based */
+static void expect_position(const char *text, const char *want, const char *what)
+{
+        struct bd_err err = { 0 };
+        cJSON *j = NULL;
+        ok(json_parse(text, "t.json", &j, &err) < 0, what);
+        is_str(err.msg, want, what);
+        cJSON_Delete(j);
+}
+
+static void test_positions(void)
+{
+        expect_position("{ bad json", "t.json:1:3: malformed JSON near 'bad json'", "a bare word where a key goes");
+        expect_position("{\n  \"nodes\": 2,\n  \"gpus_per_node\": 4,,\n}",
+                        "t.json:3:22: malformed JSON near ','", "a second comma");
+        expect_position("{\"a\": 1,}", "t.json:1:9: malformed JSON near '}'", "a trailing comma in an object");
+        expect_position("{\"a\": \"x,{\", }", "t.json:1:14: malformed JSON near '}'",
+                        "  after a string holding a comma and a brace");
+        expect_position("{\"a\": [1, {\"b\": 2,]}", "t.json:1:19: malformed JSON near ']}'",
+                        "  in an object in a list");
+        expect_position("{ ,}", "t.json:1:3: malformed JSON near ',}'", "a comma where the first key goes");
+        expect_position("{\"a\": \"abc", "t.json:1:7: malformed JSON near '\"abc'", "an unterminated string");
+        expect_position("{\"a\": 1, x", "t.json:1:10: malformed JSON near 'x'", "a bare word at the end of the file");
+        expect_position("{\"a\"1}", "t.json:1:5: malformed JSON near '1}'", "no colon after a key");
+        expect_position("{\"a\\\"b\" 1}", "t.json:1:9: malformed JSON near '1}'", "  after a key with an escaped quote");
+        expect_position("[1,,2]", "t.json:1:4: malformed JSON near ',2]'", "a second comma in a list");
+        expect_position("{ }x", "t.json:1:4: malformed JSON near 'x'", "junk after an empty object");
+        expect_position("{\"a\": tru}", "t.json:1:7: malformed JSON near 'tru}'", "a misspelt literal");
+        expect_position("{\"\xc3\xa9\": 1 2}", "t.json:1:9: malformed JSON near '2}'",
+                        "columns count characters, not bytes");
+        expect_position("{\"a\": 1,", "t.json:1:9: malformed JSON: unexpected end of file", "the end of the file");
 }
 
 static void test_bundled(void)
@@ -253,6 +302,7 @@ int main(void)
         test_inheritance();
         test_sets();
         test_errors();
+        test_positions();
         test_bundled();
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef HAVE_NCCL
@@ -117,7 +119,7 @@ static void usage(FILE *f)
                    "      --backend cpu|cuda  MPI on host memory, or NCCL on GPUs (default cpu)\n"
                    "      --platform NAME     MLPerf submission_platform (default: host name)\n"
                    "      --json FILE         also write the results as JSON\n"
-                   "      --inject-error RANK corrupt one element on RANK (for testing the check)\n"
+                   "      --inject-error RANK corrupt one element on RANK, 0 to ranks-1 (tests the check)\n"
                    "  -h, --help              show this help\n"
                    "      --version           show the version\n");
 }
@@ -177,6 +179,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
         if (optind < argc) {
                 if (rank == 0)
                         fprintf(stderr, "benchd-allreduce: unexpected argument '%s'\n", argv[optind]);
+                return 2;
+        }
+        /* every rank sees the same argv and rank count: all refuse together */
+        if (o->inject >= nranks) {
+                if (rank == 0)
+                        fprintf(stderr, "benchd-allreduce: --inject-error: rank %d does not exist (%d rank%s: 0 to %d)\n",
+                                o->inject, nranks, nranks == 1 ? "" : "s", nranks - 1);
                 return 2;
         }
         if (o->min_bytes > o->max_bytes) {
@@ -273,13 +282,41 @@ static struct result run_size(const struct opts *o, size_t count, float *send, f
         return res;
 }
 
-static int write_json(const char *path, const struct result *r, int n)
-{
+/* --json: the temporary file of the atomic write is created at start, next to
+ * the target, so that a path that cannot be written fails before the
+ * benchmark runs; the results go into it at the end, then fsync and rename. */
+struct json_out {
+        const char *path;
         char tmp[PATH_MAX];
-        snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-        FILE *f = fopen(tmp, "we");
-        if (!f)
+        FILE *f;
+};
+
+static int json_open(struct json_out *j, const char *path)
+{
+        struct stat st;
+        j->path = path;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                return -EISDIR;
+        int n = snprintf(j->tmp, sizeof(j->tmp), "%s.tmp.%d", path, (int)getpid());
+        if (n < 0 || (size_t)n >= sizeof(j->tmp))
+                return -ENAMETOOLONG;
+        int fd = open(j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0)
                 return -errno;
+        j->f = fdopen(fd, "w");
+        if (!j->f) {
+                int e = errno;
+                close(fd);
+                unlink(j->tmp);
+                return -e;
+        }
+        return 0;
+}
+
+static int json_finish(struct json_out *j, const struct result *r, int n)
+{
+        FILE *f = j->f;
+        j->f = NULL;
         fprintf(f, "[\n");
         for (int i = 0; i < n; i++)
                 fprintf(f, "  {\"bytes\": %zu, \"count\": %zu, \"type\": \"float\", \"ranks\": %d, \"time_us\": %s, "
@@ -287,12 +324,13 @@ static int write_json(const char *path, const struct result *r, int n)
                         r[i].bytes, r[i].bytes / sizeof(float), nranks, mllog_num(r[i].time_us),
                         mllog_num(r[i].algbw), mllog_num(r[i].busbw), r[i].wrong, i + 1 < n ? "," : "");
         fprintf(f, "]\n");
+        errno = 0;
         int err = ferror(f);
         if (fflush(f) != 0 || fsync(fileno(f)) != 0)
                 err = 1;
-        if (fclose(f) != 0 || err || rename(tmp, path) != 0) {
+        if (fclose(f) != 0 || err || rename(j->tmp, j->path) != 0) {
                 int e = errno ? errno : EIO;
-                unlink(tmp);
+                unlink(j->tmp);
                 return -e;
         }
         return 0;
@@ -308,6 +346,18 @@ int main(int argc, char **argv)
         if (pr) {
                 MPI_Finalize();
                 return pr == 1 ? 0 : 2;
+        }
+        /* --json: a path that cannot be written fails now, on every rank */
+        struct json_out jout = { 0 };
+        if (o.json) {
+                int r = rank == 0 ? json_open(&jout, o.json) : 0;
+                if (r < 0)
+                        fprintf(stderr, "benchd-allreduce: cannot write '%s': %s\n", o.json, strerror(-r));
+                MPI_CHECK(MPI_Bcast(&r, 1, MPI_INT, 0, MPI_COMM_WORLD));
+                if (r < 0) {
+                        MPI_Finalize();
+                        return 1;
+                }
         }
         char host[256] = "unknown";
         gethostname(host, sizeof(host) - 1);
@@ -397,7 +447,7 @@ int main(int argc, char **argv)
                 if (wrong_total)
                         fprintf(stderr, "benchd-allreduce: %lld wrong elements in the allreduce results\n", wrong_total);
                 if (o.json) {
-                        int r = write_json(o.json, res, n);
+                        int r = json_finish(&jout, res, n);
                         if (r < 0) {
                                 fprintf(stderr, "benchd-allreduce: cannot write '%s': %s\n", o.json, strerror(-r));
                                 status = 1;
