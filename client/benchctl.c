@@ -33,9 +33,10 @@ static const struct bd_command commands[] = {
         { "coco-eval", cmd_coco_eval, "ANNOTATIONS.json DETECTIONS.json [--type bbox] [--json]",
           "COCO bbox mAP of detections, the 12 numbers of pycocotools' COCOeval." },
         { "stage", cmd_stage,
-          "--local --src DIR --dst DIR [--name NAME] [--verify] [--verify-only] [--delete] [--bwlimit MB/s] "
-          "[--workers N]",
-          "Copy a dataset to local disk, verified against its manifest and resumable." },
+          "{--local | --system SYSTEM | --nodes N1,N2} --src DIR --dst DIR [--name NAME] [--verify] "
+          "[--verify-only] [--delete] [--bwlimit MB/s] [--workers N]",
+          "Copy a dataset to local disk, verified against its manifest and resumable: in this process, or on "
+          "many nodes at once through their benchd." },
         { "manifest", cmd_manifest, "DIR [-o FILE]", "Build a dataset's manifest (checksums) and print or write it." },
         { 0 }
 };

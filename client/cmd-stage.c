@@ -184,15 +184,25 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                 system_release(&sys);
         } else {
                 _cleanup_free_ char *list = xstrdup(nodes);
-                char *save = NULL;
                 size_t n = 0;
-                for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+                /* every name non-empty, each node once */
+                for (char *t = list, *next; t; t = next) {
+                        next = strchr(t, ',');
+                        if (next)
+                                *next++ = '\0';
+                        bool again = false;
+                        for (size_t k = 0; k < n && !again; k++)
+                                again = streq(names[k], t);
+                        if (!*t || again || !node_name_valid(t)) {
+                                bd_error("stage: --nodes: %s '%s'", !*t ? "an empty node name in" : again ?
+                                         "a node named twice in" : "a bad node name in", !*t || again ? nodes : t);
+                                strv_free(names);
+                                return BD_EXIT_USAGE;
+                        }
                         names = xrealloc(names, (n + 2) * sizeof(char *));
                         names[n++] = xstrdup(t);
                         names[n] = NULL;
                 }
-                if (!n)
-                        return usage_error(NULL, "stage: --nodes: no node given");
                 if (!token_file && !getenv("BENCHD_TOKEN"))
                         sys_token = xstrdup("/var/lib/benchd/token");
         }
@@ -295,6 +305,10 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 }
                 name = auto_name;
         }
+        /* checked here for every mode: the name goes into the API's URL */
+        if (!stage_name_valid(name))
+                return usage_error(cmd, "--name: invalid dataset name '%s' (1 to 64 letters, digits, '.', '_' or "
+                                        "'-', starting with a letter or digit)", name);
         if (streq(where, "benchd")) {
                 if (state_dir || copy_method)
                         return usage_error(cmd, "--state-dir and --copy-method are benchd's business with --system "

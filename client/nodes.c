@@ -1,6 +1,8 @@
 /* nodes.c: parallel requests to the benchd of many nodes (libcurl multi). */
 #include "config.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "curl-dl.h"
@@ -8,6 +10,36 @@
 #include "strutil.h"
 
 #define MAX_BODY (16u << 20)
+
+bool node_name_valid(const char *s)
+{
+        if (!strncmp(s, "unix:", 5))
+                return s[5] != '\0';
+        if (!strncmp(s, "http://", 7) || !strncmp(s, "https://", 8)) {
+                const char *host = strstr(s, "://") + 3;
+                return *host && *host != '/';
+        }
+        const char *port = NULL;
+        if (s[0] == '[') {
+                const char *close = strchr(s, ']');
+                if (!close || close == s + 1 || strspn(s + 1, "0123456789abcdefABCDEF:.%") != (size_t)(close - s - 1))
+                        return false;
+                if (close[1] && close[1] != ':')
+                        return false;
+                port = close[1] ? close + 2 : NULL;
+        } else {
+                size_t host = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._");
+                if (host == 0 || (s[host] && s[host] != ':'))
+                        return false;
+                port = s[host] ? s + host + 1 : NULL;
+        }
+        if (!port)
+                return true;
+        char *end;
+        errno = 0;
+        long p = strtol(port, &end, 10);
+        return *port >= '0' && *port <= '9' && !*end && errno == 0 && p >= 1 && p <= 65535;
+}
 
 void nodes_init(struct node_call *calls, char *const *names, int n, int default_port)
 {

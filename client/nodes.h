@@ -26,6 +26,9 @@ struct node_call {
         cJSON *json;            /* parsed body when it is JSON, else NULL */
 };
 
+/* Whether a node is named as HOST, HOST:PORT, [IPv6]:PORT, a URL or
+ * unix:PATH (PORT 1 to 65535). */
+bool node_name_valid(const char *s);
 /* Fills calls[i] for each node name (default port when none is given). */
 void nodes_init(struct node_call *calls, char *const *names, int n, int default_port);
 void nodes_release(struct node_call *calls, int n);

@@ -27,6 +27,9 @@
 
 #define POLL_MS 500
 #define PLAIN_EVERY 10.0
+/* a node that does not answer (benchd restarting: its job resumes) is given
+ * this many polls before it counts as failed */
+#define SILENT_POLLS 60
 
 static volatile sig_atomic_t interrupted;
 
@@ -42,6 +45,7 @@ struct node_state {
         char last_state[32];
         double last_print;
         char why[512];
+        int silent;             /* polls in a row without an answer */
 };
 
 static double num(const cJSON *o, const char *k)
@@ -124,6 +128,21 @@ static void describe(const struct node_call *c, const struct node_state *ns, boo
 }
 
 /* Reads a node's answer into its state. */
+static void update(const struct node_call *c, struct node_state *ns);
+
+/* The same for a poll: no answer at all is waited out for a while. */
+static void poll_update(struct node_call *c, struct node_state *ns)
+{
+        if (c->status == 0 && ++ns->silent < SILENT_POLLS)
+                return;
+        if (c->status == 0) {
+                size_t len = strlen(c->error);
+                snprintf(c->error + len, sizeof(c->error) - len, " (no answer for %d s)", SILENT_POLLS * POLL_MS / 1000);
+        }
+        ns->silent = 0;
+        update(c, ns);
+}
+
 static void update(const struct node_call *c, struct node_state *ns)
 {
         if (!node_ok(c)) {
@@ -143,12 +162,30 @@ static void update(const struct node_call *c, struct node_state *ns)
                 if (e)
                         STR_COPY(ns->why, e);
                 else if (num(p, "errors") > 0)
-                        snprintf(ns->why, sizeof(ns->why), "%.0f error%s (benchctl stage --nodes ... --verify-only, or "
-                                                           "GET /v1/datasets/NAME, lists them)", num(p, "errors"),
+                        snprintf(ns->why, sizeof(ns->why), "%.0f error%s (listed above)", num(p, "errors"),
                                  num(p, "errors") == 1 ? "" : "s");
                 else
                         snprintf(ns->why, sizeof(ns->why), "%s", st);
         }
+}
+
+/* What a node reported about single entries, as --local prints them: the
+ * errors and warnings (the notes, too, unless quiet), the first of each node's
+ * (benchd keeps 100). */
+static void node_problems(const struct node_call *c, bool quiet)
+{
+        const cJSON *e, *a = c->json ? cJSON_GetObjectItemCaseSensitive(c->json, "problems") : NULL;
+        cJSON_ArrayForEach(e, a) {
+                const char *sev = str(e, "severity"), *msg = str(e, "message");
+                if (!msg || (quiet && sev && streq(sev, "note")))
+                        continue;
+                fprintf(stderr, "benchctl: stage: %s: %s%s\n", c->node,
+                        sev && streq(sev, "warning") ? "warning: " : "", msg);
+        }
+        double total = num(c->json, "problems_total");
+        if (total > cJSON_GetArraySize(a))
+                fprintf(stderr, "benchctl: stage: %s: ... and %.0f more (--json, or GET /v1/datasets/NAME there)\n",
+                        c->node, total - cJSON_GetArraySize(a));
 }
 
 static void draw(struct node_call *calls, struct node_state *st, int n, int w, bool tty, bool first)
@@ -254,7 +291,7 @@ int stage_remote(const struct stage_remote_req *q)
                 for (int i = 0; i < n; i++)
                         if (!st[i].ended) {
                                 calls[i] = live[k++];
-                                update(&calls[i], &st[i]);
+                                poll_update(&calls[i], &st[i]);
                         }
                 if (!q->quiet && !q->json)
                         draw(calls, st, n, w, tty, first);
@@ -285,6 +322,9 @@ int stage_remote(const struct stage_remote_req *q)
                         printf("%-*s  %s\n", w, calls[i].node, line);
                 }
         }
+        if (!q->json)
+                for (int i = 0; i < n; i++)
+                        node_problems(&calls[i], q->quiet);
         for (int i = 0; i < n; i++)
                 if (!st[i].ok) {
                         bd_error("stage: node %s: %s", calls[i].node, st[i].why);

@@ -61,7 +61,9 @@ static void usage(FILE *f)
                    "  -h, --help             show this help\n"
                    "      --version          show the version\n\n"
                    "Endpoints: GET /v1/health, /v1/inventory, /v1/topology, /v1/binding?ranks=N,\n"
-                   "/metrics; POST /v1/inventory/refresh (token).  See benchd(8).\n",
+                   "/v1/datasets, /v1/datasets/NAME, /metrics; POST /v1/inventory/refresh,\n"
+                   "/v1/datasets/NAME/stage, /v1/datasets/NAME/verify, DELETE /v1/datasets/NAME\n"
+                   "(token).  See benchd(8).\n",
                 DEFAULT_CONF);
 }
 

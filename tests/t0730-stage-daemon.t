@@ -202,4 +202,34 @@ out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/src" --dst "$local_dir/coco" --
 is "the next stage: exit 0" "$rc" 0
 like "  repaired the file" "$out" "1 repaired"
 check "  the tree is exact again" check_tree "$tmp/src" "$tmp/diskA/coco"
+
+# benchctl stage --nodes checks the name and the node list before it sends anything
+out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/src" --dst "$local_dir/x" --name '../inventory/refresh#' \
+      --token-file "$tmp/token" 2>&1); rc=$?
+is "--nodes with a bad --name: usage error (the name goes into the URL)" "$rc" 2
+like "  naming it" "$out" "invalid dataset name '../inventory/refresh#'"
+for bad in "$A,$A" "$A," "127.0.0.1:99999" "127.0.0.1:abc"; do
+    "$BENCHCTL" stage --nodes "$bad" --src "$tmp/src" --dst "$local_dir/x" --token-file "$tmp/token" >/dev/null 2>&1
+    is "--nodes '$bad': usage error" "$?" 2
+done
+
+# what a node reports about single entries reaches the user
+mkdir -p "$tmp/src2"
+cp "$tmp/src/annotations.json" "$tmp/src2/"
+ln -s /etc/passwd "$tmp/src2/out-link"
+out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/src2" --dst "$local_dir/s2" --name s2 --token-file "$tmp/token" 2>&1); rc=$?
+is "a stage with a link leading out of the source: exit 0" "$rc" 0
+like "  the node's warning is shown" "$out" "^benchctl: stage: $A: warning: symlink 'out-link' points out of the source tree"
+
+# benchd restarting under benchctl stage --nodes: benchctl waits, the job resumes
+"$BENCHCTL" stage --nodes "$B" --src "$tmp/src" --dst "$local_dir/r" --name r --bwlimit 2 --workers 1 \
+    --token-file "$tmp/token" >"$tmp/r.out" 2>&1 &
+bpid=$!
+wait_until 30 bash -c "[ \$(find '$tmp/diskB/r' -name 'f*.bin' 2>/dev/null | wc -l) -ge 2 ]"
+stop_pid "$pidB"
+start_node B "$pB"
+wait "$bpid"; rc=$?
+is "benchd restarted during benchctl stage --nodes: exit 0" "$rc" 0
+like "  the node completed" "$(cat "$tmp/r.out")" "$B +complete"
+check "  with the exact tree" check_tree "$tmp/src" "$tmp/diskB/r"
 done_testing
