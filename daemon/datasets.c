@@ -516,6 +516,12 @@ static void start(struct daemon *d, struct datasets *ds, struct http_request *rq
                 http_error(rs, 400, "destination '%s' must be an absolute path", o->dst);
                 return;
         }
+        /* one spelling of each path, as the job records it ("/a/./b/" is "/a/b") */
+        _cleanup_free_ char *dst = path_clean(o->dst);
+        _cleanup_free_ char *src = o->src ? path_clean(o->src) : NULL;
+        o->dst = dst;
+        if (src && o->src[0] == '/')
+                o->src = src;
         if (dest_allowed(allow, o->dst, &err) < 0) {
                 http_error(rs, 403, "%s", err.msg);
                 return;

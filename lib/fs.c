@@ -118,3 +118,30 @@ char *exe_dir(void)
         buf[n] = '\0';
         return xstrdup(dirname(buf));
 }
+
+char *path_clean(const char *path)
+{
+        char cwd[4096];
+        _cleanup_free_ char *abs = NULL;
+        if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+                abs = xasprintf("%s/%s", cwd, path);
+        const char *p = abs ? abs : path;
+        char *out = xmalloc(strlen(p) + 2), *o = out;
+        while (*p) {
+                while (*p == '/')
+                        p++;
+                size_t n = strcspn(p, "/");
+                if (n == 0 || (n == 1 && p[0] == '.')) {
+                        p += n;
+                        continue;
+                }
+                *o++ = '/';
+                memcpy(o, p, n);
+                o += n;
+                p += n;
+        }
+        if (o == out)
+                *o++ = '/';
+        *o = '\0';
+        return out;
+}

@@ -18,6 +18,10 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 int write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
 /* Creates a directory and its parents (mode for new ones). */
 int mkdir_p(const char *path, mode_t mode);
+/* path made absolute (from the working directory) and written one way: no
+ * empty or "." components, no trailing '/' ("..": kept, it depends on links);
+ * caller frees. */
+char *path_clean(const char *path);
 /* Directory of the running executable (from /proc/self/exe), caller frees. */
 char *exe_dir(void);
 

@@ -101,21 +101,10 @@ const char *kind_name(enum bd_mkind k)
 
 /* ---- options --------------------------------------------------------------------- */
 
-/* Absolute (the state file outlives the working directory), without trailing '/'. */
+/* Absolute (the state file outlives the working directory), one spelling. */
 static char *clean_path(const char *p)
 {
-        if (!p)
-                return NULL;
-        char *c;
-        char cwd[4096];
-        if (p[0] != '/' && getcwd(cwd, sizeof(cwd)))
-                c = xasprintf("%s/%s", streq(cwd, "/") ? "" : cwd, p);
-        else
-                c = xstrdup(p);
-        size_t n = strlen(c);
-        while (n > 1 && c[n - 1] == '/')
-                c[--n] = '\0';
-        return c;
+        return p ? path_clean(p) : NULL;
 }
 
 struct bd_stage *stage_new(const struct bd_stage_opts *o, struct bd_err *err)

@@ -101,6 +101,13 @@ is "workers out of range: 400" \
 is "unknown dataset: 404" "$(code "http://$A/v1/datasets/nothing")" 404
 is "cancel with nothing running: 409" "$(code -X DELETE "http://$A/v1/datasets/coco")" 409
 is "cancel of an unknown dataset: 404" "$(code -X DELETE "http://$A/v1/datasets/nothing")" 404
+cp -r "$tmp/src/val" "$tmp/src-val"
+api -X POST -d "{\"source\": \"$tmp/src-val//\", \"destination\": \"$local_dir/./spelled//\"}" \
+    "http://$A/v1/datasets/spelled/stage" >/dev/null
+wait_until 20 bash -c "curl -s http://$A/v1/datasets/spelled | grep -q '\"state\":\"complete\"'"
+is "paths are recorded in one spelling ('/./', '//' and a trailing '/' go)" \
+   "$(curl -s "http://$A/v1/datasets/spelled" | py 'import json,sys; j=json.load(sys.stdin); print(j["source"], j["destination"])')" \
+   "$tmp/src-val $local_dir/spelled"
 is "a relative destination: 400" \
    "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"x/y\"}" "http://$A/v1/datasets/x/stage")" 400
 is "a source that does not exist: 400 at once" \
