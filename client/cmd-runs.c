@@ -79,13 +79,18 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
         const char *warning = NULL;
         if (store_list(store, system, workload, limit, collect_live, &l, &err) < 0)
                 bd_warning("%s", err.msg);
+        bool slurm_down = false;
         for (size_t i = 0; i < l.n; i++) {
                 struct bd_run r;
                 struct bd_trial *t;
                 const char *w = NULL;
                 if (store_get(store, l.ids[i], &r, &t, &err) == 0) {
-                        if (run_refresh(store, &r, t, &w, &err) < 0)
+                        /* a controller that did not answer is not asked again for each run */
+                        bool slurm = r.launcher && streq(r.launcher, "slurm");
+                        if (!(slurm && slurm_down) && run_refresh(store, &r, t, &w, &err) < 0)
                                 bd_warning("run %s: %s", l.ids[i], err.msg);
+                        if (w && slurm)
+                                slurm_down = true;
                         if (w && !warning)
                                 warning = w;
                         trials_free(t, r.ntrials);
