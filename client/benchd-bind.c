@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "cpuset.h"
 #include "curl-dl.h"
+#include "fs.h"
 #include "macro.h"
 #include "strutil.h"
 
@@ -43,6 +44,13 @@ struct plan {
         const char *nic;
         char nic_buf[64];
 };
+
+/* The same directory, however spelled ("/a/./b/" is "/a/b"). */
+static bool same_path(const char *a, const char *b)
+{
+        _cleanup_free_ char *x = path_clean(a), *y = path_clean(b);
+        return streq(x, y);
+}
 
 static const char *const rank_vars[] = {
         "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK",
@@ -211,7 +219,7 @@ static int check_dataset(const char *url, const char *name, const char *dir, con
         else if (status != 200 || !state)
                 fprintf(stderr, "benchd-bind: %s: benchd at %s answered %ld about dataset '%s'\n", host, url, status,
                         name);
-        else if (!dst || !streq(dst, dir))
+        else if (!dst || !same_path(dst, dir))
                 fprintf(stderr, "benchd-bind: %s: dataset '%s' is staged in '%s', not in '%s'\n", host, name,
                         dst ? dst : "?", dir);
         else if (!streq(state, "complete") || (cJSON_IsNumber(errors) && errors->valuedouble > 0))

@@ -55,6 +55,7 @@ void opts_release(struct bd_opts *o)
         o->getopt_state = NULL;
 }
 
+static void say(const char *prefix, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void say(const char *prefix, const char *fmt, va_list ap)
 {
         fputs(prefix, stderr);

@@ -419,7 +419,7 @@ static cJSON *body_json(struct http_request *rq, struct http_response *rs, bool 
         const char *bad = NULL;
         if (end && end < rq->body + rq->body_len)
                 bad = "malformed JSON: more after the object";
-        else if (has_nul_escape(rq->body, rq->body_len))
+        else if (has_nul_escape(rq->body, rq->body_len) || memchr(rq->body, '\0', rq->body_len))
                 bad = "a string holds \\u0000";
         for (const cJSON *a = j->child; a && !bad; a = a->next)
                 for (const cJSON *b = a->next; b && !bad; b = b->next)
@@ -593,7 +593,9 @@ void api_dataset_verify(struct daemon *d, struct http_request *rq, struct http_r
                 return;
         bool have_rec = stage_record_load(ds->state_dir, rq->params[0], &rec, NULL) == 0;
         if (parse_stage(j, &o, rs)) {
-                if (o.dst && have_rec && rec.dst && !streq(o.dst, rec.dst))
+                _cleanup_free_ char *want = o.dst && o.dst[0] == '/' ? path_clean(o.dst) : NULL;
+                _cleanup_free_ char *have = have_rec && rec.dst ? path_clean(rec.dst) : NULL;
+                if (want && have && !streq(want, have))
                         /* a verify elsewhere would make the dataset's record point there */
                         http_error(rs, 409, "dataset '%s' is staged in '%s': verify checks that copy (leave out "
                                    "'destination'), or stage it to '%s' first", rq->params[0], rec.dst, o.dst);

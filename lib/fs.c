@@ -123,8 +123,11 @@ char *path_clean(const char *path)
 {
         char cwd[4096];
         _cleanup_free_ char *abs = NULL;
-        if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+        if (path[0] != '/') {
+                if (!getcwd(cwd, sizeof(cwd)))
+                        return xstrdup(path); /* left relative: never made absolute under '/' */
                 abs = xasprintf("%s/%s", cwd, path);
+        }
         const char *p = abs ? abs : path;
         char *out = xmalloc(strlen(p) + 2), *o = out;
         while (*p) {

@@ -90,6 +90,11 @@ is "a field given twice: 400" "$(code -X POST -d "{$okjson, \"source\": \"/etc\"
 like "  says so" "$(cat "$tmp/body")" "a field is given twice"
 is "a \\u0000 in a path: 400 (it would cut the path)" \
    "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\\u0000/../../etc\"}" "http://$A/v1/datasets/x/stage")" 400
+printf '{"source": "%s", "destination": "%s/x\0/../../etc"}' "$tmp/src" "$local_dir" > "$tmp/nul.json"
+is "a raw NUL byte in the body: 400" "$(code -X POST --data-binary @"$tmp/nul.json" "http://$A/v1/datasets/x/stage")" 400
+is "verify naming the dataset's destination spelled another way: not refused" \
+   "$(code -X POST -d "{\"destination\": \"$local_dir/./coco/\"}" "http://$A/v1/datasets/coco/verify")" 202
+wait_until 20 bash -c "curl -s http://$A/v1/datasets/coco | grep -q '\"state\":\"complete\"'"
 is "verify of a dataset in another destination: 409" \
    "$(code -X POST -d "{\"destination\": \"$local_dir/other\"}" "http://$A/v1/datasets/coco/verify")" 409
 like "  saying where it is staged" "$(cat "$tmp/body")" "dataset 'coco' is staged in '$local_dir/coco'"

@@ -158,7 +158,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
                         break;
                 case 'P': o->platform = optarg; break;
                 case 'J': o->json = optarg; break;
-                case 'I': if (parse_num(optarg, 0, &v) < 0) bad = "--inject-error: expected a rank"; else o->inject = (int)v; break;
+                case 'I': if (parse_num(optarg, 0, &v) < 0) bad = "--inject-error: expected a rank"; else o->inject = v > INT_MAX ? INT_MAX : (int)v; break;
                 case 'h': if (rank == 0) usage(stdout); return 1;
                 case 'V': if (rank == 0) printf("benchd-allreduce %s\n", PACKAGE_VERSION); return 1;
                 case ':':
