@@ -69,12 +69,12 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
                         return bd_err_set(err, -errno, "log directory '%s': %s", dir, strerror(errno));
                 if (!S_ISDIR(st.st_mode))
                         return bd_err_set(err, -ENOTDIR, "log directory '%s': '%s' is not a directory", dir, d);
-                if (access(d, W_OK | X_OK) < 0 && streq(d, dir))
+                if (access(d, W_OK | X_OK) == 0)
+                        return 0;
+                if (streq(d, dir))
                         return bd_err_set(err, -errno, "log directory '%s' is not writable: %s", dir, strerror(errno));
-                if (access(d, W_OK | X_OK) < 0)
-                        return bd_err_set(err, -errno, "log directory '%s' cannot be created: '%s' is not writable: %s",
-                                          dir, d, strerror(errno));
-                return 0;
+                return bd_err_set(err, -errno, "log directory '%s' cannot be created: '%s' is not writable: %s", dir, d,
+                                  strerror(errno));
         }
         int r = mkdir_p(dir, 0755);
         if (r < 0)

@@ -228,19 +228,6 @@ static cJSON *time_or_null(double t)
         return t > 0 ? cJSON_CreateNumber(t) : cJSON_CreateNull();
 }
 
-/* Why an ended job failed: the error that stopped it, else its first
- * per-file error (the state file records the same); NULL when none. */
-static const char *job_error(struct bd_stage *job)
-{
-        const char *e = stage_error(job);
-        const struct bd_stage_problem *pr;
-        size_t n = stage_problems(job, &pr);
-        for (size_t i = 0; i < n && !e; i++)
-                if (pr[i].severity == SEV_ERROR)
-                        e = pr[i].msg;
-        return e;
-}
-
 /* What is known of a dataset: the job of this daemon when there is one, and
  * the state file.  NULL when neither exists.  Lock held. */
 static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
@@ -265,7 +252,7 @@ static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
                 cJSON_AddNumberToObject(o, "started", j->started);
                 add_progress(o, &p);
                 if (j->joined) {
-                        const char *e = job_error(j->job);
+                        const char *e = stage_failure(j->job);
                         cJSON_AddItemToObject(o, "error", e ? cJSON_CreateString(e) : cJSON_CreateNull());
                 }
         } else {

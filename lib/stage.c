@@ -216,15 +216,8 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
                 memcpy(r->manifest_sum, s->m.sum, 16);
         }
         free(r->error);
-        r->error = NULL;
-        pthread_mutex_lock(&s->lock);
-        if (s->error)
-                r->error = xstrdup(s->error);
-        else
-                for (size_t i = 0; i < s->nproblems && !r->error; i++)
-                        if (s->problems[i].severity == SEV_ERROR)
-                                r->error = xstrdup(s->problems[i].msg);
-        pthread_mutex_unlock(&s->lock);
+        const char *e = stage_failure(s);
+        r->error = e ? xstrdup(e) : NULL;
         struct bd_err err;
         if (stage_record_save(s->state_dir, r, &err) < 0 && !final)
                 fatal(s, "%s", err.msg);
@@ -584,6 +577,17 @@ size_t stage_problems(struct bd_stage *s, const struct bd_stage_problem **ret)
 const char *stage_error(struct bd_stage *s)
 {
         return s->error;
+}
+
+const char *stage_failure(struct bd_stage *s)
+{
+        pthread_mutex_lock(&s->lock);
+        const char *e = s->error;
+        for (size_t i = 0; i < s->nproblems && !e; i++)
+                if (s->problems[i].severity == SEV_ERROR)
+                        e = s->problems[i].msg;
+        pthread_mutex_unlock(&s->lock);
+        return e;
 }
 
 struct bd_manifest *stage_manifest(struct bd_stage *s)

@@ -163,6 +163,9 @@ size_t stage_problems(struct bd_stage *s, const struct bd_stage_problem **ret);
 /* After the end: why the job failed as a whole (no space, cannot open the
  * destination...), or NULL when it failed only through per-file problems. */
 const char *stage_error(struct bd_stage *s);
+/* Why the job did not complete: stage_error(), else its first per-file
+ * error (what the state file records); NULL when nothing failed. */
+const char *stage_failure(struct bd_stage *s);
 /* After the end: the manifest used (NULL if none could be had; owned by the
  * job, complete when the job completed), and where it is stored. */
 struct bd_manifest *stage_manifest(struct bd_stage *s);
