@@ -282,41 +282,47 @@ static struct result run_size(const struct opts *o, size_t count, float *send, f
         return res;
 }
 
-/* --json: the temporary file of the atomic write is created at start, next to
- * the target, so that a path that cannot be written fails before the
- * benchmark runs; the results go into it at the end, then fsync and rename. */
-struct json_out {
-        const char *path;
-        char tmp[PATH_MAX];
-        FILE *f;
-};
-
-static int json_open(struct json_out *j, const char *path)
+/* --json: written atomically at the end (a temporary file beside the target,
+ * fsync, rename).  At start one such temporary file is created and removed
+ * again, so that a path that cannot be written fails before the benchmark
+ * runs, and nothing is left behind however the run ends. */
+static int json_temp(const char *path, char tmp[PATH_MAX], FILE **ret)
 {
         struct stat st;
-        j->path = path;
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
                 return -EISDIR;
-        int n = snprintf(j->tmp, sizeof(j->tmp), "%s.tmp.%d", path, (int)getpid());
-        if (n < 0 || (size_t)n >= sizeof(j->tmp))
+        int n = snprintf(tmp, PATH_MAX, "%s.tmp.XXXXXX", path);
+        if (n < 0 || n >= PATH_MAX)
                 return -ENAMETOOLONG;
-        int fd = open(j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        j->f = fdopen(fd, "w");
-        if (!j->f) {
+        mode_t um = umask(0);
+        umask(um);
+        if (!ret) {
+                close(fd);
+                unlink(tmp);
+                return 0;
+        }
+        /* mkostemp makes it 0600: as open(O_CREAT, 0666) would have */
+        FILE *f = fchmod(fd, 0666 & ~um) == 0 ? fdopen(fd, "w") : NULL;
+        if (!f) {
                 int e = errno;
                 close(fd);
-                unlink(j->tmp);
+                unlink(tmp);
                 return -e;
         }
+        *ret = f;
         return 0;
 }
 
-static int json_finish(struct json_out *j, const struct result *r, int n)
+static int json_write(const char *path, const struct result *r, int n)
 {
-        FILE *f = j->f;
-        j->f = NULL;
+        char tmp[PATH_MAX];
+        FILE *f;
+        int e = json_temp(path, tmp, &f);
+        if (e < 0)
+                return e;
         fprintf(f, "[\n");
         for (int i = 0; i < n; i++)
                 fprintf(f, "  {\"bytes\": %zu, \"count\": %zu, \"type\": \"float\", \"ranks\": %d, \"time_us\": %s, "
@@ -328,9 +334,9 @@ static int json_finish(struct json_out *j, const struct result *r, int n)
         int err = ferror(f);
         if (fflush(f) != 0 || fsync(fileno(f)) != 0)
                 err = 1;
-        if (fclose(f) != 0 || err || rename(j->tmp, j->path) != 0) {
-                int e = errno ? errno : EIO;
-                unlink(j->tmp);
+        if (fclose(f) != 0 || err || rename(tmp, path) != 0) {
+                e = errno ? errno : EIO;
+                unlink(tmp);
                 return -e;
         }
         return 0;
@@ -348,9 +354,9 @@ int main(int argc, char **argv)
                 return pr == 1 ? 0 : 2;
         }
         /* --json: a path that cannot be written fails now, on every rank */
-        struct json_out jout = { 0 };
         if (o.json) {
-                int r = rank == 0 ? json_open(&jout, o.json) : 0;
+                char probe[PATH_MAX];
+                int r = rank == 0 ? json_temp(o.json, probe, NULL) : 0;
                 if (r < 0)
                         fprintf(stderr, "benchd-allreduce: cannot write '%s': %s\n", o.json, strerror(-r));
                 MPI_CHECK(MPI_Bcast(&r, 1, MPI_INT, 0, MPI_COMM_WORLD));
@@ -447,7 +453,7 @@ int main(int argc, char **argv)
                 if (wrong_total)
                         fprintf(stderr, "benchd-allreduce: %lld wrong elements in the allreduce results\n", wrong_total);
                 if (o.json) {
-                        int r = json_finish(&jout, res, n);
+                        int r = json_write(o.json, res, n);
                         if (r < 0) {
                                 fprintf(stderr, "benchd-allreduce: cannot write '%s': %s\n", o.json, strerror(-r));
                                 status = 1;
