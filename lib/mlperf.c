@@ -550,8 +550,17 @@ void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, str
         for (int i = 0; i < n; i++)
                 live += t[i].outcome == OUT_RUNNING || t[i].outcome == OUT_PENDING;
         if (live) {
-                snprintf(s->reason, sizeof(s->reason), "the run has not ended (%d of %d trial%s still to finish)",
-                         live, n, n == 1 ? "" : "s");
+                /* trials that ended without converging count already: two of
+                 * them make the result invalid whatever the rest do */
+                int ended_failed = n - k - live;
+                if (!allreduce && ended_failed > 1) {
+                        s->valid = false;
+                        snprintf(s->reason, sizeof(s->reason),
+                                 "%d trials did not converge (MLPerf allows one), with %d still to finish",
+                                 ended_failed, live);
+                } else
+                        snprintf(s->reason, sizeof(s->reason), "the run has not ended (%d of %d trial%s still to finish)",
+                                 live, n, n == 1 ? "" : "s");
                 return;
         }
         if (allreduce) {

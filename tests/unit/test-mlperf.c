@@ -532,6 +532,19 @@ static void test_score(void)
         is_str(s.reason, "2 trials did not converge (MLPerf allows one)", "  and say why");
         ok(near(s.mean, 11) && near(s.sd, 1), "  but mean 11 and sd 1 of the converged three");
 
+        /* a run that has not ended: no score yet, unless it is already invalid */
+        struct mlperf_trial live[5] = { trial(10, true), trial(5, false), trial(11, true), trial(0, false),
+                                        trial(0, false) };
+        live[3].outcome = OUT_RUNNING;
+        live[4].outcome = OUT_PENDING;
+        mlperf_score(live, 5, "ssd", &s);
+        ok(!s.scored && s.valid, "a live run with one failed trial: no score yet, not invalid");
+        is_str(s.reason, "the run has not ended (2 of 5 trials still to finish)", "  and say why");
+        live[2] = trial(7, false);
+        mlperf_score(live, 5, "ssd", &s);
+        ok(!s.scored && !s.valid, "a live run with two failed trials is already invalid");
+        is_str(s.reason, "2 trials did not converge (MLPerf allows one), with 2 still to finish", "  and say why");
+
         mlperf_score(five, 3, "ssd", &s);
         ok(!s.scored && s.valid, "three trials: no official score");
         is_str(s.reason, "3 of 5 trials", "  and say why");
