@@ -35,6 +35,9 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         }
         if (state_final(r.state)) {
                 printf("run %s already ended: %s\n", r.id, state_name(r.state));
+        } else if (!streq(r.launcher, "slurm") && !run_started_here(&r)) {
+                bd_error("run %s was started on host '%s': cancel it there", r.id, r.host);
+                ret = BD_EXIT_FAIL;
         } else {
                 struct bd_err err;
                 int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err) : local_cancel(r.pid, &err);

@@ -170,15 +170,29 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         free(sets);
                         return BD_EXIT_FAIL;
                 }
-                names = nodes_of_system(sys.json);
+                struct bd_err err;
+                int r = nodes_of_system(sys.json, &names, &err);
+                if (r < 0)
+                        bd_error("nodes: system '%s': %s", system, err.msg);
                 if (!port)
                         port = sys_int(sys.json, "benchd.port", 9410);
                 system_release(&sys);
+                if (r < 0) {
+                        free(sets);
+                        return BD_EXIT_FAIL;
+                }
         } else {
-                n = next < argc ? argc - next : 1;
-                names = xcalloc((size_t)n + 1, sizeof(char *));
-                for (int i = 0; i < n; i++)
-                        names[i] = xstrdup(next < argc ? argv[next + i] : "localhost");
+                size_t k = 0;
+                struct bd_err err;
+                for (int i = next; i < argc; i++)
+                        if (nodes_add(&names, &k, argv[i], "nodes", &err) < 0) {
+                                bd_error("%s", err.msg);
+                                strv_free(names);
+                                free(sets);
+                                return BD_EXIT_USAGE;
+                        }
+                if (!names)
+                        (void) nodes_add(&names, &k, "localhost", "nodes", &err);
         }
         free(sets);
         for (n = 0; names[n]; n++)

@@ -77,6 +77,7 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
         struct live l = { 0 };
         struct bd_err err;
         const char *warning = NULL;
+        _cleanup_free_ char *warned = NULL;
         if (store_list(store, system, workload, limit, collect_live, &l, &err) < 0)
                 bd_warning("%s", err.msg);
         bool slurm_down = false;
@@ -91,8 +92,10 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
                                 bd_warning("run %s: %s", l.ids[i], err.msg);
                         if (w && slurm)
                                 slurm_down = true;
-                        if (w && !warning)
+                        if (w && !warning) {
                                 warning = w;
+                                warned = xstrdup(l.ids[i]);
+                        }
                         trials_free(t, r.ntrials);
                         run_release(&r);
                 }
@@ -100,7 +103,7 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
         }
         free(l.ids);
         if (warning)
-                bd_warning("%s", warning);
+                bd_warning("run %s: %s", warned, warning);
 }
 
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)

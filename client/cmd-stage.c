@@ -31,6 +31,7 @@
 #define OPT_JSON 411
 #define OPT_TOKEN_FILE 412
 #define OPT_PORT 413
+#define OPT_TIMEOUT 414
 
 static const struct bd_option options[] = {
         { "local", 'l', NULL, "stage on this machine, in this process" },
@@ -52,6 +53,7 @@ static const struct bd_option options[] = {
         { "quiet", 'q', NULL, "no progress output" },
         { "token-file", OPT_TOKEN_FILE, "FILE", "benchd's token (default: $BENCHD_TOKEN, the system's benchd.token_file)" },
         { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's, 9410)" },
+        { "timeout", OPT_TIMEOUT, "MS", "wait this long for each answer of a node's benchd (default 10000)" },
         COMMON_SYSTEM_OPTIONS,
         { 0 }
 };
@@ -160,13 +162,15 @@ static char *default_name(const char *dir)
 
 /* --system or --nodes: the stage on every node through its benchd. */
 static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, const char *name, const char *system,
-                          const char *nodes, char **sets, const char *token_file, int port, bool quiet, bool json)
+                          const char *nodes, char **sets, const char *token_file, int port, long timeout_ms,
+                          bool quiet, bool json)
 {
         struct stage_remote_req q = {
                 .port = port ? port : 9410, .name = name, .src = so->src, .dst = so->dst,
                 .verify_only = so->mode == STAGE_VERIFY_ONLY, .verify = so->verify, .delete_extra = so->delete_extra,
                 .rehash = so->rehash, .workers = so->workers, .bwlimit_mbps = so->bwlimit / 1e6, .fsync = so->fsync,
-                .quiet = quiet, .json = json, .timeout_ms = 10000,
+                .quiet = quiet, .json = json,
+                .timeout_ms = timeout_ms ? timeout_ms : 10000,
         };
         _cleanup_free_ char *token = NULL, *sys_token = NULL;
         char **names = NULL;
@@ -176,7 +180,11 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                 struct bd_system sys;
                 if (ctx_load_system(ctx, system, sets, &sys))
                         return BD_EXIT_FAIL;
-                names = nodes_of_system(sys.json);
+                if (nodes_of_system(sys.json, &names, &err) < 0) {
+                        bd_error("stage: system '%s': %s", system, err.msg);
+                        system_release(&sys);
+                        return BD_EXIT_FAIL;
+                }
                 if (!port)
                         q.port = (int)sys_int(sys.json, "benchd.port", 9410);
                 if (!token_file && !getenv("BENCHD_TOKEN"))
@@ -190,18 +198,11 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                         next = strchr(t, ',');
                         if (next)
                                 *next++ = '\0';
-                        bool again = false;
-                        for (size_t k = 0; k < n && !again; k++)
-                                again = streq(names[k], t);
-                        if (!*t || again || !node_name_valid(t)) {
-                                bd_error("stage: --nodes: %s '%s'", !*t ? "an empty node name in" : again ?
-                                         "a node named twice in" : "a bad node name in", !*t || again ? nodes : t);
+                        if (nodes_add(&names, &n, t, "--nodes", &err) < 0) {
+                                bd_error("stage: %s", err.msg);
                                 strv_free(names);
                                 return BD_EXIT_USAGE;
                         }
-                        names = xrealloc(names, (n + 2) * sizeof(char *));
-                        names[n++] = xstrdup(t);
-                        names[n] = NULL;
                 }
                 if (!token_file && !getenv("BENCHD_TOKEN"))
                         sys_token = xstrdup("/var/lib/benchd/token");
@@ -225,7 +226,7 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
         const char *where = NULL, *name = NULL, *state_dir = NULL, *system = NULL, *nodes = NULL;
         const char *token_file = NULL, *copy_method = NULL;
         bool json = false, quiet = false;
-        long port = 0;
+        long port = 0, timeout = 0;
         _cleanup_free_ char **sets = NULL;
         size_t nsets = 0;
         const char *arg;
@@ -243,6 +244,10 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
                 case OPT_PORT:
                         if (opts_number(cmd, "port", arg, 1, 65535, &port) < 0)
+                                return opts_release(&o), BD_EXIT_USAGE;
+                        break;
+                case OPT_TIMEOUT:
+                        if (opts_number(cmd, "timeout", arg, 1, 600000, &timeout) < 0)
                                 return opts_release(&o), BD_EXIT_USAGE;
                         break;
                 case OPT_SRC: so.src = arg; break;
@@ -313,7 +318,11 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 if (state_dir || copy_method)
                         return usage_error(cmd, "--state-dir and --copy-method are benchd's business with --system "
                                                 "and --nodes");
-                return stage_on_nodes(ctx, &so, name, system, nodes, sets, token_file, (int)port, quiet, json);
+                return stage_on_nodes(ctx, &so, name, system, nodes, sets, token_file, (int)port, timeout, quiet,
+                                      json);
+        }
+        if (timeout || port || token_file) {
+                return usage_error(cmd, "--timeout, --port and --token-file are for --system and --nodes");
         }
         _cleanup_free_ char *home = NULL, *default_state = NULL;
         if (!state_dir) {

@@ -183,7 +183,10 @@ int wait_for_run(struct bd_store *store, const char *id)
 {
         bool tty = isatty(STDOUT_FILENO);
         char last[256] = "";
-        struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old_int, old_term;
+        /* SA_RESETHAND: a second signal ends benchctl at once, also while a
+         * query to an unresponsive controller holds the first one back (the
+         * store's writes are transactions: nothing is left half-written) */
+        struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART | SA_RESETHAND }, old_int, old_term;
         sigemptyset(&sa.sa_mask);
         stop_following = 0;
         sigaction(SIGINT, &sa, &old_int);

@@ -39,13 +39,6 @@ static char *user_name(void)
         return xstrdup(pw ? pw->pw_name : "?");
 }
 
-static char *host_name(void)
-{
-        char h[256] = "?";
-        gethostname(h, sizeof(h) - 1);
-        return xstrdup(h);
-}
-
 /* A writable log directory, created when missing; a dry run creates nothing
  * and checks the nearest directory that exists instead. */
 static int check_logdir(const char *dir, bool create, struct bd_err *err)
@@ -87,14 +80,37 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
 /* The workload's program, where the script will look for it (outside a
  * container): a workload this build has no trainer for (maskrcnn, for now)
  * is refused here rather than failing in every trial. */
+/* The trainer the script will run.  A workload without one in this version is
+ * refused.  Otherwise the program must be here for runs started here (the
+ * local launcher, mpirun on this host only); under Slurm or on other hosts it
+ * may be a node-local path that this host lacks: a warning then. */
 static int check_trainer(const struct bd_system *s, const struct render_opts *ro, struct bd_err *err)
 {
         _cleanup_free_ char *prog = render_trainer_path(s, ro);
         if (!prog || access(prog, X_OK) == 0)
                 return 0;
-        return bd_err_set(err, -errno, "%s: no trainer '%s' (%s)%s", ro->workload, prog, strerror(errno),
-                          streq(ro->workload, "maskrcnn") ? ": the Mask R-CNN trainer is not part of this version"
-                                                          : "; set paths.bin to where benchd's programs are installed");
+        int e = errno;
+        if (streq(ro->workload, "maskrcnn"))
+                return bd_err_set(err, -e, "%s: no trainer '%s' (%s): the Mask R-CNN trainer is not part of this "
+                                  "version", ro->workload, prog, strerror(e));
+        const char *launcher = sys_str(s->json, "launcher", "local");
+        bool elsewhere = streq(launcher, "slurm");
+        if (streq(launcher, "mpirun")) {
+                const cJSON *h, *hosts = sys_get(s->json, "mpirun.hosts");
+                const cJSON *list = cJSON_IsArray(hosts) ? hosts : NULL;
+                elsewhere = sys_str(s->json, "mpirun.hostfile", NULL) != NULL;
+                cJSON_ArrayForEach(h, list)
+                        if (cJSON_IsString(h) && !streq(h->valuestring, "localhost") &&
+                            strncmp(h->valuestring, "localhost:", 10) && strncmp(h->valuestring, "127.", 4))
+                                elsewhere = true;
+        }
+        if (elsewhere) {
+                bd_warning("%s: no trainer '%s' on this host (%s): the nodes must have it (paths.bin)", ro->workload,
+                           prog, strerror(e));
+                return 0;
+        }
+        return bd_err_set(err, -e, "%s: no trainer '%s' (%s); set paths.bin to where benchd's programs are installed",
+                          ro->workload, prog, strerror(e));
 }
 
 /* A new run's directory, claimed with mkdir(2): an id that another

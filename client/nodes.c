@@ -11,34 +11,78 @@
 
 #define MAX_BODY (16u << 20)
 
+#define HOST_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._"
+
+/* The length of "[IPv6]" or "[IPv6%zone]" at s (zone written with % or %25),
+ * 0 when there is none. */
+static size_t bracketed(const char *s)
+{
+        if (s[0] != '[')
+                return 0;
+        size_t a = strspn(s + 1, "0123456789abcdefABCDEF:.");
+        if (a == 0 || !strchr(s + 1, ':'))
+                return 0;
+        size_t i = 1 + a;
+        if (s[i] == '%') {
+                i += strncmp(s + i, "%25", 3) ? 1 : 3;
+                size_t z = strspn(s + i, HOST_CHARS "~");
+                if (z == 0)
+                        return 0;
+                i += z;
+        }
+        return s[i] == ']' ? i + 1 : 0;
+}
+
+/* HOST, HOST:PORT, [IPv6] or [IPv6]:PORT, exactly the n bytes at s. */
+static bool host_port_valid(const char *s, size_t n)
+{
+        size_t host = s[0] == '[' ? bracketed(s) : strspn(s, HOST_CHARS);
+        if (host == 0 || host > n)
+                return false;
+        if (host == n)
+                return true;
+        if (s[host] != ':' || host + 1 == n || n - host - 1 > 5)
+                return false;
+        long p = 0;
+        for (size_t i = host + 1; i < n; i++) {
+                if (s[i] < '0' || s[i] > '9')
+                        return false;
+                p = p * 10 + (s[i] - '0');
+        }
+        return p >= 1 && p <= 65535;
+}
+
 bool node_name_valid(const char *s)
 {
         if (!strncmp(s, "unix:", 5))
                 return s[5] != '\0';
         if (!strncmp(s, "http://", 7) || !strncmp(s, "https://", 8)) {
+                /* a base the API's paths are appended to: authority and an
+                 * optional path, no user, query or fragment, no blanks */
                 const char *host = strstr(s, "://") + 3;
-                return *host && *host != '/';
+                size_t n = strcspn(host, "/");
+                for (const char *p = host + n; *p; p++)
+                        if (*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#')
+                                return false;
+                return host_port_valid(host, n);
         }
-        const char *port = NULL;
-        if (s[0] == '[') {
-                const char *close = strchr(s, ']');
-                if (!close || close == s + 1 || strspn(s + 1, "0123456789abcdefABCDEF:.%") != (size_t)(close - s - 1))
-                        return false;
-                if (close[1] && close[1] != ':')
-                        return false;
-                port = close[1] ? close + 2 : NULL;
-        } else {
-                size_t host = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._");
-                if (host == 0 || (s[host] && s[host] != ':'))
-                        return false;
-                port = s[host] ? s + host + 1 : NULL;
-        }
-        if (!port)
-                return true;
-        char *end;
-        errno = 0;
-        long p = strtol(port, &end, 10);
-        return *port >= '0' && *port <= '9' && !*end && errno == 0 && p >= 1 && p <= 65535;
+        return host_port_valid(s, strlen(s));
+}
+
+int nodes_add(char ***names, size_t *n, const char *name, const char *where, struct bd_err *err)
+{
+        if (!*name)
+                return bd_err_set(err, -EINVAL, "%s: an empty node name", where);
+        if (!node_name_valid(name))
+                return bd_err_set(err, -EINVAL, "%s: '%s' is not a node name (HOST, HOST:PORT, [IPv6]:PORT, "
+                                  "http://HOST:PORT or unix:PATH)", where, name);
+        for (size_t k = 0; k < *n; k++)
+                if (streq((*names)[k], name))
+                        return bd_err_set(err, -EINVAL, "%s: node '%s' is named twice", where, name);
+        *names = xrealloc(*names, (*n + 2) * sizeof(char *));
+        (*names)[(*n)++] = xstrdup(name);
+        (*names)[*n] = NULL;
+        return 0;
 }
 
 void nodes_init(struct node_call *calls, char *const *names, int n, int default_port)
@@ -56,10 +100,17 @@ void nodes_init(struct node_call *calls, char *const *names, int n, int default_
                         size_t l = strlen(c->base);
                         while (l > 8 && c->base[l - 1] == '/')
                                 c->base[--l] = '\0';
-                } else if (s[0] == '[' ? strstr(s, "]:") != NULL : strchr(s, ':') != NULL)
-                        c->base = xasprintf("http://%s", s);
-                else
-                        c->base = xasprintf("http://%s:%d", s, default_port);
+                } else {
+                        /* an IPv6 zone id is written %25 in a URL (RFC 6874) */
+                        const char *zone = s[0] == '[' ? strchr(s, '%') : NULL;
+                        _cleanup_free_ char *host = zone && strncmp(zone, "%25", 3)
+                                                            ? xasprintf("%.*s%%25%s", (int)(zone - s), s, zone + 1)
+                                                            : xstrdup(s);
+                        if (s[0] == '[' ? strstr(s, "]:") != NULL : strchr(s, ':') != NULL)
+                                c->base = xasprintf("http://%s", host);
+                        else
+                                c->base = xasprintf("http://%s:%d", host, default_port);
+                }
         }
 }
 
@@ -74,24 +125,35 @@ void nodes_release(struct node_call *calls, int n)
         }
 }
 
-char **nodes_of_system(const cJSON *sys)
+int nodes_of_system(const cJSON *sys, char ***ret, struct bd_err *err)
 {
-        const cJSON *hosts = sys_get(sys, "benchd.hosts");
+        const char *key = "benchd.hosts";
+        const cJSON *hosts = sys_get(sys, key);
         const cJSON *e;
-        char **v;
-        int n = 0;
-        if (!cJSON_IsArray(hosts) || cJSON_GetArraySize(hosts) == 0)
-                hosts = sys_get(sys, "mpirun.hosts");
+        char **v = NULL;
+        size_t n = 0;
+        if (!cJSON_IsArray(hosts) || cJSON_GetArraySize(hosts) == 0) {
+                key = "mpirun.hosts";
+                hosts = sys_get(sys, key);
+        }
         if (!cJSON_IsArray(hosts) || cJSON_GetArraySize(hosts) == 0) {
                 v = xcalloc(2, sizeof(char *));
                 v[0] = xstrdup("localhost");
-                return v;
+                *ret = v;
+                return 0;
         }
-        v = xcalloc((size_t)cJSON_GetArraySize(hosts) + 1, sizeof(char *));
-        cJSON_ArrayForEach(e, hosts)
-                if (cJSON_IsString(e))
-                        v[n++] = xstrdup(e->valuestring);
-        return v;
+        int i = 0;
+        cJSON_ArrayForEach(e, hosts) {
+                _cleanup_free_ char *where = xasprintf("%s[%d]", key, i++);
+                int r = cJSON_IsString(e) ? nodes_add(&v, &n, e->valuestring, where, err)
+                                          : bd_err_set(err, -EINVAL, "%s: not a string", where);
+                if (r < 0) {
+                        strv_free(v);
+                        return r;
+                }
+        }
+        *ret = v;
+        return 0;
 }
 
 static size_t collect(char *data, size_t size, size_t nmemb, void *user)

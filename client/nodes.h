@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "err.h"
 #include "system.h"
 
 struct node_call {
@@ -26,15 +27,20 @@ struct node_call {
         cJSON *json;            /* parsed body when it is JSON, else NULL */
 };
 
-/* Whether a node is named as HOST, HOST:PORT, [IPv6]:PORT, a URL or
- * unix:PATH (PORT 1 to 65535). */
+/* Whether a node is named as HOST, HOST:PORT, [IPv6]:PORT (a zone id as
+ * [fe80::1%eth0]), a URL http(s)://HOST[:PORT][/PATH] (no query, fragment
+ * or blanks: the API's paths are appended) or unix:PATH (PORT 1 to 65535). */
 bool node_name_valid(const char *s);
+/* Appends name to the NULL-terminated list *names of *n names when it is a
+ * valid node name not yet in it; else an error naming where it came from. */
+int nodes_add(char ***names, size_t *n, const char *name, const char *where, struct bd_err *err);
 /* Fills calls[i] for each node name (default port when none is given). */
 void nodes_init(struct node_call *calls, char *const *names, int n, int default_port);
 void nodes_release(struct node_call *calls, int n);
 /* The nodes of a system: benchd.hosts, else mpirun.hosts, else "localhost"
- * (NULL-terminated, caller frees with strv_free). */
-char **nodes_of_system(const cJSON *sys);
+ * (NULL-terminated, caller frees with strv_free); an error names the entry
+ * that is not a node name or is there twice. */
+int nodes_of_system(const cJSON *sys, char ***ret, struct bd_err *err);
 
 /* Sends METHOD path (with body when non-NULL, and "Authorization: Bearer
  * token" when token is non-NULL) to every node; returns how many got a 2xx. */

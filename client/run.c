@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "benchctl.h"
 #include "fs.h"
@@ -111,6 +112,21 @@ static bool same_trials(const struct bd_trial *a, const struct bd_trial *b, int 
         return true;
 }
 
+char *host_name(void)
+{
+        char h[256] = "";
+        if (gethostname(h, sizeof(h) - 1) < 0 || !h[0])
+                return xstrdup("?");
+        return xstrdup(h);
+}
+
+bool run_started_here(const struct bd_run *r)
+{
+        _cleanup_free_ char *h = host_name();
+        /* runs recorded without a host (none should be) count as this host's */
+        return !r->host || !r->host[0] || streq(r->host, h);
+}
+
 int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, const char **ret_warning,
                 struct bd_err *err)
 {
@@ -133,12 +149,14 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
         if (streq(r->launcher, "slurm"))
                 q = slurm_query(r->job_id, &job, &qerr);
         else
-                q = local_query(r->rundir, r->pid, &job);
+                q = local_query(r->rundir, r->pid, run_started_here(r), &job);
         if (q == -ENOENT) {
                 known = false; /* Slurm forgot the job: its output decides */
         } else if (q < 0) {
                 if (ret_warning)
-                        *ret_warning = "the scheduler could not be asked; showing the last recorded state";
+                        *ret_warning = q == -EREMOTE ? "it runs on another host (see 'host'), where its processes can be "
+                                                       "asked; showing the last recorded state"
+                                                     : "the scheduler could not be asked; showing the last recorded state";
                 for (int i = 0; i < r->ntrials; i++) {
                         free(before[i].reason);
                         free(before[i].nodes);

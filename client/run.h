@@ -26,6 +26,11 @@ char *trial_log_best(const struct bd_run *r, const struct bd_trial *t, bool *ret
  * recorded state and sets *ret_warning (static text) when given. */
 int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, const char **ret_warning,
                 struct bd_err *err);
+/* This host's name, as runs record it (caller frees). */
+char *host_name(void);
+/* Whether a local (mpirun/local launcher) run was started on this host: its
+ * process id means something only there. */
+bool run_started_here(const struct bd_run *r);
 /* Opens the store of $BENCHD_HOME; prints the error and returns non-zero on failure. */
 int open_store(struct bd_store *s);
 /* Loads one run (id, prefix or "last") and refreshes it. */

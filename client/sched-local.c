@@ -86,7 +86,7 @@ static bool alive(long pid)
         return state != 'Z' && sid == pid;
 }
 
-int local_query(const char *rundir, long pid, struct sched_job *ret)
+int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
 {
         memset(ret, 0, sizeof(*ret));
         ret->exit_code = -1;
@@ -104,13 +104,15 @@ int local_query(const char *rundir, long pid, struct sched_job *ret)
                         ret->end_time = (double)st.st_mtime;
                 return 0;
         }
+        if (!here)
+                return -EREMOTE;        /* its process id means nothing on this host */
         if (alive(pid)) {
                 ret->state = ST_RUNNING;
                 return 0;
         }
         /* it may have ended between the two looks */
         if (read_file(status, 64, &text, NULL, NULL) == 0)
-                return local_query(rundir, pid, ret);
+                return local_query(rundir, pid, here, ret);
         ret->state = ST_INCOMPLETE;
         snprintf(ret->reason, sizeof(ret->reason), "process %ld ended without an exit status", pid);
         return 0;

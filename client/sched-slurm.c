@@ -2,6 +2,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <arpa/nameser.h>
+#include <netinet/in.h>
+#include <resolv.h>
 #include <signal.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -23,12 +26,28 @@ extern char **environ;
 
 static bool initialised;
 
-static void init(void)
+/* libslurm ends the process (fatal(), exit 1) when it finds no configuration:
+ * no $SLURM_CONF or /etc/slurm/slurm.conf, no slurmd's cached copy of a
+ * configless cluster, and no _slurmctld._tcp DNS SRV record.  That is asked
+ * first here, so that it is an error naming what is missing. */
+static int init(struct bd_err *err)
 {
-        if (!initialised) {
-                slurm_init(NULL);
-                initialised = true;
+        if (initialised)
+                return 0;
+        const char *env = getenv("SLURM_CONF");
+        if (env && *env) {
+                if (access(env, R_OK) < 0)
+                        return bd_err_set(err, -errno, "no Slurm configuration: SLURM_CONF='%s': %s", env,
+                                          strerror(errno));
+        } else if (access("/etc/slurm/slurm.conf", R_OK) < 0 && access("/run/slurm/conf/slurm.conf", R_OK) < 0) {
+                unsigned char answer[512];
+                if (res_search("_slurmctld._tcp", C_IN, T_SRV, answer, sizeof(answer)) <= 0)
+                        return bd_err_set(err, -ENOENT, "no Slurm configuration: no /etc/slurm/slurm.conf, no "
+                                          "SLURM_CONF, and no _slurmctld._tcp DNS SRV record (configless Slurm)");
         }
+        slurm_init(NULL);
+        initialised = true;
+        return 0;
 }
 
 const char *slurm_backend(void)
@@ -105,7 +124,8 @@ static void describe(const struct sched_request *req, job_desc_msg_t *d)
 
 int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_err *err)
 {
-        init();
+        if (init(err) < 0)
+                return -EHOSTUNREACH;
         if (cJSON_GetArraySize(sys_get(req->sys, "slurm.extra_options")) > 0)
                 return bd_err_set(err, -EOPNOTSUPP, "slurm.extra_options need the sbatch command");
         job_desc_msg_t d;
@@ -130,7 +150,8 @@ int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_e
 
 int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_err *err)
 {
-        init();
+        if (init(err) < 0)
+                return -EHOSTUNREACH;
         job_desc_msg_t d;
         describe(req, &d);
         will_run_response_msg_t *resp = NULL;
@@ -166,7 +187,8 @@ static enum bd_state map_state(uint32_t s)
 
 int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
 {
-        init();
+        if (init(err) < 0)
+                return -EHOSTUNREACH;
         memset(ret, 0, sizeof(*ret));
         ret->exit_code = -1;
         char *end;
@@ -201,7 +223,8 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
 
 int slurm_cancel(const char *job_id, struct bd_err *err)
 {
-        init();
+        if (init(err) < 0)
+                return -EHOSTUNREACH;
         unsigned long id = strtoul(job_id, NULL, 10);
         if (slurm_kill_job((uint32_t)id, SIGKILL, 0) != 0) {
                 if (slurm_get_errno() == ESLURM_ALREADY_DONE)

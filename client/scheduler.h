@@ -44,8 +44,11 @@ const char *slurm_backend(void);
 
 /* Local processes */
 int local_start(const char *script_path, const char *rundir, const char *output, long *ret_pid, struct bd_err *err);
-/* Whether the process group still runs; once it ended, exit status from RUNDIR/exit_status. */
-int local_query(const char *rundir, long pid, struct sched_job *ret);
+/* Whether the process group still runs; once it ended, exit status from
+ * RUNDIR/exit_status.  A run started on another host (here false, the run
+ * directory on a shared $BENCHD_HOME) has only its exit status: -EREMOTE
+ * while it has none. */
+int local_query(const char *rundir, long pid, bool here, struct sched_job *ret);
 int local_cancel(long pid, struct bd_err *err);
 
 /* The controller named in the Slurm configuration, for error messages (caller frees). */

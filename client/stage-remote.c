@@ -5,8 +5,9 @@
  * then GET /v1/datasets/NAME of the nodes still running, twice a second,
  * until every node has ended.  On a terminal each node has a progress bar,
  * redrawn in place; otherwise a line per node when its state changes and
- * every 10 seconds.  SIGINT and SIGTERM cancel the jobs (DELETE) and wait
- * for the nodes to say so.  The exit status is 0 only when every node
+ * every 10 seconds.  SIGINT and SIGTERM cancel the jobs (DELETE, sent again
+ * to a node until it answers) and wait for the nodes to say so; a second
+ * one ends benchctl at once.  The exit status is 0 only when every node
  * completed; every failed node is named with its reason.
  */
 #include "config.h"
@@ -19,6 +20,7 @@
 #include <unistd.h>
 
 #include "benchctl.h"
+#include "clock.h"
 #include "fs.h"
 #include "nodes.h"
 #include "stage-remote.h"
@@ -28,8 +30,8 @@
 #define POLL_MS 500
 #define PLAIN_EVERY 10.0
 /* a node that does not answer (benchd restarting: its job resumes) is given
- * this many polls before it counts as failed */
-#define SILENT_POLLS 60
+ * this many seconds before it counts as failed */
+#define SILENT_S 30.0
 
 static volatile sig_atomic_t interrupted;
 
@@ -45,7 +47,8 @@ struct node_state {
         char last_state[32];
         double last_print;
         char why[512];
-        int silent;             /* polls in a row without an answer */
+        double silent_since;    /* monotonic time of the first poll in a row without an answer, or 0 */
+        bool cancel_heard;      /* a node that answered our DELETE */
 };
 
 static double num(const cJSON *o, const char *k)
@@ -133,13 +136,16 @@ static void update(const struct node_call *c, struct node_state *ns);
 /* The same for a poll: no answer at all is waited out for a while. */
 static void poll_update(struct node_call *c, struct node_state *ns)
 {
-        if (c->status == 0 && ++ns->silent < SILENT_POLLS)
-                return;
         if (c->status == 0) {
+                double now = now_monotonic();
+                if (ns->silent_since == 0)
+                        ns->silent_since = now;
+                if (now - ns->silent_since < SILENT_S)
+                        return;
                 size_t len = strlen(c->error);
-                snprintf(c->error + len, sizeof(c->error) - len, " (no answer for %d s)", SILENT_POLLS * POLL_MS / 1000);
+                snprintf(c->error + len, sizeof(c->error) - len, " (no answer for %.0f s)", now - ns->silent_since);
         }
-        ns->silent = 0;
+        ns->silent_since = 0;
         update(c, ns);
 }
 
@@ -248,7 +254,8 @@ int stage_remote(const struct stage_remote_req *q)
         _cleanup_free_ char *post = xasprintf("/v1/datasets/%s/%s", q->name, q->verify_only ? "verify" : "stage");
         _cleanup_free_ char *get = xasprintf("/v1/datasets/%s", q->name);
 
-        struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
+        /* SA_RESETHAND: a second signal is not waited for */
+        struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND }, old_int, old_term;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
@@ -263,20 +270,30 @@ int stage_remote(const struct stage_remote_req *q)
                 int running = 0;
                 for (int i = 0; i < n; i++)
                         running += !st[i].ended;
-                if (interrupted && !cancelled) {
-                        cancelled = true;
+                if (interrupted) {
+                        /* every node still running that has not answered a DELETE yet */
                         struct node_call *del = xcalloc((size_t)n + 1, sizeof(*del));
                         char **names = xcalloc((size_t)n + 1, sizeof(char *));
+                        int *which = xcalloc((size_t)n + 1, sizeof(int));
                         int k = 0;
                         for (int i = 0; i < n; i++)
-                                if (!st[i].ended)
+                                if (!st[i].ended && !st[i].cancel_heard) {
+                                        which[k] = i;
                                         names[k++] = calls[i].node;
-                        nodes_init(del, names, k, q->port);
-                        nodes_request(del, k, "DELETE", get, NULL, q->token, q->timeout_ms);
-                        nodes_release(del, k);
+                                }
+                        if (k > 0) {
+                                nodes_init(del, names, k, q->port);
+                                nodes_request(del, k, "DELETE", get, NULL, q->token, q->timeout_ms);
+                                for (int j = 0; j < k; j++)
+                                        st[which[j]].cancel_heard = del[j].status != 0;
+                                nodes_release(del, k);
+                        }
+                        if (!cancelled)
+                                fprintf(stderr, "benchctl: stage: cancelling on %d node%s\n", k, k == 1 ? "" : "s");
+                        cancelled = true;
+                        free(which);
                         free(del);
                         free(names);
-                        fprintf(stderr, "benchctl: stage: cancelling on %d node%s\n", k, k == 1 ? "" : "s");
                 }
                 if (running == 0)
                         break;

@@ -582,10 +582,18 @@ void api_dataset_verify(struct daemon *d, struct http_request *rq, struct http_r
         if (parse_stage(j, &o, rs)) {
                 _cleanup_free_ char *want = o.dst && o.dst[0] == '/' ? path_clean(o.dst) : NULL;
                 _cleanup_free_ char *have = have_rec && rec.dst ? path_clean(rec.dst) : NULL;
+                _cleanup_free_ char *want_src = o.src && o.src[0] == '/' ? path_clean(o.src) : NULL;
+                _cleanup_free_ char *have_src = have_rec && rec.mode == STAGE_COPY && rec.src ? path_clean(rec.src)
+                                                                                                : NULL;
                 if (want && have && !streq(want, have))
                         /* a verify elsewhere would make the dataset's record point there */
                         http_error(rs, 409, "dataset '%s' is staged in '%s': verify checks that copy (leave out "
                                    "'destination'), or stage it to '%s' first", rq->params[0], rec.dst, o.dst);
+                else if (want_src && have_src && !streq(want_src, have_src))
+                        /* nor may it swap the manifest the copy is recorded against */
+                        http_error(rs, 409, "dataset '%s' was staged from '%s': verify checks against that source "
+                                   "(leave out 'source'), or stage it from '%s' first", rq->params[0], rec.src,
+                                   o.src);
                 else {
                         /* by default what the last stage staged, against its manifest */
                         if (!o.dst && have_rec)

@@ -69,6 +69,17 @@ like "  keeping the bundled values" "$out" "^ssd.batch_size = 128$"
 out=$(BENCHD_SYSTEMS="$tmp:$srcdir/systems" "$BENCHCTL" show 4xC4140)
 like "BENCHD_SYSTEMS is searched too (4xC4140 inherits the user's C4140)" "$out" '^slurm.partition = "gpu"$'
 
+# no Slurm configuration at all: an error saying so (libslurm would end the
+# process with its own fatal message)
+if "$BENCHCTL" --version | grep -q 'features:.* libslurm'; then
+    err=$(SLURM_CONF="$tmp/no-slurm.conf" BENCHD_HOME="$tmp/home" "$BENCHCTL" submit --system 4xlocal allreduce \
+          --dry-run --set paths.bin="$top_builddir" 2>&1); rc=$?
+    is "a Slurm system without a Slurm configuration: exit 1" "$rc" 1
+    is "  one line naming it" "$err" "benchctl: no Slurm configuration: SLURM_CONF='$tmp/no-slurm.conf': No such file or directory"
+else
+    skip 2 "built without libslurm"
+fi
+
 # a full stdout is a failure, not a truncated output
 if [ -w /dev/full ]; then
     "$BENCHCTL" systems > /dev/full 2>/dev/null

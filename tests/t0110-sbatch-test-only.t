@@ -31,4 +31,11 @@ done
 # and a script asking for more than the cluster has is refused by the same check
 "$BENCHCTL" render --system 4xC4140 ssd --set nodes=5 --set paths.logs="$tmp/logs" -o "$tmp/five.sbatch"
 check_fails "5 nodes refused by sbatch --test-only" sbatch --test-only "$tmp/five.sbatch"
+# submit --dry-run on a Slurm system: a trainer this host lacks may be on the
+# nodes (a node-local paths.bin): a warning, and the controller is asked
+out=$(BENCHD_HOME="$tmp/home" "$BENCHCTL" submit --system 4xlocal allreduce --dry-run --logdir "$tmp/logs" \
+      --set paths.bin="$tmp/node-local/bin" 2>"$tmp/err"); rc=$?
+is "submit --dry-run, trainer not on this host: exit 0" "$rc" 0
+like "  a warning naming it" "$(cat "$tmp/err")" "^benchctl: warning: allreduce: no trainer '$tmp/node-local/bin/benchd-allreduce' on this host .*the nodes must have it"
+like "  and where it would run" "$out" "on nodes? n"
 done_testing

@@ -99,6 +99,22 @@ out=$("$BENCHCTL" report "$id")
 like "report of a running run: the running trial is running" "$out" "^  1 +running .*no run_stop yet"
 like "  the next one pending" "$out" "^  2 +pending .*not started yet"
 like "  and no score yet" "$out" "MLPerf score: no score: the run has not ended \(2 of 2 trials still to finish\)"
+# seen from another host sharing $BENCHD_HOME (a UTS namespace with another
+# name): the process id means nothing there, the run is left as recorded
+if unshare --uts true 2>/dev/null; then
+    other() { unshare --uts bash -c 'hostname benchd-elsewhere && exec "$@"' other "$@"; }
+    out=$(other "$BENCHCTL" status "$id" 2>&1)
+    like "status on another host: the run is still running" "$out" "allreduce on local, running"
+    like "  saying where it runs" "$out" "run $id: it runs on another host \(see 'host'\)"
+    out=$(other "$BENCHCTL" runs 2>&1)
+    like "runs on another host: still running" "$out" "$id .*running"
+    out=$(other "$BENCHCTL" cancel "$id" 2>&1); rc=$?
+    is "cancel on another host: exit 1" "$rc" 1
+    like "  naming the host to cancel it on" "$out" "run $id was started on host '$(hostname)': cancel it there"
+    like "  the run still runs" "$("$BENCHCTL" status "$id")" "^  1 +running"
+else
+    skip 6 "no UTS namespaces here"
+fi
 check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
 gone=no

@@ -75,4 +75,28 @@ is "--system: its benchd.hosts" "$rc $(grep -c ' ok ' <<<"$out")" "0 2"
 is "--system and node names: usage error" "$?" 2
 "$BENCHCTL" nodes --timeout 0 >/dev/null 2>&1
 is "--timeout 0: usage error" "$?" 2
+printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "n1/x"] } }\n' "${nodes[0]}" > "$tmp/systems/bad.json"
+out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system bad 2>&1); rc=$?
+is "--system whose hosts hold a bad name: exit 1" "$rc" 1
+like "  naming the entry" "$out" "system 'bad': benchd.hosts\[1\]: 'n1/x' is not a node name"
+printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "%s"] } }\n' "${nodes[0]}" "${nodes[0]}" > "$tmp/systems/twice.json"
+out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system twice 2>&1); rc=$?
+is "--system naming a node twice: exit 1" "$rc" 1
+like "  saying so" "$out" "benchd.hosts\[1\]: node '${nodes[0]}' is named twice"
+
+# node names: what goes into a URL is checked first (usage error, nothing
+# sent); the accepted ones are asked (exit 1: nothing listens there)
+for bad in "http://127.0.0.1:1/x#frag" "http://127.0.0.1:1/a?b" "http://user@127.0.0.1:1" "http://" \
+           "http://127.0.0.1:1/a b" "[fe80::1" "[fe80::1]x" "[::1%]:1" "127.0.0.1:0" "127.0.0.1:" "n1:123456" "a b"; do
+    "$BENCHCTL" nodes --timeout 300 "$bad" >/dev/null 2>"$tmp/err"
+    is "node name '$bad': usage error" "$?" 2
+done
+like "  saying what a node name is" "$(cat "$tmp/err")" "'a b' is not a node name \(HOST, HOST:PORT"
+for good in "http://127.0.0.1:$down" "http://127.0.0.1:$down/prefix/" "[::1]:$down" "[::1%lo]:$down" \
+            "[fe80::1%25lo]:$down" "localhost:$down"; do
+    out=$("$BENCHCTL" nodes --timeout 300 "$good" 2>&1)
+    is "node name '$good': asked (exit 1, nothing listens)" "$?" 1
+done
+like "  a zone id makes a URL curl takes (refused, not malformed)" "$out$("$BENCHCTL" nodes --timeout 300 "[::1%lo]:$down" 2>&1)" \
+    "Couldn't connect|refused|Failed to connect"
 done_testing

@@ -100,6 +100,15 @@ is "verify of a dataset in another destination: 409" \
 like "  saying where it is staged" "$(cat "$tmp/body")" "dataset 'coco' is staged in '$local_dir/coco'"
 is "  and the record still points there" \
    "$(curl -s "http://$A/v1/datasets/coco" | py 'import json,sys; print(json.load(sys.stdin)["destination"])')" "$local_dir/coco"
+mkdir -p "$tmp/src-other"
+is "verify against another source: 409" \
+   "$(code -X POST -d "{\"source\": \"$tmp/src-other\"}" "http://$A/v1/datasets/coco/verify")" 409
+like "  saying where it was staged from" "$(cat "$tmp/body")" "dataset 'coco' was staged from '$tmp/src'"
+is "  and the record still names it" \
+   "$(curl -s "http://$A/v1/datasets/coco" | py 'import json,sys; print(json.load(sys.stdin)["source"])')" "$tmp/src"
+is "verify naming the same source spelled another way: not refused" \
+   "$(code -X POST -d "{\"source\": \"$tmp/./src/\"}" "http://$A/v1/datasets/coco/verify")" 202
+wait_until 20 bash -c "curl -s http://$A/v1/datasets/coco | grep -q '\"state\":\"complete\"'"
 is "no source: 400" "$(code -X POST -d "{\"destination\": \"$local_dir/x\"}" "http://$A/v1/datasets/x/stage")" 400
 is "workers out of range: 400" \
    "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\", \"workers\": 0}" "http://$A/v1/datasets/x/stage")" 400
@@ -244,4 +253,37 @@ wait "$bpid"; rc=$?
 is "benchd restarted during benchctl stage --nodes: exit 0" "$rc" 0
 like "  the node completed" "$(cat "$tmp/r.out")" "$B +complete"
 check "  with the exact tree" check_tree "$tmp/src" "$tmp/diskB/r"
+
+# a node that stops answering mid-stage (benchd stopped, not dead) is given
+# 30 seconds, counted in time however long each request waits
+"$BENCHCTL" stage --nodes "$B" --src "$tmp/src" --dst "$local_dir/s" --name s --bwlimit 1 --workers 1 \
+    --timeout 1500 --token-file "$tmp/token" >"$tmp/s.out" 2>&1 &
+bpid=$!
+wait_until 30 bash -c "[ \$(find '$tmp/diskB/s' -name 'f*.bin' 2>/dev/null | wc -l) -ge 1 ]"
+kill -STOP "$pidB"
+start=$SECONDS
+wait "$bpid"; rc=$?
+took=$((SECONDS - start))
+kill -CONT "$pidB"
+is "a node silent mid-stage: exit 1" "$rc" 1
+like "  it is named with why" "$(cat "$tmp/s.out")" "$B: .*\(no answer for 3[0-9] s\)"
+check "  after about 30 s ($took s)" test "$took" -ge 29 -a "$took" -le 40
+api -X DELETE "http://$B/v1/datasets/s" >/dev/null
+wait_until 10 bash -c "curl -s -H 'Authorization: Bearer $(cat "$tmp/token")' http://$B/v1/datasets/s | grep -q '\"state\": *\"cancelled\"'"
+
+# Ctrl-C while a node's benchd is down: the DELETE it missed is sent again
+# once it is back (it resumes the job from its state file)
+"$BENCHCTL" stage --nodes "$B" --src "$tmp/src" --dst "$local_dir/c" --name c --bwlimit 1 --workers 1 \
+    --timeout 1000 --token-file "$tmp/token" >"$tmp/c.out" 2>&1 &
+bpid=$!
+wait_until 30 bash -c "[ \$(find '$tmp/diskB/c' -name 'f*.bin' 2>/dev/null | wc -l) -ge 1 ]"
+kill -KILL "$pidB"
+wait "$pidB" 2>/dev/null
+kill -INT "$bpid"
+sleep 1         # the first DELETE finds nobody
+start_node B "$pB"
+wait "$bpid"; rc=$?
+is "Ctrl-C with the node down: exit 1" "$rc" 1
+like "  the node's job was cancelled after all" "$(cat "$tmp/c.out")" "$B +cancelled"
+like "  the job is recorded cancelled" "$(api "http://$B/v1/datasets/c")" '"state": *"cancelled"'
 done_testing
