@@ -39,11 +39,20 @@ struct ds_job {
         int result;
 };
 
+/* A dataset known at start from its state file (a job of an earlier benchd),
+ * for /metrics until a job of this benchd takes its place there. */
+struct ds_known {
+        char name[72];
+        uint64_t files, bytes, files_done, bytes_done, errors;
+};
+
 struct datasets {
         pthread_mutex_t lock;
         char *state_dir;                /* STATE_DIR/stage */
         struct ds_job jobs[MAX_JOBS];
         int njobs;
+        struct ds_known *known;
+        size_t nknown;
 };
 
 static const char *mode_name(enum bd_stage_mode m)
@@ -669,7 +678,25 @@ static void not_resumed(struct datasets *ds, struct bd_stage_record *rec, const 
                 log_error("dataset '%s': %s", rec->name, err.msg);
 }
 
-/* Jobs a previous benchd left "running" start again where they stopped. */
+static void remember(struct datasets *ds, const struct bd_stage_record *r)
+{
+        if (strlen(r->name) >= sizeof(ds->known[0].name))
+                return;
+        ds->known = xrealloc(ds->known, (ds->nknown + 1) * sizeof(*ds->known));
+        struct ds_known *k = &ds->known[ds->nknown++];
+        memset(k, 0, sizeof(*k));
+        STR_COPY(k->name, r->name);
+        k->files = r->files;
+        k->bytes = r->bytes;
+        /* what its last job accounted for: all of it once complete */
+        bool complete = r->state == STAGE_COMPLETE;
+        k->files_done = complete ? r->files : r->files_copied + r->files_present + r->files_repaired;
+        k->bytes_done = complete ? r->bytes : r->bytes_copied;
+        k->errors = r->errors;
+}
+
+/* Jobs a previous benchd left "running" start again where they stopped; the
+ * other datasets with a state file are remembered for /metrics. */
 static void resume(struct daemon *d, struct datasets *ds)
 {
         char **names = NULL;
@@ -689,21 +716,25 @@ static void resume(struct daemon *d, struct datasets *ds)
                         continue;
                 }
                 if (rec.state != STAGE_RUNNING || rec.mode == STAGE_MANIFEST_ONLY)
-                        ;
-                else if (rec.dst && dst_busy(rec.dst))
+                        remember(ds, &rec);
+                else if (rec.dst && dst_busy(rec.dst)) {
                         log_notice("dataset '%s': '%s' is being staged by another process (%ld): left to it",
                                    names[k], rec.dst, rec.pid);
-                else if (rec.dst && dest_allowed(allow, rec.dst, &err) < 0)
+                        remember(ds, &rec);
+                } else if (rec.dst && dest_allowed(allow, rec.dst, &err) < 0) {
                         not_resumed(ds, &rec, err.msg);
-                else {
+                        remember(ds, &rec);
+                } else {
                         stage_record_opts(&rec, ds->state_dir, &o);
                         struct ds_job *j = slot_for(ds, names[k], &busy);
                         log_notice("dataset '%s': resuming the %s that was running", names[k], mode_name(rec.mode));
-                        if (!j)
+                        if (!j) {
                                 not_resumed(ds, &rec, "too many jobs");
-                        else if (job_start(ds, j, names[k], &o, &err) < 0) {
+                                remember(ds, &rec);
+                        } else if (job_start(ds, j, names[k], &o, &err) < 0) {
                                 slot_drop(ds, j);
                                 not_resumed(ds, &rec, err.msg);
+                                remember(ds, &rec);
                         }
                 }
                 stage_record_release(&rec);
@@ -750,6 +781,7 @@ struct datasets *datasets_free(struct datasets *ds)
         }
         pthread_mutex_unlock(&ds->lock);
         pthread_mutex_destroy(&ds->lock);
+        free(ds->known);
         free(ds->state_dir);
         free(ds);
         return NULL;
@@ -779,6 +811,15 @@ void datasets_metrics(struct daemon *d, struct bd_buf *out)
                         v[1] = (double)p.files_total, v[2] = (double)p.files_done;
                         v[3] = (double)p.bytes_total, v[4] = (double)p.bytes_done, v[5] = (double)p.errors;
                         metrics_sample(out, names[k], v[k], 1, "name", ds->jobs[i].name);
+                }
+                /* datasets of earlier benchd runs, unless a job here took over */
+                for (size_t i = 0; i < ds->nknown; i++) {
+                        const struct ds_known *kn = &ds->known[i];
+                        if (find(ds, kn->name))
+                                continue;
+                        double v[] = { 0, (double)kn->files, (double)kn->files_done, (double)kn->bytes,
+                                       (double)kn->bytes_done, (double)kn->errors };
+                        metrics_sample(out, names[k], v[k], 1, "name", kn->name);
                 }
         }
         pthread_mutex_unlock(&ds->lock);

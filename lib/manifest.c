@@ -9,6 +9,7 @@
 
 #include "fs.h"
 #include "manifest.h"
+#include "strutil.h"
 
 #define MANIFEST_MAX_BYTES ((size_t)4 << 30)
 
@@ -121,17 +122,6 @@ char *manifest_escaped(const char *s)
         return buf_detach(&b);
 }
 
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        return -1;
-}
-
 int manifest_unescape(const char *s, size_t len, char **ret)
 {
         _cleanup_free_ char *out = xmalloc(len + 1);
@@ -145,7 +135,7 @@ int manifest_unescape(const char *s, size_t len, char **ret)
                 }
                 if (i + 2 >= len)
                         return -EINVAL;
-                int h = hexval(s[i + 1]), l = hexval(s[i + 2]);
+                int h = hex_digit(s[i + 1]), l = hex_digit(s[i + 2]);
                 if (h < 0 || l < 0 || (h == 0 && l == 0))
                         return -EINVAL;
                 out[o++] = (char)(h * 16 + l);
@@ -169,7 +159,7 @@ void manifest_sum_hex(const uint8_t sum[16], char out[33])
 int manifest_sum_parse(const char *s, uint8_t sum[16])
 {
         for (int i = 0; i < 16; i++) {
-                int h = hexval(s[2 * i]), l = h < 0 ? -1 : hexval(s[2 * i + 1]);
+                int h = hex_digit(s[2 * i]), l = h < 0 ? -1 : hex_digit(s[2 * i + 1]);
                 if (h < 0 || l < 0 || (s[2 * i] >= 'A' && s[2 * i] <= 'F') ||
                     (s[2 * i + 1] >= 'A' && s[2 * i + 1] <= 'F'))
                         return -EINVAL;

@@ -99,3 +99,14 @@ void str_copy(char *dst, size_t n, const char *src)
         memmove(dst, src, l);
         dst[l] = '\0';
 }
+
+int hex_digit(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        return -1;
+}

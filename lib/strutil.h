@@ -19,4 +19,7 @@ bool str_has_suffix(const char *s, const char *suffix);
 void str_copy(char *dst, size_t n, const char *src);
 #define STR_COPY(dst, src) str_copy((dst), sizeof(dst), (src))
 
+/* The value of a hexadecimal digit, -1 for any other character. */
+int hex_digit(char c);
+
 #endif

@@ -90,6 +90,10 @@ is "a field given twice: 400" "$(code -X POST -d "{$okjson, \"source\": \"/etc\"
 like "  says so" "$(cat "$tmp/body")" "a field is given twice"
 is "a \\u0000 in a path: 400 (it would cut the path)" \
    "$(code -X POST -d "{\"source\": \"$tmp/src\", \"destination\": \"$local_dir/x\\u0000/../../etc\"}" "http://$A/v1/datasets/x/stage")" 400
+is "%00 in a dataset's path: 400 (it cut the name: this was dataset 'coco')" \
+   "$(code "http://$A/v1/datasets/coco%00x")" 400
+is "  nor does it reach another endpoint" "$(code -X POST -d '{}' "http://$A/v1/datasets/coco%00/verify")" 400
+is "other escapes are decoded: co%63o is coco" "$(code "http://$A/v1/datasets/co%63o")" 200
 printf '{"source": "%s", "destination": "%s/x\0/../../etc"}' "$tmp/src" "$local_dir" > "$tmp/nul.json"
 is "a raw NUL byte in the body: 400" "$(code -X POST --data-binary @"$tmp/nul.json" "http://$A/v1/datasets/x/stage")" 400
 is "verify naming the dataset's destination spelled another way: not refused" \
@@ -286,4 +290,12 @@ wait "$bpid"; rc=$?
 is "Ctrl-C with the node down: exit 1" "$rc" 1
 like "  the node's job was cancelled after all" "$(cat "$tmp/c.out")" "$B +cancelled"
 like "  the job is recorded cancelled" "$(api "http://$B/v1/datasets/c")" '"state": *"cancelled"'
+
+# after a restart /metrics still has the datasets staged before it
+samples() { curl -s "http://$A/metrics" | grep "^benchd_dataset_[a-z_]*{name=\"coco\"}" | sort; }
+before=$(samples)
+like "/metrics before: the dataset, its job ended" "$before" '^benchd_dataset_running\{name="coco"\} 0$'
+stop_pid "$pidA"
+start_node A "$pA"
+is "/metrics after a restart: the same samples of the dataset staged before it" "$(samples)" "$before"
 done_testing
