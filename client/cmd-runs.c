@@ -76,8 +76,9 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
 {
         struct live l = { 0 };
         struct bd_err err;
-        const char *warning = NULL;
-        _cleanup_free_ char *warned = NULL;
+        /* one warning of each kind (static texts), with the first run it concerns */
+        const char *warning[2] = { NULL, NULL };
+        char *warned[2] = { NULL, NULL };
         if (store_list(store, system, workload, limit, collect_live, &l, &err) < 0)
                 bd_warning("%s", err.msg);
         bool slurm_down = false;
@@ -92,9 +93,14 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
                                 bd_warning("run %s: %s", l.ids[i], err.msg);
                         if (w && slurm)
                                 slurm_down = true;
-                        if (w && !warning) {
-                                warning = w;
-                                warned = xstrdup(l.ids[i]);
+                        for (size_t k = 0; w && k < ARRAY_SIZE(warning); k++) {
+                                if (warning[k] == w)
+                                        break;
+                                if (!warning[k]) {
+                                        warning[k] = w;
+                                        warned[k] = xstrdup(l.ids[i]);
+                                        break;
+                                }
                         }
                         trials_free(t, r.ntrials);
                         run_release(&r);
@@ -102,8 +108,11 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
                 free(l.ids[i]);
         }
         free(l.ids);
-        if (warning)
-                bd_warning("run %s: %s", warned, warning);
+        for (size_t k = 0; k < ARRAY_SIZE(warning); k++) {
+                if (warning[k])
+                        bd_warning("run %s: %s", warned[k], warning[k]);
+                free(warned[k]);
+        }
 }
 
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)

@@ -173,6 +173,11 @@ static volatile sig_atomic_t stop_following;
 static void on_stop(int sig)
 {
         stop_following = sig;
+        /* the next SIGINT or SIGTERM, whichever, ends benchctl at once, also
+         * while a query to an unresponsive controller holds this one back
+         * (the store's writes are transactions: nothing is left half-written) */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
 }
 
 /* Follows a run until it ends: 0 when every trial completed, 1 otherwise;
@@ -183,10 +188,7 @@ int wait_for_run(struct bd_store *store, const char *id)
 {
         bool tty = isatty(STDOUT_FILENO);
         char last[256] = "";
-        /* SA_RESETHAND: a second signal ends benchctl at once, also while a
-         * query to an unresponsive controller holds the first one back (the
-         * store's writes are transactions: nothing is left half-written) */
-        struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART | SA_RESETHAND }, old_int, old_term;
+        struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old_int, old_term;
         sigemptyset(&sa.sa_mask);
         stop_following = 0;
         sigaction(SIGINT, &sa, &old_int);

@@ -77,10 +77,7 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
         return 0;
 }
 
-/* The workload's program, where the script will look for it (outside a
- * container): a workload this build has no trainer for (maskrcnn, for now)
- * is refused here rather than failing in every trial. */
-/* The trainer the script will run.  A workload without one in this version is
+/* The trainer the script will run (outside a container).  A workload without one in this version is
  * refused.  Otherwise the program must be here for runs started here (the
  * local launcher, mpirun on this host only); under Slurm or on other hosts it
  * may be a node-local path that this host lacks: a warning then. */

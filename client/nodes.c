@@ -1,6 +1,7 @@
 /* nodes.c: parallel requests to the benchd of many nodes (libcurl multi). */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,13 @@ static size_t bracketed(const char *s)
         if (s[0] != '[')
                 return 0;
         size_t a = strspn(s + 1, "0123456789abcdefABCDEF:.");
-        if (a == 0 || !strchr(s + 1, ':'))
+        char addr[INET6_ADDRSTRLEN];
+        struct in6_addr in6;
+        if (a == 0 || a >= sizeof(addr))
+                return 0;
+        memcpy(addr, s + 1, a);
+        addr[a] = '\0';
+        if (inet_pton(AF_INET6, addr, &in6) != 1)
                 return 0;
         size_t i = 1 + a;
         if (s[i] == '%') {

@@ -2,9 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
-#include <arpa/nameser.h>
-#include <netinet/in.h>
-#include <resolv.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -26,10 +24,12 @@ extern char **environ;
 
 static bool initialised;
 
-/* libslurm ends the process (fatal(), exit 1) when it finds no configuration:
- * no $SLURM_CONF or /etc/slurm/slurm.conf, no slurmd's cached copy of a
- * configless cluster, and no _slurmctld._tcp DNS SRV record.  That is asked
- * first here, so that it is an error naming what is missing. */
+/* libslurm ends the process (fatal(), exit 1) when it finds no configuration.
+ * A $SLURM_CONF that cannot be read is an error here; without one, when no
+ * usual file exists (/etc/slurm/slurm.conf, a configless node's cached
+ * /run/slurm/conf/slurm.conf), libslurm is tried in a child first (it may
+ * have another compiled-in path, or find a configless cluster through DNS),
+ * so that its fatal() is an error naming what is missing. */
 static int init(struct bd_err *err)
 {
         if (initialised)
@@ -40,10 +40,20 @@ static int init(struct bd_err *err)
                         return bd_err_set(err, -errno, "no Slurm configuration: SLURM_CONF='%s': %s", env,
                                           strerror(errno));
         } else if (access("/etc/slurm/slurm.conf", R_OK) < 0 && access("/run/slurm/conf/slurm.conf", R_OK) < 0) {
-                unsigned char answer[512];
-                if (res_search("_slurmctld._tcp", C_IN, T_SRV, answer, sizeof(answer)) <= 0)
-                        return bd_err_set(err, -ENOENT, "no Slurm configuration: no /etc/slurm/slurm.conf, no "
-                                          "SLURM_CONF, and no _slurmctld._tcp DNS SRV record (configless Slurm)");
+                fflush(NULL);
+                pid_t pid = fork();
+                if (pid == 0) {
+                        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                        if (null >= 0)
+                                dup2(null, STDERR_FILENO);
+                        slurm_init(NULL);
+                        _exit(0);
+                }
+                int ws = 0;
+                if (pid < 0 || waitpid(pid, &ws, 0) != pid || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+                        return bd_err_set(err, -ENOENT, "no Slurm configuration: no SLURM_CONF, no "
+                                          "/etc/slurm/slurm.conf, and libslurm found none (its built-in path, a "
+                                          "configless cluster's DNS SRV record)");
         }
         slurm_init(NULL);
         initialised = true;

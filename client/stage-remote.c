@@ -38,6 +38,9 @@ static volatile sig_atomic_t interrupted;
 static void on_signal(int sig)
 {
         interrupted = sig;
+        /* the next SIGINT or SIGTERM, whichever, is not waited for */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
 }
 
 struct node_state {
@@ -133,13 +136,14 @@ static void describe(const struct node_call *c, const struct node_state *ns, boo
 /* Reads a node's answer into its state. */
 static void update(const struct node_call *c, struct node_state *ns);
 
-/* The same for a poll: no answer at all is waited out for a while. */
-static void poll_update(struct node_call *c, struct node_state *ns)
+/* The same for a poll sent at time sent: no answer at all is waited out for
+ * a while, counted from the first request that got none. */
+static void poll_update(struct node_call *c, struct node_state *ns, double sent)
 {
         if (c->status == 0) {
                 double now = now_monotonic();
                 if (ns->silent_since == 0)
-                        ns->silent_since = now;
+                        ns->silent_since = sent;
                 if (now - ns->silent_since < SILENT_S)
                         return;
                 size_t len = strlen(c->error);
@@ -254,8 +258,7 @@ int stage_remote(const struct stage_remote_req *q)
         _cleanup_free_ char *post = xasprintf("/v1/datasets/%s/%s", q->name, q->verify_only ? "verify" : "stage");
         _cleanup_free_ char *get = xasprintf("/v1/datasets/%s", q->name);
 
-        /* SA_RESETHAND: a second signal is not waited for */
-        struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND }, old_int, old_term;
+        struct sigaction sa = { .sa_handler = on_signal }, old_int, old_term;
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
@@ -285,7 +288,9 @@ int stage_remote(const struct stage_remote_req *q)
                                 nodes_init(del, names, k, q->port);
                                 nodes_request(del, k, "DELETE", get, NULL, q->token, q->timeout_ms);
                                 for (int j = 0; j < k; j++)
-                                        st[which[j]].cancel_heard = del[j].status != 0;
+                                        /* cancelled, or no job to cancel any more */
+                                        st[which[j]].cancel_heard = (del[j].status >= 200 && del[j].status < 300) ||
+                                                                    del[j].status == 404 || del[j].status == 409;
                                 nodes_release(del, k);
                         }
                         if (!cancelled)
@@ -303,12 +308,13 @@ int stage_remote(const struct stage_remote_req *q)
                 for (int i = 0; i < n; i++)
                         if (!st[i].ended)
                                 live[k++] = calls[i];
+                double sent = now_monotonic();
                 nodes_request(live, k, "GET", get, NULL, NULL, q->timeout_ms);
                 k = 0;
                 for (int i = 0; i < n; i++)
                         if (!st[i].ended) {
                                 calls[i] = live[k++];
-                                poll_update(&calls[i], &st[i]);
+                                poll_update(&calls[i], &st[i], sent);
                         }
                 if (!q->quiet && !q->json)
                         draw(calls, st, n, w, tty, first);

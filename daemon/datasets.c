@@ -109,6 +109,21 @@ static void job_release(struct ds_job *j)
         memset(j, 0, sizeof(*j));
 }
 
+/* The known entry of a name, added when there is none (NULL: name too long). */
+static struct ds_known *known_for(struct datasets *ds, const char *name)
+{
+        if (strlen(name) >= sizeof(ds->known[0].name))
+                return NULL;
+        for (size_t i = 0; i < ds->nknown; i++)
+                if (streq(ds->known[i].name, name))
+                        return &ds->known[i];
+        ds->known = xrealloc(ds->known, (ds->nknown + 1) * sizeof(*ds->known));
+        struct ds_known *k = &ds->known[ds->nknown++];
+        memset(k, 0, sizeof(*k));
+        STR_COPY(k->name, name);
+        return k;
+}
+
 /* Where a new job of that name goes: its old entry (finished), or a free
  * one, or the oldest finished one.  NULL when the name's job still runs
  * (ret_busy) or every entry runs.  Lock held, after reap(). */
@@ -129,8 +144,18 @@ static struct ds_job *slot_for(struct datasets *ds, const char *name, bool *ret_
         for (int i = 0; i < ds->njobs; i++)
                 if (ds->jobs[i].joined && (!old || ds->jobs[i].started < old->started))
                         old = &ds->jobs[i];
-        if (old)
+        if (old) {
+                /* its numbers stay in /metrics */
+                struct ds_known *k = known_for(ds, old->name);
+                struct bd_stage_progress p;
+                stage_progress(old->job, &p);
+                if (k) {
+                        k->files = p.files_total, k->bytes = p.bytes_total;
+                        k->files_done = p.files_done, k->bytes_done = p.bytes_done;
+                        k->errors = p.errors;
+                }
                 job_release(old);
+        }
         return old;
 }
 
@@ -680,19 +705,17 @@ static void not_resumed(struct datasets *ds, struct bd_stage_record *rec, const 
 
 static void remember(struct datasets *ds, const struct bd_stage_record *r)
 {
-        if (strlen(r->name) >= sizeof(ds->known[0].name))
+        struct ds_known *k = known_for(ds, r->name);
+        if (!k)
                 return;
-        ds->known = xrealloc(ds->known, (ds->nknown + 1) * sizeof(*ds->known));
-        struct ds_known *k = &ds->known[ds->nknown++];
-        memset(k, 0, sizeof(*k));
-        STR_COPY(k->name, r->name);
         k->files = r->files;
         k->bytes = r->bytes;
         /* what its last job accounted for: all of it once complete */
         bool complete = r->state == STAGE_COMPLETE;
         k->files_done = complete ? r->files : r->files_copied + r->files_present + r->files_repaired;
         k->bytes_done = complete ? r->bytes : r->bytes_copied;
-        k->errors = r->errors;
+        /* a verify-only job's findings are its suspects (it keeps the counts) */
+        k->errors = r->errors > r->nsuspects ? r->errors : (uint64_t)r->nsuspects;
 }
 
 /* Jobs a previous benchd left "running" start again where they stopped; the

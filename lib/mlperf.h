@@ -162,7 +162,8 @@ struct mlperf_score {
  * another number of trials there is no score, only mean and sd.  allreduce:
  * the mean bus bandwidth at the largest size over the converged trials, all of
  * which must end at the same size.  While any trial is OUT_RUNNING or
- * OUT_PENDING there is no score yet (valid, with the reason). */
+ * OUT_PENDING there is no score yet (valid, with the reason), unless two
+ * trials that ended did not converge: invalid already (not for allreduce). */
 void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, struct mlperf_score *s);
 
 #endif

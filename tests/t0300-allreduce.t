@@ -62,13 +62,16 @@ is "  and run_stop says aborted" "$(mllog_check "$tmp/bad" aborted)" ok
 mpirun -np 2 "$AR" --max-bytes 1K --iters 2 --json "$tmp/r.json" >/dev/null 2>&1
 is "--json writes one entry per size" "$(/usr/bin/python3 -c "import json; print(len(json.load(open('$tmp/r.json'))))")" 8
 is "--json leaves no temporary file" "$(ls "$tmp" | grep -c '^r\.json\.')" 0
-# while it runs nothing is left beside the target (a run killed now leaves
-# nothing behind): the path was only tried at start
+is "  the file's mode is 0666 less the umask" "$(stat -c %a "$tmp/r.json")" "$(printf '%o' $((0666 & ~0$(umask))))"
+# a rank killed mid-run leaves nothing beside the target: the path was only
+# tried at start
 mpirun -np 1 "$AR" --max-bytes 256M --iters 50 --json "$tmp/k.json" >"$tmp/k.out" 2>&1 &
 kpid=$!
 wait_until 30 grep -q 'float' "$tmp/k.out"
-is "--json: no temporary file while it runs" "$(ls "$tmp" | grep -c '^k\.json')" 0
-kill -KILL "$kpid"; wait "$kpid" 2>/dev/null
+rank=$(pgrep -P "$kpid" -f benchd-allreduce)
+check "  the rank runs under mpirun" test -n "$rank"
+kill -KILL $rank; wait "$kpid" 2>/dev/null
+is "--json: a killed run leaves no temporary file" "$(ls "$tmp" | grep -c '^k\.json')" 0
 # a path that cannot be written fails before the benchmark starts (no MLPerf line), on every rank
 for target in "$tmp/nodir/r.json" "$tmp"; do
     err=$(timeout 60 mpirun -np 2 "$AR" --max-bytes 1K --iters 2 --json "$target" 2>&1 >"$tmp/j.out"); rc=$?

@@ -87,7 +87,7 @@ like "  saying so" "$out" "benchd.hosts\[1\]: node '${nodes[0]}' is named twice"
 # node names: what goes into a URL is checked first (usage error, nothing
 # sent); the accepted ones are asked (exit 1: nothing listens there)
 for bad in "http://127.0.0.1:1/x#frag" "http://127.0.0.1:1/a?b" "http://user@127.0.0.1:1" "http://" \
-           "http://127.0.0.1:1/a b" "[fe80::1" "[fe80::1]x" "[::1%]:1" "127.0.0.1:0" "127.0.0.1:" "n1:123456" "a b"; do
+           "http://127.0.0.1:1/a b" "[fe80::1" "[fe80::1]x" "[::1%]:1" "[1234]:80" "[1.2]:80" "[:]" "[::1::2]:80" "127.0.0.1:0" "127.0.0.1:" "n1:123456" "a b"; do
     "$BENCHCTL" nodes --timeout 300 "$bad" >/dev/null 2>"$tmp/err"
     is "node name '$bad': usage error" "$?" 2
 done

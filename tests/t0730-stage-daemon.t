@@ -291,10 +291,33 @@ is "Ctrl-C with the node down: exit 1" "$rc" 1
 like "  the node's job was cancelled after all" "$(cat "$tmp/c.out")" "$B +cancelled"
 like "  the job is recorded cancelled" "$(api "http://$B/v1/datasets/c")" '"state": *"cancelled"'
 
+# SIGINT then SIGTERM: the second signal ends benchctl at once, whichever it is
+"$BENCHCTL" stage --nodes "$B" --src "$tmp/src" --dst "$local_dir/t" --name t --bwlimit 1 --workers 1 \
+    --timeout 5000 --token-file "$tmp/token" >/dev/null 2>&1 &
+bpid=$!
+wait_until 30 bash -c "[ \$(find '$tmp/diskB/t' -name 'f*.bin' 2>/dev/null | wc -l) -ge 1 ]"
+kill -STOP "$pidB"      # the cancel waits for its answer
+kill -INT "$bpid"
+sleep 0.5
+kill -TERM "$bpid"
+gone=no
+for _ in $(seq 20); do kill -0 "$bpid" 2>/dev/null || { gone=yes; break; }; sleep 0.1; done
+is "SIGINT then SIGTERM: benchctl ends at once" "$gone" yes
+wait "$bpid"; rc=$?
+is "  killed by the SIGTERM" "$rc" 143
+kill -CONT "$pidB"
+api -X DELETE "http://$B/v1/datasets/t" >/dev/null
+
 # after a restart /metrics still has the datasets staged before it
+# (its last job a verify that found a damaged file)
+f=$(find "$tmp/diskA/coco/train" -name 'f*.bin' | sort | head -1)
+printf '\xff' | dd of="$f" bs=1 seek=1000 conv=notrunc status=none
+touch -r "$tmp/src/train/$(basename "$f")" "$f"
+"$BENCHCTL" stage --nodes "$A" --name coco --dst "$local_dir/coco" --verify-only --token-file "$tmp/token" >/dev/null 2>&1
 samples() { curl -s "http://$A/metrics" | grep "^benchd_dataset_[a-z_]*{name=\"coco\"}" | sort; }
 before=$(samples)
 like "/metrics before: the dataset, its job ended" "$before" '^benchd_dataset_running\{name="coco"\} 0$'
+like "  with the damaged file as an error" "$before" '^benchd_dataset_errors\{name="coco"\} 1$'
 stop_pid "$pidA"
 start_node A "$pA"
 is "/metrics after a restart: the same samples of the dataset staged before it" "$(samples)" "$before"

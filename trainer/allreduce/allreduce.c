@@ -286,6 +286,21 @@ static struct result run_size(const struct opts *o, size_t count, float *send, f
  * fsync, rename).  At start one such temporary file is created and removed
  * again, so that a path that cannot be written fails before the benchmark
  * runs, and nothing is left behind however the run ends. */
+/* The process's umask, read without changing it (umask(2) can only set it,
+ * and MPI's threads may create files meanwhile); 022 when it cannot be read. */
+static mode_t current_umask(void)
+{
+        FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        unsigned um = 022;
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "Umask: %o", &um) == 1)
+                        break;
+        if (f)
+                fclose(f);
+        return (mode_t)(um & 0777);
+}
+
 static int json_temp(const char *path, char tmp[PATH_MAX], FILE **ret)
 {
         struct stat st;
@@ -297,15 +312,13 @@ static int json_temp(const char *path, char tmp[PATH_MAX], FILE **ret)
         int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        mode_t um = umask(0);
-        umask(um);
         if (!ret) {
                 close(fd);
                 unlink(tmp);
                 return 0;
         }
         /* mkostemp makes it 0600: as open(O_CREAT, 0666) would have */
-        FILE *f = fchmod(fd, 0666 & ~um) == 0 ? fdopen(fd, "w") : NULL;
+        FILE *f = fchmod(fd, 0666 & ~current_umask()) == 0 ? fdopen(fd, "w") : NULL;
         if (!f) {
                 int e = errno;
                 close(fd);
