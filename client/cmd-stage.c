@@ -321,9 +321,8 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 return stage_on_nodes(ctx, &so, name, system, nodes, sets, token_file, (int)port, timeout, quiet,
                                       json);
         }
-        if (timeout || port || token_file) {
+        if (timeout || port || token_file)
                 return usage_error(cmd, "--timeout, --port and --token-file are for --system and --nodes");
-        }
         _cleanup_free_ char *home = NULL, *default_state = NULL;
         if (!state_dir) {
                 home = store_home();

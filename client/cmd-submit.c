@@ -77,8 +77,26 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
         return 0;
 }
 
-/* The trainer the script will run (outside a container).  A workload without one in this version is
- * refused.  Otherwise the program must be here for runs started here (the
+/* Whether the system's trials may run on other hosts: Slurm, or mpirun with a
+ * hostfile or a host other than this one. */
+static bool runs_elsewhere(const struct bd_system *s)
+{
+        const char *launcher = sys_str(s->json, "launcher", "local");
+        if (!streq(launcher, "mpirun"))
+                return streq(launcher, "slurm");
+        if (sys_str(s->json, "mpirun.hostfile", NULL))
+                return true;
+        const cJSON *h, *hosts = sys_get(s->json, "mpirun.hosts");
+        const cJSON *list = cJSON_IsArray(hosts) ? hosts : NULL;
+        cJSON_ArrayForEach(h, list)
+                if (cJSON_IsString(h) && !streq(h->valuestring, "localhost") &&
+                    strncmp(h->valuestring, "localhost:", 10) && strncmp(h->valuestring, "127.", 4))
+                        return true;
+        return false;
+}
+
+/* The trainer the script will run (outside a container).  A workload without
+ * one in this version is refused.  Otherwise the program must be here for runs started here (the
  * local launcher, mpirun on this host only); under Slurm or on other hosts it
  * may be a node-local path that this host lacks: a warning then. */
 static int check_trainer(const struct bd_system *s, const struct render_opts *ro, struct bd_err *err)
@@ -90,18 +108,7 @@ static int check_trainer(const struct bd_system *s, const struct render_opts *ro
         if (streq(ro->workload, "maskrcnn"))
                 return bd_err_set(err, -e, "%s: no trainer '%s' (%s): the Mask R-CNN trainer is not part of this "
                                   "version", ro->workload, prog, strerror(e));
-        const char *launcher = sys_str(s->json, "launcher", "local");
-        bool elsewhere = streq(launcher, "slurm");
-        if (streq(launcher, "mpirun")) {
-                const cJSON *h, *hosts = sys_get(s->json, "mpirun.hosts");
-                const cJSON *list = cJSON_IsArray(hosts) ? hosts : NULL;
-                elsewhere = sys_str(s->json, "mpirun.hostfile", NULL) != NULL;
-                cJSON_ArrayForEach(h, list)
-                        if (cJSON_IsString(h) && !streq(h->valuestring, "localhost") &&
-                            strncmp(h->valuestring, "localhost:", 10) && strncmp(h->valuestring, "127.", 4))
-                                elsewhere = true;
-        }
-        if (elsewhere) {
+        if (runs_elsewhere(s)) {
                 bd_warning("%s: no trainer '%s' on this host (%s): the nodes must have it (paths.bin)", ro->workload,
                            prog, strerror(e));
                 return 0;

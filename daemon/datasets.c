@@ -718,8 +718,8 @@ static void remember(struct datasets *ds, const struct bd_stage_record *r)
         k->errors = r->errors > r->nsuspects ? r->errors : (uint64_t)r->nsuspects;
 }
 
-/* Jobs a previous benchd left "running" start again where they stopped; the
- * other datasets with a state file are remembered for /metrics. */
+/* Jobs a previous benchd left "running" start again where they stopped; every
+ * dataset with a state file is remembered for /metrics. */
 static void resume(struct daemon *d, struct datasets *ds)
 {
         char **names = NULL;
@@ -739,27 +739,25 @@ static void resume(struct daemon *d, struct datasets *ds)
                         continue;
                 }
                 if (rec.state != STAGE_RUNNING || rec.mode == STAGE_MANIFEST_ONLY)
-                        remember(ds, &rec);
-                else if (rec.dst && dst_busy(rec.dst)) {
+                        ;
+                else if (rec.dst && dst_busy(rec.dst))
                         log_notice("dataset '%s': '%s' is being staged by another process (%ld): left to it",
                                    names[k], rec.dst, rec.pid);
-                        remember(ds, &rec);
-                } else if (rec.dst && dest_allowed(allow, rec.dst, &err) < 0) {
+                else if (rec.dst && dest_allowed(allow, rec.dst, &err) < 0)
                         not_resumed(ds, &rec, err.msg);
-                        remember(ds, &rec);
-                } else {
+                else {
                         stage_record_opts(&rec, ds->state_dir, &o);
                         struct ds_job *j = slot_for(ds, names[k], &busy);
                         log_notice("dataset '%s': resuming the %s that was running", names[k], mode_name(rec.mode));
-                        if (!j) {
+                        if (!j)
                                 not_resumed(ds, &rec, "too many jobs");
-                                remember(ds, &rec);
-                        } else if (job_start(ds, j, names[k], &o, &err) < 0) {
+                        else if (job_start(ds, j, names[k], &o, &err) < 0) {
                                 slot_drop(ds, j);
                                 not_resumed(ds, &rec, err.msg);
-                                remember(ds, &rec);
                         }
                 }
+                /* for /metrics (hidden while a job of the name runs here) */
+                remember(ds, &rec);
                 stage_record_release(&rec);
                 free(names[k]);
         }

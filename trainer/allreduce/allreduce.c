@@ -282,10 +282,6 @@ static struct result run_size(const struct opts *o, size_t count, float *send, f
         return res;
 }
 
-/* --json: written atomically at the end (a temporary file beside the target,
- * fsync, rename).  At start one such temporary file is created and removed
- * again, so that a path that cannot be written fails before the benchmark
- * runs, and nothing is left behind however the run ends. */
 /* The process's umask, read without changing it (umask(2) can only set it,
  * and MPI's threads may create files meanwhile); 022 when it cannot be read. */
 static mode_t current_umask(void)
@@ -301,6 +297,12 @@ static mode_t current_umask(void)
         return (mode_t)(um & 0777);
 }
 
+/* --json: written atomically at the end (a temporary file beside the target,
+ * fsync, rename).  At start one such temporary file is created and removed
+ * again, so that a path that cannot be written fails before the benchmark
+ * runs, and nothing is left behind however the run ends. *
+ * json_temp: a new temporary file for path, open (ret), or created and
+ * removed again (ret NULL). */
 static int json_temp(const char *path, char tmp[PATH_MAX], FILE **ret)
 {
         struct stat st;
