@@ -195,6 +195,12 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         (void) nodes_add(&names, &k, "localhost", "nodes", &err);
         }
         free(sets);
+        struct bd_err err;
+        if (nodes_check(names, port ? (int)port : 9410, &err) < 0) {
+                bd_error("nodes: %s", err.msg);
+                strv_free(names);
+                return system ? BD_EXIT_FAIL : BD_EXIT_USAGE;
+        }
         for (n = 0; names[n]; n++)
                 ;
         _cleanup_free_ struct node_call *calls = xcalloc((size_t)n, sizeof(*calls));

@@ -207,6 +207,11 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                 if (!token_file && !getenv("BENCHD_TOKEN"))
                         sys_token = xstrdup("/var/lib/benchd/token");
         }
+        if (nodes_check(names, q.port, &err) < 0) {
+                bd_error("stage: %s", err.msg);
+                strv_free(names);
+                return system ? BD_EXIT_FAIL : BD_EXIT_USAGE;
+        }
         if (stage_remote_token(token_file ? token_file : sys_token, &token, &err) < 0) {
                 bd_error("stage: %s", err.msg);
                 strv_free(names);

@@ -2,9 +2,12 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "curl-dl.h"
 #include "nodes.h"
@@ -92,6 +95,76 @@ int nodes_add(char ***names, size_t *n, const char *name, const char *where, str
         return 0;
 }
 
+/* The endpoint a node call reaches, spelled one way: "unix:PATH", or
+ * scheme://host:port/path with the host in lower case, an IPv6 address as
+ * inet_ntop writes it, the port always given. */
+static char *endpoint(const struct node_call *c)
+{
+        if (c->socket)
+                return xasprintf("unix:%s", c->socket);
+        const char *sep = strstr(c->base, "://");
+        bool https = !strncmp(c->base, "https", 5);
+        const char *auth = sep + 3;
+        size_t alen = strcspn(auth, "/");
+        const char *path = auth + alen, *port = NULL;
+        _cleanup_free_ char *host = NULL;
+        size_t b = bracketed(auth);
+        if (b > 0) {
+                size_t a = strspn(auth + 1, "0123456789abcdefABCDEF:.");
+                char addr[INET6_ADDRSTRLEN], canon[INET6_ADDRSTRLEN];
+                struct in6_addr in6;
+                memcpy(addr, auth + 1, a);
+                addr[a] = '\0';
+                if (inet_pton(AF_INET6, addr, &in6) != 1 || !inet_ntop(AF_INET6, &in6, canon, sizeof(canon)))
+                        STR_COPY(canon, addr);
+                const char *zone = auth + 1 + a, *end = auth + b - 1;
+                if (*zone == '%')
+                        zone += strncmp(zone, "%25", 3) ? 1 : 3;
+                host = zone < end ? xasprintf("[%s%%25%.*s]", canon, (int)(end - zone), zone)
+                                  : xasprintf("[%s]", canon);
+                if (auth[b] == ':')
+                        port = auth + b + 1;
+        } else {
+                size_t h = strcspn(auth, ":/");
+                host = xstrndup(auth, h);
+                for (char *p = host; *p; p++)
+                        *p = (char)tolower((unsigned char)*p);
+                if (auth[h] == ':')
+                        port = auth + h + 1;
+        }
+        long pn = port ? strtol(port, NULL, 10) : (https ? 443 : 80);
+        return xasprintf("%s://%s:%ld%s", https ? "https" : "http", host, pn, path);
+}
+
+/* Why a Unix socket took no connection: curl says "localhost port 80". */
+static void socket_error(const char *path, char *buf, size_t size)
+{
+        struct stat st;
+        if (stat(path, &st) < 0)
+                snprintf(buf, size, "cannot connect to the Unix socket %s: %s", path, strerror(errno));
+        else if (!S_ISSOCK(st.st_mode))
+                snprintf(buf, size, "cannot connect to %s: not a Unix socket", path);
+        else if (access(path, W_OK) < 0)
+                snprintf(buf, size, "cannot connect to the Unix socket %s: %s", path, strerror(errno));
+        else
+                snprintf(buf, size, "cannot connect to the Unix socket %s: nothing listens there", path);
+}
+
+static int nodes_distinct(const struct node_call *calls, int n, struct bd_err *err)
+{
+        char **keys = xcalloc((size_t)n + 1, sizeof(char *));
+        int r = 0;
+        for (int i = 0; i < n && r == 0; i++) {
+                keys[i] = endpoint(&calls[i]);
+                for (int j = 0; j < i && r == 0; j++)
+                        if (streq(keys[i], keys[j]))
+                                r = bd_err_set(err, -EINVAL, "node '%s' is the same as node '%s' (%s)",
+                                               calls[i].node, calls[j].node, keys[i]);
+        }
+        strv_free(keys);
+        return r;
+}
+
 void nodes_init(struct node_call *calls, char *const *names, int n, int default_port)
 {
         for (int i = 0; i < n; i++) {
@@ -130,6 +203,19 @@ void nodes_release(struct node_call *calls, int n)
                 buf_release(&calls[i].body);
                 cJSON_Delete(calls[i].json);
         }
+}
+
+int nodes_check(char *const *names, int default_port, struct bd_err *err)
+{
+        int n = 0;
+        while (names[n])
+                n++;
+        struct node_call *calls = xcalloc((size_t)n + 1, sizeof(*calls));
+        nodes_init(calls, names, n, default_port);
+        int r = nodes_distinct(calls, n, err);
+        nodes_release(calls, n);
+        free(calls);
+        return r;
 }
 
 int nodes_of_system(const cJSON *sys, char ***ret, struct bd_err *err)
@@ -242,8 +328,11 @@ int nodes_request(struct node_call *calls, int n, const char *method, const char
                 C->easy_getinfo(msg->easy_handle, CURLINFO_RESPONSE_CODE, &c->status);
                 if (msg->data.result != CURLE_OK) {
                         int i = (int)(c - calls);
-                        snprintf(c->error, sizeof(c->error), "%s",
-                                 errbuf[i][0] ? errbuf[i] : C->easy_strerror(msg->data.result));
+                        if (c->socket && msg->data.result == CURLE_COULDNT_CONNECT)
+                                socket_error(c->socket, c->error, sizeof(c->error));
+                        else
+                                snprintf(c->error, sizeof(c->error), "%s",
+                                         errbuf[i][0] ? errbuf[i] : C->easy_strerror(msg->data.result));
                         c->status = 0;
                 }
         }

@@ -83,6 +83,36 @@ printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "%s"] } }\n' "${nodes[0
 out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system twice 2>&1); rc=$?
 is "--system naming a node twice: exit 1" "$rc" 1
 like "  saying so" "$out" "benchd.hosts\[1\]: node '${nodes[0]}' is named twice"
+# the same benchd spelled twice: the system's port written out, an IPv6
+# address written another way, a host name in capitals, a URL with its
+# default port; nothing is asked
+p0=${nodes[0]#127.0.0.1:}
+printf '{ "extends": "p3dn", "benchd": { "port": %s, "hosts": ["127.0.0.1", "%s"] } }\n' "$p0" "${nodes[0]}" > "$tmp/systems/same.json"
+out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system same 2>&1); rc=$?
+is "--system naming a node twice with its port: exit 1" "$rc" 1
+like "  naming both" "$out" "^benchctl: nodes: node '${nodes[0]}' is the same as node '127.0.0.1' \(http://127.0.0.1:$p0\)\$"
+for pair in "localhost:$p0 LocalHost" "[::1]:$p0 [0:0::1]" "[fe80::1%lo]:$p0 [fe80::0:1%25lo]" \
+            "http://h/ http://H:80" "https://h/x https://h:443/x"; do
+    # shellcheck disable=SC2086
+    out=$("$BENCHCTL" nodes --port "$p0" --timeout 300 $pair 2>&1); rc=$?
+    is "'${pair% *}' and '${pair#* }' are one node: usage error" "$rc" 2
+    like "  saying so" "$out" "is the same as node"
+done
+out=$("$BENCHCTL" stage --nodes "127.0.0.1:9410,127.0.0.1" --src /nonexistent --dst /nonexistent 2>&1); rc=$?
+is "stage --nodes, one node twice: usage error" "$rc" 2
+like "  saying so" "$out" "^benchctl: stage: node '127.0.0.1' is the same as node '127.0.0.1:9410'"
+for pair in "h:1 h:2" "http://h https://h" "http://h/a http://h/b" "h:$p0 http://h"; do
+    # shellcheck disable=SC2086
+    out=$("$BENCHCTL" nodes --port "$p0" --timeout 300 $pair 2>&1)
+    unlike "'${pair% *}' and '${pair#* }' are two nodes" "$out" "is the same as"
+done
+
+# a Unix socket that takes no connection: why, not curl's "localhost port 80"
+: >"$tmp/file"
+out=$("$BENCHCTL" nodes --timeout 300 "unix:$tmp/none" "unix:$tmp/file" 2>&1); rc=$?
+is "Unix sockets that are not there: exit 1" "$rc" 1
+like "  a missing one" "$out" "unix:$tmp/none: cannot connect to the Unix socket $tmp/none: No such file or directory"
+like "  a file" "$out" "unix:$tmp/file: cannot connect to $tmp/file: not a Unix socket"
 
 # node names: what goes into a URL is checked first (usage error, nothing
 # sent); the accepted ones are asked (exit 1: nothing listens there)
