@@ -1,6 +1,7 @@
 /* cmd-cancel.c: benchctl cancel: stop a run's job or processes. */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,13 +36,15 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         }
         if (state_final(r.state)) {
                 printf("run %s already ended: %s\n", r.id, state_name(r.state));
-        } else if (!streq(r.launcher, "slurm") && !run_started_here(&r)) {
-                bd_error("run %s was started on host '%s': cancel it there", r.id, r.host);
-                ret = BD_EXIT_FAIL;
         } else {
                 struct bd_err err;
-                int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err) : local_cancel(r.pid, &err);
-                if (x < 0) {
+                int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err)
+                                                   : local_cancel(r.rundir, r.pid, run_started_here(&r), &err);
+                if (x == -EREMOTE) {
+                        bd_error("run %s was started on host '%s'%s: cancel it there", r.id, r.host,
+                                 run_started_here(&r) ? " (another container or PID namespace)" : "");
+                        ret = BD_EXIT_FAIL;
+                } else if (x < 0) {
                         bd_error("%s", err.msg);
                         ret = BD_EXIT_FAIL;
                 } else {

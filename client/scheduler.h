@@ -45,11 +45,16 @@ const char *slurm_backend(void);
 /* Local processes */
 int local_start(const char *script_path, const char *rundir, const char *output, long *ret_pid, struct bd_err *err);
 /* Whether the process group still runs; once it ended, exit status from
- * RUNDIR/exit_status.  A run started on another host (here false, the run
- * directory on a shared $BENCHD_HOME) has only its exit status: -EREMOTE
- * while it has none. */
+ * RUNDIR/exit_status.  Where the process runs comes from RUNDIR/process
+ * (local_start records the host, boot, PID namespace and start time), for
+ * older runs from here (the run was started on this host name).  A run
+ * started on another host or in another container (the run directory on a
+ * shared $BENCHD_HOME) has only its exit status: -EREMOTE while it has
+ * none; one started here before the host restarted is incomplete. */
 int local_query(const char *rundir, long pid, bool here, struct sched_job *ret);
-int local_cancel(long pid, struct bd_err *err);
+/* Stops the process group (SIGTERM, then SIGKILL after 5 s); -EREMOTE for
+ * another host's run, 0 when it is gone already. */
+int local_cancel(const char *rundir, long pid, bool here, struct bd_err *err);
 
 /* The controller named in the Slurm configuration, for error messages (caller frees). */
 char *slurm_controller_name(void);

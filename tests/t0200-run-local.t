@@ -99,21 +99,50 @@ out=$("$BENCHCTL" report "$id")
 like "report of a running run: the running trial is running" "$out" "^  1 +running .*no run_stop yet"
 like "  the next one pending" "$out" "^  2 +pending .*not started yet"
 like "  and no score yet" "$out" "MLPerf score: no score: the run has not ended \(2 of 2 trials still to finish\)"
-# seen from another host sharing $BENCHD_HOME (a UTS namespace with another
-# name): the process id means nothing there, the run is left as recorded
+like "  the run records its process: host, boot, PID namespace, start time" "$(cat "$BENCHD_HOME/runs/$id/process")" \
+     "^host=$(hostname)
+machine=.*
+boot=$(cat /proc/sys/kernel/random/boot_id)
+pidns=$(stat -L -c %i /proc/self/ns/pid)
+pid=$pid
+start=[1-9][0-9]*$"
+# the host renamed meanwhile (a UTS namespace with another name, the same
+# kernel): still this host's run
 if unshare --uts true 2>/dev/null; then
-    other() { unshare --uts bash -c 'hostname benchd-elsewhere && exec "$@"' other "$@"; }
+    renamed() { unshare --uts bash -c 'hostname benchd-renamed && exec "$@"' renamed "$@"; }
+    out=$(renamed "$BENCHCTL" status "$id" 2>&1)
+    like "status after the host was renamed: running" "$out" "^  1 +running"
+    unlike "  with no word of another host" "$out" "another host"
+else
+    skip 2 "no UTS namespaces here"
+fi
+# seen from another container sharing $BENCHD_HOME (a PID namespace: the
+# process id means nothing there), the run is left as recorded
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+    other() { unshare --pid --fork --mount-proc "$@"; }
     out=$(other "$BENCHCTL" status "$id" 2>&1)
-    like "status on another host: the run is still running" "$out" "allreduce on local, running"
+    like "status in another container: the run is still running" "$out" "allreduce on local, running"
     like "  saying where it runs" "$out" "run $id: it runs on another host \(see 'host'\)"
     out=$(other "$BENCHCTL" runs 2>&1)
-    like "runs on another host: still running" "$out" "$id .*running"
+    like "runs in another container: still running" "$out" "$id .*running"
     out=$(other "$BENCHCTL" cancel "$id" 2>&1); rc=$?
-    is "cancel on another host: exit 1" "$rc" 1
-    like "  naming the host to cancel it on" "$out" "run $id was started on host '$(hostname)': cancel it there"
+    is "cancel in another container: exit 1" "$rc" 1
+    like "  naming the host to cancel it on" "$out" \
+         "run $id was started on host '$(hostname)' \(another container or PID namespace\): cancel it there"
     like "  the run still runs" "$("$BENCHCTL" status "$id")" "^  1 +running"
 else
-    skip 6 "no UTS namespaces here"
+    skip 6 "no PID namespaces here"
+fi
+# a run without that record (started by an older benchctl) is judged by
+# its host name
+if unshare --uts true 2>/dev/null; then
+    mv "$BENCHD_HOME/runs/$id/process" "$tmp/process"
+    out=$(unshare --uts bash -c 'hostname benchd-elsewhere && exec "$@"' other "$BENCHCTL" status "$id" 2>&1)
+    like "no record, another host name: another host's run" "$out" "run $id: it runs on another host \(see 'host'\)"
+    like "  same host name: this host's" "$("$BENCHCTL" status "$id")" "^  1 +running"
+    mv "$tmp/process" "$BENCHD_HOME/runs/$id/process"
+else
+    skip 2 "no UTS namespaces here"
 fi
 check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
@@ -121,6 +150,30 @@ gone=no
 for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || { gone=yes; break; }; sleep 0.2; done
 is "the run's processes are gone" "$gone" yes
 like "cancel of an ended run says so" "$("$BENCHCTL" cancel "$id")" "already ended: cancelled"
+
+# a record from before the host restarted (another boot id), and a process
+# id now taken by another process (another start time): the run's process
+# is gone, whatever now has its id
+for what in boot start; do
+    out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
+    id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\1/p')
+    pid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\2/p')
+    rec="$BENCHD_HOME/runs/$id/process"
+    if [ $what = boot ]; then
+        sed 's/^boot=.*/boot=00000000-0000-4000-8000-000000000000/' "$rec" > "$rec.new"
+        why="process $pid ended without an exit status \(the host restarted since it started\)"
+    else
+        sed 's/^start=.*/start=1/' "$rec" > "$rec.new"
+        why="process $pid ended without an exit status$"
+    fi
+    mv "$rec.new" "$rec"
+    out=$("$BENCHCTL" status "$id")
+    like "process record of another $what: the run is incomplete" "$out" "allreduce on local, incomplete"
+    like "  saying why" "$out" "$why"
+    like "  cancel: it ended already" "$("$BENCHCTL" cancel "$id")" "already ended: incomplete"
+    check "  and its process was left alone" kill -0 "$pid"
+    kill -TERM -- "-$pid" 2>/dev/null
+done
 
 # interrupting submit --wait stops following, not the run
 "$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" --wait \
