@@ -123,15 +123,20 @@ if unshare --pid --fork --mount-proc true 2>/dev/null; then
     out=$(other "$BENCHCTL" status "$id" 2>&1)
     like "status in another container: the run is still running" "$out" "allreduce on local, running"
     like "  saying where it runs" "$out" "run $id: it runs on another host \(see 'host'\)"
+    id2=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" |
+          sed -n 's/^run \([^ ]*\) started.*/\1/p')
     out=$(other "$BENCHCTL" runs 2>&1)
     like "runs in another container: still running" "$out" "$id .*running"
+    like "  both of them" "$out" "$id2 .*running"
+    is "  with one warning for the two" "$(grep -c 'it runs on another host' <<<"$out")" 1
+    check "  (the second cancelled)" "$BENCHCTL" cancel "$id2"
     out=$(other "$BENCHCTL" cancel "$id" 2>&1); rc=$?
     is "cancel in another container: exit 1" "$rc" 1
     like "  naming the host to cancel it on" "$out" \
          "run $id was started on host '$(hostname)' \(another container or PID namespace\): cancel it there"
     like "  the run still runs" "$("$BENCHCTL" status "$id")" "^  1 +running"
 else
-    skip 6 "no PID namespaces here"
+    skip 9 "no PID namespaces here"
 fi
 # a run without that record (started by an older benchctl) is judged by
 # its host name
