@@ -120,7 +120,9 @@ static enum proc_where proc_where(const struct proc_rec *r)
 {
         struct proc_rec c;
         proc_here(&c);
-        if (r->boot[0] && streq(r->boot, c.boot))
+        if (!r->boot[0] || !c.boot[0]) /* no boot id to compare: by host name, as before the record */
+                return streq(r->host, c.host) && r->pidns == c.pidns ? PROC_HERE : PROC_ELSEWHERE;
+        if (streq(r->boot, c.boot))
                 return r->pidns == c.pidns ? PROC_HERE : PROC_ELSEWHERE;
         if (r->machine[0] && streq(r->machine, c.machine) && streq(r->host, c.host))
                 return PROC_RESTARTED;

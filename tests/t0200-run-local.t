@@ -149,6 +149,11 @@ if unshare --uts true 2>/dev/null; then
 else
     skip 2 "no UTS namespaces here"
 fi
+# a record without a boot id (a kernel without one): by host name too
+cp "$BENCHD_HOME/runs/$id/process" "$tmp/process"
+sed -i 's/^boot=.*/boot=/' "$BENCHD_HOME/runs/$id/process"
+like "a record without a boot id: still this host's running run" "$("$BENCHCTL" status "$id")" "^  1 +running"
+mv "$tmp/process" "$BENCHD_HOME/runs/$id/process"
 check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
 gone=no
