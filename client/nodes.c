@@ -100,8 +100,23 @@ int nodes_add(char ***names, size_t *n, const char *name, const char *where, str
  * inet_ntop writes it, the port always given. */
 static char *endpoint(const struct node_call *c)
 {
-        if (c->socket)
-                return xasprintf("unix:%s", c->socket);
+        if (c->socket) {
+                /* a//b, a/./b and a/b/ are a/b (.. is left alone: a link may make it another place) */
+                char *k = xasprintf("unix:%s", c->socket), *w = k + 5;
+                for (const char *p = k + 5; *p; p++) {
+                        if (*p == '/' && w > k + 5 && w[-1] == '/')
+                                continue;
+                        if (*p == '.' && p[1] == '/' && (p == k + 5 || p[-1] == '/')) {
+                                p++;
+                                continue;
+                        }
+                        *w++ = *p;
+                }
+                if (w > k + 6 && w[-1] == '/')
+                        w--;
+                *w = '\0';
+                return k;
+        }
         const char *sep = strstr(c->base, "://");
         bool https = !strncmp(c->base, "https", 5);
         const char *auth = sep + 3;
