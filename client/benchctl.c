@@ -22,7 +22,7 @@ static const struct bd_command commands[] = {
           "--system SYSTEM WORKLOAD [--runs N] [--set KEY=VALUE]... [--data DIR] [--logdir DIR] [--wait] [--dry-run]",
           "Submit a benchmark run (Slurm) or start it (mpirun, local) and record it." },
         { "status", cmd_status, "[RUN] [--json] [--watch]", "Show the state of a run and its trials (default: the last run)." },
-        { "cancel", cmd_cancel, "RUN", "Cancel a run's job or processes." },
+        { "cancel", cmd_cancel, "[--force] RUN", "Cancel a run's job or processes." },
         { "logs", cmd_logs, "RUN [--follow] [--trial N]", "Collect a run's trial logs and print or follow them." },
         { "report", cmd_report, "RUN... [--json|--csv] [--reference]",
           "Time to train, accuracy, throughput and the MLPerf score of runs." },

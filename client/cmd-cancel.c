@@ -9,7 +9,11 @@
 #include "run.h"
 #include "scheduler.h"
 
+#define OPT_FORCE 340
+
 static const struct bd_option options[] = {
+        { "force", OPT_FORCE, NULL, "record the run as cancelled even when its processes cannot be stopped from "
+                                    "here (its host is gone, or restarted under another name)" },
         { 0 }
 };
 
@@ -17,10 +21,14 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
 {
         struct bd_opts o = { argc, argv, options, cmd, NULL };
         const char *arg;
+        bool force = false;
         int c;
-        while ((c = opts_next(&o, &arg)) > 0)
+        while ((c = opts_next(&o, &arg)) > 0) {
                 if (c == 'h')
                         return opts_release(&o), BD_EXIT_OK;
+                if (c == OPT_FORCE)
+                        force = true;
+        }
         int next = opts_finish(&o, c, 1, 1, "RUN");
         if (next < 0)
                 return BD_EXIT_USAGE;
@@ -40,19 +48,25 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 struct bd_err err;
                 int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err)
                                                    : local_cancel(r.rundir, r.pid, run_started_here(&r), &err);
-                if (x == -EREMOTE) {
-                        bd_error("run %s was started on host '%s'%s: cancel it there", r.id, r.host,
-                                 run_started_here(&r) ? " (another container or PID namespace)" : "");
+                _cleanup_free_ char *reason = NULL;
+                if (x < 0 && force) {
+                        bd_warning("run %s: %s; recorded as cancelled without stopping it (--force)", r.id, err.msg);
+                        reason = xasprintf("cancelled by benchctl --force, not stopped: %s", err.msg);
+                } else if (x == -EREMOTE) {
+                        bd_error("run %s was started on host '%s'%s: cancel it there (or, if that host is gone, "
+                                 "'benchctl cancel --force %s')", r.id, r.host,
+                                 run_started_here(&r) ? " (another container or PID namespace)" : "", r.id);
                         ret = BD_EXIT_FAIL;
                 } else if (x < 0) {
                         bd_error("%s", err.msg);
                         ret = BD_EXIT_FAIL;
-                } else {
+                }
+                if (ret == BD_EXIT_OK) {
                         double now = (double)time(NULL);
                         r.state = ST_CANCELLED;
                         r.end_time = now;
                         free(r.reason);
-                        r.reason = xstrdup("cancelled by benchctl");
+                        r.reason = xstrdup(reason ? reason : "cancelled by benchctl");
                         for (int i = 0; i < r.ntrials; i++)
                                 if (!state_final(t[i].state)) {
                                         if (t[i].state == ST_RUNNING)

@@ -219,6 +219,14 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         _cleanup_free_ char *name = xasprintf("benchd-%s-%s", argv[next], s.name);
         struct bd_store store = { 0 };
         long pid = 0;
+        if (!slurm && !dry && !wait && getpid() == 1) {
+                /* the kernel ends every process of the namespace with it */
+                bd_error("running as process 1 of a PID namespace (a container without an init): a run left in "
+                         "the background would be killed when benchctl exits; use --wait, or give the container "
+                         "an init (docker run --init)");
+                system_release(&s);
+                return BD_EXIT_FAIL;
+        }
         int trials = runs > 0 ? (int)runs : (int)sys_int(s.json, "trials", 5);
         bool keep = false; /* the run directory, once the job started */
 

@@ -141,9 +141,16 @@ static char *endpoint(const struct node_call *c)
                         port = auth + b + 1;
         } else {
                 size_t h = strcspn(auth, ":/");
+                struct in_addr in4;
                 host = xstrndup(auth, h);
                 for (char *p = host; *p; p++)
                         *p = (char)tolower((unsigned char)*p);
+                if (inet_aton(host, &in4)) {    /* 127.1 is 127.0.0.1, as curl takes it */
+                        free(host);
+                        host = xstrdup(inet_ntoa(in4));
+                } else if (h > 1 && host[h - 1] == '.') {       /* n1. is n1 */
+                        host[h - 1] = '\0';
+                }
                 if (auth[h] == ':')
                         port = auth + h + 1;
         }

@@ -183,8 +183,22 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
         }
         if (job.state == ST_COMPLETED && closing >= 0 && closing < r->ntrials)
                 job.state = ST_FAILED;
-
+        /* a local run whose exit status went unrecorded (its wrapper was
+         * killed, the file is damaged) but whose script printed its closing
+         * line: that line decides */
+        if (known && job.state == ST_INCOMPLETE && closing >= 0 && !streq(r->launcher, "slurm")) {
+                job.state = closing == r->ntrials ? ST_COMPLETED : ST_FAILED;
+                job.exit_code = closing == r->ntrials ? 0 : 1;
+                size_t l = strlen(job.reason);
+                snprintf(job.reason + l, sizeof(job.reason) - l, "%sthe job output says %d of %d trials succeeded",
+                         l ? "; " : "", closing, r->ntrials);
+        }
         bool final = state_final(job.state);
+        if (final && job.end_time <= 0) {
+                /* when it was last seen: its output's last change */
+                struct stat st;
+                job.end_time = stat(out, &st) == 0 ? (double)st.st_mtime : (double)time(NULL);
+        }
         for (int i = 0; i < r->ntrials; i++) {
                 struct bd_trial *t = &trials[i];
                 /* the nodes a trial ran on; a failed node later drops out of the

@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -83,33 +84,79 @@ static int proc_write(const char *rundir, long pid, unsigned long long start)
         return write_file_replace(path, text, strlen(text), 0644, NULL);
 }
 
-/* The record of RUNDIR/process; -ENOENT for runs started before there was one. */
-static int proc_read(const char *rundir, struct proc_rec *p)
+static bool all_of(const char *v, const char *set)
 {
+        return v[strspn(v, set)] == '\0';
+}
+
+static bool printable(const char *v)
+{
+        for (; *v; v++)
+                if (*v <= ' ' || *v == 0x7f)
+                        return false;
+        return true;
+}
+
+/* The record of RUNDIR/process of process pid: 0; -ENOENT for runs started
+ * before there was one; -EINVAL, with why (the file and the field), for one
+ * that cannot be trusted. */
+static int proc_read(const char *rundir, long pid, struct proc_rec *p, char *why, size_t whysize)
+{
+        static const char *const keys[] = { "host", "machine", "boot", "pidns", "pid", "start" };
         _cleanup_free_ char *path = xasprintf("%s/process", rundir);
         _cleanup_free_ char *text = NULL;
         memset(p, 0, sizeof(*p));
         int r = read_file(path, 4096, &text, NULL, NULL);
-        if (r < 0)
+        if (r == -ENOENT)
                 return r;
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-                char *v = strchr(line, '=');
-                if (!v)
-                        continue;
-                *v++ = '\0';
-                if (streq(line, "host"))
-                        STR_COPY(p->host, v);
-                else if (streq(line, "machine"))
-                        STR_COPY(p->machine, v);
-                else if (streq(line, "boot"))
-                        STR_COPY(p->boot, v);
-                else if (streq(line, "pidns"))
-                        p->pidns = strtoull(v, NULL, 10);
-                else if (streq(line, "pid"))
-                        p->pid = strtol(v, NULL, 10);
-                else if (streq(line, "start"))
-                        p->start = strtoull(v, NULL, 10);
+        if (r < 0) {
+                snprintf(why, whysize, "%s: %s", path, strerror(-r));
+                return -EINVAL;
         }
+        unsigned seen = 0;
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                char *v = strchr(line, '=');
+                size_t k = 0;
+                if (v) {
+                        *v++ = '\0';
+                        while (k < ARRAY_SIZE(keys) && !streq(keys[k], line))
+                                k++;
+                }
+                if (!v || k == ARRAY_SIZE(keys))
+                        continue;       /* what a later version may add */
+                unsigned long long n = 0;
+                bool number = k >= 3, ok;
+                if (number)
+                        ok = *v && all_of(v, "0123456789") && strlen(v) <= 19 && (n = strtoull(v, NULL, 10), true);
+                else if (k == 0)
+                        ok = *v && printable(v);
+                else if (k == 1)        /* 32 hex digits, or none (no /etc/machine-id) */
+                        ok = !*v || (strlen(v) == 32 && all_of(v, "0123456789abcdef"));
+                else                    /* a UUID, or none */
+                        ok = !*v || (strlen(v) == 36 && all_of(v, "0123456789abcdef-"));
+                if (ok && k == 4 && (long)n != pid)
+                        ok = false;
+                if (!ok || (seen & (1u << k))) {
+                        snprintf(why, whysize, "%s: field '%s': %s", path, keys[k],
+                                 !ok ? (k == 4 ? "not the run's process id" : "not valid") : "given twice");
+                        return -EINVAL;
+                }
+                seen |= 1u << k;
+                switch (k) {
+                case 0: STR_COPY(p->host, v); break;
+                case 1: STR_COPY(p->machine, v); break;
+                case 2: STR_COPY(p->boot, v); break;
+                case 3: p->pidns = n; break;
+                case 4: p->pid = (long)n; break;
+                default: p->start = n; break;
+                }
+        }
+        for (size_t k = 0; k < ARRAY_SIZE(keys); k++)
+                if (!(seen & (1u << k))) {
+                        snprintf(why, whysize, "%s: no field '%s'", path, keys[k]);
+                        return -EINVAL;
+                }
         return 0;
 }
 
@@ -187,28 +234,65 @@ int local_start(const char *script_path, const char *rundir, const char *output,
         return 0;
 }
 
-/* Is pid still the session leader we started (started at start, when
- * known)? */
-static bool alive(long pid, unsigned long long start)
+/* The processes left of the run's session (its id is the leader's, pid),
+ * at most max of them in members; how many there are.  The kernel gives no
+ * new process that id while a member is left, so a leader of another start
+ * time than the recorded one (when known) means the session ended. */
+static size_t session_members(long pid, unsigned long long start, long *members, size_t max)
 {
         char state;
         long sid;
         unsigned long long t;
-        if (pid <= 0 || kill((pid_t)pid, 0) < 0 || proc_stat(pid, &state, &sid, &t) < 0)
-                return false;
-        return state != 'Z' && sid == pid && (start == 0 || t == start);
+        if (pid <= 0)
+                return 0;
+        if (proc_stat(pid, &state, &sid, &t) == 0 && start != 0 && t != start)
+                return 0;
+        DIR *d = opendir("/proc");
+        if (!d)
+                return 0;
+        size_t n = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                long p;
+                if (parse_long(e->d_name, &p) < 0 || p <= 0)
+                        continue;
+                if (proc_stat(p, &state, &sid, &t) == 0 && sid == pid && state != 'Z') {
+                        if (n < max)
+                                members[n] = p;
+                        n++;
+                }
+        }
+        closedir(d);
+        return n;
 }
 
 /* Where the run's process is, by its record, else by the host name the
- * caller compared (here); *start its start time when recorded. */
-static enum proc_where run_where(const char *rundir, long pid, bool here, unsigned long long *start)
+ * caller compared (here); *start its start time when recorded; why says
+ * what was wrong with a record that was not used. */
+static enum proc_where run_where(const char *rundir, long pid, bool here, unsigned long long *start, char *why,
+                                 size_t whysize)
 {
         struct proc_rec r;
         *start = 0;
-        if (proc_read(rundir, &r) < 0 || r.pid != pid)
+        why[0] = '\0';
+        if (proc_read(rundir, pid, &r, why, whysize) < 0)
                 return here ? PROC_HERE : PROC_ELSEWHERE;
         *start = r.start;
         return proc_where(&r);
+}
+
+/* An exit status as the wrapper writes it: 0 to 255 and a newline. */
+static int parse_exit_status(const char *text, int *ret)
+{
+        long v;
+        size_t n = strcspn(text, "\n");
+        if (n == 0 || n > 3 || (text[n] == '\n' && text[n + 1]) || !all_of(text, "0123456789\n"))
+                return -EINVAL;
+        _cleanup_free_ char *num = xstrndup(text, n);
+        if (parse_long(num, &v) < 0 || v > 255)
+                return -EINVAL;
+        *ret = (int)v;
+        return 0;
 }
 
 int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
@@ -219,48 +303,67 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
         _cleanup_free_ char *text = NULL;
         if (read_file(status, 64, &text, NULL, NULL) == 0) {
                 struct stat st;
-                long code = -1;
-                text[strcspn(text, "\n")] = '\0';
-                if (parse_long(text, &code) < 0)
-                        code = 255;
-                ret->exit_code = (int)code;
-                ret->state = ret->exit_code == 0 ? ST_COMPLETED : ST_FAILED;
                 if (stat(status, &st) == 0)
                         ret->end_time = (double)st.st_mtime;
+                if (parse_exit_status(text, &ret->exit_code) < 0) {
+                        ret->state = ST_INCOMPLETE;
+                        text[strcspn(text, "\n")] = '\0';
+                        snprintf(ret->reason, sizeof(ret->reason), "%s: '%.32s' is not an exit status", status, text);
+                        return 0;
+                }
+                ret->state = ret->exit_code == 0 ? ST_COMPLETED : ST_FAILED;
                 return 0;
         }
         unsigned long long start;
-        enum proc_where w = run_where(rundir, pid, here, &start);
+        char why[256];
+        enum proc_where w = run_where(rundir, pid, here, &start, why, sizeof(why));
         if (w == PROC_ELSEWHERE)
                 return -EREMOTE;        /* its process id means nothing here */
-        if (w == PROC_HERE && alive(pid, start)) {
+        if (w == PROC_HERE && session_members(pid, start, NULL, 0) > 0) {
                 ret->state = ST_RUNNING;
+                if (why[0])
+                        snprintf(ret->reason, sizeof(ret->reason), "%s; judged by host name", why);
                 return 0;
         }
         /* it may have ended between the two looks */
         if (read_file(status, 64, &text, NULL, NULL) == 0)
                 return local_query(rundir, pid, here, ret);
         ret->state = ST_INCOMPLETE;
-        snprintf(ret->reason, sizeof(ret->reason), "process %ld ended without an exit status%s", pid,
-                 w == PROC_RESTARTED ? " (the host restarted since it started)" : "");
+        snprintf(ret->reason, sizeof(ret->reason), "%s %ld ended without an exit status%s",
+                 w == PROC_RESTARTED ? "the host restarted since it started; process" : "process", pid,
+                 why[0] ? "; " : "");
+        if (why[0])
+                str_copy(ret->reason + strlen(ret->reason), sizeof(ret->reason) - strlen(ret->reason), why);
         return 0;
 }
 
 int local_cancel(const char *rundir, long pid, bool here, struct bd_err *err)
 {
         unsigned long long start;
-        enum proc_where w = run_where(rundir, pid, here, &start);
+        char why[256];
+        long m[256];
+        enum proc_where w = run_where(rundir, pid, here, &start, why, sizeof(why));
         if (w == PROC_ELSEWHERE)
-                return bd_err_set(err, -EREMOTE, "its process %ld is another host's", pid);
-        if (w == PROC_RESTARTED || !alive(pid, start))
+                return bd_err_set(err, -EREMOTE, "its process %ld is another host's%s%s", pid, why[0] ? ": " : "",
+                                  why);
+        if (w == PROC_RESTARTED)
                 return 0;
-        if (kill(-(pid_t)pid, SIGTERM) < 0 && errno != ESRCH)
-                return bd_err_set(err, -errno, "cannot stop process group %ld: %s", pid, strerror(errno));
-        for (int i = 0; i < 50 && alive(pid, start); i++) {
+        /* every process of the session: launchers put their ranks in
+         * process groups of their own, and the wrapper (the leader) may
+         * be gone first */
+        size_t n;
+        for (int i = 0; (n = session_members(pid, start, m, ARRAY_SIZE(m))) > 0; i++) {
+                int sig = i < 50 ? SIGTERM : SIGKILL;
+                if (i == 0 || i == 50) {
+                        (void) kill(-(pid_t)pid, sig);
+                        for (size_t k = 0; k < n && k < ARRAY_SIZE(m); k++)
+                                (void) kill((pid_t)m[k], sig);
+                }
+                if (i == 60)
+                        return bd_err_set(err, -EBUSY, "%zu process%s of session %ld still there after SIGKILL", n,
+                                          n == 1 ? "" : "es", pid);
                 struct timespec ts = { 0, 100 * 1000 * 1000 };
                 nanosleep(&ts, NULL);
         }
-        if (alive(pid, start))
-                (void) kill(-(pid_t)pid, SIGKILL);
         return 0;
 }

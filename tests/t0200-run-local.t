@@ -129,14 +129,21 @@ if unshare --pid --fork --mount-proc true 2>/dev/null; then
     like "runs in another container: still running" "$out" "$id .*running"
     like "  both of them" "$out" "$id2 .*running"
     is "  with one warning for the two" "$(grep -c 'it runs on another host' <<<"$out")" 1
-    check "  (the second cancelled)" "$BENCHCTL" cancel "$id2"
+    out=$(other "$BENCHCTL" cancel --force "$id2" 2>&1); rc=$?
+    is "cancel --force in another container: exit 0" "$rc" 0
+    like "  warning that nothing was stopped" "$out" "^benchctl: warning: run $id2: its process [0-9]+ is another host's; recorded as cancelled without stopping it \(--force\)"
+    like "  recorded with that reason" "$("$BENCHCTL" status "$id2")" \
+         "allreduce on local, cancelled .*cancelled by benchctl --force, not stopped: its process [0-9]+ is another host's"
+    pid2=$(sed -n 's/^pid=//p' "$BENCHD_HOME/runs/$id2/process")
+    check "  its processes still run" kill -0 "$pid2"
+    pkill -KILL -s "$pid2"
     out=$(other "$BENCHCTL" cancel "$id" 2>&1); rc=$?
     is "cancel in another container: exit 1" "$rc" 1
     like "  naming the host to cancel it on" "$out" \
          "run $id was started on host '$(hostname)' \(another container or PID namespace\): cancel it there"
     like "  the run still runs" "$("$BENCHCTL" status "$id")" "^  1 +running"
 else
-    skip 9 "no PID namespaces here"
+    skip 12 "no PID namespaces here"
 fi
 # a run without that record (started by an older benchctl) is judged by
 # its host name
@@ -164,17 +171,21 @@ like "cancel of an ended run says so" "$("$BENCHCTL" cancel "$id")" "already end
 # a record from before the host restarted (another boot id), and a process
 # id now taken by another process (another start time): the run's process
 # is gone, whatever now has its id
-for what in boot start; do
-    out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
+start_run() {   # start_run [SUBMIT ARGS...]: a run in the background; sets id and pid once trial 1 started
+    out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" "$@")
     id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\1/p')
     pid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\2/p')
+    for _ in $(seq 100); do grep -q "trial 1/1 started" "$BENCHD_HOME/runs/$id/job.out" 2>/dev/null && break; sleep 0.1; done
+}
+for what in boot start; do
+    start_run
     rec="$BENCHD_HOME/runs/$id/process"
     if [ $what = boot ]; then
         sed 's/^boot=.*/boot=00000000-0000-4000-8000-000000000000/' "$rec" > "$rec.new"
-        why="process $pid ended without an exit status \(the host restarted since it started\)"
+        why="the host restarted since it started; process $pid ended without an exit status"
     else
         sed 's/^start=.*/start=1/' "$rec" > "$rec.new"
-        why="process $pid ended without an exit status$"
+        why="process $pid ended without an exit status\)"
     fi
     mv "$rec.new" "$rec"
     out=$("$BENCHCTL" status "$id")
@@ -182,8 +193,48 @@ for what in boot start; do
     like "  saying why" "$out" "$why"
     like "  cancel: it ended already" "$("$BENCHCTL" cancel "$id")" "already ended: incomplete"
     check "  and its process was left alone" kill -0 "$pid"
-    kill -TERM -- "-$pid" 2>/dev/null
+    pkill -KILL -s "$pid"
 done
+
+# a damaged process record: named, and the run judged by host name
+start_run
+sed -i 's/^pidns=.*/pidns=xyz/' "$BENCHD_HOME/runs/$id/process"
+out=$("$BENCHCTL" status "$id")
+like "a damaged process record: still running" "$out" "^  1 +running"
+like "  naming the file and field" "$out" "runs/$id/process: field 'pidns': not valid; judged by host name"
+printf 'abc\n' > "$BENCHD_HOME/runs/$id/exit_status"
+out=$("$BENCHCTL" status "$id")
+like "a damaged exit status: incomplete, naming the file" "$out" \
+     "allreduce on local, incomplete .*runs/$id/exit_status: 'abc' is not an exit status"
+pkill -KILL -s "$pid"
+
+# the run goes on while any process of its session does, though the
+# wrapper that records the exit status was killed; its output decides
+printf '#!/bin/sh\nsleep 2\nexit 0\n' > "$bin/benchd-allreduce"
+start_run
+kill -KILL "$pid"
+like "the run's first process killed: the run still runs" "$("$BENCHCTL" status "$id")" "^  1 +running"
+for _ in $(seq 100); do grep -q "trials succeeded" "$BENCHD_HOME/runs/$id/job.out" && break; sleep 0.1; done
+sleep 0.5
+out=$("$BENCHCTL" status "$id")
+like "  then completed, by its output's closing line" "$out" \
+     "allreduce on local, completed .*ended without an exit status; the job output says 1 of 1 trials succeeded"
+like "  the trial too" "$out" "^  1 +completed"
+e1=$(printf '%s\n' "$out" | awk '$1 == 1 {print $4}')
+sleep 1.2
+is "  its elapsed time stays put" "$(printf '%s\n' "$("$BENCHCTL" status "$id")" | awk '$1 == 1 {print $4}')" "$e1"
+
+# cancel stops every process of the run's session, also one that ignores
+# SIGTERM (SIGKILL after 5 s) after the wrapper died of it, and one its
+# parent left behind in a process group of its own (out of mpirun's sight)
+printf '#!/bin/bash\nset -m\ntrap "" TERM\nsleep 300 &\nexec sleep 300\n' > "$bin/benchd-allreduce"
+start_run
+for _ in $(seq 100); do [ "$(pgrep -c -s "$pid" -x sleep)" = 4 ] && break; sleep 0.1; done
+t0=$SECONDS
+check "cancel of a run that ignores SIGTERM" "$BENCHCTL" cancel "$id"
+check "  took the 5 s to SIGKILL" test $((SECONDS - t0)) -ge 4
+is "  nothing of its session is left (but zombies)" "$(ps -o stat= -s "$pid" | grep -vc Z)" 0
+printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"
 
 # interrupting submit --wait stops following, not the run
 "$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" --wait \

@@ -90,9 +90,10 @@ p0=${nodes[0]#127.0.0.1:}
 printf '{ "extends": "p3dn", "benchd": { "port": %s, "hosts": ["127.0.0.1", "%s"] } }\n' "$p0" "${nodes[0]}" > "$tmp/systems/same.json"
 out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system same 2>&1); rc=$?
 is "--system naming a node twice with its port: exit 1" "$rc" 1
-like "  naming both" "$out" "^benchctl: nodes: node '${nodes[0]}' is the same as node '127.0.0.1' \(http://127.0.0.1:$p0\)\$"
+like "  naming the system and both" "$out" "^benchctl: nodes: system 'same': node '${nodes[0]}' is the same as node '127.0.0.1' \(http://127.0.0.1:$p0\)\$"
 for pair in "localhost:$p0 LocalHost" "[::1]:$p0 [0:0::1]" "[fe80::1%lo]:$p0 [fe80::0:1%25lo]" \
-            "http://h/ http://H:80" "https://h/x https://h:443/x" "unix:$tmp/s unix:$tmp//./s/"; do
+            "http://h/ http://H:80" "https://h/x https://h:443/x" "unix:$tmp/s unix:$tmp//./s/" \
+            "127.0.0.1:$p0 127.1" "n1.example n1.example." "0x7f.1 127.0.0.1"; do
     # shellcheck disable=SC2086
     out=$("$BENCHCTL" nodes --port "$p0" --timeout 300 $pair 2>&1); rc=$?
     is "'${pair% *}' and '${pair#* }' are one node: usage error" "$rc" 2
