@@ -46,8 +46,9 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 printf("run %s already ended: %s\n", r.id, state_name(r.state));
         } else {
                 struct bd_err err;
+                bool here = run_started_here(&r);
                 int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err)
-                                                   : local_cancel(r.rundir, r.pid, run_started_here(&r), &err);
+                                                   : local_cancel(r.rundir, r.pid, here, &err);
                 _cleanup_free_ char *reason = NULL;
                 if (x < 0 && force) {
                         bd_warning("run %s: %s; recorded as cancelled without stopping it (--force)", r.id, err.msg);
@@ -55,7 +56,7 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 } else if (x == -EREMOTE) {
                         bd_error("run %s was started on host '%s'%s: cancel it there (or, if that host is gone, "
                                  "'benchctl cancel --force %s')", r.id, r.host,
-                                 run_started_here(&r) ? " (another container or PID namespace)" : "", r.id);
+                                 here ? " (another container or PID namespace)" : "", r.id);
                         ret = BD_EXIT_FAIL;
                 } else if (x < 0) {
                         bd_error("%s", err.msg);

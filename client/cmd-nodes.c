@@ -196,11 +196,8 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
         }
         free(sets);
         struct bd_err err;
-        if (nodes_check(names, port ? (int)port : 9410, &err) < 0) {
-                if (system)
-                        bd_error("nodes: system '%s': %s", system, err.msg);
-                else
-                        bd_error("nodes: %s", err.msg);
+        if (nodes_check(names, port ? (int)port : 9410, system, &err) < 0) {
+                bd_error("nodes: %s", err.msg);
                 strv_free(names);
                 return system ? BD_EXIT_FAIL : BD_EXIT_USAGE;
         }

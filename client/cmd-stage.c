@@ -207,11 +207,8 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                 if (!token_file && !getenv("BENCHD_TOKEN"))
                         sys_token = xstrdup("/var/lib/benchd/token");
         }
-        if (nodes_check(names, q.port, &err) < 0) {
-                if (system)
-                        bd_error("stage: system '%s': %s", system, err.msg);
-                else
-                        bd_error("stage: %s", err.msg);
+        if (nodes_check(names, q.port, system, &err) < 0) {
+                bd_error("stage: %s", err.msg);
                 strv_free(names);
                 return system ? BD_EXIT_FAIL : BD_EXIT_USAGE;
         }

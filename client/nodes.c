@@ -227,7 +227,7 @@ void nodes_release(struct node_call *calls, int n)
         }
 }
 
-int nodes_check(char *const *names, int default_port, struct bd_err *err)
+int nodes_check(char *const *names, int default_port, const char *system, struct bd_err *err)
 {
         int n = 0;
         while (names[n])
@@ -237,6 +237,10 @@ int nodes_check(char *const *names, int default_port, struct bd_err *err)
         int r = nodes_distinct(calls, n, err);
         nodes_release(calls, n);
         free(calls);
+        if (r < 0 && system) {
+                _cleanup_free_ char *m = xstrdup(err->msg);
+                bd_err_set(err, r, "system '%s': %s", system, m);
+        }
         return r;
 }
 

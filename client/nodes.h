@@ -41,8 +41,9 @@ void nodes_release(struct node_call *calls, int n);
  * however they are spelled ("n1" and "n1:9410" with the default port 9410,
  * "[::1]" and "[0::1]", "127.1" and "127.0.0.1", "n1." and "n1", a host
  * name in upper and lower case, an http URL with and without :80, a Unix
- * socket path with doubled slashes or ./), naming both. */
-int nodes_check(char *const *names, int default_port, struct bd_err *err);
+ * socket path with doubled slashes or ./), naming both (and the system,
+ * when not NULL, they come from). */
+int nodes_check(char *const *names, int default_port, const char *system, struct bd_err *err);
 /* The nodes of a system: benchd.hosts, else mpirun.hosts, else "localhost"
  * (NULL-terminated, caller frees with strv_free); an error names the entry
  * that is not a node name or is there twice. */

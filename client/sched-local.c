@@ -45,17 +45,23 @@ static void first_line(const char *path, char *buf, size_t size)
         }
 }
 
-/* This process's host, machine, boot and PID namespace. */
+/* This process's host, machine, boot and PID namespace (read once: runs
+ * and status --watch ask for every live run). */
 static void proc_here(struct proc_rec *p)
 {
-        struct stat st;
-        memset(p, 0, sizeof(*p));
-        if (gethostname(p->host, sizeof(p->host) - 1) < 0 || !p->host[0])
-                STR_COPY(p->host, "?");
-        first_line("/etc/machine-id", p->machine, sizeof(p->machine));
-        first_line("/proc/sys/kernel/random/boot_id", p->boot, sizeof(p->boot));
-        if (stat("/proc/self/ns/pid", &st) == 0)
-                p->pidns = (unsigned long long)st.st_ino;
+        static struct proc_rec here;
+        static bool known;
+        if (!known) {
+                struct stat st;
+                if (gethostname(here.host, sizeof(here.host) - 1) < 0 || !here.host[0])
+                        STR_COPY(here.host, "?");
+                first_line("/etc/machine-id", here.machine, sizeof(here.machine));
+                first_line("/proc/sys/kernel/random/boot_id", here.boot, sizeof(here.boot));
+                if (stat("/proc/self/ns/pid", &st) == 0)
+                        here.pidns = (unsigned long long)st.st_ino;
+                known = true;
+        }
+        *p = here;
 }
 
 /* A process's state, session and start time from /proc/PID/stat. */
@@ -125,16 +131,16 @@ static int proc_read(const char *rundir, long pid, struct proc_rec *p, char *why
                 }
                 if (!v || k == ARRAY_SIZE(keys))
                         continue;       /* what a later version may add */
-                unsigned long long n = 0;
-                bool number = k >= 3, ok;
-                if (number)
-                        ok = *v && all_of(v, "0123456789") && strlen(v) <= 19 && (n = strtoull(v, NULL, 10), true);
+                bool ok;
+                if (k >= 3)     /* numbers */
+                        ok = *v && all_of(v, "0123456789") && strlen(v) <= 19;
                 else if (k == 0)
                         ok = *v && printable(v);
                 else if (k == 1)        /* 32 hex digits, or none (no /etc/machine-id) */
                         ok = !*v || (strlen(v) == 32 && all_of(v, "0123456789abcdef"));
                 else                    /* a UUID, or none */
                         ok = !*v || (strlen(v) == 36 && all_of(v, "0123456789abcdef-"));
+                unsigned long long n = ok && k >= 3 ? strtoull(v, NULL, 10) : 0;
                 if (ok && k == 4 && (long)n != pid)
                         ok = false;
                 if (!ok || (seen & (1u << k))) {
@@ -284,12 +290,11 @@ static enum proc_where run_where(const char *rundir, long pid, bool here, unsign
 /* An exit status as the wrapper writes it: 0 to 255 and a newline. */
 static int parse_exit_status(const char *text, int *ret)
 {
-        long v;
         size_t n = strcspn(text, "\n");
         if (n == 0 || n > 3 || (text[n] == '\n' && text[n + 1]) || !all_of(text, "0123456789\n"))
                 return -EINVAL;
-        _cleanup_free_ char *num = xstrndup(text, n);
-        if (parse_long(num, &v) < 0 || v > 255)
+        long v = strtol(text, NULL, 10);        /* up to three digits */
+        if (v > 255)
                 return -EINVAL;
         *ret = (int)v;
         return 0;
@@ -329,11 +334,8 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
         if (read_file(status, 64, &text, NULL, NULL) == 0)
                 return local_query(rundir, pid, here, ret);
         ret->state = ST_INCOMPLETE;
-        snprintf(ret->reason, sizeof(ret->reason), "%s %ld ended without an exit status%s",
-                 w == PROC_RESTARTED ? "the host restarted since it started; process" : "process", pid,
-                 why[0] ? "; " : "");
-        if (why[0])
-                str_copy(ret->reason + strlen(ret->reason), sizeof(ret->reason) - strlen(ret->reason), why);
+        snprintf(ret->reason, sizeof(ret->reason), "%sprocess %ld ended without an exit status%s%s",
+                 w == PROC_RESTARTED ? "the host restarted since it started; " : "", pid, why[0] ? "; " : "", why);
         return 0;
 }
 
