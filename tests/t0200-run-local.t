@@ -93,7 +93,7 @@ out=$("$BENCHCTL" submit --system local allreduce --runs 2 --logdir "$logs" --se
 is "submit without --wait returns at once" "$rc" 0
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\1/p')
 pid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\2/p')
-for _ in $(seq 50); do grep -q "trial 1/2 started" "$BENCHD_HOME/runs/$id/job.out" 2>/dev/null && break; sleep 0.2; done
+wait_until 120 grep -q "trial 1/2 started" "$BENCHD_HOME/runs/$id/job.out"
 like "status shows trial 1 running" "$("$BENCHCTL" status "$id")" "^  1 +running"
 out=$("$BENCHCTL" report "$id")
 like "report of a running run: the running trial is running" "$out" "^  1 +running .*no run_stop yet"
@@ -163,8 +163,8 @@ like "a record without a boot id: still this host's running run" "$("$BENCHCTL" 
 mv "$tmp/process" "$BENCHD_HOME/runs/$id/process"
 check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
-gone=no
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || { gone=yes; break; }; sleep 0.2; done
+gone=yes
+wait_until 60 eval '! kill -0 "$pid"' || gone=no
 is "the run's processes are gone" "$gone" yes
 like "cancel of an ended run says so" "$("$BENCHCTL" cancel "$id")" "already ended: cancelled"
 
@@ -175,7 +175,7 @@ start_run() {   # start_run [SUBMIT ARGS...]: a run in the background; sets id a
     out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" "$@")
     id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\1/p')
     pid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started: process \([0-9]*\).*/\2/p')
-    for _ in $(seq 100); do grep -q "trial 1/1 started" "$BENCHD_HOME/runs/$id/job.out" 2>/dev/null && break; sleep 0.1; done
+    wait_until 120 grep -q "trial 1/1 started" "$BENCHD_HOME/runs/$id/job.out"
 }
 for what in boot start; do
     start_run
@@ -210,12 +210,12 @@ pkill -KILL -s "$pid"
 
 # the run goes on while any process of its session does, though the
 # wrapper that records the exit status was killed; its output decides
-printf '#!/bin/sh\nsleep 2\nexit 0\n' > "$bin/benchd-allreduce"
+printf '#!/bin/sh\nsleep 5\nexit 0\n' > "$bin/benchd-allreduce"
 start_run
 kill -KILL "$pid"
 like "the run's first process killed: the run still runs" "$("$BENCHCTL" status "$id")" "^  1 +running"
-for _ in $(seq 100); do grep -q "trials succeeded" "$BENCHD_HOME/runs/$id/job.out" && break; sleep 0.1; done
-sleep 0.5
+wait_until 120 grep -q "trials succeeded" "$BENCHD_HOME/runs/$id/job.out"
+wait_until 60 eval '[ "$(ps -o stat= -s "$pid" | grep -vc Z)" = 0 ]'
 out=$("$BENCHCTL" status "$id")
 like "  then completed, by its output's closing line" "$out" \
      "allreduce on local, completed .*ended without an exit status; the job output says 1 of 1 trials succeeded"
@@ -229,7 +229,7 @@ is "  its elapsed time stays put" "$(printf '%s\n' "$("$BENCHCTL" status "$id")"
 # parent left behind in a process group of its own (out of mpirun's sight)
 printf '#!/bin/bash\nset -m\ntrap "" TERM\nsleep 300 &\nexec sleep 300\n' > "$bin/benchd-allreduce"
 start_run
-for _ in $(seq 100); do [ "$(pgrep -c -s "$pid" -x sleep)" = 4 ] && break; sleep 0.1; done
+wait_until 120 eval '[ "$(pgrep -c -s "$pid" -x sleep)" = 4 ]'
 t0=$SECONDS
 check "cancel of a run that ignores SIGTERM" "$BENCHCTL" cancel "$id"
 check "  took the 5 s to SIGKILL" test $((SECONDS - t0)) -ge 4
@@ -240,7 +240,7 @@ printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"
 "$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" --wait \
     >"$tmp/wait.out" 2>"$tmp/wait.err" &
 wpid=$!
-for _ in $(seq 100); do grep -q "trial 1/1" "$tmp/wait.out" 2>/dev/null && break; sleep 0.1; done
+wait_until 120 grep -q "trial 1/1" "$tmp/wait.out"
 id=$(sed -n 's/^run \([^ ]*\) started.*/\1/p' "$tmp/wait.out")
 kill -INT "$wpid"; wait "$wpid"; rc=$?
 is "SIGINT during submit --wait: exit 130" "$rc" 130
@@ -302,7 +302,7 @@ is "six concurrent submissions all recorded" "$("$BENCHCTL" runs --limit 1000 | 
 # runs brings runs that ended unseen up to date (no status in between)
 out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
-for _ in $(seq 100); do [ -s "$BENCHD_HOME/runs/$id/exit_status" ] && break; sleep 0.1; done
+wait_until 120 test -s "$BENCHD_HOME/runs/$id/exit_status"
 like "runs shows a run that ended unseen as completed" "$("$BENCHCTL" runs)" "^$id +local +allreduce +completed "
 n=$((n + 1))
 is "the store passes SQLite's integrity check" \

@@ -37,18 +37,18 @@ printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"; chmod +x "$bin/benchd
 out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
 job=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
-for _ in $(seq 100); do "$BENCHCTL" status "$id" | grep -q "^  1 *running" && break; sleep 0.2; done
+wait_until 120 eval '"$BENCHCTL" status "$id" | grep -q "^  1 *running"'
 like "trial 1 running" "$("$BENCHCTL" status "$id")" "^  1 +running +n\[1-4\]"
 check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "the run is recorded as cancelled" "$("$BENCHCTL" status "$id")" "allreduce on 4xlocal, cancelled"
-gone=no
-for _ in $(seq 50); do squeue -h -j "$job" 2>/dev/null | grep -q . || { gone=yes; break; }; sleep 0.2; done
+gone=yes
+wait_until 60 eval '[ -z "$(squeue -h -j "$job" 2>/dev/null)" ]' || gone=no
 is "Slurm no longer runs the job" "$gone" yes
 
 # 3. a node dies during a run: node failure, not hanging, not success
 out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted.*/\1/p')
-for _ in $(seq 100); do "$BENCHCTL" status "$id" | grep -q "^  1 *running" && break; sleep 0.2; done
+wait_until 120 eval '"$BENCHCTL" status "$id" | grep -q "^  1 *running"'
 bash "$CLUSTER" kill-node n2 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
 out=$(timeout 240 "$BENCHCTL" status "$id" --watch); rc=$?
 is "--watch returns once the node failure is noticed" "$rc" 0
@@ -77,7 +77,7 @@ n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
 ndirs=$(find "$BENCHD_HOME/runs" -mindepth 1 -maxdepth 1 | wc -l)
 ctld=$(cat "$BENCHD_CLUSTER_DIR/run/slurmctld.pid")
 kill "$ctld"
-for _ in $(seq 50); do kill -0 "$ctld" 2>/dev/null || break; sleep 0.2; done
+wait_until 60 eval '! kill -0 "$ctld"'
 err=$("$BENCHCTL" submit --system 4xlocal allreduce --logdir "$logs" 2>&1); rc=$?
 is "submit with the controller down: exit 1" "$rc" 1
 like "  names the controller" "$err" "cannot reach the Slurm controller [^ ]+"
