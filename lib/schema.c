@@ -345,9 +345,9 @@ static int check_number(const cJSON *v, const struct schema_key *k, bool integer
         if (!cJSON_IsNumber(v))
                 return fail(err, w, key, "expected %s, got %s", want.s, json_type_name(v));
         if (integer && d != floor(d))
-                return fail(err, w, key, "expected %s, got %g", want.s, d);
+                return fail(err, w, key, "expected %s, got %.15g", want.s, d);
         if (k->min <= k->max && (d < k->min || d > k->max))
-                return fail(err, w, key, "expected %s, got %g", want.s, d);
+                return fail(err, w, key, "expected %s, got %.15g", want.s, d);
         return 0;
 }
 

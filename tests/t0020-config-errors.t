@@ -49,6 +49,11 @@ expect_error "--set out of range" "got 0" "$BENCHCTL" show local --set nodes=0
 expect_error "--set above a large bound" \
     "^benchctl: --set allreduce.max_bytes: 'allreduce.max_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20$" \
     "$BENCHCTL" show local --set allreduce.max_bytes=1e20
+expect_error "--set out of range: the value in full" \
+    "^benchctl: --set trials: 'trials': expected an integer in \[1, 100\], got 2000000$" \
+    "$BENCHCTL" show local --set trials=2000000
+expect_error "--set not an integer: the value as given" "expected an integer in \[1, 100\], got 2.5$" \
+    "$BENCHCTL" show local --set trials=2.5
 printf '{\n  "allreduce": { "min_bytes": 99999999999999999999 }\n}\n' > "$sys/huge.json"
 expect_error "a file value above a large bound" \
     "huge.json:2: 'allreduce.min_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20" \
