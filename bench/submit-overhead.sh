@@ -38,11 +38,10 @@ sets=(--set paths.bin="$tmp/bin" --set clear_caches=false --logdir "$tmp/logs")
     --set clear_caches=false --set paths.logs="$tmp/logs" -o "$tmp/job.sbatch"
 
 now() { echo "$EPOCHREALTIME"; }
-# what creating a file costs here now: slurmctld creates three per job (its
-# directory, script and environment), for both; benchctl none for a Slurm run
-# (the store keeps the script); on ext4 without a journal (as on this VM)
-# that cost grows for minutes after a big deletion, which is how consecutive
-# runs of this script slow each other
+# what creating a file costs here now: benchctl creates three (the run
+# directory, its script and config) and slurmctld as many per job; on ext4
+# without a journal (as on this VM) that cost grows for minutes after a big
+# deletion, which is how consecutive runs of this script slow each other
 mkdir "$tmp/probe"
 t0=$(now)
 for i in $(seq 200); do : >"$tmp/probe/$i"; done

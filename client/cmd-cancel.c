@@ -47,12 +47,8 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         } else {
                 struct bd_err err;
                 bool here = run_started_here(&r);
-                /* a run being submitted has nothing to stop yet: its
-                 * benchctl stops what it started when it sees the run
-                 * cancelled */
-                int x = r.state == ST_SUBMITTING       ? 0
-                        : streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err)
-                                                     : local_cancel(r.rundir, r.pid, here, &err);
+                int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err)
+                                                   : local_cancel(r.rundir, r.pid, here, &err);
                 _cleanup_free_ char *reason = NULL;
                 if (x < 0 && force) {
                         bd_warning("run %s: %s; recorded as cancelled without stopping it (--force)", r.id, err.msg);

@@ -117,11 +117,41 @@ static int check_trainer(const struct bd_system *s, const struct render_opts *ro
                           ro->workload, prog, strerror(e));
 }
 
-/* What a failed submission leaves of its local run directory: nothing. */
-static void discard_run_dir(const char *dir, const char *script_path)
+/* A new run's directory, claimed with mkdir(2): an id that another
+ * submission drew in the same second (the ids have 16 random bits) is drawn
+ * again, so that two runs never share an id or a directory. */
+static int claim_run_dir(const char *home, char **ret_id, char **ret_dir, struct bd_err *err)
+{
+        _cleanup_free_ char *runs = xasprintf("%s/runs", home);
+        int r = mkdir_p(runs, 0755);
+        if (r < 0)
+                return bd_err_set(err, r, "cannot create '%s': %s", runs, strerror(-r));
+        for (int i = 0; i < 64; i++) {
+                char *id = run_id_new(), *dir = xasprintf("%s/%s", runs, id);
+                if (mkdir(dir, 0755) == 0) {
+                        *ret_id = id;
+                        *ret_dir = dir;
+                        return 0;
+                }
+                r = -errno;
+                free(id);
+                if (r != -EEXIST) {
+                        bd_err_set(err, r, "cannot create '%s': %s", dir, strerror(-r));
+                        free(dir);
+                        return r;
+                }
+                free(dir);
+        }
+        return bd_err_set(err, -EEXIST, "no free run id in '%s' after 64 tries", runs);
+}
+
+/* What a submission that failed leaves of its run directory: nothing. */
+static void discard_run_dir(const char *dir, const char *script_path, const char *config_path)
 {
         if (script_path)
                 (void) unlink(script_path);
+        if (config_path)
+                (void) unlink(config_path);
         (void) rmdir(dir);
 }
 
@@ -185,7 +215,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         _cleanup_free_ char *id = NULL, *rundir = NULL;
         _cleanup_free_ char *logdir = expand_home(sys_str(s.json, "paths.logs", ""));
         _cleanup_free_ char *script_path = NULL, *job_id = NULL, *output = NULL, *config = NULL;
-        _cleanup_free_ char *run_user = user_name(), *run_host = host_name();
+        _cleanup_free_ char *config_path = NULL;
         _cleanup_free_ char *name = xasprintf("benchd-%s-%s", argv[next], s.name);
         struct bd_store store = { 0 };
         long pid = 0;
@@ -198,64 +228,28 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return BD_EXIT_FAIL;
         }
         int trials = runs > 0 ? (int)runs : (int)sys_int(s.json, "trials", 5);
-        bool claimed = false;   /* the run is recorded: forget it if it does not start */
+        bool keep = false; /* the run directory, once the job started */
 
-        struct render_opts ro = {
-                .workload = argv[next], .trials = (int)runs, .bin_dir = bin ? bin : BD_BINDIR,
-                .version = PACKAGE_VERSION,
-        };
-        if ((!dry && (ret = open_store(&store))) || check_trainer(&s, &ro, &err) < 0 ||
-            check_logdir(logdir, !dry, &err) < 0) {
-                if (!ret) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
-                }
+        /* a submission records in the store, and claims its run directory
+         * (and so its id) before rendering: the id is in the script */
+        if (dry)
+                id = run_id_new();
+        else if ((ret = open_store(&store)))
+                goto out;
+        else if (claim_run_dir(home, &id, &rundir, &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
                 goto out;
         }
-        config = cJSON_Print(s.json);
-        struct bd_run run = {
-                .system = s.name, .workload = argv[next], .launcher = (char *)launcher, .config = config,
-                .pid = getpid(), .user = run_user, .host = run_host, .version = PACKAGE_VERSION,
-                .logdir = logdir, .state = ST_SUBMITTING, .exit_code = -1, .ntrials = trials,
+        struct render_opts ro = {
+                .workload = argv[next], .trials = (int)runs, .run_id = id,
+                .bin_dir = bin ? bin : BD_BINDIR, .version = PACKAGE_VERSION,
         };
-        /* the run is recorded before its job exists, which claims its id (in
-         * the script; 16 random bits: a submission of the same second may
-         * have drawn it) and leaves a trace of a job submitted by a benchctl
-         * that died before it could record the job id */
-        for (int i = 0;; i++) {
-                free(id);
-                id = run_id_new();
-                ro.run_id = id;
-                buf_reset(&script);
-                if (render_script(&s, &ro, &script, &err) < 0) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
-                        goto out;
-                }
-                if (dry)
-                        break;
-                free(rundir);
-                rundir = xasprintf("%s/runs/%s", home, id);
-                run.id = id;
-                run.rundir = rundir;
-                run.script = script.s;
-                run.submit_time = (double)time(NULL);
-                struct bd_trial *t = xcalloc((size_t)trials, sizeof(*t));
-                for (int k = 0; k < trials; k++) {
-                        t[k].trial = k + 1;
-                        t[k].state = ST_PENDING;
-                        t[k].exit_code = -1;
-                        t[k].log_path = xasprintf("%s/%s_%d.log", logdir, id, k + 1);
-                }
-                int r = store_add_run(&store, &run, t, &err);
-                trials_free(t, trials);
-                if (r == 0)
-                        break;
-                if (r != -EEXIST || i == 63) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
-                        goto out;
-                }
+        if (render_script(&s, &ro, &script, &err) < 0 || check_trainer(&s, &ro, &err) < 0 ||
+            check_logdir(logdir, !dry, &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+                goto out;
         }
         if (dry) {
                 char tmpl[] = "/tmp/benchd-dry-run.XXXXXX";
@@ -264,7 +258,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         close(fd);
                 write_file_atomic(tmpl, script.s, script.len, 0755, NULL);
                 if (slurm) {
-                        struct sched_request req = { s.json, name, NULL, script.s, tmpl, logdir, NULL };
+                        struct sched_request req = { s.json, name, script.s, tmpl, logdir, NULL };
                         _cleanup_free_ char *where = NULL;
                         if (slurm_will_run(&req, &where, &err) < 0) {
                                 bd_error("%s", err.msg);
@@ -281,51 +275,55 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 (void) unlink(tmpl);
                 goto out;
         }
-        claimed = true;
 
+        script_path = xasprintf("%s/script.sh", rundir);
+        config_path = xasprintf("%s/config.json", rundir);
+        config = cJSON_Print(s.json);
+        /* copies of what the store records: no fsync on the submission path */
         int r;
+        if (write_file_replace(script_path, script.s, script.len, 0755, &err) < 0 ||
+            write_file_replace(config_path, config, strlen(config), 0644, &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+                goto out;
+        }
+        double submitted = (double)time(NULL);
         if (slurm) {
-                /* the script goes to the controller, which keeps it with the
-                 * job; the store keeps it with the run (benchctl render --run) */
                 output = xasprintf("%s/%s_slurm-%%j.out", logdir, id);
-                _cleanup_free_ char *comment = xasprintf("benchd run %s", id);
-                struct sched_request req = { s.json, name, comment, script.s, NULL, logdir, output };
+                struct sched_request req = { s.json, name, script.s, script_path, logdir, output };
                 r = slurm_submit(&req, &job_id, &err);
         } else {
-                /* a local run's directory holds the script it runs, its
-                 * output, exit status and process record */
-                script_path = xasprintf("%s/script.sh", rundir);
                 output = xasprintf("%s/job.out", rundir);
-                r = mkdir_p(rundir, 0755);
-                if (r < 0)
-                        bd_err_set(&err, r, "cannot create '%s': %s", rundir, strerror(-r));
-                else if ((r = write_file_replace(script_path, script.s, script.len, 0755, &err)) == 0)
-                        r = local_start(script_path, rundir, output, &pid, &err);
-                if (r < 0)
-                        discard_run_dir(rundir, script_path);
+                r = local_start(script_path, rundir, output, &pid, &err);
         }
         if (r < 0) {
                 bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
                 goto out;
         }
-        claimed = false;
+        keep = true;
 
-        run.job_id = job_id;
-        run.pid = pid;
-        run.state = slurm ? ST_PENDING : ST_RUNNING;
-        if ((r = store_set_job(&store, &run, &err)) == -ECANCELED) {
-                struct bd_err cerr;
-                int x = slurm ? slurm_cancel(job_id, &cerr) : local_cancel(rundir, pid, true, &cerr);
-                bd_error("%s: %s", err.msg, x < 0 ? cerr.msg : slurm ? "its Slurm job was cancelled"
-                                                                     : "its processes were stopped");
-                ret = BD_EXIT_FAIL;
-                goto out;
+        struct bd_run run = {
+                .id = id, .system = s.name, .workload = argv[next], .launcher = (char *)launcher,
+                .config = config, .script = script.s, .job_id = job_id, .pid = pid,
+                .user = user_name(), .host = host_name(), .version = PACKAGE_VERSION,
+                .logdir = logdir, .rundir = rundir, .submit_time = submitted,
+                .state = slurm ? ST_PENDING : ST_RUNNING, .exit_code = -1, .ntrials = trials,
+        };
+        struct bd_trial *t = xcalloc((size_t)trials, sizeof(*t));
+        for (int i = 0; i < trials; i++) {
+                t[i].trial = i + 1;
+                t[i].state = ST_PENDING;
+                t[i].exit_code = -1;
+                t[i].log_path = xasprintf("%s/%s_%d.log", logdir, id, i + 1);
         }
+        r = store_add_run(&store, &run, t, &err);
+        free(run.user);
+        free(run.host);
+        trials_free(t, trials);
         if (r < 0) {
-                _cleanup_free_ char *what = slurm ? xasprintf("Slurm job %s", job_id) : xasprintf("process %ld", pid);
-                bd_error("%s (the %s of run %s was started; 'benchctl status %s' finds it once it can write)",
-                         err.msg, what, id, id);
+                bd_error("%s (the job was started: %s %s)", err.msg, slurm ? "Slurm job" : "process",
+                         slurm ? job_id : "");
                 ret = BD_EXIT_FAIL;
                 goto out;
         }
@@ -338,8 +336,8 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (wait)
                 ret = wait_for_run(&store, id);
 out:
-        if (claimed && store_delete_run(&store, id, &err) < 0)
-                bd_warning("run %s did not start and stays recorded as submitting: %s", id, err.msg);
+        if (rundir && !keep)
+                discard_run_dir(rundir, script_path, config_path);
         if (store.db)
                 store_close(&store);
         system_release(&s);

@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <glob.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -128,105 +127,11 @@ bool run_started_here(const struct bd_run *r)
         return !r->host || !r->host[0] || streq(r->host, h);
 }
 
-static const char NOT_ASKED[] = "the scheduler could not be asked; showing the last recorded state";
-
-/* Whether process pid of this host is a benchctl (the one submitting a run). */
-static bool submitter_alive(long pid)
-{
-        if (pid <= 0)
-                return false;
-        _cleanup_free_ char *path = xasprintf("/proc/%ld/comm", pid);
-        _cleanup_free_ char *comm = NULL;
-        return read_file(path, 64, &comm, NULL, NULL) == 0 && !strncmp(comm, "benchctl", 8);
-}
-
-/* The Slurm job id in the name of a run's job output, written once the job
- * started (LOGDIR/ID_slurm-JOB.out): 0, -ENOENT without one. */
-static int job_from_output(const struct bd_run *r, char **ret_job_id)
-{
-        if (!r->logdir)
-                return -ENOENT;
-        _cleanup_free_ char *pattern = xasprintf("%s/%s_slurm-*.out", r->logdir, r->id);
-        glob_t g;
-        int ret = -ENOENT;
-        if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
-                return ret;
-        for (size_t i = 0; i < g.gl_pathc && ret < 0; i++) {
-                const char *p = strrchr(g.gl_pathv[i], '-') + 1;
-                size_t n = strspn(p, "0123456789");
-                if (n > 0 && n < 12 && streq(p + n, ".out")) {
-                        *ret_job_id = xstrndup(p, n);
-                        ret = 0;
-                }
-        }
-        globfree(&g);
-        return ret;
-}
-
-/* A run recorded before its job was submitted: while the benchctl that
- * submits it runs, it is left alone (1); once that is gone, the job it
- * submitted (found by its comment or its output's name) or the process it
- * started (RUNDIR/process) is recorded (0: refresh it), else the run is
- * incomplete (1).  From another host, a run is given ten minutes. */
-static int settle_submission(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, const char **ret_warning,
-                             struct bd_err *err)
-{
-        bool here = run_started_here(r);
-        if (here && submitter_alive(r->pid))
-                return 1;
-        bool slurm = streq(r->launcher, "slurm");
-        char *job = NULL;
-        long pid = 0;
-        int f;
-        if (slurm) {
-                _cleanup_free_ char *comment = xasprintf("benchd run %s", r->id);
-                struct bd_err ferr;
-                f = slurm_find_job(comment, &job, &ferr);
-                if (f == -ENOENT)
-                        f = job_from_output(r, &job);
-                if (f < 0 && f != -ENOENT) {
-                        if (ret_warning)
-                                *ret_warning = NOT_ASKED;
-                        return 1;
-                }
-        } else
-                f = local_started_pid(r->rundir, &pid);
-        if (f == 0) {
-                free(r->job_id);
-                r->job_id = job;
-                r->pid = slurm ? 0 : pid;
-                r->state = slurm ? ST_PENDING : ST_RUNNING;
-                int e = store_set_job(s, r, err);
-                return e < 0 ? e : 0;
-        }
-        if (!here && (double)time(NULL) - r->submit_time < 600)
-                return 1;
-        free(r->reason);
-        if (here)
-                r->reason = xasprintf("its submission did not finish: benchctl (process %ld) ended before %s",
-                                      r->pid, slurm ? "Slurm had its job" : "the run's processes started");
-        else
-                r->reason = xasprintf("its submission on host '%s' did not finish within 10 minutes", r->host);
-        r->state = ST_INCOMPLETE;
-        r->end_time = (double)time(NULL);
-        for (int i = 0; i < r->ntrials; i++)
-                if (!state_final(trials[i].state)) {
-                        trials[i].state = ST_INCOMPLETE;
-                        set_reason(&trials[i], "never started");
-                }
-        return store_update(s, r, trials, err) < 0 ? -EIO : 1;
-}
-
 int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, const char **ret_warning,
                 struct bd_err *err)
 {
         if (ret_warning)
                 *ret_warning = NULL;
-        if (r->state == ST_SUBMITTING) {
-                int q = settle_submission(s, r, trials, ret_warning, err);
-                if (q != 0)
-                        return q < 0 ? q : 0;
-        }
         if (state_final(r->state))
                 return 0;
         struct bd_trial before[r->ntrials > 0 ? r->ntrials : 1];
@@ -251,7 +156,7 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                 if (ret_warning)
                         *ret_warning = q == -EREMOTE ? "it runs on another host (see 'host'), where its processes can be "
                                                        "asked; showing the last recorded state"
-                                                     : NOT_ASKED;
+                                                     : "the scheduler could not be asked; showing the last recorded state";
                 for (int i = 0; i < r->ntrials; i++) {
                         free(before[i].reason);
                         free(before[i].nodes);
@@ -351,23 +256,6 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                 free(before[i].nodes);
         }
         return ret;
-}
-
-int load_recorded_run(const char *id, struct bd_run *r)
-{
-        struct bd_store s;
-        if (open_store(&s))
-                return BD_EXIT_FAIL;
-        struct bd_trial *t;
-        struct bd_err err;
-        int ret = store_get(&s, id, r, &t, &err);
-        store_close(&s);
-        if (ret < 0) {
-                bd_error("%s", err.msg);
-                return BD_EXIT_FAIL;
-        }
-        trials_free(t, r->ntrials);
-        return 0;
 }
 
 int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_trial **trials)

@@ -103,7 +103,7 @@ static bool printable(const char *v)
         return true;
 }
 
-/* The record of RUNDIR/process of process pid (any when pid < 0): 0; -ENOENT for runs started
+/* The record of RUNDIR/process of process pid: 0; -ENOENT for runs started
  * before there was one; -EINVAL, with why (the file and the field), for one
  * that cannot be trusted. */
 static int proc_read(const char *rundir, long pid, struct proc_rec *p, char *why, size_t whysize)
@@ -141,7 +141,7 @@ static int proc_read(const char *rundir, long pid, struct proc_rec *p, char *why
                 else                    /* a UUID, or none */
                         ok = !*v || (strlen(v) == 36 && all_of(v, "0123456789abcdef-"));
                 unsigned long long n = ok && k >= 3 ? strtoull(v, NULL, 10) : 0;
-                if (ok && k == 4 && pid >= 0 && (long)n != pid)
+                if (ok && k == 4 && (long)n != pid)
                         ok = false;
                 if (!ok || (seen & (1u << k))) {
                         snprintf(why, whysize, "%s: field '%s': %s", path, keys[k],
@@ -336,17 +336,6 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
         ret->state = ST_INCOMPLETE;
         snprintf(ret->reason, sizeof(ret->reason), "%sprocess %ld ended without an exit status%s%s",
                  w == PROC_RESTARTED ? "the host restarted since it started; " : "", pid, why[0] ? "; " : "", why);
-        return 0;
-}
-
-int local_started_pid(const char *rundir, long *ret_pid)
-{
-        struct proc_rec r;
-        char why[256];
-        int e = proc_read(rundir, -1, &r, why, sizeof(why));
-        if (e < 0)
-                return e;
-        *ret_pid = r.pid;
         return 0;
 }
 

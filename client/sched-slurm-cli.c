@@ -3,8 +3,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -20,35 +18,16 @@ const char *slurm_backend(void)
         return "sbatch";
 }
 
-/* Runs argv with input (when not NULL) on its standard input, collecting
- * stdout and stderr; returns the exit status or -errno. */
-static int run(char *const argv[], const char *input, struct bd_buf *out)
+/* Runs argv, collecting stdout and stderr; returns the exit status or -errno. */
+static int run(char *const argv[], struct bd_buf *out)
 {
-        int pfd[2], in[2] = { -1, -1 };
-        if (input && pipe2(in, O_CLOEXEC) < 0)
+        int pfd[2];
+        if (pipe(pfd) < 0)
                 return -errno;
-        if (pipe(pfd) < 0) {
-                int e = -errno;
-                if (input) {
-                        close(in[0]);
-                        close(in[1]);
-                }
-                return e;
-        }
         pid_t pid = fork();
-        if (pid < 0) {
-                int e = -errno;
-                close(pfd[0]);
-                close(pfd[1]);
-                if (input) {
-                        close(in[0]);
-                        close(in[1]);
-                }
-                return e;
-        }
+        if (pid < 0)
+                return -errno;
         if (pid == 0) {
-                if (input)
-                        dup2(in[0], 0);
                 dup2(pfd[1], 1);
                 dup2(pfd[1], 2);
                 close(pfd[0]);
@@ -57,22 +36,6 @@ static int run(char *const argv[], const char *input, struct bd_buf *out)
                 _exit(127);
         }
         close(pfd[1]);
-        if (input) {
-                /* sbatch reads the whole script before it answers */
-                close(in[0]);
-                void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-                for (size_t left = strlen(input); left > 0;) {
-                        ssize_t n = write(in[1], input, left);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n <= 0)
-                                break;
-                        input += n;
-                        left -= (size_t)n;
-                }
-                close(in[1]);
-                signal(SIGPIPE, old);
-        }
         char buf[4096];
         ssize_t n;
         while ((n = read(pfd[0], buf, sizeof(buf))) > 0)
@@ -104,11 +67,8 @@ static int fail(const char *what, struct bd_buf *out, struct bd_err *err)
 int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-        /* the script on standard input: the controller keeps it with the
-         * job, the results store with the run */
-        _cleanup_free_ char *comment = xasprintf("--comment=%s", req->comment ? req->comment : "");
-        char *argv[] = { "sbatch", "--parsable", "--no-requeue", "--chdir", (char *)req->work_dir, comment, NULL };
-        int r = run(argv, req->script, &out);
+        char *argv[] = { "sbatch", "--parsable", "--no-requeue", "--chdir", (char *)req->work_dir, (char *)req->script_path, NULL };
+        int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sbatch: %s", strerror(-r))
                              : fail("cannot submit the job", &out, err);
@@ -121,7 +81,7 @@ int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         char *argv[] = { "sbatch", "--test-only", (char *)req->script_path, NULL };
-        int r = run(argv, NULL, &out);
+        int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sbatch: %s", strerror(-r))
                              : fail("the job would not run", &out, err);
@@ -160,7 +120,7 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
         ret->exit_code = -1;
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         char *argv[] = { "scontrol", "show", "job", "-o", (char *)job_id, NULL };
-        int r = run(argv, NULL, &out);
+        int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run scontrol: %s", strerror(-r))
                              : fail("cannot query the job", &out, err);
@@ -192,31 +152,11 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
         return 0;
 }
 
-int slurm_find_job(const char *comment, char **ret_job_id, struct bd_err *err)
-{
-        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-        char *argv[] = { "squeue", "--noheader", "--states=all", "--format=%i %k", NULL };
-        int r = run(argv, NULL, &out);
-        if (r != 0)
-                return r < 0 ? bd_err_set(err, r, "cannot run squeue: %s", strerror(-r))
-                             : fail("cannot list the jobs", &out, err);
-        char *save = NULL;
-        for (char *line = strtok_r(out.s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-                char *sp = strchr(line, ' ');
-                if (sp && streq(sp + 1, comment)) {
-                        *sp = '\0';
-                        *ret_job_id = xstrdup(line);
-                        return 0;
-                }
-        }
-        return -ENOENT;
-}
-
 int slurm_cancel(const char *job_id, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         char *argv[] = { "scancel", (char *)job_id, NULL };
-        int r = run(argv, NULL, &out);
+        int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run scancel: %s", strerror(-r))
                              : fail("cannot cancel the job", &out, err);

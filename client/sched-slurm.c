@@ -88,7 +88,6 @@ static void describe(const struct sched_request *req, job_desc_msg_t *d)
         long nodes = sys_int(sys, "nodes", 1), ranks = sys_int(sys, "ranks_per_node", 1);
         long gpus = sys_int(sys, "gpus_per_node", 0);
         d->name = (char *)req->name;
-        d->comment = (char *)req->comment;
         d->script = (char *)req->script;
         d->min_nodes = (uint32_t)nodes;
         d->max_nodes = (uint32_t)nodes;
@@ -230,25 +229,6 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
         }
         slurm_free_job_info_msg(msg);
         return 0;
-}
-
-int slurm_find_job(const char *comment, char **ret_job_id, struct bd_err *err)
-{
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
-        job_info_msg_t *msg = NULL;
-        if (slurm_load_jobs(0, &msg, SHOW_ALL) != 0)
-                return slurm_fail("cannot list the jobs", err);
-        int r = -ENOENT;
-        for (uint32_t i = 0; msg && i < msg->record_count && r < 0; i++) {
-                const slurm_job_info_t *j = &msg->job_array[i];
-                if (j->comment && streq(j->comment, comment)) {
-                        *ret_job_id = xasprintf("%u", j->job_id);
-                        r = 0;
-                }
-        }
-        slurm_free_job_info_msg(msg);
-        return r;
 }
 
 int slurm_cancel(const char *job_id, struct bd_err *err)

@@ -26,9 +26,8 @@ struct sched_job {
 struct sched_request {
         const cJSON *sys;       /* resolved system configuration */
         const char *name;       /* job name */
-        const char *comment;    /* job comment: "benchd run ID", how a run finds its job */
         const char *script;     /* script text */
-        const char *script_path; /* the script in a file: sbatch --test-only only */
+        const char *script_path;
         const char *work_dir;
         const char *output;     /* job output file */
 };
@@ -40,9 +39,6 @@ int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_
 /* -ENOENT when the controller no longer knows the job (MinJobAge). */
 int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err);
 int slurm_cancel(const char *job_id, struct bd_err *err);
-/* The job whose comment is comment (a run's "benchd run ID"): 0 and its id,
- * -ENOENT when the controller knows none. */
-int slurm_find_job(const char *comment, char **ret_job_id, struct bd_err *err);
 /* "libslurm" or "sbatch" */
 const char *slurm_backend(void);
 
@@ -59,9 +55,6 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret);
 /* Stops the process group (SIGTERM, then SIGKILL after 5 s); -EREMOTE for
  * another host's run, 0 when it is gone already. */
 int local_cancel(const char *rundir, long pid, bool here, struct bd_err *err);
-/* The process a run's RUNDIR/process records: 0 and its id, -ENOENT when
- * there is no record (the run never started), -EINVAL for a damaged one. */
-int local_started_pid(const char *rundir, long *ret_pid);
 
 /* The controller named in the Slurm configuration, for error messages (caller frees). */
 char *slurm_controller_name(void);

@@ -30,7 +30,6 @@ static const char *const state_names[_ST_MAX] = {
         [ST_PENDING] = "pending",     [ST_RUNNING] = "running",   [ST_COMPLETED] = "completed",
         [ST_FAILED] = "failed",       [ST_CANCELLED] = "cancelled", [ST_TIMEOUT] = "timeout",
         [ST_NODE_FAIL] = "node_fail", [ST_OOM] = "out_of_memory", [ST_INCOMPLETE] = "incomplete",
-        [ST_SUBMITTING] = "submitting",
 };
 
 const char *state_name(enum bd_state s)
@@ -50,7 +49,7 @@ int state_parse(const char *s, enum bd_state *ret)
 
 bool state_final(enum bd_state s)
 {
-        return s != ST_PENDING && s != ST_RUNNING && s != ST_SUBMITTING;
+        return s != ST_PENDING && s != ST_RUNNING;
 }
 
 char *store_home(void)
@@ -80,8 +79,6 @@ static const char schema[] =
 static int sql_err(struct bd_store *s, int rc, const char *what, struct bd_err *err)
 {
         int r = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? -EBUSY : -EIO;
-        if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_PRIMARYKEY)
-                r = -EEXIST;
         return bd_err_set(err, r, "results store %s/benchd.db: %s: %s", s->home, what, sqlite3_errmsg(s->db));
 }
 
@@ -299,38 +296,6 @@ int store_add_run(struct bd_store *s, const struct bd_run *r, const struct bd_tr
 int store_update(struct bd_store *s, const struct bd_run *r, const struct bd_trial *t, struct bd_err *err)
 {
         return transaction(s, r, t, false, err);
-}
-
-int store_set_job(struct bd_store *s, const struct bd_run *r, struct bd_err *err)
-{
-        sqlite3_stmt *st;
-        int ret = prepare(s, "UPDATE runs SET job_id=?, pid=?, state=?, reason=? WHERE id=? AND state=?", &st, err);
-        if (ret < 0)
-                return ret;
-        bind_text(st, 1, r->job_id);
-        if (r->pid > 0)
-                sqlite3_bind_int64(st, 2, r->pid);
-        else
-                sqlite3_bind_null(st, 2);
-        bind_text(st, 3, state_name(r->state));
-        bind_text(st, 4, r->reason);
-        bind_text(st, 5, r->id);
-        bind_text(st, 6, state_name(ST_SUBMITTING));
-        if ((ret = step_done(s, st, "update run", err)) < 0)
-                return ret;
-        if (sqlite3_changes(s->db) == 0)
-                return bd_err_set(err, -ECANCELED, "run %s was cancelled while it was being submitted", r->id);
-        return 0;
-}
-
-int store_delete_run(struct bd_store *s, const char *id, struct bd_err *err)
-{
-        sqlite3_stmt *st;
-        int ret = prepare(s, "DELETE FROM runs WHERE id=?", &st, err);
-        if (ret < 0)
-                return ret;
-        bind_text(st, 1, id);
-        return step_done(s, st, "delete run", err);
 }
 
 static char *col_text(sqlite3_stmt *st, int i)

