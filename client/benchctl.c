@@ -12,10 +12,10 @@
 
 static const struct bd_command commands[] = {
         { "systems", cmd_systems, "[--systems-dir DIR]", "List the systems benchctl knows." },
-        { "show", cmd_show, "SYSTEM [--json] [--set KEY=VALUE]...",
-          "Print a system's configuration after inheritance and overrides." },
-        { "render", cmd_render, "--system SYSTEM WORKLOAD [--runs N] [--set KEY=VALUE]... [-o FILE]",
-          "Print the launch script of a benchmark run without submitting it." },
+        { "show", cmd_show, "SYSTEM [--json] [--set KEY=VALUE]... | --run RUN [--json]",
+          "Print a system's configuration after inheritance and overrides, or the one a run recorded." },
+        { "render", cmd_render, "--system SYSTEM WORKLOAD [--runs N] [--set KEY=VALUE]... [-o FILE] | --run RUN [-o FILE]",
+          "Print the launch script of a benchmark run without submitting it, or the one a run recorded." },
         { "bind", cmd_bind, "--system SYSTEM --local-rank R [--json] [--set KEY=VALUE]...",
           "Print the numactl options that bind a local rank to its cores and memory." },
         { "submit", cmd_submit,

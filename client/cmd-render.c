@@ -9,13 +9,17 @@
 #include "render.h"
 #include "strutil.h"
 
+#include "run.h"
+
 #define OPT_RUN_ID 310
+#define OPT_RUN 311
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "system to run on" },
         { "runs", 'n', "N", "number of trials (default: the system's 'trials')" },
         { "output", 'o', "FILE", "write the script to FILE (atomically, mode 0755)" },
         { "run-id", OPT_RUN_ID, "ID", "run id used in log names (default: a new one)" },
+        { "run", OPT_RUN, "RUN", "the script recorded with run RUN, as it was submitted (no WORKLOAD)" },
         COMMON_SYSTEM_OPTIONS,
         { 0 }
 };
@@ -23,7 +27,7 @@ static const struct bd_option options[] = {
 int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         struct bd_opts o = { argc, argv, options, cmd, NULL };
-        const char *system = NULL, *output = NULL, *run_id = NULL;
+        const char *system = NULL, *output = NULL, *run_id = NULL, *run = NULL;
         long runs = 0;
         _cleanup_free_ char **sets = NULL;
         size_t nsets = 0;
@@ -37,6 +41,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 's': system = arg; break;
                 case 'o': output = arg; break;
                 case OPT_RUN_ID: run_id = arg; break;
+                case OPT_RUN: run = arg; break;
                 case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
                 case OPT_SET: sets_add(&sets, &nsets, arg); break;
                 case 'n':
@@ -45,9 +50,29 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         break;
                 }
         }
-        int next = opts_finish(&o, c, 1, 1, "WORKLOAD (ssd, maskrcnn or allreduce)");
+        int next = opts_finish(&o, c, run ? 0 : 1, run ? 0 : 1, "WORKLOAD (ssd, maskrcnn or allreduce)");
         if (next < 0)
                 return BD_EXIT_USAGE;
+        if (run) {
+                if (system || runs || run_id || nsets)
+                        return usage_error(cmd, "--run prints what was recorded: no --system, --runs, --run-id "
+                                                "or --set with it");
+                struct bd_run r;
+                if (load_recorded_run(run, &r))
+                        return BD_EXIT_FAIL;
+                struct bd_err err;
+                int ret = BD_EXIT_OK;
+                if (!r.script) {
+                        bd_error("run %s has no recorded script", r.id);
+                        ret = BD_EXIT_FAIL;
+                } else if (output && write_file_atomic(output, r.script, strlen(r.script), 0755, &err) < 0) {
+                        bd_error("%s", err.msg);
+                        ret = BD_EXIT_FAIL;
+                } else if (!output)
+                        fputs(r.script, stdout);
+                run_release(&r);
+                return ret;
+        }
         if (!system)
                 return usage_error(cmd, "missing --system SYSTEM");
         if (run_id && (!*run_id || strspn(run_id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=

@@ -5,9 +5,13 @@
 
 #include "benchctl.h"
 #include "json.h"
+#include "run.h"
+
+#define OPT_RUN 310
 
 static const struct bd_option options[] = {
         { "json", 'j', NULL, "print JSON" },
+        { "run", OPT_RUN, "RUN", "the configuration recorded with run RUN, as it ran (no SYSTEM)" },
         COMMON_SYSTEM_OPTIONS,
         { 0 }
 };
@@ -31,6 +35,7 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
 {
         struct bd_opts o = { argc, argv, options, cmd, NULL };
         bool json = false;
+        const char *run = NULL;
         _cleanup_free_ char **sets = NULL;
         size_t nsets = 0;
         const char *arg;
@@ -40,24 +45,47 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                         return opts_release(&o), BD_EXIT_OK;
                 if (c == 'j')
                         json = true;
+                else if (c == OPT_RUN)
+                        run = arg;
                 else if (c == OPT_SYSTEMS_DIR)
                         ctx->systems_dir = arg;
                 else if (c == OPT_SET)
                         sets_add(&sets, &nsets, arg);
         }
-        int next = opts_finish(&o, c, 1, 1, "SYSTEM");
+        int next = opts_finish(&o, c, run ? 0 : 1, run ? 0 : 1, "SYSTEM");
         if (next < 0)
                 return BD_EXIT_USAGE;
+        if (run && nsets)
+                return usage_error(cmd, "--run prints what was recorded: no --set with it");
 
-        struct bd_system s;
-        int ret = ctx_load_system(ctx, argv[next], sets, &s);
-        if (ret)
-                return ret;
+        struct bd_system s = { 0 };
+        struct bd_run r = { 0 };
+        cJSON *conf = NULL;
+        if (run) {
+                if (load_recorded_run(run, &r))
+                        return BD_EXIT_FAIL;
+                conf = r.config ? cJSON_Parse(r.config) : NULL;
+                if (!cJSON_IsObject(conf)) {
+                        bd_error("run %s: its recorded configuration is %s", r.id, r.config ? "not a JSON object" : "missing");
+                        cJSON_Delete(conf);
+                        run_release(&r);
+                        return BD_EXIT_FAIL;
+                }
+        } else {
+                int ret = ctx_load_system(ctx, argv[next], sets, &s);
+                if (ret)
+                        return ret;
+        }
         cJSON *out = cJSON_CreateObject();
-        cJSON_AddStringToObject(out, "name", s.name);
-        cJSON_AddStringToObject(out, "file", s.path);
-        for (cJSON *e = s.json->child; e; e = e->next)
+        cJSON_AddStringToObject(out, "name", run ? r.system : s.name);
+        if (run)
+                cJSON_AddStringToObject(out, "run", r.id);
+        else
+                cJSON_AddStringToObject(out, "file", s.path);
+        for (cJSON *e = (run ? conf : s.json)->child; e; e = e->next)
                 cJSON_AddItemToObject(out, e->string, cJSON_Duplicate(e, true));
+        cJSON_Delete(conf);
+        run_release(&r);
         if (json) {
                 _cleanup_free_ char *text = cJSON_Print(out);
                 puts(text);

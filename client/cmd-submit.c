@@ -258,7 +258,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         close(fd);
                 write_file_atomic(tmpl, script.s, script.len, 0755, NULL);
                 if (slurm) {
-                        struct sched_request req = { s.json, name, script.s, tmpl, logdir, NULL };
+                        struct sched_request req = { s.json, name, NULL, script.s, tmpl, logdir, NULL };
                         _cleanup_free_ char *where = NULL;
                         if (slurm_will_run(&req, &where, &err) < 0) {
                                 bd_error("%s", err.msg);
@@ -290,7 +290,9 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         double submitted = (double)time(NULL);
         if (slurm) {
                 output = xasprintf("%s/%s_slurm-%%j.out", logdir, id);
-                struct sched_request req = { s.json, name, script.s, script_path, logdir, output };
+                /* the comment names the run in squeue -o %k and sacct */
+                _cleanup_free_ char *comment = xasprintf("benchd run %s", id);
+                struct sched_request req = { s.json, name, comment, script.s, script_path, logdir, output };
                 r = slurm_submit(&req, &job_id, &err);
         } else {
                 output = xasprintf("%s/job.out", rundir);

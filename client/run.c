@@ -258,6 +258,23 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
         return ret;
 }
 
+int load_recorded_run(const char *id, struct bd_run *r)
+{
+        struct bd_store s;
+        if (open_store(&s))
+                return BD_EXIT_FAIL;
+        struct bd_trial *t;
+        struct bd_err err;
+        int ret = store_get(&s, id, r, &t, &err);
+        store_close(&s);
+        if (ret < 0) {
+                bd_error("%s", err.msg);
+                return BD_EXIT_FAIL;
+        }
+        trials_free(t, r->ntrials);
+        return 0;
+}
+
 int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_trial **trials)
 {
         struct bd_err err;

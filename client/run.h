@@ -33,6 +33,9 @@ char *host_name(void);
 bool run_started_here(const struct bd_run *r);
 /* Opens the store of $BENCHD_HOME; prints the error and returns non-zero on failure. */
 int open_store(struct bd_store *s);
+/* Loads one run (id, prefix or "last") as recorded, without its trials and
+ * without asking the scheduler; prints the error and returns non-zero on failure. */
+int load_recorded_run(const char *id, struct bd_run *r);
 /* Loads one run (id, prefix or "last") and refreshes it. */
 int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_trial **trials);
 

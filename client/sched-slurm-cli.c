@@ -67,7 +67,9 @@ static int fail(const char *what, struct bd_buf *out, struct bd_err *err)
 int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-        char *argv[] = { "sbatch", "--parsable", "--no-requeue", "--chdir", (char *)req->work_dir, (char *)req->script_path, NULL };
+        _cleanup_free_ char *comment = xasprintf("--comment=%s", req->comment ? req->comment : "");
+        char *argv[] = { "sbatch",    "--parsable", "--no-requeue", "--chdir", (char *)req->work_dir, comment,
+                         (char *)req->script_path, NULL };
         int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sbatch: %s", strerror(-r))

@@ -88,6 +88,7 @@ static void describe(const struct sched_request *req, job_desc_msg_t *d)
         long nodes = sys_int(sys, "nodes", 1), ranks = sys_int(sys, "ranks_per_node", 1);
         long gpus = sys_int(sys, "gpus_per_node", 0);
         d->name = (char *)req->name;
+        d->comment = (char *)req->comment;
         d->script = (char *)req->script;
         d->min_nodes = (uint32_t)nodes;
         d->max_nodes = (uint32_t)nodes;

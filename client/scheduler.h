@@ -26,6 +26,7 @@ struct sched_job {
 struct sched_request {
         const cJSON *sys;       /* resolved system configuration */
         const char *name;       /* job name */
+        const char *comment;    /* job comment ("benchd run ID"), or NULL */
         const char *script;     /* script text */
         const char *script_path;
         const char *work_dir;

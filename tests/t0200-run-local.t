@@ -42,6 +42,10 @@ print(j["state"], j["exit_code"], " ".join(t["state"] + ":" + str(t["exit_code"]
     check "logs copied into the run directory" test -f "$BENCHD_HOME/runs/$id/logs/${id}_2.log"
     check "the rendered script is kept" test -x "$BENCHD_HOME/runs/$id/script.sh"
     check "the resolved configuration is kept" /usr/bin/python3 -c "import json; json.load(open('$BENCHD_HOME/runs/$id/config.json'))"
+    is "render --run prints the script the store recorded" "$("$BENCHCTL" render --run "$id" | cksum)" "$(cksum < "$BENCHD_HOME/runs/$id/script.sh")"
+    is "show --run --json the configuration it recorded" \
+       "$("$BENCHCTL" show --run "$id" --json | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["name"], j["run"], j["launcher"], j["allreduce"]["max_bytes"])')" \
+       "local $id local 65536"
     out=$("$BENCHCTL" logs "$id" --trial 2)
     check_fails "--trial 2 prints only trial 2" grep -q "trial 1:" <<<"$out"
     out=$("$BENCHCTL" runs)

@@ -45,6 +45,23 @@ gone=yes
 wait_until 60 eval '[ -z "$(squeue -h -j "$job" 2>/dev/null)" ]' || gone=no
 is "Slurm no longer runs the job" "$gone" yes
 
+# 2b. what a Slurm run keeps: the script and configuration in its run
+# directory and in the store, the script the controller holds, and the run
+# id in the job's comment
+out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
+id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
+job=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
+check "the rendered script is kept in the run directory" test -x "$BENCHD_HOME/runs/$id/script.sh"
+check "  and the resolved configuration" /usr/bin/python3 -c "import json; json.load(open('$BENCHD_HOME/runs/$id/config.json'))"
+scontrol write batch_script "$job" "$tmp/held.sh" >/dev/null
+is "  the script is the one the controller holds" "$(cksum < "$BENCHD_HOME/runs/$id/script.sh")" "$(cksum < "$tmp/held.sh")"
+is "  and the one render --run prints" "$("$BENCHCTL" render --run "$id" | cksum)" "$(cksum < "$tmp/held.sh")"
+is "show --run: the configuration it ran with" \
+   "$("$BENCHCTL" show --run "$id" --json | /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["name"], j["run"], j["paths"]["bin"])')" \
+   "4xlocal $id $bin"
+is "the job's comment names the run" "$(squeue -h -j "$job" -o %k)" "benchd run $id"
+check "  cancel" "$BENCHCTL" cancel "$id"
+
 # 3. a node dies during a run: node failure, not hanging, not success
 out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted.*/\1/p')
