@@ -311,7 +311,7 @@ static void put_bound(struct bd_buf *b, double v, bool integer)
         if (integer)
                 buf_printf(b, "%.0f", v);
         else
-                buf_printf(b, "%g", v);
+                buf_printf(b, "%.15g", v);
 }
 
 /* "an integer in [1, 64]"; "an integer >= 4" where the upper bound is too
