@@ -7,9 +7,8 @@
 #include "fs.h"
 #include "paths.h"
 #include "render.h"
-#include "strutil.h"
-
 #include "run.h"
+#include "strutil.h"
 
 #define OPT_RUN_ID 310
 #define OPT_RUN 311

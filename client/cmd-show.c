@@ -60,7 +60,8 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
 
         struct bd_system s = { 0 };
         struct bd_run r = { 0 };
-        cJSON *conf = NULL;
+        cJSON *conf = NULL;     /* a run's, parsed here */
+        const cJSON *values;
         if (run) {
                 if (load_recorded_run(run, &r))
                         return BD_EXIT_FAIL;
@@ -71,18 +72,22 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                         run_release(&r);
                         return BD_EXIT_FAIL;
                 }
+                values = conf;
         } else {
                 int ret = ctx_load_system(ctx, argv[next], sets, &s);
                 if (ret)
                         return ret;
+                values = s.json;
         }
         cJSON *out = cJSON_CreateObject();
-        cJSON_AddStringToObject(out, "name", run ? r.system : s.name);
-        if (run)
+        if (run) {
+                cJSON_AddStringToObject(out, "name", r.system);
                 cJSON_AddStringToObject(out, "run", r.id);
-        else
+        } else {
+                cJSON_AddStringToObject(out, "name", s.name);
                 cJSON_AddStringToObject(out, "file", s.path);
-        for (cJSON *e = (run ? conf : s.json)->child; e; e = e->next)
+        }
+        for (const cJSON *e = values->child; e; e = e->next)
                 cJSON_AddItemToObject(out, e->string, cJSON_Duplicate(e, true));
         cJSON_Delete(conf);
         run_release(&r);

@@ -344,9 +344,7 @@ static int check_number(const cJSON *v, const struct schema_key *k, bool integer
                 return fail(err, w, key, "expected %s, got '%s'", want.s, v->valuestring);
         if (!cJSON_IsNumber(v))
                 return fail(err, w, key, "expected %s, got %s", want.s, json_type_name(v));
-        if (integer && d != floor(d))
-                return fail(err, w, key, "expected %s, got %.15g", want.s, d);
-        if (k->min <= k->max && (d < k->min || d > k->max))
+        if ((integer && d != floor(d)) || (k->min <= k->max && (d < k->min || d > k->max)))
                 return fail(err, w, key, "expected %s, got %.15g", want.s, d);
         return 0;
 }
