@@ -279,10 +279,12 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         script_path = xasprintf("%s/script.sh", rundir);
         config_path = xasprintf("%s/config.json", rundir);
         config = cJSON_Print(s.json);
-        /* copies of what the store records: no fsync on the submission path */
+        /* copies of what the store records: no fsync on the submission
+         * path, and no temporary names: nothing reads the run's directory
+         * before the store names it, after these are complete */
         int r;
-        if (write_file_replace(script_path, script.s, script.len, 0755, &err) < 0 ||
-            write_file_replace(config_path, config, strlen(config), 0644, &err) < 0) {
+        if (write_file_new(script_path, script.s, script.len, 0755, &err) < 0 ||
+            write_file_new(config_path, config, strlen(config), 0644, &err) < 0) {
                 bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
                 goto out;

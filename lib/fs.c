@@ -43,6 +43,22 @@ int read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, st
         return 0;
 }
 
+static int write_all(int fd, const void *data, size_t len)
+{
+        const char *p = data;
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
 static int write_tmp_rename(const char *path, const void *data, size_t len, mode_t mode, bool sync,
                             struct bd_err *err)
 {
@@ -50,20 +66,7 @@ static int write_tmp_rename(const char *path, const void *data, size_t len, mode
         _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return bd_err_set(err, -errno, "cannot create a file next to '%s': %s", path, strerror(errno));
-        const char *p = data;
-        size_t left = len;
-        int r = 0;
-        while (left > 0) {
-                ssize_t n = write(fd, p, left);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        r = -errno;
-                        break;
-                }
-                p += n;
-                left -= (size_t)n;
-        }
+        int r = write_all(fd, data, len);
         if (r == 0 && fchmod(fd, mode) < 0)
                 r = -errno;
         if (r == 0 && sync && fsync(fd) < 0)
@@ -147,4 +150,19 @@ char *path_clean(const char *path)
                 *o++ = '/';
         *o = '\0';
         return out;
+}
+
+int write_file_new(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+{
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        if (fd < 0)
+                return bd_err_set(err, -errno, "cannot create '%s': %s", path, strerror(errno));
+        int r = write_all(fd, data, len);
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(path);
+                return bd_err_set(err, r, "cannot write '%s': %s", path, strerror(-r));
+        }
+        return 0;
 }

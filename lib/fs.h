@@ -16,6 +16,11 @@ int write_file_atomic(const char *path, const void *data, size_t len, mode_t mod
 /* The same without fsync: still never a partial file under the final name,
  * but a crash may lose the new content.  For copies of what is stored elsewhere. */
 int write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
+/* Creates a new file (an existing one is an error, -EEXIST) and writes it
+ * all, or removes it.  Not atomic: for a directory that this process has
+ * just created and that no reader knows yet (a run's directory before the
+ * run is recorded).  The mode is subject to the umask. */
+int write_file_new(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
 /* Creates a directory and its parents (mode for new ones). */
 int mkdir_p(const char *path, mode_t mode);
 /* path made absolute (from the working directory) and written one way: no
