@@ -23,6 +23,19 @@ static const struct bd_option options[] = {
         { 0 }
 };
 
+/* Prints a script, or writes it to output (atomically, mode 0755). */
+static int emit(const char *script, size_t len, const char *output)
+{
+        struct bd_err err;
+        if (!output)
+                fputs(script, stdout);
+        else if (write_file_atomic(output, script, len, 0755, &err) < 0) {
+                bd_error("%s", err.msg);
+                return BD_EXIT_FAIL;
+        }
+        return BD_EXIT_OK;
+}
+
 int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         struct bd_opts o = { argc, argv, options, cmd, NULL };
@@ -59,16 +72,11 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 struct bd_run r;
                 if (load_recorded_run(run, &r))
                         return BD_EXIT_FAIL;
-                struct bd_err err;
-                int ret = BD_EXIT_OK;
-                if (!r.script) {
+                int ret = BD_EXIT_FAIL;
+                if (!r.script)
                         bd_error("run %s has no recorded script", r.id);
-                        ret = BD_EXIT_FAIL;
-                } else if (output && write_file_atomic(output, r.script, strlen(r.script), 0755, &err) < 0) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
-                } else if (!output)
-                        fputs(r.script, stdout);
+                else
+                        ret = emit(r.script, strlen(r.script), output);
                 run_release(&r);
                 return ret;
         }
@@ -96,14 +104,8 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (render_script(&s, &ro, &script, &err) < 0) {
                 bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
-        } else if (output) {
-                if (write_file_atomic(output, script.s, script.len, 0755, &err) < 0) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
-                }
-        } else {
-                fputs(script.s, stdout);
-        }
+        } else
+                ret = emit(script.s, script.len, output);
         system_release(&s);
         return ret;
 }

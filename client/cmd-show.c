@@ -62,6 +62,7 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         struct bd_run r = { 0 };
         cJSON *conf = NULL;     /* a run's, parsed here */
         const cJSON *values;
+        cJSON *out;
         if (run) {
                 if (load_recorded_run(run, &r))
                         return BD_EXIT_FAIL;
@@ -73,17 +74,15 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                         return BD_EXIT_FAIL;
                 }
                 values = conf;
+                out = cJSON_CreateObject();
+                cJSON_AddStringToObject(out, "name", r.system);
+                cJSON_AddStringToObject(out, "run", r.id);
         } else {
                 int ret = ctx_load_system(ctx, argv[next], sets, &s);
                 if (ret)
                         return ret;
                 values = s.json;
-        }
-        cJSON *out = cJSON_CreateObject();
-        if (run) {
-                cJSON_AddStringToObject(out, "name", r.system);
-                cJSON_AddStringToObject(out, "run", r.id);
-        } else {
+                out = cJSON_CreateObject();
                 cJSON_AddStringToObject(out, "name", s.name);
                 cJSON_AddStringToObject(out, "file", s.path);
         }

@@ -12,10 +12,14 @@
 
 static char dir[] = "/tmp/benchd-test-fs.XXXXXX";
 
-static char *content(const char *path)
+/* The file holds exactly want. */
+static void is_content(const char *path, const char *want, const char *what)
 {
         char *data = NULL;
-        return read_file(path, 1 << 20, &data, NULL, NULL) < 0 ? NULL : data;
+        if (read_file(path, 1 << 20, &data, NULL, NULL) < 0)
+                data = NULL;
+        is_str(data, want, what);
+        free(data);
 }
 
 static void test_new(void)
@@ -25,16 +29,12 @@ static void test_new(void)
         snprintf(path, sizeof(path), "%s/script.sh", dir);
         mode_t old = umask(022);
         is_int(write_file_new(path, "#!/bin/sh\n", 10, 0755, &err), 0, "a new file is written");
-        char *c = content(path);
-        is_str(c, "#!/bin/sh\n", "with all its content");
-        free(c);
+        is_content(path, "#!/bin/sh\n", "with all its content");
         struct stat st;
         ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0755, "with the mode asked for");
         is_int(write_file_new(path, "other", 5, 0644, &err), -EEXIST, "an existing file is not overwritten");
         ok(strstr(err.msg, path) != NULL, "the error names the file");
-        c = content(path);
-        is_str(c, "#!/bin/sh\n", "and keeps its content");
-        free(c);
+        is_content(path, "#!/bin/sh\n", "and keeps its content");
         umask(077);
         snprintf(path, sizeof(path), "%s/config.json", dir);
         is_int(write_file_new(path, "{}", 2, 0644, &err), 0, "a second file");
@@ -53,9 +53,7 @@ static void test_replace(void)
         snprintf(path, sizeof(path), "%s/state.json", dir);
         is_int(write_file_atomic(path, "one", 3, 0640, &err), 0, "an atomic write creates");
         is_int(write_file_replace(path, "two", 3, 0644, &err), 0, "and a replacement replaces");
-        char *c = content(path);
-        is_str(c, "two", "with the new content");
-        free(c);
+        is_content(path, "two", "with the new content");
         struct stat st;
         ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644, "and the new mode");
         is_int(write_file_atomic(dir, "x", 1, 0644, &err), -EISDIR, "a directory is not replaced by a file");
