@@ -334,18 +334,17 @@ static int parse_entry(struct bd_manifest *m, const char *line, size_t len, cons
                 return FAIL(-EINVAL, "%s:%zu: expected %d fields for a '%c' entry, found %s%d", name, lineno, want,
                             kc, k > 7 ? "more than " : "", k > 7 ? 7 : k);
         uint64_t mode;
-        if (f[1].n < 1 || f[1].n > 5 || f[1].s[0] != '0')
-                return FAIL(-EINVAL, "%s:%zu: field 'mode': expected octal permission bits, got '%.*s'", name, lineno,
-                            (int)(f[1].n > 20 ? 20 : f[1].n), f[1].s);
+        /* four octal digits, as %04o writes them: 0644, and 2775 for a
+         * setgid directory */
+        bool octal = f[1].n == 4;
         mode = 0;
-        for (size_t i = 0; i < f[1].n; i++) {
-                if (f[1].s[i] < '0' || f[1].s[i] > '7')
-                        return FAIL(-EINVAL, "%s:%zu: field 'mode': expected octal permission bits, got '%.*s'", name,
-                                    lineno, (int)f[1].n, f[1].s);
+        for (size_t i = 0; octal && i < 4; i++) {
+                octal = f[1].s[i] >= '0' && f[1].s[i] <= '7';
                 mode = mode * 8 + (uint64_t)(f[1].s[i] - '0');
         }
-        if (mode > 07777)
-                return FAIL(-EINVAL, "%s:%zu: field 'mode': %.*s is more than 07777", name, lineno, (int)f[1].n, f[1].s);
+        if (!octal)
+                return FAIL(-EINVAL, "%s:%zu: field 'mode': expected four octal digits, got '%.*s'", name, lineno,
+                            (int)(f[1].n > 20 ? 20 : f[1].n), f[1].s);
         int64_t sec;
         uint32_t nsec;
         if (parse_mtime(f[2].s, f[2].n, &sec, &nsec) < 0)

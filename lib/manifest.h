@@ -17,7 +17,7 @@
  *   - line 1 is the magic and the version; a reader refuses other versions;
  *   - entry lines: KIND MODE MTIME SIZE SUM PATH [TARGET], one space apart:
  *       KIND   d (directory), f (regular file) or l (symbolic link)
- *       MODE   permission bits in octal (at most 07777)
+ *       MODE   permission bits, four octal digits (0644, 2775)
  *       MTIME  modification time, seconds '.' nine digits of nanoseconds
  *       SIZE   bytes (for a link, the length of its target; 0 for a directory)
  *       SUM    XXH3-128 of the file's content, 32 lowercase hex digits in the

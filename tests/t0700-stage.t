@@ -33,13 +33,18 @@ put(b'private', 100, 0o600)
 put(b'run.sh', 100, 0o755)
 put(b'ro/inner/f', 100)
 os.chmod(root + b'/ro', 0o555)
+# a group's shared directory (setgid), a sticky one and a setuid program
+put(b'group/tool', 100, 0o4755)
+os.chmod(root + b'/group', 0o2775)
+os.mkdir(root + b'/drop', 0o1777)
+os.chmod(root + b'/drop', 0o1777)
 os.symlink(b'../annotations/instances_val2017.json', root + b'/train2017/ann-link')
 os.symlink(b'/etc/passwd', root + b'/evil-absolute')
 os.symlink(b'../../outside/leak', root + b'/train2017/evil-up')
 os.symlink(outside, root + b'/outside-dir')
 os.mkfifo(root + b'/fifo')
 EOF
-nfiles=51
+nfiles=52
 
 out=$("$BENCHCTL" stage --help); rc=$?
 is "stage --help exits 0" "$rc" 0
@@ -82,6 +87,8 @@ check "the copy is exact (content, modes, mtimes, links)" check_tree "$src" "$ds
 check "nothing outside the source was followed" test ! -e "$dst/outside-dir/leak"
 check "the destination holds the manifest" cmp "$src/.benchd-manifest" "$dst/.benchd-manifest"
 is "a read-only directory keeps its mode" "$(stat -c %a "$dst/ro")" 555
+is "setgid, sticky and setuid bits are kept" "$(stat -c %a "$dst/group" "$dst/drop" "$dst/group/tool" | tr '\n' ' ')" \
+   "2775 1777 4755 "
 like "the state file records the stage" "$(cat "$state/coco.state")" "state=complete"
 like "  with the manifest checksum" "$(cat "$state/coco.state")" "manifest=$(tail -1 "$src/.benchd-manifest" | cut -d' ' -f2)"
 

@@ -57,7 +57,8 @@ static void test_round_trip(void)
         const char *names[] = { "a", "a/with space", "a/new\nline", "a/\xff\xfe", "a/100%", "a/tab\there" };
         for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
                 struct bd_mentry *e = manifest_add(&m, i == 0 ? BD_M_DIR : BD_M_FILE, xstrdup(names[i]));
-                e->mode = i == 0 ? 0755 : 0640;
+                /* setgid, sticky and setuid bits: no leading 0 in the text */
+                e->mode = i == 0 ? 02775 : i == 1 ? 01777 : i == 2 ? 04755 : 0640;
                 e->mtime_sec = 1700000000 + (int64_t)i;
                 e->mtime_nsec = 123456789;
                 e->size = i == 0 ? 0 : 1000 * i;
@@ -85,6 +86,7 @@ static void test_round_trip(void)
         like(b.s, "a/tab%09here", "tabs are escaped");
         like(b.s, "l 0777 0.000000000 6 - a/link ../x%20y", "a link line: size is the target's length");
         like(b.s, "f 0000 -5.000000001 0 ", "times before 1970");
+        like(b.s, "d 2775 1700000000.123456789 0 - a\n", "a setgid directory's mode");
         struct bd_manifest back;
         is_int(manifest_parse(b.s, b.len, "t", &back, &err), 0, "the formatted text parses");
         is_int(back.n, m.n, "same number of entries");
@@ -190,8 +192,10 @@ static void test_errors(void)
                    "link without target");
         body_fails("d 0755 1.000000000 0 - a b c\n", "expected 6 fields for a 'd' entry, found more than 7",
                    "too many fields");
-        body_fails("d 0855 1.000000000 0 - a\n", "t.manifest:2: field 'mode': expected octal", "mode not octal");
-        body_fails("d 755 1.000000000 0 - a\n", "field 'mode': expected octal", "mode without leading 0");
+        body_fails("d 0855 1.000000000 0 - a\n", "t.manifest:2: field 'mode': expected four octal digits",
+                   "mode not octal");
+        body_fails("d 755 1.000000000 0 - a\n", "field 'mode': expected four octal digits, got '755'",
+                   "mode of three digits");
         body_fails("d 017777 1.000000000 0 - a\n", "field 'mode'", "mode too big");
         body_fails("d 0755 1.5 0 - a\n", "t.manifest:2: field 'mtime': expected SECONDS.NANOSECONDS", "short ns");
         body_fails("d 0755 1 0 - a\n", "field 'mtime'", "mtime without nanoseconds");
