@@ -121,6 +121,21 @@ out=$("$SSD" --data "$tmp/bad" "${small[@]}" --epochs 1 --eval-epochs 1 2>"$tmp/
 is "bad data: exit 0" "$rc" 0
 like "bad data: the missing file is reported" "$(cat "$tmp/err")" "warning: .*$second.*skipped"
 like "bad data: the run completed" "$out" '"key": "run_stop"'
+# the same in the validation split: reported, left out of the evaluation
+vals=("$tmp"/bad/val2017/*.jpg)
+echo junk > "${vals[0]}"; rm "${vals[1]}"
+out=$("$SSD" --data "$tmp/bad" "${small[@]}" --epochs 1 --eval-epochs 1 2>"$tmp/err"); rc=$?
+is "bad validation data: exit 0" "$rc" 0
+like "bad validation data: the corrupt JPEG is reported" "$(cat "$tmp/err")" \
+     "warning: .*$(basename "${vals[0]}").*not a JPEG"
+like "bad validation data: the missing one too" "$(cat "$tmp/err")" "warning: .*$(basename "${vals[1]}").*missing"
+like "bad validation data: evaluated" "$out" '"key": "eval_accuracy"'
+for v in "${vals[@]}"; do [ -f "$v" ] && echo junk > "$v"; done
+out=$("$SSD" --data "$tmp/bad" "${small[@]}" --epochs 1 --eval-epochs 1 2>&1); rc=$?
+is "no validation image decodes: exit 1" "$rc" 1
+like "no validation image decodes: says so" "$out" \
+     "benchd-ssd: .*evaluation: none of the $((${#vals[@]} - 1)) validation images in $tmp/bad/val2017 could be decoded"
+like "no validation image decodes: the run is aborted" "$out" '"key": "run_stop".*"status": "aborted"'
 
 # pretrained backbone weights (torchvision names; layer4 and fc are not used)
 if /usr/bin/python3 -c 'import torchvision' 2>/dev/null; then

@@ -31,6 +31,7 @@ struct ssd_eval {
         int *ndet;
         int64_t *ids;
         size_t nids, cap;
+        long nfailed;                   /* images of this evaluation that could not be decoded: left out */
         int batch;
 };
 
@@ -39,7 +40,8 @@ int ssd_eval_open(struct ssd_run *run, struct ssd_eval **ret, struct bd_err *err
         const struct ssd_opts *o = &run->o;
         struct ssd_data_cfg c = { .mode = SSD_DATA_EVAL, .dir = o->data, .batch_size = o->batch_size,
                                   .image_size = o->image_size, .rank = run->dp.rank, .world = run->dp.size,
-                                  .seed = o->seed, .threads = o->loader_workers > 0 ? o->loader_workers : 1 };
+                                  .seed = o->seed, .threads = o->loader_workers > 0 ? o->loader_workers : 1,
+                                  .warn = ssd_run_warn, .warn_ctx = run };
         struct ssd_data *d;
         int r = ssd_data_open(&c, &d, err);
         if (r < 0)
@@ -122,6 +124,11 @@ static int add_batch(struct ssd_eval *ev, struct ssd_run *run, const struct ssd_
                                                                 conf + i * B * K, ev->det + (size_t)i * ev->nms.max_out);
         }
         for (int i = 0; i < b->n; i++) {
+                if (b->failed[i]) {
+                        /* left out of the evaluation, as a missing file is */
+                        ev->nfailed++;
+                        continue;
+                }
                 double W = b->sizes[2 * i], H = b->sizes[2 * i + 1];
                 struct coco_det d[256];
                 int n = ev->ndet[i] < 256 ? ev->ndet[i] : 256;
@@ -162,6 +169,7 @@ int ssd_eval_run(struct ssd_eval *ev, struct ssd_run *run, double stats[12], str
                 alloc_scratch(ev, run);
         _cleanup_(coco_eval_freep) struct coco_eval *ce = coco_eval_new(ssd_data_index(ev->data), run->be->nthreads);
         ev->nids = 0;
+        ev->nfailed = 0;
         run->m.training = 0;
         long nb = ssd_data_batches(ev->data);
         for (long i = 0; i < nb && r == 0; i++) {
@@ -175,6 +183,12 @@ int ssd_eval_run(struct ssd_eval *ev, struct ssd_run *run, double stats[12], str
                 r = add_batch(ev, run, &b, ce, err);
         }
         run->m.training = 1;
+        /* collective too; each bad image was reported as the loader met it */
+        long n[2] = { (long)ev->nids, ev->nfailed };
+        MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if (r == 0 && n[0] == 0 && n[1] > 0)
+                r = bd_err_set(err, -EINVAL, "evaluation: none of the %ld validation images in %s/val2017 could be "
+                               "decoded", n[1], run->o.data);
         if (r == 0)
                 r = coco_eval_images(ce, ev->ids, ev->nids, err);
         /* the gather is collective: a rank that failed takes part with what it has */

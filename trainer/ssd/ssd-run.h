@@ -31,6 +31,10 @@ struct ssd_run {
  * run->plabel. */
 int ssd_run_forward(struct ssd_run *run, float *images, int n);
 
+/* The loaders' warnings (bad images, boxes, JPEGs): on rank 0's stderr;
+ * ctx is the ssd_run. */
+void ssd_run_warn(void *ctx, const char *msg);
+
 /* Evaluation of the bbox mAP on val2017, each rank on its share. */
 struct ssd_eval;
 int ssd_eval_open(struct ssd_run *run, struct ssd_eval **ret, struct bd_err *err);
@@ -41,7 +45,8 @@ long ssd_eval_samples(const struct ssd_eval *ev);
 int32_t ssd_eval_category(const struct ssd_eval *ev, int label);
 int ssd_eval_labels(const struct ssd_eval *ev);
 /* Collective: runs inference on this rank's images, gathers the evaluation;
- * the 12 COCO numbers on every rank. */
+ * the 12 COCO numbers on every rank.  Images that cannot be decoded are
+ * left out, as missing ones are (each reported); none decoded is an error. */
 int ssd_eval_run(struct ssd_eval *ev, struct ssd_run *run, double stats[12], struct bd_err *err);
 
 #endif

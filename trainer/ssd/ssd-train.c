@@ -147,7 +147,7 @@ struct train {
         int start_epoch;
 };
 
-static void loader_warn(void *ctx, const char *msg)
+void ssd_run_warn(void *ctx, const char *msg)
 {
         struct ssd_run *run = ctx;
         if (run->dp.rank == 0)
@@ -162,7 +162,7 @@ static int open_data(struct train *t, struct bd_err *err)
                                   .batch_size = o->batch_size, .image_size = o->image_size, .rank = run->dp.rank,
                                   .world = run->dp.size, .seed = o->seed,
                                   .threads = o->loader_workers > 0 ? o->loader_workers : 1,
-                                  .synthetic_images = 117266, .synthetic_classes = 80, .warn = loader_warn,
+                                  .synthetic_images = 117266, .synthetic_classes = 80, .warn = ssd_run_warn,
                                   .warn_ctx = run };
         int r = ssd_data_open(&c, &t->loader, err);
         if (r < 0)
