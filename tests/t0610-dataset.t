@@ -82,6 +82,12 @@ is "  left as it was" "$(tree_sum "$tmp/a")" "$(tree_sum "$tmp/b")"
 check "--force replaces it" "$BENCHCTL" dataset synth --images 6 --val-images 1 --size 64 --force -o "$tmp/a"
 is "  with the new content" "$(find "$tmp/a/train2017" -name '*.jpg' | wc -l)" 6
 is "  and nothing left beside it" "$(cd "$tmp" && echo *)" "a b c"
+echo "not a dataset" > "$tmp/f"
+check "--force replaces a plain file too" "$BENCHCTL" dataset synth --images 2 --val-images 1 --size 64 --force \
+    -o "$tmp/f"
+is "  with the dataset" "$(find "$tmp/f/train2017" -name '*.jpg' | wc -l)" 2
+is "  and nothing left beside it" "$(cd "$tmp" && echo *)" "a b c f"
+rm -rf "$tmp/f"
 check "a directory whose parents do not exist yet" "$BENCHCTL" dataset synth --images 2 --val-images 1 --size 64 \
     -o "$tmp/new/parents/d"
 is "  is created with them" "$(find "$tmp/new/parents/d/train2017" -name '*.jpg' | wc -l)" 2

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
@@ -529,6 +530,35 @@ static void rm_rf(const char *path)
         (void) nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* --force: the new tree at tmp takes the place of dir (a tree or a file, st
+ * its lstat), in one step where the file system can exchange two names;
+ * what was there is removed.  On failure dir is as it was. */
+static int replace(const char *tmp, const char *dir, const struct stat *st, struct bd_err *err)
+{
+        if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+                rm_rf(tmp);
+                return 0;
+        }
+        if (errno != EINVAL && errno != ENOSYS)
+                return bd_err_set(err, -errno, "cannot replace '%s': %s", dir, strerror(errno));
+        /* no exchange here: what was there moves aside first */
+        _cleanup_free_ char *old = xasprintf("%s.old.XXXXXX", dir);
+        if (!mkdtemp(old))
+                return bd_err_set(err, -errno, "cannot create a name next to '%s': %s", dir, strerror(errno));
+        if ((!S_ISDIR(st->st_mode) && rmdir(old) < 0) || rename(dir, old) < 0) {
+                int r = bd_err_set(err, -errno, "cannot move '%s' aside: %s", dir, strerror(errno));
+                (void) rmdir(old);
+                return r;
+        }
+        if (rename(tmp, dir) < 0) {
+                int r = bd_err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));
+                (void) rename(old, dir);
+                return r;
+        }
+        rm_rf(old);
+        return 0;
+}
+
 static int check_config(const struct synth_config *c, struct bd_err *err)
 {
         if (c->train_images < 1 || c->val_images < 0 || c->train_images + c->val_images > 100000000)
@@ -597,23 +627,15 @@ int synth_write(const struct synth_config *c, const char *dir, struct synth_coun
                 free(images[i].anns);
         }
         free(images);
-        /* into place: the old tree (with --force) moves aside first */
-        _cleanup_free_ char *old = NULL;
-        if (r == 0 && exists) {
-                old = xasprintf("%s.old.XXXXXX", dir);
-                if (!mkdtemp(old) || rename(dir, old) < 0)
-                        r = bd_err_set(err, -errno, "cannot move '%s' aside: %s", dir, strerror(errno));
-        }
-        if (r == 0 && rename(tmp, dir) < 0)
+        /* into place */
+        if (r == 0 && exists)
+                r = replace(tmp, dir, &st, err);
+        else if (r == 0 && rename(tmp, dir) < 0)
                 r = bd_err_set(err, -errno, "cannot rename '%s' to '%s': %s", tmp, dir, strerror(errno));
         if (r < 0) {
                 rm_rf(tmp);
-                if (old && lstat(dir, &st) < 0)
-                        (void) rename(old, dir);
                 return r;
         }
-        if (old)
-                rm_rf(old);
         if (ret)
                 *ret = counts;
         return 0;
