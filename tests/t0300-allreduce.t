@@ -83,7 +83,7 @@ done
 is "  and left no temporary file" "$(ls "$tmp" | grep -c '^nodir\|\.tmp\.')" 0
 
 # bad options: exit 2, one line, no hang
-for args in "--max-bytes lots" "--min-bytes 1M --max-bytes 1K" "--iters 0" "--backend tpu" "--bogus" "--factor 1"; do
+for args in "--max-bytes lots" "--max-bytes 9G" "--min-bytes 1M --max-bytes 1K" "--iters 0" "--backend tpu" "--bogus" "--factor 1"; do
     # shellcheck disable=SC2086
     err=$(timeout 60 mpirun -np 2 "$AR" $args 2>&1 >/dev/null); rc=$?
     is "'$args': exit 2" "$rc" 2

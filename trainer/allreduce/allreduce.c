@@ -194,6 +194,14 @@ static int parse_args(int argc, char **argv, struct opts *o)
                                 o->min_bytes, o->max_bytes);
                 return 2;
         }
+        /* MPI_Allreduce counts elements in an int (NCCL in a size_t) */
+        if (!o->cuda && o->max_bytes / sizeof(float) > INT_MAX) {
+                if (rank == 0)
+                        fprintf(stderr, "benchd-allreduce: --max-bytes: at most %zu bytes with --backend cpu "
+                                "(MPI_Allreduce takes at most INT_MAX floats), got %zu\n",
+                                (size_t)INT_MAX * sizeof(float), o->max_bytes);
+                return 2;
+        }
 #ifndef HAVE_NCCL
         if (o->cuda) {
                 if (rank == 0)
