@@ -76,7 +76,8 @@ struct bd_stage {
         char *error;
 
         int srcfd, dstfd;
-        bool locked;            /* holds DST's flock: may write the state file */
+        int namefd;             /* STATE_DIR/NAME.lock, flocked: one stage of a name at a time */
+        bool locked;            /* holds DST's and the name's flocks: may write the state file */
         atomic_bool wrote;      /* something in DST was changed: sync it at the end */
         bool prev_unsynced;     /* the last run did not complete: what it wrote may not be synced */
         struct bd_pool *pool;

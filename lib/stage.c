@@ -143,7 +143,7 @@ struct bd_stage *stage_new(const struct bd_stage_opts *o, struct bd_err *err)
                 s->o.workers = 256;
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->ended, NULL);
-        s->srcfd = s->dstfd = -1;
+        s->srcfd = s->dstfd = s->namefd = -1;
         manifest_init(&s->m);
         atomic_init(&s->state, STAGE_IDLE);
         atomic_init(&s->phase, PHASE_START);
@@ -292,6 +292,18 @@ static int open_roots(struct bd_stage *s)
                 return fatal(s, "cannot open destination directory '%s': %s", s->dst, strerror(errno));
         if (flock(s->dstfd, (s->o.mode == STAGE_COPY ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
                 return fatal(s, "destination '%s' is being staged by another process", s->dst);
+        if (s->name && s->state_dir && s->o.mode != STAGE_MANIFEST_ONLY) {
+                /* the state file is the name's: two stages of one name to two
+                 * destinations would overwrite each other's */
+                int r = mkdir_p(s->state_dir, 0700);
+                _cleanup_free_ char *path = xasprintf("%s/%s.lock", s->state_dir, s->name);
+                s->namefd = r < 0 ? r : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+                if (s->namefd < 0)
+                        return fatal(s, "cannot open '%s': %s", path, strerror(r < 0 ? -r : errno));
+                if (flock(s->namefd, LOCK_EX | LOCK_NB) < 0)
+                        return fatal(s, "dataset '%s' is being staged by another process (give this one another "
+                                     "--name)", s->name);
+        }
         s->locked = true;
         if (s->o.copy_method == COPY_AUTO && s->srcfd >= 0)
                 atomic_store(&s->copier.method, (int)copy_method_auto(s->srcfd, s->dstfd));
@@ -453,8 +465,10 @@ int stage_run(struct bd_stage *s)
         if (s->srcfd >= 0)
                 close(s->srcfd);
         if (s->dstfd >= 0)
-                close(s->dstfd);    /* releases the lock */
-        s->srcfd = s->dstfd = -1;
+                close(s->dstfd);    /* releases the locks */
+        if (s->namefd >= 0)
+                close(s->namefd);
+        s->srcfd = s->dstfd = s->namefd = -1;
         s->result = st == STAGE_COMPLETE ? 0 : st == STAGE_CANCELLED ? -ECANCELED : -EIO;
         pthread_mutex_lock(&s->lock);
         s->t_end = now_monotonic();

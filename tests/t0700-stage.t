@@ -299,6 +299,10 @@ flock "$tmp/locked" -c "\"$BENCHCTL\" stage --local --src \"$src\" --dst \"$tmp/
 is "a destination another stage holds is refused" "$rc" 1
 like "  saying so" "$(cat "$tmp/out")" "destination '$tmp/locked' is being staged by another process"
 like "  leaving the other's state file alone" "$(cat "$state/locked.state")" "state=complete"
+flock "$state/locked.lock" -c "\"$BENCHCTL\" stage --local --src \"$src\" --dst \"$tmp/locked2\" --name locked >\"$tmp/out\" 2>&1"; rc=$?
+is "a name another stage holds, to another destination, is refused" "$rc" 1
+like "  saying so" "$(cat "$tmp/out")" "dataset 'locked' is being staged by another process \(give this one another --name\)"
+like "  leaving its state file alone" "$(cat "$state/locked.state")" "dst=$tmp/locked\$"
 mkdir -p "$tmp/empty-dst"
 out=$("$BENCHCTL" stage --local --dst "$tmp/empty-dst" --name x --verify-only 2>&1); rc=$?
 is "verify-only with no manifest anywhere fails" "$rc" 1
