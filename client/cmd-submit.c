@@ -157,6 +157,17 @@ static void discard_run_dir(const char *dir, const char *script_path, const char
 
 int wait_for_run(struct bd_store *store, const char *id);
 
+/* KEY=DIR for a directory given on the command line: a relative one is
+ * made absolute here (the job runs elsewhere: Slurm starts it in the log
+ * directory, and later commands run from anywhere) */
+static char *path_set(const char *key, const char *dir)
+{
+        if (dir[0] == '/' || dir[0] == '~' || !dir[0])
+                return xasprintf("%s=%s", key, dir);
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        return cwd ? xasprintf("%s=%s/%s", key, cwd, dir) : xasprintf("%s=%s", key, dir);
+}
+
 int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         struct bd_opts o = { argc, argv, options, cmd, NULL };
@@ -180,11 +191,11 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case OPT_SET: sets_add(&sets, &nsets, arg); break;
                 case OPT_DATA:
                         free(data_set);
-                        data_set = xasprintf("paths.data=%s", arg);
+                        data_set = path_set("paths.data", arg);
                         break;
                 case OPT_LOGDIR:
                         free(log_set);
-                        log_set = xasprintf("paths.logs=%s", arg);
+                        log_set = path_set("paths.logs", arg);
                         break;
                 case 'n':
                         if (opts_number(cmd, "runs", arg, 1, 100, &runs) < 0)

@@ -72,6 +72,13 @@ print(abs(r["score"]["value"] - sum(b) / len(b)) < 1e-9, r["trials"][0]["status"
     like "a log gone from the log directory: logs says so" "$("$BENCHCTL" logs "$id" --trial 2)" "is gone\) <=="
     is "  and report reads the copy" "$("$BENCHCTL" report "$id" | grep -Ec '^  [12] +success +[0-9.]+ +14 +65536 ')" 2
     cp "$tmp/log2.keep" "$log2"
+    # a relative --logdir is the current directory's, recorded absolute
+    mkdir -p "$tmp/cwd"
+    out=$(cd "$tmp/cwd" && "$BENCHCTL" submit --system local allreduce --runs 1 --logdir rel "${set_fast[@]}" --wait 2>&1)
+    id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
+    check "a relative --logdir is taken from the current directory" test -s "$tmp/cwd/rel/${id}_1.log"
+    is "  and recorded absolute" "$("$BENCHCTL" show --run "$id" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["logs"])')" "$tmp/cwd/rel"
+    is "  so report finds the log from elsewhere" "$(cd / && "$BENCHCTL" report "$id" | grep -Ec '^  1 +success ')" 1
 else
     echo "# $ALLREDUCE not built: real allreduce flow skipped"
 fi
