@@ -36,6 +36,7 @@
 
 #define MPOL_BIND 2
 #define MAX_RANKS 1024
+#define MAX_NUMA_NODES 1024      /* the node numbers -r and a plan may name: 0 to 1023 */
 
 struct plan {
         char *spec;
@@ -89,7 +90,7 @@ static int parse_spec(char *spec, struct plan *p)
         }
         p->nic = nic;
         long m;
-        if (parse_long(mem, &m) < 0 || m < 0 || m > 1023)
+        if (parse_long(mem, &m) < 0 || m < 0 || m >= MAX_NUMA_NODES)
                 return -EINVAL;
         p->mem = (int)m;
         if (cpuset_parse(&p->cpus, spec) < 0 || cpuset_count(&p->cpus) == 0)
@@ -175,8 +176,9 @@ static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, 
                 const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
                 snprintf(reason, n, "benchd at %s answered %ld%s%s", url, status, cJSON_IsString(e) ? ": " : "",
                          cJSON_IsString(e) ? e->valuestring : "");
-        } else if (!cJSON_IsString(cpus) || !cJSON_IsNumber(mem) || cpuset_parse(&p->cpus, cpus->valuestring) < 0 ||
-                   cpuset_count(&p->cpus) == 0)
+        } else if (!cJSON_IsString(cpus) || !cJSON_IsNumber(mem) || mem->valuedouble < 0 ||
+                   mem->valuedouble >= MAX_NUMA_NODES || mem->valuedouble != (int)mem->valuedouble ||
+                   cpuset_parse(&p->cpus, cpus->valuestring) < 0 || cpuset_count(&p->cpus) == 0)
                 snprintf(reason, n, "benchd at %s: no usable plan for local rank %d", url, rank);
         else {
                 p->mem = mem->valueint;
@@ -259,9 +261,9 @@ static int apply(const struct plan *p, const char *host, int rank)
         }
         if (sched_setaffinity(0, sizeof(want), &want) < 0)
                 return fprintf(stderr, "benchd-bind: sched_setaffinity: %s\n", strerror(errno)), -1;
-        unsigned long mask[1024 / (8 * sizeof(unsigned long))] = { 0 };
+        unsigned long mask[MAX_NUMA_NODES / (8 * sizeof(unsigned long))] = { 0 };
         mask[p->mem / (8 * sizeof(unsigned long))] |= 1UL << (p->mem % (8 * sizeof(unsigned long)));
-        if (syscall(SYS_set_mempolicy, MPOL_BIND, mask, (unsigned long)1024) < 0) {
+        if (syscall(SYS_set_mempolicy, MPOL_BIND, mask, (unsigned long)MAX_NUMA_NODES) < 0) {
                 /* ENOSYS: kernel without NUMA support, one node: nothing to bind */
                 if (!(errno == ENOSYS && p->mem == 0)) {
                         fprintf(stderr, "benchd-bind: local rank %d on %s: cannot bind memory to NUMA node %d: %s\n",

@@ -144,6 +144,32 @@ stop_pid "$pid3"
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
 like "  without benchd: the declared plan, and why" "$out" "Could not connect|Couldn't connect|refused"
 like "  which is then used" "$out" "local rank 5: --physcpubind=5 --membind=0 \(declared\)"
+# a plan naming a NUMA node out of range is not used (it indexed a fixed mask)
+port5=$(free_port $((port + 20)))
+/usr/bin/python3 - "$port5" <<'EOF_PY' &
+import http.server, json, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({"ranks": [{"physcpubind": "0", "membind": n} for n in (100000000, -3, 1.5, 0)]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+EOF_PY
+fpid=$!; pids+=("$fpid")
+wait_until 5 curl -s -o /dev/null "http://127.0.0.1:$port5/"
+bad_mem=(100000000 -3 1.5)
+for r in 0 1 2; do
+    out=$(OMPI_COMM_WORLD_LOCAL_RANK=$r "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port5" "${declared[@]}" -- true 2>&1); rc=$?
+    is "a measured plan with membind ${bad_mem[r]}: exit 0" "$rc" 0
+    like "  saying it is not usable" "$out" "no usable plan for local rank $r; using the declared plan"
+    like "  and using the declared one" "$out" "local rank $r: --physcpubind=$r --membind=0 \(declared\)"
+done
+stop_pid "$fpid"
 
 # SIGTERM: a clean stop that removes the socket file
 kill -TERM "$pid"
