@@ -41,6 +41,16 @@ static const char *arg_conf;
 static const char *arg_listen, *arg_socket, *arg_sysfs_root, *arg_token_file, *arg_state_dir;
 static bool arg_foreground, arg_inventory, arg_json;
 
+/* A path from the command line, from the directory benchd was started in:
+ * the daemon works from / and reads its configuration again on SIGHUP. */
+static const char *absolute(const char *path)
+{
+        if (path[0] == '/' || !path[0])
+                return path;
+        _cleanup_free_ char *cwd = getcwd(NULL, 0);
+        return cwd ? xasprintf("%s/%s", cwd, path) : path;
+}
+
 static void usage(FILE *f)
 {
         fprintf(f, "usage: benchd [-c FILE] [--listen ADDR:PORT] [--socket PATH] [--foreground]\n"
@@ -88,15 +98,15 @@ static int parse_args(int argc, char **argv)
         opterr = 0;
         while ((c = getopt_long(argc, argv, ":c:fijh", longopts, NULL)) != -1) {
                 switch (c) {
-                case 'c': arg_conf = optarg; break;
+                case 'c': arg_conf = absolute(optarg); break;
                 case OPT_LISTEN: arg_listen = optarg; break;
-                case OPT_SOCKET: arg_socket = optarg; break;
-                case OPT_TOKEN_FILE: arg_token_file = optarg; break;
-                case OPT_STATE_DIR: arg_state_dir = optarg; break;
+                case OPT_SOCKET: arg_socket = absolute(optarg); break;
+                case OPT_TOKEN_FILE: arg_token_file = absolute(optarg); break;
+                case OPT_STATE_DIR: arg_state_dir = absolute(optarg); break;
                 case 'f': arg_foreground = true; break;
                 case 'i': arg_inventory = true; break;
                 case 'j': arg_json = true; break;
-                case OPT_SYSFS_ROOT: arg_sysfs_root = optarg; break;
+                case OPT_SYSFS_ROOT: arg_sysfs_root = absolute(optarg); break;
                 case OPT_DEFAULTS: conf_write_defaults(stdout); return 0;
                 case 'h': usage(stdout); return 0;
                 case OPT_VERSION: printf("benchd %s\n", PACKAGE_VERSION); return 0;
@@ -190,6 +200,7 @@ static void reload(struct daemon *d)
                 c.per_ip_connections = old.per_ip_connections;
                 c.connection_timeout = old.connection_timeout;
                 c.max_header_bytes = old.max_header_bytes;
+                c.max_body_bytes = old.max_body_bytes;
                 d->conf = c;
                 pthread_mutex_unlock(&d->lock);
                 conf_release(&old);

@@ -12,7 +12,7 @@
 #include "log.h"
 #include "strutil.h"
 
-enum conf_type { T_STRING, T_INT, T_ACCESS, T_LEVEL };
+enum conf_type { T_STRING, T_PATH, T_INT, T_ACCESS, T_LEVEL };
 
 enum conf_flags {
         CONF_RESTART = 1 << 0,  /* takes effect at the next start, not on SIGHUP */
@@ -33,7 +33,7 @@ struct conf_entry {
 static const struct conf_entry table[] = {
         { "listen", T_STRING, S(listen), "127.0.0.1:9410", 0, 0, CONF_RESTART,
           "TCP address and port of the HTTP API (ADDR:PORT, [IPv6]:PORT; empty: none)" },
-        { "socket", T_STRING, S(socket), "", 0, 0, CONF_RESTART, "also serve the API on this Unix socket" },
+        { "socket", T_PATH, S(socket), "", 0, 0, CONF_RESTART, "also serve the API on this Unix socket" },
         { "threads", T_INT, S(threads), "4", 1, 64, CONF_RESTART, "HTTP worker threads (epoll thread pool)" },
         { "max_connections", T_INT, S(max_connections), "256", 1, 65536, CONF_RESTART,
           "connections served at once; more are refused" },
@@ -43,15 +43,15 @@ static const struct conf_entry table[] = {
           "seconds an idle connection is kept" },
         { "max_header_bytes", T_INT, S(max_header_bytes), "16384", 4096, 1048576, CONF_RESTART,
           "largest request line plus headers; larger requests get 431" },
-        { "max_body_bytes", T_INT, S(max_body_bytes), "65536", 0, 16777216, 0,
+        { "max_body_bytes", T_INT, S(max_body_bytes), "65536", 0, 16777216, CONF_RESTART,
           "largest request body; larger ones get 413" },
         { "read_access", T_ACCESS, S(read_access), "local", 0, 0, 0,
           "who may read (GET): 'local' (loopback and the Unix socket) or 'any'" },
-        { "token_file", T_STRING, S(token_file), "/var/lib/benchd/token", 0, 0, 0,
+        { "token_file", T_PATH, S(token_file), "/var/lib/benchd/token", 0, 0, 0,
           "bearer token that mutating requests must send; created (mode 0600) when missing" },
-        { "state_dir", T_STRING, S(state_dir), "/var/lib/benchd", 0, 0, CONF_RESTART,
+        { "state_dir", T_PATH, S(state_dir), "/var/lib/benchd", 0, 0, CONF_RESTART,
           "where benchd keeps its state" },
-        { "sysfs_root", T_STRING, S(sysfs_root), "/", 0, 0, 0,
+        { "sysfs_root", T_PATH, S(sysfs_root), "/", 0, 0, 0,
           "read /sys, /proc and /etc under this directory (recorded machines in tests)" },
         { "inventory_ttl", T_INT, S(inventory_ttl), "5", 0, 86400, 0,
           "seconds an inventory is served before the node is read again" },
@@ -75,6 +75,13 @@ static int set_entry(struct conf *c, const struct conf_entry *e, const char *val
         long n;
         int level;
         switch (e->type) {
+        case T_PATH:
+                /* a daemon's working directory is / : relative would mean
+                 * something else once it is in the background */
+                if (value[0] && value[0] != '/')
+                        return bd_err_set(err, -EINVAL, "%s'%s': expected an absolute path, not '%s'", where, e->name,
+                                          value);
+                /* fall through */
         case T_STRING:
                 free(*(char **)field);
                 *(char **)field = xstrdup(value);
@@ -132,7 +139,7 @@ void conf_init(struct conf *c)
 void conf_release(struct conf *c)
 {
         for (size_t i = 0; i < ARRAY_SIZE(table); i++)
-                if (table[i].type == T_STRING) {
+                if (table[i].type == T_STRING || table[i].type == T_PATH) {
                         char **p = (char **)((char *)c + table[i].offset);
                         free(*p);
                         *p = NULL;
@@ -211,7 +218,7 @@ bool conf_needs_restart(const struct conf *old, const struct conf *new, const ch
                 bool same;
                 if (!(e->flags & CONF_RESTART))
                         continue;
-                if (e->type == T_STRING)
+                if (e->type == T_STRING || e->type == T_PATH)
                         same = streq(*(char *const *)a, *(char *const *)b);
                 else
                         same = *(const int *)a == *(const int *)b;

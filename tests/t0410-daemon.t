@@ -145,8 +145,8 @@ out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http
 like "  without benchd: the declared plan, and why" "$out" "Could not connect|Couldn't connect|refused"
 like "  which is then used" "$out" "local rank 5: --physcpubind=5 --membind=0 \(declared\)"
 # a plan naming a NUMA node out of range is not used (it indexed a fixed mask)
-port5=$(free_port $((port + 20)))
-/usr/bin/python3 - "$port5" <<'EOF_PY' &
+fport=$(free_port $((port + 20)))
+/usr/bin/python3 - "$fport" <<'EOF_PY' &
 import http.server, json, sys
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -161,10 +161,10 @@ class H(http.server.BaseHTTPRequestHandler):
 http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
 EOF_PY
 fpid=$!; pids+=("$fpid")
-wait_until 5 curl -s -o /dev/null "http://127.0.0.1:$port5/"
+wait_until 5 curl -s -o /dev/null "http://127.0.0.1:$fport/"
 bad_mem=(100000000 -3 1.5)
 for r in 0 1 2; do
-    out=$(OMPI_COMM_WORLD_LOCAL_RANK=$r "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port5" "${declared[@]}" -- true 2>&1); rc=$?
+    out=$(OMPI_COMM_WORLD_LOCAL_RANK=$r "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$fport" "${declared[@]}" -- true 2>&1); rc=$?
     is "a measured plan with membind ${bad_mem[r]}: exit 0" "$rc" 0
     like "  saying it is not usable" "$out" "no usable plan for local rank $r; using the declared plan"
     like "  and using the declared one" "$out" "local rank $r: --physcpubind=$r --membind=0 \(declared\)"
@@ -231,6 +231,25 @@ bgpid=$(ss -ltnpH "sport = :$port6" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\
 "$BENCHD" --listen "127.0.0.1:$port6" --token-file "$tmp/state/token" 2>"$tmp/bg.err"
 is "a second one on the same port fails" "$?" 1
 [ -n "$bgpid" ] && kill -TERM "$bgpid"
+# a relative -c in the background (which works from /): SIGHUP still reads it
+port7=$(free_port $((port + 25)))
+printf 'listen = 127.0.0.1:%s\ntoken_file = %s\nsysfs_root = %s\n' "$port7" "$tmp/state/token" \
+    "$srcdir/tests/fixtures/sysfs/p3dn" > "$tmp/rel.conf"
+(cd "$tmp" && "$BENCHD" -c rel.conf 2>/dev/null)
+is "background start with a relative -c: exit 0" "$?" 0
+bgpid=$(ss -ltnpH "sport = :$port7" 2>/dev/null | sed -n 's/.*pid=\([0-9]*\).*/\1/p' | head -1)
+before=$(curl -s "http://127.0.0.1:$port7/v1/inventory" | jget 'j["host"]["hostname"]')
+sed -i "s|sysfs/p3dn|sysfs/dss8440|" "$tmp/rel.conf"
+[ -n "$bgpid" ] && kill -HUP "$bgpid"
+after=$before
+for _ in $(seq 50); do
+    after=$(curl -s "http://127.0.0.1:$port7/v1/inventory" | jget 'j["host"]["hostname"]')
+    [ "$after" != "$before" ] && break
+    sleep 0.1
+done
+check "  serving the recorded p3dn" test -n "$before"
+check "  SIGHUP reads it again (another sysfs root, another host name)" test "$after" != "$before"
+[ -n "$bgpid" ] && kill -TERM "$bgpid"
 
 # configuration errors
 printf 'listen = 127.0.0.1:1\nthreds = 4\n' > "$tmp/bad.conf"
@@ -240,6 +259,9 @@ like "  names file, line and the closest key" "$err" "bad.conf:2: unknown key 't
 printf 'threads = lots\n' > "$tmp/bad.conf"
 like "bad value: names the range" "$("$BENCHD" -f -c "$tmp/bad.conf" 2>&1)" "bad.conf:1: 'threads': expected an integer from 1 to 64, not 'lots'"
 like "a missing file" "$("$BENCHD" -f -c "$tmp/none.conf" 2>&1)" "cannot read '$tmp/none.conf'"
+printf 'sysfs_root = fixtures\n' > "$tmp/bad.conf"
+like "a relative path: refused" "$("$BENCHD" -f -c "$tmp/bad.conf" 2>&1)" \
+     "bad.conf:1: 'sysfs_root': expected an absolute path, not 'fixtures'"
 "$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 check "--print-defaults gives a file benchd accepts" bash -c "'$BENCHD' --print-defaults > '$tmp/d.conf' && grep -q '^#threads = 4' '$tmp/d.conf'"
 
