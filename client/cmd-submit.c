@@ -162,10 +162,10 @@ int wait_for_run(struct bd_store *store, const char *id);
  * directory, and later commands run from anywhere) */
 static char *path_set(const char *key, const char *dir)
 {
-        if (dir[0] == '/' || dir[0] == '~' || !dir[0])
+        if (dir[0] == '~' || !dir[0])
                 return xasprintf("%s=%s", key, dir);
-        _cleanup_free_ char *cwd = getcwd(NULL, 0);
-        return cwd ? xasprintf("%s=%s/%s", key, cwd, dir) : xasprintf("%s=%s", key, dir);
+        _cleanup_free_ char *abs = path_clean(dir);
+        return xasprintf("%s=%s", key, abs);
 }
 
 int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)

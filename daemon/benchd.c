@@ -27,6 +27,7 @@
 #include "conf.h"
 #include "daemon.h"
 #include "datasets.h"
+#include "fs.h"
 #include "http.h"
 #include "inventory.h"
 #include "log.h"
@@ -45,10 +46,7 @@ static bool arg_foreground, arg_inventory, arg_json;
  * the daemon works from / and reads its configuration again on SIGHUP. */
 static const char *absolute(const char *path)
 {
-        if (path[0] == '/' || !path[0])
-                return path;
-        _cleanup_free_ char *cwd = getcwd(NULL, 0);
-        return cwd ? xasprintf("%s/%s", cwd, path) : path;
+        return path[0] ? path_clean(path) : path;
 }
 
 static void usage(FILE *f)

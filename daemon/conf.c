@@ -60,6 +60,12 @@ static const struct conf_entry table[] = {
           "directories dataset staging may write under (space-separated)" },
 };
 
+/* T_STRING and T_PATH: an allocated string */
+static bool is_string(const struct conf_entry *e)
+{
+        return e->type == T_STRING || e->type == T_PATH;
+}
+
 static const struct conf_entry *lookup(const char *key)
 {
         for (size_t i = 0; i < ARRAY_SIZE(table); i++)
@@ -139,7 +145,7 @@ void conf_init(struct conf *c)
 void conf_release(struct conf *c)
 {
         for (size_t i = 0; i < ARRAY_SIZE(table); i++)
-                if (table[i].type == T_STRING || table[i].type == T_PATH) {
+                if (is_string(&table[i])) {
                         char **p = (char **)((char *)c + table[i].offset);
                         free(*p);
                         *p = NULL;
@@ -218,7 +224,7 @@ bool conf_needs_restart(const struct conf *old, const struct conf *new, const ch
                 bool same;
                 if (!(e->flags & CONF_RESTART))
                         continue;
-                if (e->type == T_STRING || e->type == T_PATH)
+                if (is_string(e))
                         same = streq(*(char *const *)a, *(char *const *)b);
                 else
                         same = *(const int *)a == *(const int *)b;
