@@ -63,9 +63,42 @@ struct marks {
         char log[512];
 };
 
+/* What slurmstepd wrote into the job output when it ended the job itself:
+ * "slurmstepd: error: *** JOB 12 ON n1 CANCELLED AT 2026-11-24T01:02:03 DUE TO
+ * TIME LIMIT ***", "... DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS
+ * ***", "Detected 1 oom-kill event(s) in StepId=12.batch ...".  Decides a job
+ * Slurm has forgotten; the last such line counts. */
+struct fate {
+        enum bd_state state; /* ST_PENDING: none seen */
+        char line[200];
+};
+
+static void read_fate(const char *line, struct fate *f)
+{
+        const char *job = strstr(line, "*** JOB "), *at = job ? strstr(job, " CANCELLED AT ") : NULL;
+        enum bd_state st;
+        if (at) {
+                const char *due = strstr(at, " DUE TO ");
+                st = !due                                   ? ST_CANCELLED
+                     : str_has_prefix(due + 8, "TIME LIMIT")   ? ST_TIMEOUT
+                     : str_has_prefix(due + 8, "NODE FAILURE") ? ST_NODE_FAIL
+                                                               : ST_CANCELLED;
+        } else if (strstr(line, "oom-kill event") || strstr(line, "oom_kill event")) {
+                st = ST_OOM;
+        } else {
+                return;
+        }
+        f->state = st;
+        const char *from = job ? job : line;
+        size_t l = strlen(from);
+        while (l > 0 && (from[l - 1] == '\r' || from[l - 1] == ' '))
+                l--;
+        snprintf(f->line, sizeof(f->line), "%.*s", (int)l, from);
+}
+
 /* Reads the trial markers of the job output. Returns the number of trials
  * that succeeded when the script printed its closing line, -1 otherwise. */
-static int read_marks(const char *path, struct marks *m, int n)
+static int read_marks(const char *path, struct marks *m, int n, struct fate *f)
 {
         _cleanup_free_ char *text = NULL;
         if (read_file(path, 64u << 20, &text, NULL, NULL) < 0)
@@ -88,6 +121,8 @@ static int read_marks(const char *path, struct marks *m, int n)
                         m[i - 1].rc = rc;
                 } else if (sscanf(line, "benchd: %d of %d trials succeeded", &ok, &tot) == 2) {
                         closing = ok;
+                } else if (f) {
+                        read_fate(line, f);
                 }
         }
         return closing;
@@ -167,7 +202,8 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
         _cleanup_free_ char *out = run_output_path(r);
         struct marks m[r->ntrials > 0 ? r->ntrials : 1];
         memset(m, 0, sizeof(m));
-        int closing = read_marks(out, m, r->ntrials);
+        struct fate fate = { .state = ST_PENDING };
+        int closing = read_marks(out, m, r->ntrials, &fate);
 
         if (!known) {
                 memset(&job, 0, sizeof(job));
@@ -175,6 +211,9 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                 if (closing >= 0) {
                         job.state = closing == r->ntrials ? ST_COMPLETED : ST_FAILED;
                         job.exit_code = closing == r->ntrials ? 0 : 1;
+                } else if (fate.state != ST_PENDING) {
+                        job.state = fate.state;
+                        snprintf(job.reason, sizeof(job.reason), "the job output says: %s", fate.line);
                 } else {
                         job.state = ST_INCOMPLETE;
                         snprintf(job.reason, sizeof(job.reason), "the controller forgot job %s before it was seen ending",

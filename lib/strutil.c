@@ -91,6 +91,11 @@ bool str_has_suffix(const char *s, const char *suffix)
         return n >= m && memcmp(s + n - m, suffix, m) == 0;
 }
 
+bool str_has_prefix(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
 void str_copy(char *dst, size_t n, const char *src)
 {
         if (!n)

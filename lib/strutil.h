@@ -15,6 +15,7 @@ int edit_distance(const char *a, const char *b);
  * plausible typo.  candidates is NULL-terminated. */
 const char *closest_word(const char *word, const char *const *candidates);
 bool str_has_suffix(const char *s, const char *suffix);
+bool str_has_prefix(const char *s, const char *prefix);
 /* Copies src into dst[n], cut to fit, always terminated. */
 void str_copy(char *dst, size_t n, const char *src);
 #define STR_COPY(dst, src) str_copy((dst), sizeof(dst), (src))

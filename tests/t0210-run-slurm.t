@@ -76,18 +76,29 @@ like "a trial ends in node failure" "$out" "^  [12] +node_fail"
 check_fails "no trial counts as completed" grep -Eq "^  [12] +completed" <<<"$out"
 bash "$CLUSTER" start-node n2 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
 
-# 4. Slurm forgets a finished job (MinJobAge): the recorded outcome and the trial logs decide
+# 4. Slurm forgets a job (MinJobAge) that benchctl never saw ending: the job
+# output decides: the trials' closing line, else what slurmstepd wrote there
+# when it ended the job (here scancel behind benchctl's back)
+out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
+cid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
+cjob=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
+wait_until 120 eval '[ "$(squeue -h -j "$cjob" -o %T)" = RUNNING ] && grep -q "trial 1/1 started" "$logs/${cid}_slurm-$cjob.out"'
+scancel "$cjob"
 printf '#!/bin/sh\necho done\n' > "$bin/benchd-allreduce"
 out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 2 --logdir "$logs" --set paths.bin="$bin")
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
 job=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
 forgot=no
 for _ in $(seq 120); do
-    scontrol show job "$job" >/dev/null 2>&1 || { forgot=yes; break; }
+    ! scontrol show job "$job" >/dev/null 2>&1 && ! scontrol show job "$cjob" >/dev/null 2>&1 && { forgot=yes; break; }
     sleep 1
 done
-is "the controller forgot the job" "$forgot" yes
+is "the controller forgot the jobs" "$forgot" yes
 like "status still answers from the job output" "$("$BENCHCTL" status "$id")" "allreduce on 4xlocal, completed"
+out=$("$BENCHCTL" status "$cid")
+like "a job cancelled behind benchctl's back: cancelled, not incomplete" "$out" "allreduce on 4xlocal, cancelled"
+like "  the reason quotes slurmstepd" "$out" "the job output says: \\*\\*\\* JOB $cjob ON n[1-4] CANCELLED AT "
+like "  and its trial was cancelled" "$out" "^  1 +cancelled"
 
 # 5. the controller is down: a clear error naming it, nothing recorded
 n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
