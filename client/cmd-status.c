@@ -180,14 +180,32 @@ static void on_stop(int sig)
         signal(SIGTERM, SIG_DFL);
 }
 
+/* JSON lines: the run's status, compact, each time it changes */
+static void json_line(const struct bd_run *r, const struct bd_trial *t, char **last)
+{
+        cJSON *j = run_json(r, t);
+        char *text = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        if (*last && streq(*last, text)) {
+                free(text);
+                return;
+        }
+        puts(text);
+        fflush(stdout);
+        free(*last);
+        *last = text;
+}
+
 /* Follows a run until it ends: 0 when every trial completed, 1 otherwise;
  * on SIGINT or SIGTERM stops following (the run goes on) and says so, with
- * 128 + the signal's number. */
-int wait_for_run(struct bd_store *store, const char *id);
-int wait_for_run(struct bd_store *store, const char *id)
+ * 128 + the signal's number.  json: a JSON line per change instead of the
+ * live line and the final table. */
+int wait_for_run(struct bd_store *store, const char *id, bool json);
+int wait_for_run(struct bd_store *store, const char *id, bool json)
 {
-        bool tty = isatty(STDOUT_FILENO);
+        bool tty = !json && isatty(STDOUT_FILENO);
         char last[256] = "";
+        _cleanup_free_ char *last_json = NULL;
         struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old_int, old_term;
         sigemptyset(&sa.sa_mask);
         stop_following = 0;
@@ -201,9 +219,12 @@ int wait_for_run(struct bd_store *store, const char *id)
                         ret = BD_EXIT_FAIL;
                         break;
                 }
-                live_line(&r, t, tty, last, sizeof(last));
                 bool final = state_final(r.state);
-                if (final) {
+                if (json)
+                        json_line(&r, t, &last_json);
+                else
+                        live_line(&r, t, tty, last, sizeof(last));
+                if (final && !json) {
                         if (tty)
                                 printf("\n");
                         print_status(&r, t);
@@ -255,8 +276,8 @@ int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (open_store(&store))
                 return BD_EXIT_FAIL;
         int ret = BD_EXIT_OK;
-        if (watch && !json) {
-                ret = wait_for_run(&store, id);
+        if (watch) {
+                ret = wait_for_run(&store, id, json);
                 store_close(&store);
                 return ret == BD_EXIT_FAIL ? BD_EXIT_OK : ret;
         }

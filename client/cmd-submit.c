@@ -155,7 +155,7 @@ static void discard_run_dir(const char *dir, const char *script_path, const char
         (void) rmdir(dir);
 }
 
-int wait_for_run(struct bd_store *store, const char *id);
+int wait_for_run(struct bd_store *store, const char *id, bool json);
 
 /* KEY=DIR for a directory given on the command line: a relative one is
  * made absolute here (the job runs elsewhere: Slurm starts it in the log
@@ -349,7 +349,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 printf("run %s started: process %ld, %d trial%s\n", id, pid, trials, trials == 1 ? "" : "s");
         fflush(stdout);
         if (wait)
-                ret = wait_for_run(&store, id);
+                ret = wait_for_run(&store, id, false);
 out:
         if (rundir && !keep)
                 discard_run_dir(rundir, script_path, config_path);

@@ -172,8 +172,17 @@ cp "$BENCHD_HOME/runs/$id/process" "$tmp/process"
 sed -i 's/^boot=.*/boot=/' "$BENCHD_HOME/runs/$id/process"
 like "a record without a boot id: still this host's running run" "$("$BENCHCTL" status "$id")" "^  1 +running"
 mv "$tmp/process" "$BENCHD_HOME/runs/$id/process"
+"$BENCHCTL" status "$id" --watch --json > "$tmp/watch.jsonl" 2>"$tmp/watch.err" &
+watcher=$!
+wait_until 30 test -s "$tmp/watch.jsonl"
 check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
+wait_until 30 eval '! kill -0 "$watcher"'
+wait "$watcher"; rc=$?
+is "status --watch --json ends with the run: exit 0" "$rc" 0
+is "  a JSON line per change, running then cancelled" "$(/usr/bin/python3 -c '
+import json, sys
+print(" ".join(json.loads(l)["state"] for l in open(sys.argv[1])))' "$tmp/watch.jsonl")" "running cancelled"
 gone=yes
 wait_until 60 eval '! kill -0 "$pid"' || gone=no
 is "the run's processes are gone" "$gone" yes
