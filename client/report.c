@@ -398,26 +398,44 @@ static cJSON *score_json(const struct report_run *r, const struct mlperf_score *
         return o;
 }
 
+/* Ours next to the published result, as the JSON and CSV reports show it. */
+struct ref_cmp {
+        const struct report_reference *p;       /* NULL: nothing published */
+        bool have_ours, have_diff, have_tp, have_tp_diff;
+        double ours, diff, tp, tp_diff;
+};
+
+static void ref_compare(const struct report_run *r, const struct mlperf_score *s, struct ref_cmp *c)
+{
+        int k;
+        memset(c, 0, sizeof(*c));
+        c->p = published(r);
+        if (!c->p)
+                return;
+        c->have_ours = ours_minutes(r, s, &c->ours);
+        c->have_diff = c->have_ours && c->p->minutes > 0;
+        c->diff = c->have_diff ? pct_diff(c->ours, c->p->minutes) : 0;
+        c->tp = mean_throughput(r, &k);
+        c->have_tp = k > 0;
+        c->have_tp_diff = k > 0 && c->p->images_per_second > 0;
+        c->tp_diff = c->have_tp_diff ? pct_diff(c->tp, c->p->images_per_second) : 0;
+}
+
 static cJSON *reference_json(const struct report_run *r, const struct mlperf_score *s)
 {
-        const struct report_reference *p = published(r);
-        double ours = 0, tp;
-        int k;
-        if (!p)
+        struct ref_cmp c;
+        ref_compare(r, s, &c);
+        if (!c.p)
                 return cJSON_CreateNull();
         cJSON *o = cJSON_CreateObject();
-        bool have_ours = ours_minutes(r, s, &ours);
-        add_num(o, "minutes", p->minutes, p->minutes > 0);
-        add_num(o, "images_per_second", p->images_per_second, p->images_per_second > 0);
-        add_str(o, "source", p->source);
-        add_num(o, "ours_minutes", ours, have_ours);
-        add_bool(o, "ours_official", s->scored, have_ours);
-        add_num(o, "difference_pct", have_ours && p->minutes > 0 ? pct_diff(ours, p->minutes) : 0,
-                have_ours && p->minutes > 0);
-        tp = mean_throughput(r, &k);
-        add_num(o, "ours_throughput", tp, k > 0);
-        add_num(o, "throughput_difference_pct", k && p->images_per_second > 0 ? pct_diff(tp, p->images_per_second) : 0,
-                k > 0 && p->images_per_second > 0);
+        add_num(o, "minutes", c.p->minutes, c.p->minutes > 0);
+        add_num(o, "images_per_second", c.p->images_per_second, c.p->images_per_second > 0);
+        add_str(o, "source", c.p->source);
+        add_num(o, "ours_minutes", c.ours, c.have_ours);
+        add_bool(o, "ours_official", s->scored, c.have_ours);
+        add_num(o, "difference_pct", c.diff, c.have_diff);
+        add_num(o, "ours_throughput", c.tp, c.have_tp);
+        add_num(o, "throughput_difference_pct", c.tp_diff, c.have_tp_diff);
         return o;
 }
 
@@ -481,12 +499,33 @@ static void csv_str(struct bd_buf *out, const char *s)
 static const char csv_header[] =
         "run,system,workload,trial,log,status,time_to_train_s,time_to_train_min,epochs,accuracy,target,reached,"
         "converged,dropped,throughput,global_batch_size,train_samples,seed,sizes,largest_bytes,busbw_gbps,algbw_gbps,"
-        "wrong,lines,mllog_lines,unparseable_lines,first_unparseable_line,duplicate_keys,reason,score,score_unit\n";
+        "wrong,lines,mllog_lines,unparseable_lines,first_unparseable_line,duplicate_keys,reason,score,score_unit";
+/* with --reference: the run's published result and ours beside it */
+static const char csv_reference_header[] =
+        ",published_minutes,published_images_per_second,published_source,ours_minutes,ours_official,difference_pct,"
+        "ours_throughput,throughput_difference_pct";
+
+static void csv_reference(const struct report_run *r, const struct mlperf_score *s, struct bd_buf *out)
+{
+        struct ref_cmp c;
+        ref_compare(r, s, &c);
+        csv_num(out, 3, c.p ? c.p->minutes : 0, c.p && c.p->minutes > 0);
+        csv_num(out, 3, c.p ? c.p->images_per_second : 0, c.p && c.p->images_per_second > 0);
+        csv_str(out, c.p ? c.p->source : NULL);
+        csv_num(out, 3, c.ours, c.have_ours);
+        csv_str(out, c.have_ours ? (s->scored ? "yes" : "no") : NULL);
+        csv_num(out, 3, c.diff, c.have_diff);
+        csv_num(out, 3, c.tp, c.have_tp);
+        csv_num(out, 3, c.tp_diff, c.have_tp_diff);
+}
 
 void report_csv(const struct report_run *runs, int n, unsigned flags, struct bd_buf *out)
 {
         _cleanup_free_ struct mlperf_score *scores = scores_new(runs, n);
         buf_puts(out, csv_header);
+        if (flags & REPORT_REFERENCE)
+                buf_puts(out, csv_reference_header);
+        buf_putc(out, '\n');
         for (int i = 0; i < n; i++) {
                 const struct report_run *r = &runs[i];
                 const struct mlperf_score *s = &scores[i];
@@ -527,6 +566,8 @@ void report_csv(const struct report_run *runs, int n, unsigned flags, struct bd_
                         csv_str(out, t->reason);
                         csv_num(out, 6, s->score, s->scored);
                         csv_str(out, s->unit);
+                        if (flags & REPORT_REFERENCE)
+                                csv_reference(r, s, out);
                         buf_putc(out, '\n');
                 }
         }

@@ -816,17 +816,34 @@ static void test_report(void)
         /* CSV */
         buf_reset(&out);
         is_int(report_write(runs, 4, REPORT_CSV, REPORT_REFERENCE, &out), 0, "CSV report");
-        int rows = 0, bad_width = 0, header_fields = 0;
-        char fields[40][256], path5[256] = "";
+        int rows = 0, bad_width = 0, header_fields = 0, col_pub = -1, col_diff = -1;
+        char fields[48][256], path5[256] = "", pub6[256] = "", diff6[256] = "", pub11[256] = "x";
         for (const char *p = out.s; *p; rows++) {
-                int nf = csv_record(&p, fields, 40);
-                if (rows == 0)
+                int nf = csv_record(&p, fields, 48);
+                if (rows == 0) {
                         header_fields = nf;
-                else if (nf != header_fields)
+                        for (int f = 0; f < nf; f++) {
+                                if (streq(fields[f], "published_minutes"))
+                                        col_pub = f;
+                                if (streq(fields[f], "difference_pct"))
+                                        col_diff = f;
+                        }
+                } else if (nf != header_fields) {
                         bad_width++;
+                }
                 if (rows == 5)
                         snprintf(path5, sizeof(path5), "%s", fields[4]);
+                if (rows == 6 && col_pub >= 0 && col_diff >= 0) {
+                        snprintf(pub6, sizeof(pub6), "%s", fields[col_pub]);
+                        snprintf(diff6, sizeof(diff6), "%s", fields[col_diff]);
+                }
+                if (rows == 11 && col_pub >= 0)
+                        snprintf(pub11, sizeof(pub11), "%s", fields[col_pub]);
         }
+        ok(col_pub > 0 && col_diff > col_pub, "  --reference: published and difference columns");
+        is_str(pub6, "12.440", "  run B's published minutes on its rows");
+        is_str(diff6, "-7.556", "  and its score's difference (11.5 vs 12.44 min)");
+        is_str(pub11, "", "  nothing published: empty");
         is_int(rows, 1 + 5 + 5 + 5 + 3, "  a header and one row per trial");
         ok(header_fields > 20, "  many columns");
         is_int(bad_width, 0, "  every row as wide as the header");
@@ -834,6 +851,10 @@ static void test_report(void)
         like(out.s, "/a_trial,5.log\",success,", "  quoted per RFC 4180");
         like(out.s, "\n20261122-130000-aaaa,4xC4140,ssd,3,", "  rows start with run, system, workload, trial");
         like(out.s, ",incomplete,,,52,0.190000,0.230000,no,no,,", "  the incomplete row: empty time");
+
+        buf_reset(&out);
+        report_write(runs, 4, REPORT_CSV, 0, &out);
+        ok(!strstr(out.s, "published"), "  without --reference: no published columns");
 
         struct bd_buf q = BD_BUF_INIT;
         report_csv_field(&q, "say \"hi\", then\nleave");
