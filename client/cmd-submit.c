@@ -337,8 +337,17 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         free(run.host);
         trials_free(t, trials);
         if (r < 0) {
-                bd_error("%s (the job was started: %s %s)", err.msg, slurm ? "Slurm job" : "process",
-                         slurm ? job_id : "");
+                /* a job nothing knows of would run unseen: stop it */
+                struct bd_err cerr;
+                _cleanup_free_ char *what = slurm ? xasprintf("Slurm job %s", job_id) : xasprintf("process %ld", pid);
+                if ((slurm ? slurm_cancel(job_id, &cerr) : local_cancel(rundir, pid, true, &cerr)) < 0) {
+                        bd_error("%s; the run could not be recorded and its %s could not be cancelled (%s): cancel "
+                                 "it by hand", err.msg, what, cerr.msg);
+                        keep = true;
+                } else {
+                        bd_error("%s; the run could not be recorded: its %s was cancelled", err.msg, what);
+                        keep = false;
+                }
                 ret = BD_EXIT_FAIL;
                 goto out;
         }

@@ -330,6 +330,29 @@ is "the store passes SQLite's integrity check" \
 is "  and is a WAL store (readers never block the writer)" \
    "$(/usr/bin/python3 -c "import sqlite3; print(sqlite3.connect('$BENCHD_HOME/benchd.db').execute('PRAGMA journal_mode').fetchone()[0])")" wal
 
+# a store too busy to record the run once its job started: the job is
+# stopped, not left running unseen
+printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"
+nbefore=$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)
+/usr/bin/python3 -c '
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+print("locked", flush=True)
+time.sleep(25)' "$BENCHD_HOME/benchd.db" > "$tmp/locker.out" &
+locker=$!
+wait_until 30 grep -q locked "$tmp/locker.out"
+err=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" 2>&1); rc=$?
+is "a busy store after the job started: exit 1" "$rc" 1
+like "  the job is cancelled, and it says so" "$err" "^benchctl: results store .*: database is locked; the run could not be recorded: its process [0-9]+ was cancelled$"
+bpid=$(printf '%s\n' "$err" | sed -n 's/.*its process \([0-9]*\) was cancelled$/\1/p')
+is "  its processes are gone (zombies aside)" \
+   "${bpid:+$(ps -e -o sid=,stat= | awk -v s="$bpid" '$1 == s && $2 !~ /^Z/' | wc -l)}" 0
+stop_pid "$locker"
+wait "$locker" 2>/dev/null
+is "  and nothing is recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$nbefore"
+printf '#!/bin/sh\nexit 0\n' > "$bin/benchd-allreduce"
+
 # 6. the WAL stays short (every command reads all of it when it opens the store)
 # (a submission adds 7 pages: 40 of them make 280 without checkpoints)
 for i in $(seq 40); do
