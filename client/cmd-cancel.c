@@ -8,8 +8,10 @@
 #include "benchctl.h"
 #include "run.h"
 #include "scheduler.h"
+#include "strutil.h"
 
 #define OPT_FORCE 340
+#define FORCED "cancelled by benchctl --force, not stopped: "
 
 static const struct bd_option options[] = {
         { "force", OPT_FORCE, NULL, "record the run as cancelled even when its processes cannot be stopped from "
@@ -42,17 +44,21 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 store_close(&store);
                 return BD_EXIT_FAIL;
         }
-        if (state_final(r.state)) {
+        /* recorded cancelled with --force, not stopped: try again to stop it */
+        bool again = r.state == ST_CANCELLED && r.reason && str_has_prefix(r.reason, FORCED);
+        if (state_final(r.state) && !again) {
                 printf("run %s already ended: %s\n", r.id, state_name(r.state));
         } else {
                 struct bd_err err;
                 bool here = run_started_here(&r);
                 int x = streq(r.launcher, "slurm") ? slurm_cancel(r.job_id, &err)
                                                    : local_cancel(r.rundir, r.pid, here, &err);
+                if (again && x == -ENOENT)
+                        x = 0; /* the controller no longer knows the job: it ended */
                 _cleanup_free_ char *reason = NULL;
                 if (x < 0 && force) {
                         bd_warning("run %s: %s; recorded as cancelled without stopping it (--force)", r.id, err.msg);
-                        reason = xasprintf("cancelled by benchctl --force, not stopped: %s", err.msg);
+                        reason = xasprintf(FORCED "%s", err.msg);
                 } else if (x == -EREMOTE) {
                         bd_error("run %s was started on host '%s'%s: cancel it there (or, if that host is gone, "
                                  "'benchctl cancel --force %s')", r.id, r.host,
@@ -62,7 +68,15 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         bd_error("%s", err.msg);
                         ret = BD_EXIT_FAIL;
                 }
-                if (ret == BD_EXIT_OK) {
+                if (ret == BD_EXIT_OK && again && !reason) {
+                        free(r.reason);
+                        r.reason = xstrdup("cancelled by benchctl (stopped after --force)");
+                        if (store_update(&store, &r, t, &err) < 0) {
+                                bd_error("%s", err.msg);
+                                ret = BD_EXIT_FAIL;
+                        } else
+                                printf("run %s cancelled: its job is stopped now\n", r.id);
+                } else if (ret == BD_EXIT_OK && !again) {
                         double now = (double)time(NULL);
                         r.state = ST_CANCELLED;
                         r.end_time = now;

@@ -101,6 +101,11 @@ like "  the reason quotes slurmstepd" "$out" "the job output says: \\*\\*\\* JOB
 like "  and its trial was cancelled" "$out" "^  1 +cancelled"
 
 # 5. the controller is down: a clear error naming it, nothing recorded
+printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"
+out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
+fid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
+fjob=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
+wait_until 120 eval '[ "$(squeue -h -j "$fjob" -o %T)" = RUNNING ]'
 n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
 ndirs=$(find "$BENCHD_HOME/runs" -mindepth 1 -maxdepth 1 | wc -l)
 ctld=$(cat "$BENCHD_CLUSTER_DIR/run/slurmctld.pid")
@@ -112,4 +117,25 @@ like "  names the controller" "$err" "cannot reach the Slurm controller [^ ]+"
 is "  in one line" "$(printf '%s\n' "$err" | wc -l)" 1
 is "  and records nothing" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$n"
 is "  nor leaves a run directory" "$(find "$BENCHD_HOME/runs" -mindepth 1 -maxdepth 1 | wc -l)" "$ndirs"
+# cancel while the controller is down: an error; --force records it
+# cancelled; once the controller is back, cancel stops the job for real
+err=$("$BENCHCTL" cancel "$fid" 2>&1); rc=$?
+is "cancel with the controller down: exit 1" "$rc" 1
+like "  names the controller" "$err" "cannot reach the Slurm controller"
+err=$("$BENCHCTL" cancel --force "$fid" 2>&1); rc=$?
+is "cancel --force with the controller down: exit 0" "$rc" 0
+like "  recorded cancelled, not stopped" "$("$BENCHCTL" status "$fid")" "allreduce on 4xlocal, cancelled .*--force, not stopped"
+bash "$CLUSTER" up "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
+still=yes
+wait_until 60 eval '[ "$(squeue -h -j "$fjob" -o %T 2>/dev/null)" = RUNNING ]' || still=no
+is "the controller back: the job still runs" "$still" yes
+[ "$still" = yes ] || { squeue -j "$fjob" 2>&1; grep "JobId=$fjob" "$BENCHD_CLUSTER_DIR/log/slurmctld.log"; } | sed 's/^/# /'
+out=$("$BENCHCTL" cancel "$fid" 2>&1); rc=$?
+is "  cancel again: exit 0" "$rc" 0
+like "  says it stopped the job now" "$out" "^run $fid cancelled"
+gone=yes
+wait_until 60 eval '[ -z "$(squeue -h -j "$fjob" 2>/dev/null)" ]' || gone=no
+is "  Slurm no longer runs the job" "$gone" yes
+like "  the record says so" "$("$BENCHCTL" status "$fid")" "allreduce on 4xlocal, cancelled .*stopped after --force"
+like "  a further cancel: already ended" "$("$BENCHCTL" cancel "$fid")" "already ended: cancelled"
 done_testing
