@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "fs.h"
 #include "inventory.h"
 #include "strutil.h"
+
+#define NO_KEY LONG_MIN
 
 char *inv_path(const struct inventory *inv, const char *path)
 {
@@ -72,7 +75,8 @@ static void scan_host(struct inventory *inv)
         }
 }
 
-static void scan_cpus(struct inventory *inv)
+/* keys[c]: the (package, core) of online CPU c, NO_KEY when its topology is unreadable */
+static void scan_cpus(struct inventory *inv, long *keys)
 {
         char buf[4096];
         if (inv_read(inv, "/sys/devices/system/cpu/online", buf, sizeof(buf)) < 0 ||
@@ -106,6 +110,7 @@ static void scan_cpus(struct inventory *inv)
                 if (!seen && npkgs < (int)ARRAY_SIZE(pkgs))
                         pkgs[npkgs++] = (int)pkg;
                 long key = pkg * 1000000 + core;
+                keys[c] = key;
                 seen = false;
                 for (int i = 0; i < ncores && !seen; i++)
                         seen = cores[i] == key;
@@ -227,9 +232,92 @@ static void scan_numa(struct inventory *inv)
         }
 }
 
+/* The first CPU of c's core that is in the layout (c when none comes before
+ * it): the core's CPUs are core_cpus_list (Linux 5.7) or thread_siblings_list. */
+static int core_leader(struct inventory *inv, int c, const int *node_of)
+{
+        char p[128], buf[4096];
+        struct bd_cpuset sib;
+        snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/core_cpus_list", c);
+        if (inv_read(inv, p, buf, sizeof(buf)) < 0) {
+                snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list", c);
+                if (inv_read(inv, p, buf, sizeof(buf)) < 0) {
+                        inv_warn(inv, "cpu%d: no thread_siblings_list, taken as a core of its own", c);
+                        return c;
+                }
+        }
+        if (cpuset_parse(&sib, buf) < 0) {
+                inv_warn(inv, "cpu%d: malformed %s, taken as a core of its own", c, p);
+                return c;
+        }
+        for (int s = 0; s < c; s++)
+                if (cpuset_has(&sib, s) && node_of[s] >= 0)
+                        return s;
+        return c;
+}
+
+struct core_entry {
+        long key;               /* package and core_id */
+        struct bd_core core;
+};
+
+static int core_entry_cmp(const void *a, const void *b)
+{
+        const struct core_entry *x = a, *y = b;
+        if (x->core.node != y->core.node)
+                return x->core.node < y->core.node ? -1 : 1;
+        if (x->key != y->key)
+                return x->key < y->key ? -1 : 1;
+        return x->core.cpus[0] < y->core.cpus[0] ? -1 : x->core.cpus[0] > y->core.cpus[0];
+}
+
+/* The layout bind_plan() binds by: each NUMA node's physical cores in
+ * (package, core_id) order, each with its online hyperthread siblings.  A CPU
+ * without topology or outside every node's cpulist is left out. */
+static void scan_layout(struct inventory *inv, const long *keys)
+{
+        _cleanup_free_ int *node_of = xmalloc(BD_CPUSET_MAX * sizeof(int));
+        _cleanup_free_ int *core_of = xmalloc(BD_CPUSET_MAX * sizeof(int));
+        for (int c = 0; c < BD_CPUSET_MAX; c++)
+                node_of[c] = core_of[c] = -1;
+        for (int i = inv->nnodes - 1; i >= 0; i--)
+                for (int c = 0; c < BD_CPUSET_MAX; c++)
+                        if (cpuset_has(&inv->nodes[i].cpus, c) && keys[c] != NO_KEY)
+                                node_of[c] = inv->nodes[i].id;
+        _cleanup_free_ struct core_entry *e = xcalloc(BD_CPUSET_MAX, sizeof(*e));
+        int n = 0;
+        for (int c = 0; c < BD_CPUSET_MAX; c++) {
+                if (node_of[c] < 0)
+                        continue;
+                int leader = core_leader(inv, c, node_of);
+                int k = leader < c ? core_of[leader] : -1;
+                if (k >= 0 && e[k].core.ncpus < BD_MAX_THREADS) {
+                        e[k].core.cpus[e[k].core.ncpus++] = c;
+                        core_of[c] = k;
+                        continue;
+                }
+                if (k >= 0)
+                        inv_warn(inv, "cpu%d: more than %d threads in the core of cpu%d, taken as a core of its own", c,
+                                 BD_MAX_THREADS, leader);
+                core_of[c] = n;
+                e[n++] = (struct core_entry) {
+                        .key = keys[c], .core = { .node = node_of[c], .ncpus = 1, .cpus = { c } },
+                };
+        }
+        qsort(e, (size_t)n, sizeof(*e), core_entry_cmp);
+        inv->cores = xcalloc((size_t)n + 1, sizeof(*inv->cores));
+        for (int i = 0; i < n; i++)
+                inv->cores[i] = e[i].core;
+        inv->ncores = n;
+}
+
 void inventory_scan_cpu(struct inventory *inv)
 {
+        _cleanup_free_ long *keys = xmalloc(BD_CPUSET_MAX * sizeof(long));
+        for (int c = 0; c < BD_CPUSET_MAX; c++)
+                keys[c] = NO_KEY;
         scan_host(inv);
-        scan_cpus(inv);
+        scan_cpus(inv, keys);
         scan_numa(inv);
+        scan_layout(inv, keys);
 }

@@ -74,6 +74,9 @@ void inventory_release(struct inventory *inv)
 {
         cJSON_Delete(inv->warnings);
         inv->warnings = NULL;
+        free(inv->cores);
+        inv->cores = NULL;
+        inv->ncores = 0;
 }
 
 void inventory_topo(const struct inventory *inv, struct bd_topo *t)
@@ -83,6 +86,10 @@ void inventory_topo(const struct inventory *inv, struct bd_topo *t)
         t->cores_per_socket = inv->cores_per_socket > 0 ? inv->cores_per_socket : 1;
         t->threads_per_core = inv->threads_per_core > 0 ? inv->threads_per_core : 1;
         t->hyperthreads = true;
+        if (inv->ncores > 0) {
+                t->cores = inv->cores;
+                t->ncores = inv->ncores;
+        }
         t->ngpus = inv->ngpus;
         for (int i = 0; i < inv->ngpus; i++)
                 t->gpu_numa[i] = inv->gpus[i].pci.numa;

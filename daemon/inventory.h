@@ -81,6 +81,9 @@ struct inventory {
                 long long mem_kb;
                 int distance[INV_MAX_NODES];
         } nodes[INV_MAX_NODES];
+        /* the physical cores, node by node, for bind_plan() (struct bd_topo) */
+        struct bd_core *cores;
+        int ncores;
         int ngpus;
         struct inv_gpu gpus[BD_MAX_GPUS];
         char gpu_reason[160];   /* why the GPU list is empty */

@@ -1,16 +1,23 @@
 /* bind.h: the CPU, memory and NIC binding of each local rank.
  *
  * Rule (NVIDIA's launchers, generalised to the real topology): each rank
- * belongs to a NUMA node, its GPU's when known, else ranks are spread over the
- * sockets in order.  The physical cores of a NUMA node are split evenly among
- * the node's ranks, in rank order; each rank also gets its cores' hyperthread
- * siblings (CPU n + k * sockets * cores_per_socket) unless hyperthreads are
- * off.  Memory is bound to the rank's NUMA node.  The NIC is the rank's share
- * of the RDMA NICs on its NUMA node, else of all of them.
+ * belongs to a NUMA node, its GPU's when that node has CPUs.  The other ranks
+ * (no GPU, or a GPU on an unknown node) are spread over the NUMA nodes: each
+ * goes where a rank would get the most cores (the lowest such node), counting
+ * the GPUs' ranks, and they are handed out in rank order, node by node.  The
+ * physical cores of a NUMA node are split evenly among the node's ranks, in
+ * rank order; each rank also gets its cores' online hyperthread siblings
+ * unless hyperthreads are off.  Memory is bound to the rank's NUMA node.  The
+ * NIC is the rank's share of the RDMA NICs on its NUMA node, else of all of
+ * them.
  *
- * CPU numbering follows Linux on x86 servers: socket s, core c, thread t is
- * CPU t * sockets * cores_per_socket + s * cores_per_socket + c.  NUMA node n
- * is socket n.
+ * Where the cores are: a measured topology (benchd's inventory) carries its
+ * layout, every physical core with its NUMA node and online CPUs, as sysfs
+ * gives them: any numbering (interleaved, several nodes per socket, sparse
+ * node numbers, offline CPUs).  A declared topology (a system configuration)
+ * has none and follows Linux on x86 servers: socket s, core c, thread t is CPU
+ * t * sockets * cores_per_socket + s * cores_per_socket + c, and NUMA node n is
+ * socket n.
  */
 #ifndef BD_BIND_H
 #define BD_BIND_H
@@ -24,6 +31,7 @@
 
 #define BD_MAX_GPUS 64
 #define BD_MAX_NICS 32
+#define BD_MAX_THREADS 8        /* hardware threads of one core (POWER: SMT8) */
 
 enum bd_nic_kind { NIC_ETHERNET, NIC_INFINIBAND, NIC_ROCE, NIC_EFA };
 
@@ -31,6 +39,14 @@ struct bd_nic {
         char name[64];
         enum bd_nic_kind kind;
         int numa;       /* -1: unknown */
+};
+
+/* A physical core of a measured layout: its NUMA node and its online CPUs,
+ * ascending (cpus[0] is the one bound when hyperthreads are off). */
+struct bd_core {
+        int node;
+        int ncpus;
+        int cpus[BD_MAX_THREADS];
 };
 
 struct bd_topo {
@@ -42,10 +58,15 @@ struct bd_topo {
         int gpu_numa[BD_MAX_GPUS];      /* -1: unknown */
         int nnics;
         struct bd_nic nics[BD_MAX_NICS];
+        /* The measured layout, not owned: every physical core, grouped by NUMA
+         * node in ascending node order, in order within its node.  NULL: the
+         * declared topology (sockets, cores_per_socket, threads_per_core). */
+        const struct bd_core *cores;
+        int ncores;
 };
 
 struct bd_rank_bind {
-        int numa;
+        int numa;       /* NUMA node number */
         struct bd_cpuset cpus;
         int nic;        /* index into topo->nics, -1: none */
 };

@@ -60,4 +60,15 @@ for exp in "$srcdir"/tests/fixtures/sysfs/*/expected.json; do
           done)
     is "$name: benchctl bind --system $sys plans as the measured topology" "$got" "$want"
 done
+
+# layouts the x86 formula (CPU = thread*sockets*cores + socket*cores + core,
+# node = socket) gets wrong: the plan follows the trees' cpulists and siblings
+# (2 sockets x 8 cores x 2 threads each; tests/fixtures/sysfs/README.md)
+plan() { /usr/bin/python3 -c "import json; print('; '.join(b['numactl'] for b in json.load(open('$tmp/$1.json'))['binding']))"; }
+is "interleaved: node 0 has the even CPUs (siblings +16), node 1 the odd ones" "$(plan interleaved)" \
+   "--physcpubind=0,2,4,6,16,18,20,22 --membind=0; --physcpubind=8,10,12,14,24,26,28,30 --membind=0; --physcpubind=1,3,5,7,17,19,21,23 --membind=1; --physcpubind=9,11,13,15,25,27,29,31 --membind=1"
+is "snc: four NUMA nodes on two sockets, one GPU each" "$(plan snc)" \
+   "--physcpubind=0-3,16-19 --membind=0; --physcpubind=4-7,20-23 --membind=1; --physcpubind=8-11,24-27 --membind=2; --physcpubind=12-15,28-31 --membind=3"
+is "cpuoff: offline CPU 2 is not handed out, its sibling 18 and every other sibling are" "$(plan cpuoff)" \
+   "--physcpubind=0-1,3-7,16-23 --membind=0; --physcpubind=8-15,24-31 --membind=1"
 done_testing

@@ -135,6 +135,33 @@ if command -v promtool >/dev/null; then
     out=$(promtool check metrics <<<"$m" 2>&1); rc=$?
     is "promtool check metrics on p3dn: no problems" "$rc $out" "0 "
 fi
+# more ranks than GPUs: the others are spread (node 0 on a tie), each node's cores split among its ranks
+plan() { jget '"; ".join(str(r["local_rank"]) + " " + r["numactl"] for r in '"$1"')'; }
+is "p3dn: ranks=10: ranks 8 and 9 (no GPU) on node 0 and node 1" \
+   "$(curl -s "http://127.0.0.1:$port3/v1/binding?ranks=10" | plan 'j["ranks"][3:10]')" \
+   "3 --physcpubind=12-15,60-63 --membind=0; 4 --physcpubind=24-27,72-75 --membind=1; 5 --physcpubind=28-31,76-79 --membind=1; 6 --physcpubind=32-35,80-83 --membind=1; 7 --physcpubind=36-39,84-87 --membind=1; 8 --physcpubind=16-19,64-67 --membind=0; 9 --physcpubind=40-43,88-91 --membind=1"
+is "p3dn: ranks=48: one core each, 24 per node" \
+   "$(curl -s "http://127.0.0.1:$port3/v1/binding?ranks=48" | plan 'j["ranks"][7:9] + j["ranks"][46:]')" \
+   "7 --physcpubind=27,75 --membind=1; 8 --physcpubind=4,52 --membind=0; 46 --physcpubind=46,94 --membind=1; 47 --physcpubind=47,95 --membind=1"
+is "p3dn: ranks=49: 409" "$(code "http://127.0.0.1:$port3/v1/binding?ranks=49")" 409
+is "  as JSON naming the node and the counts" "$(jget 'j["status"], j["error"]' < "$tmp/body")" \
+   "409 more ranks on NUMA node 0 (25) than cores (24)"
+# layouts the x86 formula gets wrong (tests/fixtures/sysfs/README.md), over HTTP
+layout_plan() {
+    local port8; port8=$(free_port $((port + 30)))
+    "$BENCHD" -f --listen "127.0.0.1:$port8" --token-file "$tmp/state/token" \
+        --sysfs-root "$srcdir/tests/fixtures/sysfs/$1" 2>/dev/null &
+    local pid8=$!; pids+=("$pid8")
+    wait_until 10 curl -sf "http://127.0.0.1:$port8/v1/health"
+    curl -s "http://127.0.0.1:$port8/v1/binding?ranks=$2" | plan 'j["ranks"]'
+    stop_pid "$pid8"
+}
+is "interleaved: 2 ranks per node, even CPUs on node 0, odd ones on node 1" "$(layout_plan interleaved 4)" \
+   "0 --physcpubind=0,2,4,6,16,18,20,22 --membind=0; 1 --physcpubind=8,10,12,14,24,26,28,30 --membind=0; 2 --physcpubind=1,3,5,7,17,19,21,23 --membind=1; 3 --physcpubind=9,11,13,15,25,27,29,31 --membind=1"
+is "snc: 8 ranks, 4 GPUs on nodes 0-3: two ranks per node" "$(layout_plan snc 8)" \
+   "0 --physcpubind=0-1,16-17 --membind=0; 1 --physcpubind=4-5,20-21 --membind=1; 2 --physcpubind=8-9,24-25 --membind=2; 3 --physcpubind=12-13,28-29 --membind=3; 4 --physcpubind=2-3,18-19 --membind=0; 5 --physcpubind=6-7,22-23 --membind=1; 6 --physcpubind=10-11,26-27 --membind=2; 7 --physcpubind=14-15,30-31 --membind=3"
+is "cpuoff: 4 ranks: CPU 2 offline, core 2 is CPU 18 alone" "$(layout_plan cpuoff 4)" \
+   "0 --physcpubind=0-1,3,16-19 --membind=0; 1 --physcpubind=8-11,24-27 --membind=1; 2 --physcpubind=4-7,20-23 --membind=0; 3 --physcpubind=12-15,28-31 --membind=1"
 # benchd-bind takes the node's measured plan over the declared one
 declared=(); for r in 0 1 2 3 4 5 6 7; do declared+=(-r "$r:0"); done
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
