@@ -135,6 +135,33 @@ if command -v promtool >/dev/null; then
     out=$(promtool check metrics <<<"$m" 2>&1); rc=$?
     is "promtool check metrics on p3dn: no problems" "$rc $out" "0 "
 fi
+# strings from the tree that are not printable UTF-8 (a stray byte, an escape
+# sequence) or need escaping (quotes, backslash): the JSON and the exposition
+# stay valid, what cannot be shown becomes U+FFFD, with a warning
+bad="$tmp/badroot"
+cp -a "$srcdir/tests/fixtures/sysfs/p3dn" "$bad" && chmod -R u+w "$bad"
+printf 'NAME=x\nPRETTY_NAME="Bad \xff\xfe OS \\ \x1b[31mred\xc2\x9b"\n' > "$bad/etc/os-release"
+printf '5.15 "q" \\ \x07\xe2\x82\n' > "$bad/proc/sys/kernel/osrelease"
+sed -i 's/^Model:.*/Model: \t Tesla "V100" \\ \xc0\xaf/' "$bad/proc/driver/nvidia/gpus/0000:06:00.0/information"
+port8=$(free_port $((port + 30)))
+"$BENCHD" -f --listen "127.0.0.1:$port8" --token-file "$tmp/state/token" --sysfs-root "$bad" 2>/dev/null &
+pid8=$!; pids+=("$pid8")
+wait_until 10 curl -sf "http://127.0.0.1:$port8/v1/health"
+curl -s -o "$tmp/bad.json" "http://127.0.0.1:$port8/v1/inventory"
+curl -s -o "$tmp/bad.prom" "http://127.0.0.1:$port8/metrics"
+stop_pid "$pid8"
+is "odd strings: the inventory is valid UTF-8 JSON" "$(py "
+import json; j = json.loads(open('$tmp/bad.json', 'rb').read().decode('utf-8'))
+print(ascii(j['host']['os']), ascii(j['host']['kernel']), ascii(j['gpus'][0]['name']))")" \
+   "'Bad \\ufffd\\ufffd OS \\\\ \\ufffd[31mred\\ufffd' '5.15 \"q\" \\\\ \\ufffd\\ufffd\\ufffd' 'Tesla \"V100\" \\\\ \\ufffd\\ufffd'"
+like "  with a warning naming the field" "$(py "import json; print(json.load(open('$tmp/bad.json'))['warnings'])")" \
+     "OS name \(/etc/os-release\): not printable UTF-8"
+check "  the exposition is valid UTF-8" py "open('$tmp/bad.prom', 'rb').read().decode('utf-8')"
+like "  the OS label escaped" "$(cat "$tmp/bad.prom")" '^benchd_node_info\{.*,os="Bad .* OS \\\\ .*\[31mred.*",kernel="5\.15 \\"q\\" \\\\ .*"\} 1$'
+if command -v promtool >/dev/null; then
+    out=$(promtool check metrics < "$tmp/bad.prom" 2>&1); rc=$?
+    is "  promtool check metrics: no problems" "$rc $out" "0 "
+fi
 # benchd-bind takes the node's measured plan over the declared one
 declared=(); for r in 0 1 2 3 4 5 6 7; do declared+=(-r "$r:0"); done
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
