@@ -211,52 +211,11 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
         return (size_t)(w - s);
 }
 
-/* "127.0.0.1:9410", "[::1]:9410", "*:9410" (every IPv4 address) */
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len, struct bd_err *err)
-{
-        _cleanup_free_ char *host = NULL;
-        const char *colon;
-        long port;
-        memset(ss, 0, sizeof(*ss));
-        if (spec[0] == '[') {
-                const char *end = strchr(spec, ']');
-                if (!end || end[1] != ':')
-                        return bd_err_set(err, -EINVAL, "listen address '%s': expected [IPv6]:PORT", spec);
-                host = xstrndup(spec + 1, (size_t)(end - spec - 1));
-                colon = end + 1;
-        } else {
-                colon = strrchr(spec, ':');
-                if (!colon)
-                        return bd_err_set(err, -EINVAL, "listen address '%s': expected ADDR:PORT", spec);
-                host = xstrndup(spec, (size_t)(colon - spec));
-        }
-        if (parse_long(colon + 1, &port) < 0 || port < 1 || port > 65535)
-                return bd_err_set(err, -EINVAL, "listen address '%s': bad port", spec);
-        struct sockaddr_in *in = (struct sockaddr_in *)ss;
-        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-        if (streq(host, "*") || streq(host, "0.0.0.0") || !*host) {
-                in->sin_family = AF_INET;
-                in->sin_addr.s_addr = htonl(INADDR_ANY);
-                in->sin_port = htons((uint16_t)port);
-                *len = sizeof(*in);
-        } else if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
-                in->sin_family = AF_INET;
-                in->sin_port = htons((uint16_t)port);
-                *len = sizeof(*in);
-        } else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-                in6->sin6_family = AF_INET6;
-                in6->sin6_port = htons((uint16_t)port);
-                *len = sizeof(*in6);
-        } else
-                return bd_err_set(err, -EINVAL, "listen address '%s': '%s' is not an IPv4 or IPv6 address", spec, host);
-        return 0;
-}
-
 static int listen_tcp(const char *spec, struct bd_err *err)
 {
         struct sockaddr_storage ss;
         socklen_t len = 0;
-        int one = 1, r = parse_listen(spec, &ss, &len, err);
+        int one = 1, r = conf_parse_listen(spec, &ss, &len, err);
         if (r < 0)
                 return r;
         _cleanup_close_ int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -289,6 +289,17 @@ like "a missing file" "$("$BENCHD" -f -c "$tmp/none.conf" 2>&1)" "cannot read '$
 printf 'sysfs_root = fixtures\n' > "$tmp/bad.conf"
 like "a relative path: refused" "$("$BENCHD" -f -c "$tmp/bad.conf" 2>&1)" \
      "bad.conf:1: 'sysfs_root': expected an absolute path, not 'fixtures'"
+printf 'threads = 2\nlisten = garbage\n' > "$tmp/bad.conf"
+err=$("$BENCHD" -f -c "$tmp/bad.conf" --token-file "$tmp/none/token" 2>&1); rc=$?
+is "a bad listen address: exit 1" "$rc" 1
+is "  names file and line" "$err" \
+   "benchd: error: $tmp/bad.conf:2: 'listen': expected ADDR:PORT, [IPv6]:PORT or *:PORT, not 'garbage'"
+check_fails "  before anything is written" test -e "$tmp/none"
+printf 'listen = 127.0.0.1:70000\n' > "$tmp/bad.conf"
+like "  a bad port" "$("$BENCHD" -f -c "$tmp/bad.conf" --token-file "$tmp/none/token" 2>&1)" \
+     "bad.conf:1: 'listen': '127.0.0.1:70000': expected a port from 1 to 65535"
+like "--listen with a bad host" "$("$BENCHD" -f --listen nohost:80 --token-file "$tmp/none/token" 2>&1)" \
+     "'listen': 'nohost:80': 'nohost' is not an IPv4 or IPv6 address"
 "$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 check "--print-defaults gives a file benchd accepts" bash -c "'$BENCHD' --print-defaults > '$tmp/d.conf' && grep -q '^#threads = 4' '$tmp/d.conf'"
 
