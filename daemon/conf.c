@@ -58,8 +58,9 @@ static const struct conf_entry table[] = {
         { "inventory_ttl", T_INT, S(inventory_ttl), "5", 0, 86400, 0,
           "seconds an inventory is served before the node is read again" },
         { "log_level", T_LEVEL, S(log_level), "info", 0, 0, 0, "err, warning, notice, info or debug" },
-        { "stage_allow", T_STRING, S(stage_allow), "/scratch /raid /local /tmp", 0, 0, 0,
-          "directories dataset staging may write under (space-separated)" },
+        { "stage_allow", T_STRING, S(stage_allow), "/scratch /raid /local", 0, 0, 0,
+          "directories dataset staging may write under (space-separated; not /tmp or /var/tmp: "
+          "benchd.service makes them private)" },
 };
 
 /* T_STRING, T_PATH and T_LISTEN: an allocated string */

@@ -303,6 +303,16 @@ like "--listen with a bad host" "$("$BENCHD" -f --listen nohost:80 --token-file 
 "$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 check "--print-defaults gives a file benchd accepts" bash -c "'$BENCHD' --print-defaults > '$tmp/d.conf' && grep -q '^#threads = 4' '$tmp/d.conf'"
 
+# etc/benchd.conf is benchd --print-defaults; under benchd.service, whose
+# PrivateTmp gives benchd a /tmp and /var/tmp of its own, staging there would
+# write where no job looks: the default stage_allow names neither
+check "etc/benchd.conf is what --print-defaults prints" diff "$srcdir/etc/benchd.conf" "$tmp/d.conf"
+allow=$(sed -n 's/^#stage_allow = //p' "$tmp/d.conf")
+if grep -q '^PrivateTmp=yes' "$srcdir/etc/benchd.service.in"; then
+    is "PrivateTmp: the default stage_allow names no /tmp or /var/tmp" \
+       "$(tr ' ' '\n' <<<"$allow" | grep -cE '^/(var/)?tmp(/|$)')" 0
+fi
+
 # the unit files
 if command -v systemd-analyze >/dev/null; then
     mkdir -p "$tmp/units"
