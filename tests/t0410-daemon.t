@@ -69,6 +69,10 @@ is "path traversal: 400" "$(code --path-as-is "$url/v1/../../etc/passwd")" 400
 is "encoded path traversal: 400" "$(code --path-as-is "$url/v1/%2e%2e/%2e%2e/etc/passwd")" 400
 big=$(head -c 40000 /dev/zero | tr '\0' a)
 is "huge header: 431" "$(code -H "X-Big: $big" "$url/v1/health")" 431
+is "  as JSON" "$(jget 'j["status"], j["error"]' < "$tmp/body")" "431 request line and headers larger than 16384 bytes"
+is "huge URI: 414" "$(code "$url/v1/health?x=$big")" 414
+is "  as JSON" "$(jget 'j["status"], j["error"]' < "$tmp/body")" "414 request line longer than 16384 bytes"
+is "a header just within max_header_bytes: 200" "$(code -H "X-Big: ${big:0:16000}" "$url/v1/health")" 200
 head -c 5000 /dev/zero > "$tmp/bigbody"
 is "body over max_body_bytes: 413" "$(code -X POST --data-binary @"$tmp/bigbody" "$url/v1/inventory/refresh")" 413
 raw() { (exec 3<>"/dev/tcp/127.0.0.1/$port"; printf "$1" >&3; timeout 5 cat <&3) 2>/dev/null | head -1; }
