@@ -177,20 +177,9 @@ like "  without benchd: the declared plan, and why" "$out" "Could not connect|Co
 like "  which is then used" "$out" "local rank 5: --physcpubind=5 --membind=0 \(declared\)"
 # a plan naming a NUMA node out of range is not used (it indexed a fixed mask)
 fport=$(free_port $((port + 20)))
-/usr/bin/python3 - "$fport" <<'EOF_PY' &
-import http.server, json, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = json.dumps({"ranks": [{"physcpubind": "0", "membind": n} for n in (100000000, -3, 1.5, 0)]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-EOF_PY
+/usr/bin/python3 -c 'import json; print(json.dumps({"*": [200, {"ranks": [{"physcpubind": "0", "membind": n}
+                                                               for n in (100000000, -3, 1.5, 0)]}]}))' > "$tmp/plans.json"
+/usr/bin/python3 "$srcdir/tests/json-server.py" "$fport" "$tmp/plans.json" &
 fpid=$!; pids+=("$fpid")
 wait_until 5 curl -s -o /dev/null "http://127.0.0.1:$fport/"
 bad_mem=(100000000 -3 1.5)
