@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <math.h>
 #include <string.h>
 
 #include "benchctl.h"
@@ -56,8 +57,51 @@ static void summary_nics(const cJSON *inv, char *buf, size_t n)
                 snprintf(buf, n, "none");
 }
 
+/* What a node sent, fit for a terminal: control characters (escape
+ * sequences) and bytes that are not UTF-8 become '?'. */
+static const char *clean(const char *s, char *buf, size_t n)
+{
+        (void) str_sanitize(buf, n, s ? s : "?", "?");
+        return buf;
+}
+
+/* Terminal columns of clean UTF-8 (one a character). */
+static int columns(const char *s)
+{
+        int w = 0;
+        for (; *s; s++)
+                w += ((unsigned char)*s & 0xc0) != 0x80;
+        return w;
+}
+
+/* Cuts s to w columns, the last one an ellipsis when something was cut. */
+static void fit(char *s, size_t size, int w)
+{
+        if (columns(s) <= w)
+                return;
+        char *p = s;
+        for (int k = 0; k < w - 1; k++)
+                p += utf8_char_len(p);
+        *p = '\0';
+        if ((size_t)(p - s) + 4 <= size)
+                strcat(p, "\xe2\x80\xa6");     /* U+2026 */
+}
+
+/* s in a column w wide */
+static void cell(const char *s, int w)
+{
+        fputs(s, stdout);
+        for (int k = columns(s); k < w; k++)
+                putchar(' ');
+}
+
 static void uptime(double s, char *buf, size_t n)
 {
+        /* a node that sends a negative, huge or no number: not a time */
+        if (!isfinite(s) || s < 0 || s > 1e10) {
+                snprintf(buf, n, "?");
+                return;
+        }
         long t = (long)s;
         if (t >= 86400)
                 snprintf(buf, n, "%ldd %02ld:%02ld", t / 86400, t % 86400 / 3600, t % 3600 / 60);
@@ -65,31 +109,85 @@ static void uptime(double s, char *buf, size_t n)
                 snprintf(buf, n, "%02ld:%02ld:%02ld", t / 3600, t % 3600 / 60, t % 60);
 }
 
+/* A count a node sent, "?" when it is not a plausible one. */
+static void count(const cJSON *inv, const char *key, char *buf, size_t n)
+{
+        double v = sys_num(inv, key, -1);
+        if (v >= 0 && v <= 1e6)
+                snprintf(buf, n, "%d", (int)v);
+        else
+                snprintf(buf, n, "?");
+}
+
+enum { C_NODE, C_STATUS, C_HOST, C_CPUS, C_NUMA, C_GPUS, C_NICS, C_UPTIME, N_COLUMNS };
+
+/* Each column as wide as its widest value, from min_w to max_w (longer
+ * values are cut with an ellipsis). */
 static void print_table(const struct node_call *calls, int n)
 {
-        int w = 4;
-        for (int i = 0; i < n; i++)
-                if ((int)strlen(calls[i].node) > w)
-                        w = (int)strlen(calls[i].node);
-        printf("%-*s  %-6s %-16s %-12s %-4s %-28s %-28s %s\n", w, "NODE", "STATUS", "HOST", "CPUS", "NUMA", "GPUS",
-               "NICS", "UPTIME");
+        static const char *const head[N_COLUMNS] = { "NODE", "STATUS", "HOST", "CPUS", "NUMA", "GPUS", "NICS", "UPTIME" };
+        static const int min_w[N_COLUMNS] = { 4, 6, 16, 12, 4, 28, 28, 6 };
+        static const int max_w[N_COLUMNS] = { 48, 6, 40, 20, 4, 48, 64, 16 };
+        static const char *const sep[N_COLUMNS] = { "  ", " ", " ", " ", " ", " ", " ", "" };
+        _cleanup_free_ char (*t)[N_COLUMNS][256] = xcalloc((size_t)n, sizeof(*t));
+        int w[N_COLUMNS];
+        for (int k = 0; k < N_COLUMNS; k++)
+                w[k] = min_w[k];
         for (int i = 0; i < n; i++) {
                 const struct node_call *c = &calls[i];
-                if (!node_ok(c)) {
-                        printf("%-*s  %-6s %s\n", w, c->node, "error", c->error);
-                        continue;
-                }
                 const cJSON *inv = c->json;
-                char cpus[48], gpus[96], nics[256], up[32];
-                snprintf(cpus, sizeof(cpus), "%dx%dx%d", (int)sys_num(inv, "cpu.sockets", 0),
-                         (int)sys_num(inv, "cpu.cores_per_socket", 0), (int)sys_num(inv, "cpu.threads_per_core", 0));
-                summary_gpus(inv, gpus, sizeof(gpus));
-                summary_nics(inv, nics, sizeof(nics));
-                uptime(sys_num(inv, "host.uptime_seconds", 0), up, sizeof(up));
-                printf("%-*s  %-6s %-16s %-12s %-4d %-28s %-28s %s\n", w, c->node, "ok",
-                       sys_str(inv, "host.hostname", "?"), cpus, cJSON_GetArraySize(get(inv, "numa_nodes")), gpus, nics,
-                       up);
+                char (*r)[256] = t[i];
+                char tmp[256], a[16], b[16], d[16];
+                /* three spare bytes for the ellipsis */
+                clean(c->node, r[C_NODE], sizeof(r[C_NODE]) - 3);
+                if (!node_ok(c)) {
+                        snprintf(r[C_STATUS], sizeof(r[C_STATUS]), "error");
+                        clean(c->error, r[C_HOST], sizeof(r[C_HOST]));
+                } else {
+                        snprintf(r[C_STATUS], sizeof(r[C_STATUS]), "ok");
+                        clean(sys_str(inv, "host.hostname", "?"), r[C_HOST], sizeof(r[C_HOST]) - 3);
+                        count(inv, "cpu.sockets", a, sizeof(a));
+                        count(inv, "cpu.cores_per_socket", b, sizeof(b));
+                        count(inv, "cpu.threads_per_core", d, sizeof(d));
+                        snprintf(r[C_CPUS], sizeof(r[C_CPUS]), "%sx%sx%s", a, b, d);
+                        snprintf(r[C_NUMA], sizeof(r[C_NUMA]), "%d", cJSON_GetArraySize(get(inv, "numa_nodes")));
+                        summary_gpus(inv, tmp, sizeof(tmp));
+                        clean(tmp, r[C_GPUS], sizeof(r[C_GPUS]) - 3);
+                        summary_nics(inv, tmp, sizeof(tmp));
+                        clean(tmp, r[C_NICS], sizeof(r[C_NICS]) - 3);
+                        uptime(sys_num(inv, "host.uptime_seconds", 0), r[C_UPTIME], sizeof(r[C_UPTIME]));
+                }
+                for (int k = 0; k < N_COLUMNS; k++) {
+                        if (!node_ok(c) && k > C_STATUS)
+                                break;  /* the error takes the rest of the line */
+                        fit(r[k], sizeof(r[k]), max_w[k]);
+                        if (columns(r[k]) > w[k])
+                                w[k] = columns(r[k]);
+                }
         }
+        for (int k = 0; k < N_COLUMNS; k++) {
+                cell(head[k], k < N_COLUMNS - 1 ? w[k] : 0);
+                fputs(sep[k], stdout);
+        }
+        putchar('\n');
+        for (int i = 0; i < n; i++) {
+                int last = node_ok(&calls[i]) ? N_COLUMNS - 1 : C_HOST;
+                for (int k = 0; k <= last; k++) {
+                        cell(t[i][k], k < last ? w[k] : 0);
+                        fputs(k < last ? sep[k] : "", stdout);
+                }
+                putchar('\n');
+        }
+}
+
+/* " VALUE" in a column w wide, cleaned and cut to fit */
+static void topo_cell(const char *s, int w)
+{
+        char buf[256];
+        clean(s, buf, sizeof(buf) - 3);
+        fit(buf, sizeof(buf), w);
+        putchar(' ');
+        cell(buf, w);
 }
 
 /* The matrix as nvidia-smi topo -m lays it out. */
@@ -98,34 +196,37 @@ static void print_topology(const struct node_call *c)
         const cJSON *t = c->json, *e;
         const cJSON *gpus = get(t, "gpus"), *nics = get(t, "nics");
         int ng = cJSON_GetArraySize(gpus);
-        printf("\n%s (%s)\n", c->node, sys_str(t, "hostname", "?"));
+        char a[512], b[512];
+        printf("\n%s (%s)\n", clean(c->node, a, sizeof(a)), clean(sys_str(t, "hostname", "?"), b, sizeof(b)));
         if (!ng) {
                 printf("  no GPU\n");
                 return;
         }
         printf("%-8s", "");
         cJSON_ArrayForEach(e, gpus)
-                printf(" %-6s", e->valuestring);
+                topo_cell(e->valuestring, 6);
         cJSON_ArrayForEach(e, nics)
-                printf(" %-11.11s", e->valuestring);
+                topo_cell(e->valuestring, 11);
         printf(" %-18s %s\n", "CPU Affinity", "NUMA Affinity");
         for (int i = 0; i < ng; i++) {
                 const cJSON *row = cJSON_GetArrayItem(get(t, "gpu_gpu"), i);
                 const cJSON *nrow = cJSON_GetArrayItem(get(t, "gpu_nic"), i);
                 const cJSON *numa = cJSON_GetArrayItem(get(t, "numa_affinity"), i);
-                printf("%-8s", cJSON_GetArrayItem(gpus, i)->valuestring);
+                clean(cJSON_GetStringValue(cJSON_GetArrayItem(gpus, i)), a, sizeof(a) - 3);
+                fit(a, sizeof(a), 8);
+                cell(a, 8);
                 cJSON_ArrayForEach(e, row)
-                        printf(" %-6s", e->valuestring);
+                        topo_cell(e->valuestring, 6);
                 cJSON_ArrayForEach(e, nrow)
-                        printf(" %-11s", e->valuestring);
+                        topo_cell(e->valuestring, 11);
                 const char *aff = cJSON_GetStringValue(cJSON_GetArrayItem(get(t, "cpu_affinity"), i));
-                printf(" %-18s ", aff ? aff : "");
+                printf(" %-18s ", clean(aff ? aff : "", a, sizeof(a)));
                 if (cJSON_IsNumber(numa))
                         printf("%d\n", numa->valueint);
                 else
                         printf("N/A\n");
         }
-        printf("\nLegend: %s\n", sys_str(t, "legend", ""));
+        printf("\nLegend: %s\n", clean(sys_str(t, "legend", ""), a, sizeof(a)));
 }
 
 int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)

@@ -373,6 +373,8 @@ int nodes_request(struct node_call *calls, int n, const char *method, const char
                         const cJSON *e = cJSON_GetObjectItemCaseSensitive(c->json, "error");
                         snprintf(c->error, sizeof(c->error), "HTTP %ld%s%s", c->status, cJSON_IsString(e) ? ": " : "",
                                  cJSON_IsString(e) ? e->valuestring : "");
+                        /* the node's words go to a terminal: no escape sequences */
+                        (void) str_sanitize(c->error, sizeof(c->error), c->error, "?");
                 } else if (c->status && !c->json)
                         snprintf(c->error, sizeof(c->error), "the answer is not JSON");
                 else if (!c->status && !c->error[0])

@@ -1,7 +1,9 @@
 /* conf.c: the configuration table and the file parser. */
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,7 @@
 #include "log.h"
 #include "strutil.h"
 
-enum conf_type { T_STRING, T_PATH, T_INT, T_ACCESS, T_LEVEL };
+enum conf_type { T_STRING, T_PATH, T_LISTEN, T_INT, T_ACCESS, T_LEVEL };
 
 enum conf_flags {
         CONF_RESTART = 1 << 0,  /* takes effect at the next start, not on SIGHUP */
@@ -31,7 +33,7 @@ struct conf_entry {
 #define S(field) offsetof(struct conf, field)
 
 static const struct conf_entry table[] = {
-        { "listen", T_STRING, S(listen), "127.0.0.1:9410", 0, 0, CONF_RESTART,
+        { "listen", T_LISTEN, S(listen), "127.0.0.1:9410", 0, 0, CONF_RESTART,
           "TCP address and port of the HTTP API (ADDR:PORT, [IPv6]:PORT; empty: none)" },
         { "socket", T_PATH, S(socket), "", 0, 0, CONF_RESTART, "also serve the API on this Unix socket" },
         { "threads", T_INT, S(threads), "4", 1, 64, CONF_RESTART, "HTTP worker threads (epoll thread pool)" },
@@ -56,15 +58,58 @@ static const struct conf_entry table[] = {
         { "inventory_ttl", T_INT, S(inventory_ttl), "5", 0, 86400, 0,
           "seconds an inventory is served before the node is read again" },
         { "log_level", T_LEVEL, S(log_level), "info", 0, 0, 0, "err, warning, notice, info or debug" },
-        { "stage_allow", T_STRING, S(stage_allow), "/scratch /raid /local /tmp", 0, 0, 0,
-          "directories dataset staging may write under (space-separated)" },
+        { "stage_allow", T_STRING, S(stage_allow), "/scratch /raid /local", 0, 0, 0,
+          "directories dataset staging may write under (space-separated; not /tmp or /var/tmp: "
+          "benchd.service makes them private)" },
 };
 
-/* T_STRING and T_PATH: an allocated string */
+/* T_STRING, T_PATH and T_LISTEN: an allocated string */
 static bool is_string(const struct conf_entry *e)
 {
-        return e->type == T_STRING || e->type == T_PATH;
+        return e->type == T_STRING || e->type == T_PATH || e->type == T_LISTEN;
 }
+
+/* "127.0.0.1:9410", "[::1]:9410", "*:9410" (every IPv4 address) */
+int conf_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len, struct bd_err *err)
+{
+        _cleanup_free_ char *host = NULL;
+        const char *colon;
+        long port;
+        memset(ss, 0, sizeof(*ss));
+        if (spec[0] == '[') {
+                const char *end = strchr(spec, ']');
+                if (!end || end[1] != ':')
+                        return bd_err_set(err, -EINVAL, "expected [IPv6]:PORT, not '%s'", spec);
+                host = xstrndup(spec + 1, (size_t)(end - spec - 1));
+                colon = end + 1;
+        } else {
+                colon = strrchr(spec, ':');
+                if (!colon)
+                        return bd_err_set(err, -EINVAL, "expected ADDR:PORT, [IPv6]:PORT or *:PORT, not '%s'", spec);
+                host = xstrndup(spec, (size_t)(colon - spec));
+        }
+        if (parse_long(colon + 1, &port) < 0 || port < 1 || port > 65535)
+                return bd_err_set(err, -EINVAL, "'%s': expected a port from 1 to 65535", spec);
+        struct sockaddr_in *in = (struct sockaddr_in *)ss;
+        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+        if (streq(host, "*") || streq(host, "0.0.0.0") || !*host) {
+                in->sin_family = AF_INET;
+                in->sin_addr.s_addr = htonl(INADDR_ANY);
+                in->sin_port = htons((uint16_t)port);
+                *len = sizeof(*in);
+        } else if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
+                in->sin_family = AF_INET;
+                in->sin_port = htons((uint16_t)port);
+                *len = sizeof(*in);
+        } else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons((uint16_t)port);
+                *len = sizeof(*in6);
+        } else
+                return bd_err_set(err, -EINVAL, "'%s': '%s' is not an IPv4 or IPv6 address", spec, host);
+        return 0;
+}
+
 
 static const struct conf_entry *lookup(const char *key)
 {
@@ -74,13 +119,27 @@ static const struct conf_entry *lookup(const char *key)
         return NULL;
 }
 
+static void set_string(void *field, const char *value)
+{
+        free(*(char **)field);
+        *(char **)field = xstrdup(value);
+}
+
 static int set_entry(struct conf *c, const struct conf_entry *e, const char *value, struct bd_err *err,
                      const char *where)
 {
         void *field = (char *)c + e->offset;
+        struct sockaddr_storage ss;
+        socklen_t len;
+        struct bd_err why;
         long n;
         int level;
         switch (e->type) {
+        case T_LISTEN:
+                if (value[0] && conf_parse_listen(value, &ss, &len, &why) < 0)
+                        return bd_err_set(err, -EINVAL, "%s'%s': %s", where, e->name, why.msg);
+                set_string(field, value);
+                return 0;
         case T_PATH:
                 /* a daemon's working directory is / : relative would mean
                  * something else once it is in the background */
@@ -89,8 +148,7 @@ static int set_entry(struct conf *c, const struct conf_entry *e, const char *val
                                           value);
                 /* fall through */
         case T_STRING:
-                free(*(char **)field);
-                *(char **)field = xstrdup(value);
+                set_string(field, value);
                 return 0;
         case T_INT:
                 if (parse_long(value, &n) < 0 || n < e->min || n > e->max)

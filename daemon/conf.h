@@ -12,6 +12,7 @@
 #define BD_CONF_H
 
 #include <stdbool.h>
+#include <sys/socket.h>
 
 #include "err.h"
 
@@ -44,6 +45,9 @@ int conf_load(struct conf *c, const char *path, struct bd_err *err);
 int conf_set(struct conf *c, const char *key, const char *value, struct bd_err *err);
 /* True when a change from old to new needs a restart; names the first key. */
 bool conf_needs_restart(const struct conf *old, const struct conf *new, const char **ret_key);
+/* A listen address: "127.0.0.1:9410", "[::1]:9410", "*:9410" (every IPv4
+ * address).  0, or -EINVAL with err (which does not name the key). */
+int conf_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len, struct bd_err *err);
 /* Writes the table as a commented default configuration file. */
 void conf_write_defaults(FILE *f);
 

@@ -29,6 +29,7 @@ struct http_server {
         struct MHD_Daemon *mhd[MAX_LISTENERS];
         int n;
         int max_body;
+        int max_header;
         char *unix_path;        /* the socket file we created, removed at stop */
         char desc[512];
 };
@@ -38,6 +39,8 @@ struct request_ctx {
         struct bd_buf body;
         bool too_large;
         bool local;
+        bool started;           /* its headers have been seen */
+        size_t uri_len;         /* as sent, with the query */
 };
 
 const char *http_arg(const struct http_request *rq, const char *key)
@@ -126,19 +129,59 @@ static enum MHD_Result send_response(struct http_server *s, struct MHD_Connectio
         return ret;
 }
 
+/* Called by libmicrohttpd with the URI as sent, before the headers are read:
+ * the request's context starts here. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+        (void) cls;
+        (void) c;
+        struct request_ctx *ctx = xcalloc(1, sizeof(*ctx));
+        ctx->uri_len = strlen(uri);
+        return ctx;
+}
+
+static enum MHD_Result add_header_len(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+        (void) kind;
+        *(size_t *)cls += strlen(key) + 2 + (value ? strlen(value) : 0) + 2;   /* "key: value\r\n" */
+        return MHD_YES;
+}
+
+/* The request line and headers against max_header_bytes: 414 or 431 as
+ * JSON, 0 when they fit.  libmicrohttpd's own limit (its memory pool) lies
+ * above, so that these answers are ours. */
+static int check_header_size(struct http_server *s, struct MHD_Connection *c, const char *method,
+                             const char *version, const struct request_ctx *ctx, struct http_response *rs)
+{
+        size_t line = strlen(method) + 1 + ctx->uri_len + 1 + strlen(version) + 2, headers = 0;
+        (void) MHD_get_connection_values(c, MHD_HEADER_KIND, add_header_len, &headers);
+        if (line > (size_t)s->max_header) {
+                http_error(rs, 414, "request line longer than %d bytes", s->max_header);
+                return -E2BIG;
+        }
+        if (line + headers + 2 > (size_t)s->max_header) {
+                http_error(rs, 431, "request line and headers larger than %d bytes", s->max_header);
+                return -E2BIG;
+        }
+        return 0;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_size, void **req_cls)
 {
         struct http_server *s = cls;
         struct request_ctx *ctx = *req_cls;
         struct http_response rs = { 0 };
-        if (!ctx) {
+        if (!ctx)       /* on_uri() starts it */
+                *req_cls = ctx = xcalloc(1, sizeof(*ctx));
+        if (!ctx->started) {
                 const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 long n;
-                ctx = xcalloc(1, sizeof(*ctx));
+                ctx->started = true;
                 ctx->local = addr_is_local(ci ? ci->client_addr : NULL);
-                *req_cls = ctx;
+                if (check_header_size(s, c, method, version, ctx, &rs) < 0)
+                        return send_response(s, c, &rs);
                 if (cl && (parse_long(cl, &n) < 0 || n > s->max_body)) {
                         http_error(&rs, 413, "request body larger than %d bytes", s->max_body);
                         return send_response(s, c, &rs);
@@ -165,7 +208,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 .local = ctx->local,
                 .conn = c,
         };
-        (void) version;
         api_handle(s->d, &rq, &rs);
         log_debug("%s %s -> %d", method, url, rs.status);
         return send_response(s, c, &rs);
@@ -211,52 +253,11 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
         return (size_t)(w - s);
 }
 
-/* "127.0.0.1:9410", "[::1]:9410", "*:9410" (every IPv4 address) */
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len, struct bd_err *err)
-{
-        _cleanup_free_ char *host = NULL;
-        const char *colon;
-        long port;
-        memset(ss, 0, sizeof(*ss));
-        if (spec[0] == '[') {
-                const char *end = strchr(spec, ']');
-                if (!end || end[1] != ':')
-                        return bd_err_set(err, -EINVAL, "listen address '%s': expected [IPv6]:PORT", spec);
-                host = xstrndup(spec + 1, (size_t)(end - spec - 1));
-                colon = end + 1;
-        } else {
-                colon = strrchr(spec, ':');
-                if (!colon)
-                        return bd_err_set(err, -EINVAL, "listen address '%s': expected ADDR:PORT", spec);
-                host = xstrndup(spec, (size_t)(colon - spec));
-        }
-        if (parse_long(colon + 1, &port) < 0 || port < 1 || port > 65535)
-                return bd_err_set(err, -EINVAL, "listen address '%s': bad port", spec);
-        struct sockaddr_in *in = (struct sockaddr_in *)ss;
-        struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-        if (streq(host, "*") || streq(host, "0.0.0.0") || !*host) {
-                in->sin_family = AF_INET;
-                in->sin_addr.s_addr = htonl(INADDR_ANY);
-                in->sin_port = htons((uint16_t)port);
-                *len = sizeof(*in);
-        } else if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
-                in->sin_family = AF_INET;
-                in->sin_port = htons((uint16_t)port);
-                *len = sizeof(*in);
-        } else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-                in6->sin6_family = AF_INET6;
-                in6->sin6_port = htons((uint16_t)port);
-                *len = sizeof(*in6);
-        } else
-                return bd_err_set(err, -EINVAL, "listen address '%s': '%s' is not an IPv4 or IPv6 address", spec, host);
-        return 0;
-}
-
 static int listen_tcp(const char *spec, struct bd_err *err)
 {
         struct sockaddr_storage ss;
         socklen_t len = 0;
-        int one = 1, r = parse_listen(spec, &ss, &len, err);
+        int one = 1, r = conf_parse_listen(spec, &ss, &len, err);
         if (r < 0)
                 return r;
         _cleanup_close_ int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -294,6 +295,15 @@ static int listen_unix(const char *path, struct bd_err *err)
         return TAKE_FD(fd);
 }
 
+/* libmicrohttpd's memory for a connection: it answers requests that overflow
+ * it itself, in HTML (414, 431) or by closing the connection, so it holds
+ * twice max_header_bytes and 32 KiB more: a request over max_header_bytes
+ * reaches check_header_size() and gets JSON, unless it is larger still. */
+static size_t mhd_pool_size(int max_header)
+{
+        return (size_t)max_header * 2 + 32768;
+}
+
 static int add_daemon(struct http_server *s, int fd, const struct conf *c, struct bd_err *err)
 {
         unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
@@ -308,7 +318,8 @@ static int add_daemon(struct http_server *s, int fd, const struct conf *c, struc
                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned)c->threads, MHD_OPTION_CONNECTION_LIMIT,
                 (unsigned)c->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_connections,
                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                (size_t)c->max_header_bytes, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                mhd_pool_size(c->max_header_bytes), MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
+                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                 MHD_OPTION_END);
         if (!s->mhd[s->n]) {
@@ -354,6 +365,7 @@ int http_start(struct daemon *d, struct http_server **ret, struct bd_err *err)
         _cleanup_free_ char *sock = xstrdup(c.socket ? c.socket : "");
         pthread_mutex_unlock(&d->lock);
         s->max_body = c.max_body_bytes;
+        s->max_header = c.max_header_bytes;
         n = notify_listen_fds();
         if (n < 0) {
                 r = bd_err_set(err, n, "bad socket activation variables (LISTEN_FDS)");

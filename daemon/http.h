@@ -4,7 +4,9 @@
  * else on conf.listen (TCP) and conf.socket (a Unix socket).  Each request is
  * read whole (the body up to conf.max_body_bytes, else 413) and handed to
  * api_handle(), which fills a struct http_response; the server sends it.
- * Headers larger than conf.max_header_bytes get 431; more connections than
+ * A request line longer than conf.max_header_bytes gets 414, request line
+ * and headers larger than it 431 (as JSON: libmicrohttpd's own HTML answers
+ * are left to requests over twice that); more connections than
  * conf.max_connections are refused.  Built without libmicrohttpd,
  * http_start() fails with -EOPNOTSUPP.
  */

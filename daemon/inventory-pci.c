@@ -55,12 +55,69 @@ static void free_list(char **v, int n)
         free(v);
 }
 
-static unsigned read_hex(const struct inventory *inv, const char *dir, const char *file, bool *ok)
+/* A file that reads but does not hold what it should: said once, naming the
+ * file, and the value is taken as unknown.  Returns -EBADMSG. */
+static int odd_value(struct inventory *inv, const char *path, const char *v, const char *want)
 {
-        char p[PATH_MAX], v[64];
+        inv_warn(inv, "%s: '%.40s' is not %s; taken as unknown", path, v, want);
+        return -EBADMSG;
+}
+
+/* A decimal attribute from min to max: 0, -errno when unreadable (quietly:
+ * not every device has every file), -EBADMSG when odd (with a warning). */
+static int read_int(struct inventory *inv, const char *path, long min, long max, long *ret)
+{
+        char v[64], want[96];
+        int r = inv_read(inv, path, v, sizeof(v));
+        if (r < 0)
+                return r;
+        if (parse_long(v, ret) < 0 || *ret < min || *ret > max) {
+                snprintf(want, sizeof(want), "an integer from %ld to %ld", min, max);
+                return odd_value(inv, path, v, want);
+        }
+        return 0;
+}
+
+/* A hexadecimal attribute ("0x10de") into *ret (0 unless read): as read_int(),
+ * odd values said only when warn. */
+static int read_hex(struct inventory *inv, const char *dir, const char *file, bool warn, unsigned *ret)
+{
+        char p[PATH_MAX], v[64], *end;
         snprintf(p, sizeof(p), "%s/%s", dir, file);
-        *ok = inv_read(inv, p, v, sizeof(v)) == 0;
-        return *ok ? (unsigned)strtoul(v, NULL, 16) : 0;
+        *ret = 0;
+        int r = inv_read(inv, p, v, sizeof(v));
+        if (r < 0)
+                return r;
+        errno = 0;
+        unsigned long x = strtoul(v, &end, 16);
+        if (!isxdigit((unsigned char)v[0]) || errno || *end || x > 0xffffff)
+                return warn ? odd_value(inv, p, v, "a hexadecimal number") : -EBADMSG;
+        *ret = (unsigned)x;
+        return 0;
+}
+
+/* "8.0 GT/s PCIe", "100 Gb/sec (4X EDR)": a positive number, a blank, the unit */
+static bool number_unit(const char *v, const char *unit)
+{
+        char *end;
+        double x = strtod(v, &end);
+        return isdigit((unsigned char)v[0]) && x > 0 && *end == ' ' && !strncmp(end + 1, unit, strlen(unit));
+}
+
+/* A rate or speed attribute into buf[n], "" when unknown or odd (with a
+ * warning; the kernel's own "Unknown..." is no surprise). */
+static void read_rate(struct inventory *inv, const char *path, const char *unit, const char *example, char *buf,
+                      size_t n)
+{
+        char v[256], want[96];
+        buf[0] = '\0';
+        if (inv_read(inv, path, v, sizeof(v)) < 0 || !strncmp(v, "Unknown", 7))
+                return;
+        snprintf(want, sizeof(want), "a rate such as '%s'", example);
+        if (number_unit(v, unit))
+                str_copy(buf, n, v);
+        else
+                (void) odd_value(inv, path, v, want);
 }
 
 /* Fills a PCI device from sys/bus/pci/devices/BDF: its place in the tree and its attributes. */
@@ -87,26 +144,23 @@ static int read_pci(struct inventory *inv, const char *bdf, struct inv_pci *pci)
                 else if (is_bdf(c) && strcmp(c, bdf) && pci->depth < INV_MAX_PATH)
                         snprintf(pci->path[pci->depth++], sizeof(pci->path[0]), "%s", c);
         }
-        bool ok;
-        pci->vendor = read_hex(inv, dev, "vendor", &ok);
-        pci->device = read_hex(inv, dev, "device", &ok);
-        pci->class = read_hex(inv, dev, "class", &ok);
-        if (!ok)
+        (void) read_hex(inv, dev, "vendor", true, &pci->vendor);
+        (void) read_hex(inv, dev, "device", true, &pci->device);
+        int r = read_hex(inv, dev, "class", true, &pci->class);
+        if (r < 0 && r != -EBADMSG)
                 inv_warn(inv, "%s: unreadable class", bdf);
         char path[PATH_MAX];
-        long numa;
+        long x;
         snprintf(path, sizeof(path), "%s/numa_node", dev);
-        pci->numa = inv_read(inv, path, v, sizeof(v)) == 0 && parse_long(v, &numa) == 0 ? (int)numa : -1;
+        pci->numa = read_int(inv, path, -1, 1023, &x) == 0 ? (int)x : -1;     /* MAX_NUMNODES */
         snprintf(path, sizeof(path), "%s/local_cpulist", dev);
         if (inv_read(inv, path, v, sizeof(v)) < 0 || cpuset_parse(&pci->local_cpus, v) < 0)
                 cpuset_clear(&pci->local_cpus);
         snprintf(path, sizeof(path), "%s/current_link_speed", dev);
-        if (inv_read(inv, path, v, sizeof(v)) == 0)
-                STR_COPY(pci->link_speed, v);
+        read_rate(inv, path, "GT/s", "8.0 GT/s PCIe", pci->link_speed, sizeof(pci->link_speed));
         snprintf(path, sizeof(path), "%s/current_link_width", dev);
-        long w;
-        if (inv_read(inv, path, v, sizeof(v)) == 0 && parse_long(v, &w) == 0)
-                pci->link_width = (int)w;
+        if (read_int(inv, path, 0, 32, &x) == 0)
+                pci->link_width = (int)x;
         return 0;
 }
 
@@ -148,8 +202,13 @@ static void gpu_info(struct inventory *inv, struct inv_gpu *g)
                         STR_COPY(g->name, v);
                 else if (streq(l, "GPU UUID"))
                         STR_COPY(g->uuid, v);
-                else if (streq(l, "Device Minor"))
-                        g->minor = (int)strtol(v, NULL, 10);
+                else if (streq(l, "Device Minor")) {
+                        long m;
+                        if (parse_long(v, &m) == 0 && m >= 0 && m <= 255)
+                                g->minor = (int)m;
+                        else
+                                (void) odd_value(inv, path, v, "a Device Minor from 0 to 255");
+                }
         }
 }
 
@@ -189,18 +248,21 @@ static void scan_net(struct inventory *inv)
                         nic->has_pci = true;
                 else
                         inv_warn(inv, "%s: PCI device %s unreadable", names[i], bdf);
-#define NETF(f) (snprintf(p, sizeof(p), "/sys/class/net/%s/" f, names[i]), inv_read(inv, p, v, sizeof(v)) == 0)
+#define NETP(f) (snprintf(p, sizeof(p), "/sys/class/net/%s/" f, names[i]), p)
+#define NETF(f) (inv_read(inv, NETP(f), v, sizeof(v)) == 0)
                 long x;
-                nic->kind = NETF("type") && parse_long(v, &x) == 0 && x == 32 ? NIC_INFINIBAND : NIC_ETHERNET;
+                nic->kind = read_int(inv, NETP("type"), 0, 65535, &x) == 0 && x == 32 ? NIC_INFINIBAND : NIC_ETHERNET;
                 if (NETF("address"))
                         STR_COPY(nic->addr, v);
-                if (NETF("mtu") && parse_long(v, &x) == 0)
+                if (read_int(inv, NETP("mtu"), 0, 1 << 20, &x) == 0)
                         nic->mtu = (int)x;
                 if (NETF("operstate"))
                         STR_COPY(nic->state, v);
-                if (NETF("speed") && parse_long(v, &x) == 0 && x > 0)
+                /* -1: no link */
+                if (read_int(inv, NETP("speed"), -1, 100000000, &x) == 0 && x > 0)
                         snprintf(nic->rate, sizeof(nic->rate), "%ld Mb/s", x);
 #undef NETF
+#undef NETP
                 inv->nnics++;
         }
         free_list(names, n);
@@ -232,8 +294,8 @@ static void scan_rdma(struct inventory *inv)
                         const char *s = strchr(v, ':');
                         STR_COPY(nic->state, s ? s + 2 : v);
                 }
-                if (IBF("ports/1/rate"))
-                        STR_COPY(nic->rate, v);
+                snprintf(p, sizeof(p), "/sys/class/infiniband/%s/ports/1/rate", names[i]);
+                read_rate(inv, p, "Gb/sec", "100 Gb/sec (4X EDR)", nic->rate, sizeof(nic->rate));
 #undef IBF
                 /* the network interface of the same PCI function */
                 for (int k = 0; k < inv->nnics; k++)
@@ -265,10 +327,10 @@ static void scan_gpus(struct inventory *inv)
                 inv_warn(inv, "no PCI devices under /sys/bus/pci/devices");
         for (int i = 0; i < n && inv->ngpus < BD_MAX_GPUS; i++) {
                 char dev[128];
-                bool ok;
+                unsigned vendor, cls;
                 snprintf(dev, sizeof(dev), "/sys/bus/pci/devices/%s", bdfs[i]);
-                unsigned vendor = read_hex(inv, dev, "vendor", &ok);
-                unsigned cls = read_hex(inv, dev, "class", &ok);
+                (void) read_hex(inv, dev, "vendor", false, &vendor);
+                (void) read_hex(inv, dev, "class", false, &cls);
                 if (vendor != 0x10de || (cls >> 16) != 0x03)
                         continue;
                 struct inv_gpu *g = &inv->gpus[inv->ngpus];

@@ -56,6 +56,76 @@ void inventory_gpu_relation(const struct inventory *inv, int a, int b, char *buf
                 snprintf(buf, n, "%s", inventory_relation(&ga->pci, &gb->pci));
 }
 
+#define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
+
+/* A string read from the tree as printable UTF-8, as JSON and Prometheus
+ * labels need it: what is not (a stray byte, a control character) becomes
+ * U+FFFD, with a warning naming the field. */
+static void sanitize(struct inventory *inv, const char *what, int i, char *s, size_t n)
+{
+        if (!str_sanitize(s, n, s, REPLACEMENT))
+                return;
+        if (i >= 0)
+                inv_warn(inv, "%s %d: not printable UTF-8, odd characters replaced by U+FFFD", what, i);
+        else
+                inv_warn(inv, "%s: not printable UTF-8, odd characters replaced by U+FFFD", what);
+}
+
+#define SANITIZE(what, i, field) sanitize(inv, what, i, field, sizeof(field))
+
+static void sanitize_pci(struct inventory *inv, const char *what, int i, struct inv_pci *p)
+{
+        SANITIZE(what, i, p->bdf);
+        SANITIZE(what, i, p->host);
+        for (int k = 0; k < p->depth; k++)
+                SANITIZE(what, i, p->path[k]);
+        SANITIZE(what, i, p->link_speed);
+}
+
+static void sanitize_strings(struct inventory *inv)
+{
+        SANITIZE("host name", -1, inv->hostname);
+        SANITIZE("OS name (/etc/os-release)", -1, inv->os);
+        SANITIZE("kernel release", -1, inv->kernel);
+        SANITIZE("CPU model", -1, inv->cpu_model);
+        for (int i = 0; i < inv->ngpus; i++) {
+                struct inv_gpu *g = &inv->gpus[i];
+                sanitize_pci(inv, "GPU", i, &g->pci);
+                SANITIZE("GPU", i, g->name);
+                SANITIZE("GPU", i, g->uuid);
+                for (int l = 0; l < g->nvlinks && l < (int)ARRAY_SIZE(g->nvlink_peer); l++)
+                        SANITIZE("GPU", i, g->nvlink_peer[l]);
+        }
+        SANITIZE("NVIDIA driver version", -1, inv->driver_version);
+        for (int i = 0; i < inv->nnics; i++) {
+                struct inv_nic *n = &inv->nics[i];
+                sanitize_pci(inv, "NIC", i, &n->pci);
+                SANITIZE("NIC", i, n->name);
+                SANITIZE("NIC", i, n->netdev);
+                SANITIZE("NIC", i, n->rdma);
+                SANITIZE("NIC", i, n->state);
+                SANITIZE("NIC", i, n->rate);
+                SANITIZE("NIC", i, n->addr);
+        }
+        for (int i = 0; i < inv->nmounts; i++) {
+                SANITIZE("mount", i, inv->mounts[i].mnt);
+                SANITIZE("mount", i, inv->mounts[i].fs);
+                SANITIZE("mount", i, inv->mounts[i].dev);
+        }
+        SANITIZE("CUDA version", -1, inv->sw.cuda);
+        SANITIZE("NCCL version", -1, inv->sw.nccl);
+        SANITIZE("MPI version", -1, inv->sw.mpi);
+        STR_COPY(inv->sw.driver, inv->driver_version); /* a copy, cleaned above */
+        /* warnings quote names read from the tree; the ones added above are clean */
+        cJSON *w;
+        cJSON_ArrayForEach(w, inv->warnings) {
+                size_t n = strlen(w->valuestring) * 3 + 1;
+                _cleanup_free_ char *clean = xmalloc(n);
+                if (str_sanitize(clean, n, w->valuestring, REPLACEMENT))
+                        cJSON_SetValuestring(w, clean);
+        }
+}
+
 void inventory_scan(struct inventory *inv, const char *root)
 {
         memset(inv, 0, sizeof(*inv));
@@ -68,6 +138,7 @@ void inventory_scan(struct inventory *inv, const char *root)
         inventory_scan_pci(inv);
         scan_nvml(inv);
         inventory_scan_software(inv);
+        sanitize_strings(inv);
 }
 
 void inventory_release(struct inventory *inv)

@@ -25,17 +25,23 @@
 #include "nvml.h"
 #include "strutil.h"
 
-/* Appends a label value with \, " and newline escaped. */
+/* Appends a label value with \, " and newline escaped, and a byte that
+ * starts no valid UTF-8 character as U+FFFD: the format is UTF-8, and one
+ * odd value would fail the whole scrape. */
 static void label(struct bd_buf *b, const char *name, const char *value, bool first)
 {
         buf_printf(b, "%s%s=\"", first ? "" : ",", name);
-        for (const char *p = value ? value : ""; *p; p++) {
+        for (const char *p = value ? value : ""; *p;) {
+                size_t len = utf8_char_len(p);
                 if (*p == '\\' || *p == '"')
                         buf_putc(b, '\\');
                 if (*p == '\n')
                         buf_puts(b, "\\n");
+                else if (!len)
+                        buf_puts(b, "\xef\xbf\xbd");
                 else
-                        buf_putc(b, *p);
+                        buf_add(b, p, len);
+                p += len ? len : 1;
         }
         buf_putc(b, '"');
 }

@@ -115,3 +115,62 @@ int hex_digit(char c)
                 return c - 'a' + 10;
         return -1;
 }
+
+size_t utf8_char_len(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t len;
+        uint32_t c;
+        if (p[0] < 0x80)
+                return 1;
+        if (p[0] >= 0xc2 && p[0] <= 0xdf)
+                len = 2, c = p[0] & 0x1f;
+        else if (p[0] >= 0xe0 && p[0] <= 0xef)
+                len = 3, c = p[0] & 0x0f;
+        else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+                len = 4, c = p[0] & 0x07;
+        else
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((p[i] & 0xc0) != 0x80)
+                        return 0;
+                c = c << 6 | (p[i] & 0x3f);
+        }
+        static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+        if (c < min[len] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+                return 0;
+        return len;
+}
+
+/* C0, DEL, and C1 (U+0080 to U+009F, two bytes: c2 80 to c2 9f) */
+static bool is_control(const char *s, size_t len)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        return (len == 1 && (p[0] < 0x20 || p[0] == 0x7f)) || (len == 2 && p[0] == 0xc2 && p[1] < 0xa0);
+}
+
+size_t str_sanitize(char *dst, size_t n, const char *src, const char *repl)
+{
+        if (!n)
+                return 0;
+        _cleanup_free_ char *copy = xstrdup(src);
+        size_t w = 0, bad = 0, rl = strlen(repl);
+        for (const char *p = copy; *p;) {
+                size_t len = utf8_char_len(p);
+                const char *c = p;
+                size_t cl = len;
+                bool replace = !len || is_control(p, len);
+                if (replace) {
+                        c = repl;
+                        cl = rl;
+                }
+                p += len ? len : 1;
+                if (w + cl >= n)
+                        break;
+                memcpy(dst + w, c, cl);
+                w += cl;
+                bad += replace;
+        }
+        dst[w] = '\0';
+        return bad;
+}

@@ -23,4 +23,14 @@ void str_copy(char *dst, size_t n, const char *src);
 /* The value of a hexadecimal digit, -1 for any other character. */
 int hex_digit(char c);
 
+/* The length (1 to 4) of the valid UTF-8 character s starts with; 0 for a
+ * byte that starts none (stray continuation, overlong form, surrogate, past
+ * U+10FFFF, cut short). */
+size_t utf8_char_len(const char *s);
+/* Copies src into dst[n] as printable UTF-8: each byte that starts no valid
+ * character and each control character (C0, DEL, C1) becomes repl; cut to
+ * fit at a character boundary, always terminated.  dst may be src.  Returns
+ * how many were replaced. */
+size_t str_sanitize(char *dst, size_t n, const char *src, const char *repl);
+
 #endif

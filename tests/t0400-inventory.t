@@ -39,6 +39,33 @@ is "a damaged tree still inventories" "$rc" 0
 printf '%s' "$json" > "$tmp/bad.json"
 is "  the odd CPU is skipped with one warning" \
    "$(/usr/bin/python3 -c "import json; j=json.load(open('$tmp/bad.json')); print(j['host']['hostname'], len([w for w in j['warnings'] if 'cpu1' in w]))")" "tiny 1"
+
+# odd values in a recorded tree: each is unknown, with a warning naming the file
+odd="$tmp/odd"
+cp -a "$srcdir/tests/fixtures/sysfs/p3dn" "$odd" && chmod -R u+w "$odd"
+gpu=$(cd "$odd/sys/bus/pci/devices/0000:06:00.0" && pwd -P)
+echo garbage > "$gpu/numa_node"
+echo fast > "$gpu/current_link_speed"
+echo x16 > "$gpu/current_link_width"
+echo 0xzz > "$gpu/device"
+sed -i 's/^Device Minor:.*/Device Minor: \t -7/' "$odd/proc/driver/nvidia/gpus/0000:06:00.0/information"
+echo lots > "$odd/sys/class/net/ens5/speed"
+echo 9001x > "$odd/sys/class/net/ens5/mtu"
+echo 'very fast' > "$odd/sys/class/infiniband/rdmap16s27/ports/1/rate"
+"$BENCHD" --inventory --json --sysfs-root "$odd" > "$tmp/odd.json" 2>/dev/null
+is "odd values: the inventory still exits 0" "$?" 0
+oddget() { /usr/bin/python3 -c "import json; j=json.load(open('$tmp/odd.json')); print($1)"; }
+is "  GPU 0: NUMA node, link speed, width, device id and minor unknown" \
+   "$(oddget 'j["gpus"][0]["pci"]["numa_node"], j["gpus"][0]["pci"]["link_speed"], j["gpus"][0]["pci"]["link_width"], j["gpus"][0]["pci"]["id"], j["gpus"][0]["minor"]')" \
+   "None None None 10de:0000 None"
+is "  ens5: speed and MTU unknown; the EFA's rate unknown" \
+   "$(oddget '[(n["name"], n["rate"], n["mtu"]) for n in j["nics"]]')" "[('ens5', None, None), ('rdmap16s27', None, None)]"
+is "  one warning for each" "$(oddget 'len(j["warnings"])')" 8
+like "  naming the file and the value" "$(oddget 'chr(10).join(j["warnings"])')" \
+     "^/sys/bus/pci/devices/0000:06:00.0/numa_node: 'garbage' is not an integer from -1 to 1023; taken as unknown$"
+like "  the link speed" "$(oddget 'chr(10).join(j["warnings"])')" "/0000:06:00.0/current_link_speed: 'fast' is not a rate such as '8.0 GT/s PCIe'"
+like "  the NIC's speed" "$(oddget 'chr(10).join(j["warnings"])')" "/sys/class/net/ens5/speed: 'lots' is not an integer"
+like "  the minor" "$(oddget 'chr(10).join(j["warnings"])')" "gpus/0000:06:00.0/information: '-7' is not a Device Minor"
 "$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 
 # recorded machines

@@ -69,6 +69,10 @@ is "path traversal: 400" "$(code --path-as-is "$url/v1/../../etc/passwd")" 400
 is "encoded path traversal: 400" "$(code --path-as-is "$url/v1/%2e%2e/%2e%2e/etc/passwd")" 400
 big=$(head -c 40000 /dev/zero | tr '\0' a)
 is "huge header: 431" "$(code -H "X-Big: $big" "$url/v1/health")" 431
+is "  as JSON" "$(jget 'j["status"], j["error"]' < "$tmp/body")" "431 request line and headers larger than 16384 bytes"
+is "huge URI: 414" "$(code "$url/v1/health?x=$big")" 414
+is "  as JSON" "$(jget 'j["status"], j["error"]' < "$tmp/body")" "414 request line longer than 16384 bytes"
+is "a header just within max_header_bytes: 200" "$(code -H "X-Big: ${big:0:16000}" "$url/v1/health")" 200
 head -c 5000 /dev/zero > "$tmp/bigbody"
 is "body over max_body_bytes: 413" "$(code -X POST --data-binary @"$tmp/bigbody" "$url/v1/inventory/refresh")" 413
 raw() { (exec 3<>"/dev/tcp/127.0.0.1/$port"; printf "$1" >&3; timeout 5 cat <&3) 2>/dev/null | head -1; }
@@ -162,6 +166,33 @@ is "snc: 8 ranks, 4 GPUs on nodes 0-3: two ranks per node" "$(layout_plan snc 8)
    "0 --physcpubind=0-1,16-17 --membind=0; 1 --physcpubind=4-5,20-21 --membind=1; 2 --physcpubind=8-9,24-25 --membind=2; 3 --physcpubind=12-13,28-29 --membind=3; 4 --physcpubind=2-3,18-19 --membind=0; 5 --physcpubind=6-7,22-23 --membind=1; 6 --physcpubind=10-11,26-27 --membind=2; 7 --physcpubind=14-15,30-31 --membind=3"
 is "cpuoff: 4 ranks: CPU 2 offline, core 2 is CPU 18 alone" "$(layout_plan cpuoff 4)" \
    "0 --physcpubind=0-1,3,16-19 --membind=0; 1 --physcpubind=8-11,24-27 --membind=1; 2 --physcpubind=4-7,20-23 --membind=0; 3 --physcpubind=12-15,28-31 --membind=1"
+# strings from the tree that are not printable UTF-8 (a stray byte, an escape
+# sequence) or need escaping (quotes, backslash): the JSON and the exposition
+# stay valid, what cannot be shown becomes U+FFFD, with a warning
+bad="$tmp/badroot"
+cp -a "$srcdir/tests/fixtures/sysfs/p3dn" "$bad" && chmod -R u+w "$bad"
+printf 'NAME=x\nPRETTY_NAME="Bad \xff\xfe OS \\ \x1b[31mred\xc2\x9b"\n' > "$bad/etc/os-release"
+printf '5.15 "q" \\ \x07\xe2\x82\n' > "$bad/proc/sys/kernel/osrelease"
+sed -i 's/^Model:.*/Model: \t Tesla "V100" \\ \xc0\xaf/' "$bad/proc/driver/nvidia/gpus/0000:06:00.0/information"
+port8=$(free_port $((port + 30)))
+"$BENCHD" -f --listen "127.0.0.1:$port8" --token-file "$tmp/state/token" --sysfs-root "$bad" 2>/dev/null &
+pid8=$!; pids+=("$pid8")
+wait_until 10 curl -sf "http://127.0.0.1:$port8/v1/health"
+curl -s -o "$tmp/bad.json" "http://127.0.0.1:$port8/v1/inventory"
+curl -s -o "$tmp/bad.prom" "http://127.0.0.1:$port8/metrics"
+stop_pid "$pid8"
+is "odd strings: the inventory is valid UTF-8 JSON" "$(py "
+import json; j = json.loads(open('$tmp/bad.json', 'rb').read().decode('utf-8'))
+print(ascii(j['host']['os']), ascii(j['host']['kernel']), ascii(j['gpus'][0]['name']))")" \
+   "'Bad \\ufffd\\ufffd OS \\\\ \\ufffd[31mred\\ufffd' '5.15 \"q\" \\\\ \\ufffd\\ufffd\\ufffd' 'Tesla \"V100\" \\\\ \\ufffd\\ufffd'"
+like "  with a warning naming the field" "$(py "import json; print(json.load(open('$tmp/bad.json'))['warnings'])")" \
+     "OS name \(/etc/os-release\): not printable UTF-8"
+check "  the exposition is valid UTF-8" py "open('$tmp/bad.prom', 'rb').read().decode('utf-8')"
+like "  the OS label escaped" "$(cat "$tmp/bad.prom")" '^benchd_node_info\{.*,os="Bad .* OS \\\\ .*\[31mred.*",kernel="5\.15 \\"q\\" \\\\ .*"\} 1$'
+if command -v promtool >/dev/null; then
+    out=$(promtool check metrics < "$tmp/bad.prom" 2>&1); rc=$?
+    is "  promtool check metrics: no problems" "$rc $out" "0 "
+fi
 # benchd-bind takes the node's measured plan over the declared one
 declared=(); for r in 0 1 2 3 4 5 6 7; do declared+=(-r "$r:0"); done
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
@@ -173,20 +204,9 @@ like "  without benchd: the declared plan, and why" "$out" "Could not connect|Co
 like "  which is then used" "$out" "local rank 5: --physcpubind=5 --membind=0 \(declared\)"
 # a plan naming a NUMA node out of range is not used (it indexed a fixed mask)
 fport=$(free_port $((port + 20)))
-/usr/bin/python3 - "$fport" <<'EOF_PY' &
-import http.server, json, sys
-class H(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = json.dumps({"ranks": [{"physcpubind": "0", "membind": n} for n in (100000000, -3, 1.5, 0)]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-    def log_message(self, *a):
-        pass
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-EOF_PY
+/usr/bin/python3 -c 'import json; print(json.dumps({"*": [200, {"ranks": [{"physcpubind": "0", "membind": n}
+                                                               for n in (100000000, -3, 1.5, 0)]}]}))' > "$tmp/plans.json"
+/usr/bin/python3 "$srcdir/tests/json-server.py" "$fport" "$tmp/plans.json" &
 fpid=$!; pids+=("$fpid")
 wait_until 5 curl -s -o /dev/null "http://127.0.0.1:$fport/"
 bad_mem=(100000000 -3 1.5)
@@ -289,8 +309,29 @@ like "a missing file" "$("$BENCHD" -f -c "$tmp/none.conf" 2>&1)" "cannot read '$
 printf 'sysfs_root = fixtures\n' > "$tmp/bad.conf"
 like "a relative path: refused" "$("$BENCHD" -f -c "$tmp/bad.conf" 2>&1)" \
      "bad.conf:1: 'sysfs_root': expected an absolute path, not 'fixtures'"
+printf 'threads = 2\nlisten = garbage\n' > "$tmp/bad.conf"
+err=$("$BENCHD" -f -c "$tmp/bad.conf" --token-file "$tmp/none/token" 2>&1); rc=$?
+is "a bad listen address: exit 1" "$rc" 1
+is "  names file and line" "$err" \
+   "benchd: error: $tmp/bad.conf:2: 'listen': expected ADDR:PORT, [IPv6]:PORT or *:PORT, not 'garbage'"
+check_fails "  before anything is written" test -e "$tmp/none"
+printf 'listen = 127.0.0.1:70000\n' > "$tmp/bad.conf"
+like "  a bad port" "$("$BENCHD" -f -c "$tmp/bad.conf" --token-file "$tmp/none/token" 2>&1)" \
+     "bad.conf:1: 'listen': '127.0.0.1:70000': expected a port from 1 to 65535"
+like "--listen with a bad host" "$("$BENCHD" -f --listen nohost:80 --token-file "$tmp/none/token" 2>&1)" \
+     "'listen': 'nohost:80': 'nohost' is not an IPv4 or IPv6 address"
 "$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 check "--print-defaults gives a file benchd accepts" bash -c "'$BENCHD' --print-defaults > '$tmp/d.conf' && grep -q '^#threads = 4' '$tmp/d.conf'"
+
+# etc/benchd.conf is benchd --print-defaults; under benchd.service, whose
+# PrivateTmp gives benchd a /tmp and /var/tmp of its own, staging there would
+# write where no job looks: the default stage_allow names neither
+check "etc/benchd.conf is what --print-defaults prints" diff "$srcdir/etc/benchd.conf" "$tmp/d.conf"
+allow=$(sed -n 's/^#stage_allow = //p' "$tmp/d.conf")
+if grep -q '^PrivateTmp=yes' "$srcdir/etc/benchd.service.in"; then
+    is "PrivateTmp: the default stage_allow names no /tmp or /var/tmp" \
+       "$(tr ' ' '\n' <<<"$allow" | grep -cE '^/(var/)?tmp(/|$)')" 0
+fi
 
 # the unit files
 if command -v systemd-analyze >/dev/null; then

@@ -108,6 +108,35 @@ for pair in "h:1 h:2" "http://h https://h" "http://h/a http://h/b" "h:$p0 http:/
     unlike "'${pair% *}' and '${pair#* }' are two nodes" "$out" "is the same as"
 done
 
+# a node that sends escape sequences, long names and a negative uptime: what
+# reaches the terminal is printable, the columns stay aligned
+fake=$(free_port $((base + 30)))
+/usr/bin/python3 - > "$tmp/answers.json" <<'EOF_PY'
+import json
+inv = {"host": {"hostname": "evil\x1b]0;pwned\x07\x1b[31mhost", "uptime_seconds": -42},
+       "cpu": {"sockets": 2, "cores_per_socket": 1e300, "threads_per_core": 2},
+       "numa_nodes": [{}, {}],
+       "gpus": [{"name": "G" * 120 + "\x1b[2J"}],
+       "nics": [{"name": "n%02d\r" % i, "kind": "ethernet"} for i in range(12)]}
+print(json.dumps({"/v1/inventory": [200, inv], "*": [500, {"error": "no\x1b[2Jpe", "status": 500}]}))
+EOF_PY
+/usr/bin/python3 "$srcdir/tests/json-server.py" "$fake" "$tmp/answers.json" &
+pids+=($!)
+wait_until 5 curl -s -o /dev/null "http://127.0.0.1:$fake/v1/inventory"
+out=$("$BENCHCTL" nodes "${nodes[0]}" "127.0.0.1:$fake" 2>"$tmp/err"); rc=$?
+is "odd node: exit 0" "$rc" 0
+is "  no control character reaches the terminal" "$(tr -d '\n' <<<"$out" | tr -d '[:print:]' | LC_ALL=C tr -d '\200-\377' | wc -c)" 0
+like "  they are shown as '?'" "$out" "^127.0.0.1:$fake +ok +evil\?\]0;pwned\?\?\[31mhost +2x\?x2 +2 +1 x G+… +n00\?\(ethernet\) n01"
+like "  a negative uptime is '?'" "$out" "^127.0.0.1:$fake .* \?$"
+is "  the columns stay aligned" "$(/usr/bin/python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+cols = [lines[0].index(h) for h in ("STATUS", "HOST", "CPUS", "NUMA", "GPUS", "NICS", "UPTIME")]
+print(all(l[c - 1] == " " and l[c] != " " for l in lines[1:] for c in cols))' <<<"$out")" True
+"$BENCHCTL" nodes --topo "127.0.0.1:$fake" >"$tmp/topo" 2>"$tmp/err"
+like "  an error answer with escapes: shown as '?' on stderr" "$(cat "$tmp/err")" "HTTP 500: no\?\[2Jpe"
+is "  and in the table" "$(tr -d '[:print:]\n' < "$tmp/topo" | LC_ALL=C tr -d '\200-\377' | wc -c)" 0
+
 # a Unix socket that takes no connection: why, not curl's "localhost port 80"
 : >"$tmp/file"
 out=$("$BENCHCTL" nodes --timeout 300 "unix:$tmp/none" "unix:$tmp/file" 2>&1); rc=$?
