@@ -7,6 +7,7 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,6 +61,80 @@ static int init(struct bd_err *err)
         return 0;
 }
 
+/* libslurm prints some of the controller's messages itself, on stderr as
+ * "benchctl: error: ...", ahead of the error that names what failed.  While
+ * a call runs they are kept aside: a failure quotes them in its one line, a
+ * success passes them on as they were. */
+struct held_stderr {
+        int saved, fd;
+};
+
+static void hold_stderr(struct held_stderr *h)
+{
+        fflush(stderr);
+        h->fd = memfd_create("libslurm-messages", MFD_CLOEXEC);
+        h->saved = h->fd >= 0 ? fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3) : -1;
+        if (h->saved < 0 || dup2(h->fd, STDERR_FILENO) < 0) {
+                if (h->saved >= 0)
+                        close(h->saved);
+                if (h->fd >= 0)
+                        close(h->fd);
+                h->fd = h->saved = -1;
+        }
+}
+
+/* Restores stderr; returns what was written meanwhile, NULL when nothing was. */
+static char *release_stderr(struct held_stderr *h)
+{
+        if (h->fd < 0)
+                return NULL;
+        fflush(stderr);
+        dup2(h->saved, STDERR_FILENO);
+        close(h->saved);
+        off_t len = lseek(h->fd, 0, SEEK_END);
+        char *text = NULL;
+        if (len > 0 && len < 65536) {
+                text = xmalloc((size_t)len + 1);
+                ssize_t n = pread(h->fd, text, (size_t)len, 0);
+                text[n > 0 ? n : 0] = '\0';
+                if (n <= 0)
+                        text = (free(text), NULL);
+        }
+        close(h->fd);
+        return text;
+}
+
+/* The held messages as a suffix for an error: " (libslurm: a; b)" */
+static char *held_suffix(const char *text)
+{
+        if (!text)
+                return xstrdup("");
+        _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
+        _cleanup_free_ char *copy = xstrdup(text);
+        char *save = NULL;
+        const char *prefix = program_invocation_short_name;
+        for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                size_t pl = strlen(prefix);
+                if (!strncmp(l, prefix, pl) && l[pl] == ':')
+                        l += pl + 1 + strspn(l + pl + 1, " ");
+                if (!strncmp(l, "error: ", 7))
+                        l += 7;
+                if (*l)
+                        buf_printf(&b, "%s%s", b.len ? "; " : " (libslurm: ", l);
+        }
+        if (b.len)
+                buf_puts(&b, ")");
+        return xstrdup(b.s ? b.s : "");
+}
+
+
+static void pass_on(char *held)
+{
+        if (held)
+                fputs(held, stderr);
+        free(held);
+}
+
 const char *slurm_backend(void)
 {
         return "libslurm";
@@ -78,6 +153,19 @@ static int slurm_fail(const char *what, struct bd_err *err)
         if (e == ESLURM_INVALID_JOB_ID)
                 return bd_err_set(err, -ENOENT, "%s: %s", what, slurm_strerror(e));
         return bd_err_set(err, -EIO, "%s: %s", what, slurm_strerror(e));
+}
+
+/* slurm_fail() for a call whose messages were held: they end the line */
+static int slurm_fail_held(const char *what, char *held, struct bd_err *err)
+{
+        _cleanup_free_ char *suffix = held_suffix(held);
+        free(held);
+        int r = slurm_fail(what, err);
+        if (err) {
+                size_t l = strlen(err->msg);
+                snprintf(err->msg + l, sizeof(err->msg) - l, "%s", suffix);
+        }
+        return r;
 }
 
 /* Fills a job description with the same request as the script's #SBATCH lines. */
@@ -143,6 +231,8 @@ int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_e
         describe(req, &d);
         submit_response_msg_t *resp = NULL;
         int r = -1;
+        struct held_stderr h;
+        hold_stderr(&h);
         for (int i = 0; i < SUBMIT_TRIES; i++) {
                 r = slurm_submit_batch_job(&d, &resp);
                 if (r == 0)
@@ -152,8 +242,13 @@ int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_e
                         break;
                 sleep((unsigned)(1 + i)); /* the controller is busy: back off and retry, as sbatch does */
         }
-        if (r != 0)
-                return slurm_fail("cannot submit the job", err);
+        int e = slurm_get_errno();
+        char *held = release_stderr(&h);
+        if (r != 0) {
+                slurm_seterrno(e);
+                return slurm_fail_held("cannot submit the job", held, err);
+        }
+        pass_on(held);
         *ret_job_id = xasprintf("%u", resp->job_id);
         slurm_free_submit_response_response_msg(resp);
         return 0;
@@ -166,8 +261,15 @@ int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_
         job_desc_msg_t d;
         describe(req, &d);
         will_run_response_msg_t *resp = NULL;
-        if (slurm_job_will_run2(&d, &resp) != 0)
-                return slurm_fail("the job would not run", err);
+        struct held_stderr h;
+        hold_stderr(&h);
+        int r = slurm_job_will_run2(&d, &resp), e = slurm_get_errno();
+        char *held = release_stderr(&h);
+        if (r != 0) {
+                slurm_seterrno(e);
+                return slurm_fail_held("the job would not run", held, err);
+        }
+        pass_on(held);
         char when[64] = "now";
         struct tm tm;
         if (resp->start_time > 0 && localtime_r(&resp->start_time, &tm))

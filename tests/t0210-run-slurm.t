@@ -100,12 +100,21 @@ like "a job cancelled behind benchctl's back: cancelled, not incomplete" "$out" 
 like "  the reason quotes slurmstepd" "$out" "the job output says: \\*\\*\\* JOB $cjob ON n[1-4] CANCELLED AT "
 like "  and its trial was cancelled" "$out" "^  1 +cancelled"
 
+# the controller refuses the job: one line with its reasons
+err=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" --set slurm.partition=nope 2>&1); rc=$?
+is "a partition the controller does not have: exit 1" "$rc" 1
+like "  the controller's words" "$err" "^benchctl: cannot submit the job: .*invalid partition specified: nope"
+is "  in one line" "$(printf '%s\n' "$err" | wc -l)" 1
+
 # 5. the controller is down: a clear error naming it, nothing recorded
 printf '#!/bin/sh\nsleep 300\n' > "$bin/benchd-allreduce"
 out=$("$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin")
 fid=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\1/p')
 fjob=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted: Slurm job \([0-9]*\).*/\2/p')
-wait_until 120 eval '[ "$(squeue -h -j "$fjob" -o %T)" = RUNNING ]'
+# running its trainer (mpirun's step started: a step cannot start while the
+# controller is down, and the job would fail then)
+wait_until 120 grep -q "trial 1/1 started" "$logs/${fid}_slurm-$fjob.out"
+wait_until 60 eval 'squeue -h -s -j "$fjob" -o %i | grep -q "^$fjob\.[0-9]"'
 n=$("$BENCHCTL" runs | tail -n +2 | wc -l)
 ndirs=$(find "$BENCHD_HOME/runs" -mindepth 1 -maxdepth 1 | wc -l)
 ctld=$(cat "$BENCHD_CLUSTER_DIR/run/slurmctld.pid")
