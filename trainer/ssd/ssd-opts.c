@@ -26,7 +26,8 @@ static const struct opt {
         { "batch-size", O_BATCH, "N", "images per rank per step (default 32)" },
         { "lr", O_LR, "LR", "learning rate as in the MLPerf configs (default 2.5e-3); the base rate is\n"
                             "2.5e-3 max(1, round(LR / 2.5e-3 x global batch / 32))" },
-        { "warmup-epochs", O_WARMUP, "E", "linear warmup from 0 over E epochs of samples (default 0)" },
+        { "warmup-epochs", O_WARMUP, "E", "linear warmup from 0 over E epochs of samples (default 5); the MLPerf\n"
+                                          "compliance checker needs at least 1 warmup step: 0 is not compliant" },
         { "weight-decay", O_WD, "WD", "weight decay of the weights (default 5e-4)" },
         { "epochs", O_EPOCHS, "N", "at most N epochs (default 80)" },
         { "decay-epochs", O_DECAY, "E,E", "learning rate x0.1 at these epochs (default 44,55; empty: never)" },
@@ -123,9 +124,9 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *e
 {
         static const double def_decay[] = { 44, 55 };
         static const int def_eval[] = { 40, 50, 55, 60, 65, 70, 75, 80 };
-        *o = (struct ssd_opts){ .batch_size = 32, .lr = 2.5e-3, .weight_decay = 5e-4, .epochs = 80, .ndecay = 2,
-                                .neval = 8, .target_map = 0.23, .image_size = 300, .depth = 34, .width_mult = 1,
-                                .log_interval = 20 };
+        *o = (struct ssd_opts){ .batch_size = 32, .lr = 2.5e-3, .warmup_epochs = 5, .weight_decay = 5e-4,
+                                .epochs = 80, .ndecay = 2, .neval = 8, .target_map = 0.23, .image_size = 300,
+                                .depth = 34, .width_mult = 1, .log_interval = 20 };
         memcpy(o->decay_epochs, def_decay, sizeof(def_decay));
         memcpy(o->eval_epochs, def_eval, sizeof(def_eval));
         struct option lo[sizeof(opts) / sizeof(opts[0]) + 1];
