@@ -36,6 +36,8 @@ usage_err "unknown option" "unknown option '--frobnicate'" --data x --frobnicate
 usage_err "bad number" "--batch-size: expected an integer from 1 to 65536, got 'zero'" --data x --batch-size zero
 usage_err "bad backbone" "--backbone: expected resnet34 or resnet18, got 'vgg16'" --data x --backbone vgg16
 usage_err "bad list" "--eval-epochs: expected increasing epochs" --data x --eval-epochs 5,3
+usage_err "evaluation after the last epoch" "--eval-epochs: epoch 3 is beyond --epochs 2$" \
+    --data x --epochs 2 --eval-epochs 1,3,4
 usage_err "no data" "--data DIR is required" --batch-size 2
 usage_err "amp on the CPU" "--precision amp needs --backend cuda" --data x --precision amp
 usage_err "missing argument" "option '--lr' needs an argument" --data x --lr
@@ -122,10 +124,10 @@ is "NaN loss: no step after it" "$(grep -c '^epoch 1/2 step [0-9]*/[0-9]* (4)' <
 
 # checkpoints: one epoch, then a second run resumes after it
 ck="$tmp/ck"
-out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 1 --eval-epochs 9 --checkpoint "$ck" 2>/dev/null); rc=$?
+out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 1 --eval-epochs '' --checkpoint "$ck" 2>/dev/null); rc=$?
 is "checkpoint run: exit 0" "$rc" 0
 check "checkpoint written" test -s "$ck/ssd.ckpt"
-out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 2 --eval-epochs 9 --checkpoint "$ck" 2>/dev/null); rc=$?
+out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 2 --eval-epochs '' --checkpoint "$ck" 2>/dev/null); rc=$?
 is "resumed run: exit 0" "$rc" 0
 like "resumed after epoch 1" "$out" "^# resumed from '$ck/ssd.ckpt' after epoch 1"
 is "resumed run: only epoch 2" "$(grep -o '"key": "epoch_start".*"epoch_num": [0-9]*' <<<"$out" | grep -o '[0-9]*$' | tr '\n' ' ')" "2 "
