@@ -296,6 +296,28 @@ is "a source file .benchd-manifest that is not a manifest: refused" "$rc" 1
 like "  naming it" "$out" "the source '$rs' holds '.benchd-manifest', which is not a benchd manifest: .*rename it"
 is "  and left alone" "$(cat "$rs/.benchd-manifest")" "my notes"
 
+# ---- sparse files keep their holes (every copy method) ------------------------------------
+sp="$tmp/sparse"
+mkdir -p "$sp"
+truncate -s 64M "$sp/middle.bin" && printf 'data' | dd of="$sp/middle.bin" bs=1 seek=$((20 << 20)) conv=notrunc 2>/dev/null
+printf 'head' > "$sp/tail-hole.bin" && truncate -s 32M "$sp/tail-hole.bin"
+truncate -s 16M "$sp/all-hole.bin"
+blocks() { du -k "$1" | cut -f1; }   # KiB allocated
+if [ "$(blocks "$sp/middle.bin")" -gt 1024 ]; then
+    skip 10 "the filesystem of $tmp makes no sparse files"
+else
+    for method in readwrite copy_file_range sendfile; do
+        out=$("$BENCHCTL" stage --local --src "$sp" --dst "$tmp/sparse-$method" --name "sparse-$method" \
+              --copy-method "$method" 2>&1); rc=$?
+        is "sparse files, $method: exit 0" "$rc" 0
+        check "  an exact copy" check_tree "$sp" "$tmp/sparse-$method"
+        is "  with its holes (KiB allocated at most 1 MiB)" \
+           "$(for f in "$tmp/sparse-$method"/*.bin; do [ "$(blocks "$f")" -le 1024 ] || echo "$f: $(blocks "$f") KiB"; done)" ""
+    done
+    like "  verify-only: all match" "$("$BENCHCTL" stage --local --src "$sp" --dst "$tmp/sparse-readwrite" --verify-only 2>&1)" \
+         "^verified .*: 3 files, .*all match"
+fi
+
 # ---- errors ----------------------------------------------------------------------------
 out=$("$BENCHCTL" stage --src "$src" --dst "$dst" 2>&1); rc=$?
 is "no --local: usage error" "$rc" 2
