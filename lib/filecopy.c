@@ -278,9 +278,48 @@ static int direct_begin(struct bd_copier *c, int m, int sfd, const void *buf, si
         return fl;
 }
 
+/* The length of the hole at off in sfd, up to size (0: data there, or the
+ * filesystem cannot tell); its ends on multiples of align (a power of two),
+ * which direct reads need.  When there is data at off, *data_end is where
+ * the next hole begins (size when none, or when it cannot tell). */
+static uint64_t hole_at(int sfd, uint64_t off, uint64_t size, uint64_t align, uint64_t *data_end)
+{
+        *data_end = size;
+        off_t d = lseek(sfd, (off_t)off, SEEK_DATA);
+        if (d < 0 && errno == ENXIO)    /* a hole up to the end of the file */
+                d = lseek(sfd, 0, SEEK_END);
+        if (d < 0)
+                return 0;
+        uint64_t end = (uint64_t)d < size ? (uint64_t)d : size;
+        if (end < size)
+                end &= ~(align - 1);
+        if (end > off)
+                return end - off;
+        off_t h = lseek(sfd, (off_t)off, SEEK_HOLE);
+        uint64_t next = h < 0 ? size : ((uint64_t)h + align - 1) & ~(align - 1);
+        if (next > off && next < size)
+                *data_end = next;
+        return 0;
+}
+
+/* Hashes len zero bytes (a hole reads as zeros) from buf, cleared. */
+static void hash_zeros(XXH3_state_t *st, void *buf, size_t bufsize, uint64_t len)
+{
+        size_t z = (size_t)(len < bufsize ? len : bufsize);
+        memset(buf, 0, z);
+        for (uint64_t left = len; left > 0;) {
+                size_t k = (size_t)(left < z ? left : z);
+                XXH3_128bits_update(st, buf, k);
+                left -= k;
+        }
+}
+
 static int copy_pieces(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, size_t bufsize,
                        XXH3_state_t *st, int *dflags, uint64_t *ret_copied, bool *ret_dest_side)
 {
+        /* a sparse source keeps its holes: they are hashed, not written */
+        struct stat sst;
+        bool sparse = fstat(sfd, &sst) == 0 && (uint64_t)sst.st_blocks * 512 < (uint64_t)sst.st_size;
         int m = atomic_load_explicit(&c->method, memory_order_relaxed);
         uint64_t off = 0, chunk = bwlimit_chunk(c->bw);
         if (chunk > bufsize)
@@ -291,9 +330,22 @@ static int copy_pieces(struct bd_copier *c, int sfd, int dfd, uint64_t size, voi
                 if (c->cancel && atomic_load_explicit(c->cancel, memory_order_relaxed))
                         return -ECANCELED;
                 size_t n = (size_t)(size - off < chunk ? size - off : chunk);
+                bool direct = *dflags >= 0;
+                if (sparse) {
+                        uint64_t data_end, hole = hole_at(sfd, off, size, direct ? COPY_BUF_ALIGN : 1, &data_end);
+                        if (hole > 0) {
+                                hash_zeros(st, buf, bufsize, hole);
+                                off += hole;
+                                *ret_copied = off;
+                                if (c->progress)
+                                        atomic_fetch_add_explicit(c->progress, hole, memory_order_relaxed);
+                                continue;
+                        }
+                        if (data_end - off < n)
+                                n = (size_t)(data_end - off);
+                }
                 bwlimit_take(c->bw, n, c->cancel);
                 /* the checksum is of the bytes read here, the very bytes written next */
-                bool direct = *dflags >= 0;
                 ssize_t got = read_full(sfd, buf, direct ? (n + COPY_BUF_ALIGN - 1) & ~(size_t)(COPY_BUF_ALIGN - 1) : n,
                                         off, direct ? COPY_BUF_ALIGN : 1);
                 if (got == -EINVAL && direct) {
@@ -350,6 +402,11 @@ static int copy_pieces(struct bd_copier *c, int sfd, int dfd, uint64_t size, voi
                         atomic_fetch_add_explicit(c->progress, done, memory_order_relaxed);
                 if ((size_t)got < n)
                         break;  /* the source ended early */
+        }
+        /* a hole at the end is the file's length, not a write */
+        if (sparse && ftruncate(dfd, (off_t)off) < 0) {
+                *ret_dest_side = true;
+                return -errno;
         }
         atomic_fetch_add_explicit(&c->used[m], 1, memory_order_relaxed);
         return 0;

@@ -13,6 +13,11 @@
  * Reading the copy back would be a second read of every byte; it is not done.
  * On the read/write path the source may be read with O_DIRECT (see
  * direct_read_auto()): the disk then writes into the buffer itself.
+ *
+ * A sparse source (fewer blocks than its size needs) keeps its holes
+ * (SEEK_DATA/SEEK_HOLE): they are hashed as the zeros they read as and not
+ * written, the copy's length set at the end.  Hard links are not kept: each
+ * name is copied as a file of its own.
  */
 #ifndef BD_FILECOPY_H
 #define BD_FILECOPY_H

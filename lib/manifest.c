@@ -188,9 +188,8 @@ bool manifest_path_valid(const char *path)
 
 bool manifest_name_reserved(const char *name, bool top)
 {
-        if (!strncmp(name, STAGE_TMP_PREFIX, strlen(STAGE_TMP_PREFIX)))
-                return true;
-        return top && !strncmp(name, MANIFEST_NAME, strlen(MANIFEST_NAME));
+        return top && (streq(name, MANIFEST_NAME) ||
+                       !strncmp(name, MANIFEST_NAME ".tmp.", strlen(MANIFEST_NAME ".tmp.")));
 }
 
 bool manifest_link_escapes(const char *path, const char *target)

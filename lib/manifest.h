@@ -32,9 +32,11 @@
  *     number of entry lines.  A manifest without it is truncated; one whose
  *     checksum differs was damaged or edited.
  *
- * Reserved names, never listed: ".benchd-manifest*" at the root (the manifest
- * stored with a tree, and the temporary files of its atomic write) and
- * ".benchd-tmp.*" anywhere (staging's temporary files).
+ * Reserved names, never listed: ".benchd-manifest" at the root (the manifest
+ * stored with a tree; a stage refuses a source where it is anything else) and
+ * ".benchd-manifest.tmp.*" at the root (the temporary files of its atomic
+ * write).  Nothing else: staging's temporary files (".benchd-tmp.*") are made
+ * only in a destination, so in a source that name is a file like any other.
  */
 #ifndef BD_MANIFEST_H
 #define BD_MANIFEST_H

@@ -153,11 +153,6 @@ void store_manifest(struct bd_stage *s)
 
 /* ---- planning: DST against the manifest ------------------------------------------------ */
 
-static bool root_manifest_name(const char *path)
-{
-        return !strchr(path, '/') && !strncmp(path, MANIFEST_NAME, strlen(MANIFEST_NAME));
-}
-
 static bool tmp_name(const char *path)
 {
         return !strncmp(base_name(path), STAGE_TMP_PREFIX, strlen(STAGE_TMP_PREFIX));
@@ -173,11 +168,11 @@ static void push(size_t **v, size_t *n, size_t x)
 static void unmatched(struct bd_stage *s, size_t j, struct extras *x)
 {
         const struct bd_tentry *d = &s->dtree.e[j];
-        bool atomic_tmp = root_manifest_name(d->path) && !strncmp(d->path, MANIFEST_NAME ".tmp.",
-                                                                  strlen(MANIFEST_NAME ".tmp."));
-        if (root_manifest_name(d->path) && !atomic_tmp)
-                return;
-        if ((tmp_name(d->path) || atomic_tmp) && !S_ISDIR(d->mode))
+        bool top = !strchr(d->path, '/');
+        if (top && streq(d->path, MANIFEST_NAME))
+                return;         /* the copy of the manifest a completed stage leaves */
+        /* not in the manifest: a stage's temporary file (or the manifest's), or an extra */
+        if ((tmp_name(d->path) || manifest_name_reserved(d->path, top)) && !S_ISDIR(d->mode))
                 push(&x->tmp, &x->ntmp, j);
         else
                 push(&x->extra, &x->nextra, j);

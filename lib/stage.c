@@ -255,12 +255,31 @@ static bool within(int fd, const struct stat *st)
         return false;
 }
 
+/* SRC/.benchd-manifest is where the manifest is stored and is never staged:
+ * true unless something else has that name (it would be left out, and
+ * overwritten). */
+static bool src_manifest_name_ours(int srcfd)
+{
+        struct stat st;
+        if (fstatat(srcfd, MANIFEST_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return true;
+        char head[sizeof(MANIFEST_MAGIC)];
+        _cleanup_close_ int fd = S_ISREG(st.st_mode) ? openat(srcfd, MANIFEST_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                                                     : -1;
+        return fd >= 0 && read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+               !memcmp(head, MANIFEST_MAGIC " ", sizeof(head));
+}
+
 static int open_roots(struct bd_stage *s)
 {
         if (s->src) {
                 s->srcfd = open(s->src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (s->srcfd < 0)
                         return fatal(s, "cannot open source directory '%s': %s", s->src, strerror(errno));
+                if (!src_manifest_name_ours(s->srcfd))
+                        return fatal(s, "the source '%s' holds '%s', which is not a benchd manifest: the name is "
+                                     "reserved for the manifest stored with a dataset; rename it", s->src,
+                                     MANIFEST_NAME);
         }
         if (!s->dst)
                 return 0;

@@ -11,12 +11,14 @@
  * mtime.  A stage that was killed at any point is resumed by running it
  * again: files present with the manifest's size and mtime are kept (with
  * verify, they are checksummed too and recopied when they differ), leftover
- * temporary files (".benchd-tmp.*") are removed, the rest is copied.
+ * temporary files (".benchd-tmp.*" not in the manifest: a source's files of
+ * that name are staged like any other) are removed, the rest is copied.
  *
  * The manifest of SRC is reused while every file's size and mtime match it;
  * new or changed files are checksummed (in parallel, while they are copied).
  * It is stored as SRC/.benchd-manifest, or as STATE_DIR/manifests/NAME.manifest
- * when SRC is not writable.  A completed stage leaves a copy as
+ * when SRC is not writable; a source whose .benchd-manifest is not a manifest
+ * is refused (it would not be staged, and would be overwritten).  A completed stage leaves a copy as
  * DST/.benchd-manifest, which verify-only uses when no SRC is given.
  *
  * A job runs in the thread that calls stage_run(), or in its own with

@@ -443,6 +443,11 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
         }
         if (sys_int(root, "allreduce.min_bytes", 8) > sys_int(root, "allreduce.max_bytes", 8))
                 return bd_err_set(err, -EINVAL, "%s: 'allreduce.min_bytes' is larger than 'allreduce.max_bytes'", label);
+        long epochs = sys_int(root, "ssd.epochs", 80);
+        cJSON_ArrayForEach(e, sys_get(root, "ssd.eval_epochs"))
+                if (e->valuedouble > (double)epochs)
+                        return bd_err_set(err, -EINVAL, "%s: 'ssd.eval_epochs': epoch %g is beyond 'ssd.epochs' (%ld)",
+                                          label, e->valuedouble, epochs);
 
         struct bd_topo topo;
         int r = topo_from_system(root, &topo, err);

@@ -10,7 +10,8 @@
 Compared: the type of every entry, the bytes of every file, permission bits
 and nanosecond mtimes of files and directories, link targets.  Not staged,
 so left out: FIFOs, sockets, devices, links whose target leaves the tree,
-the root's .benchd-manifest.  DST must hold no .benchd-tmp.* file.
+the root's .benchd-manifest.  DST must hold no .benchd-tmp.* file that is
+not in SRC.
 """
 import os
 import stat
@@ -51,7 +52,7 @@ def compare(src, dst):
     problems = []
     s, d = walk(src), walk(dst)
     for rel, st in sorted(d.items()):
-        if os.path.basename(rel).startswith(b'.benchd-tmp.'):
+        if os.path.basename(rel).startswith(b'.benchd-tmp.') and rel not in s:
             problems.append(b'temporary file left: ' + rel)
     for rel, st in sorted(s.items()):
         mode = st.st_mode

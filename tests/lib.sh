@@ -146,3 +146,29 @@ _cluster_cleanup() {
     bash "$CLUSTER" down "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
     rm -rf "$tmp"
 }
+
+# mlperf_venv: the MLPerf compliance checker (mlperf-logging from PyPI) in
+# $top_builddir/venv, installed on first use (under a lock: tests run in
+# parallel).  Fails with mlperf_why set to the reason where it cannot be had.
+mlperf_venv() {
+    local venv="$top_builddir/venv"
+    mlperf_why=$(
+        exec 9>"$venv.lock" && flock 9
+        "$venv/bin/python" -c 'import mlperf_logging.compliance_checker' 2>/dev/null && exit 0
+        { [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"; } >/dev/null 2>&1 ||
+            { echo "cannot create a Python virtual environment in $venv"; exit 0; }
+        out=$("$venv/bin/pip" install -q mlperf-logging 2>&1) ||
+            echo "cannot install mlperf-logging from PyPI (no network?): $(tail -1 <<<"$out")"
+    )
+    [ -z "$mlperf_why" ]
+}
+
+# mlperf_check RULESET LOG: the compliance checker's output on the training
+# log LOG (run in a scratch directory: it writes compliance_checker.log).
+mlperf_check() {
+    local d
+    d=$(mktemp -d)
+    (cd "$d" && "$top_builddir/venv/bin/python" -m mlperf_logging.compliance_checker --usage training \
+                 --ruleset "$1" "$2" 2>&1)
+    rm -rf "$d"
+}

@@ -54,6 +54,9 @@ expect_error "--set out of range: the value in full" \
     "$BENCHCTL" show local --set trials=2000000
 expect_error "--set not an integer: the value as given" "expected an integer in \[1, 100\], got 2.5$" \
     "$BENCHCTL" show local --set trials=2.5
+expect_error "an evaluation after the last epoch" \
+    "^benchctl: .*/local.json: 'ssd.eval_epochs': epoch 10 is beyond 'ssd.epochs' \(2\)$" \
+    "$BENCHCTL" show local --set ssd.epochs=2
 printf '{\n  "allreduce": { "min_bytes": 99999999999999999999 }\n}\n' > "$sys/huge.json"
 expect_error "a file value above a large bound" \
     "huge.json:2: 'allreduce.min_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20" \

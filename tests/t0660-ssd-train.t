@@ -36,6 +36,8 @@ usage_err "unknown option" "unknown option '--frobnicate'" --data x --frobnicate
 usage_err "bad number" "--batch-size: expected an integer from 1 to 65536, got 'zero'" --data x --batch-size zero
 usage_err "bad backbone" "--backbone: expected resnet34 or resnet18, got 'vgg16'" --data x --backbone vgg16
 usage_err "bad list" "--eval-epochs: expected increasing epochs" --data x --eval-epochs 5,3
+usage_err "evaluation after the last epoch" "--eval-epochs: epoch 3 is beyond --epochs 2$" \
+    --data x --epochs 2 --eval-epochs 1,3,4
 usage_err "no data" "--data DIR is required" --batch-size 2
 usage_err "amp on the CPU" "--precision amp needs --backend cuda" --data x --precision amp
 usage_err "missing argument" "option '--lr' needs an argument" --data x --lr
@@ -87,6 +89,32 @@ is "target reached: exit 0" "$rc" 0
 like "target reached: run_stop success" "$out" '"key": "run_stop", .*"status": "success"'
 is "target reached: stopped after the first evaluation" "$(grep -c '"key": "epoch_start"' <<<"$out")" 1
 
+# the default warmup (5 epochs: int(5 x 46 / 4) = 57 steps) passes the MLPerf
+# compliance checker's opt_learning_rate_warmup_steps >= 1 (rule sets 0.7.0
+# and 1.0.0; eval_accuracy < 0.23 is the one failure a tiny run may have)
+nowarm=(--batch-size 4 --image-size 64 --backbone resnet18 --width-mult 0.125 --threads 1 --seed 7)
+out=$("$SSD" --data "$tmp/ds" "${nowarm[@]}" --epochs 1 --eval-epochs 1 --target-map 0 2>"$tmp/err"); rc=$?
+is "default warmup: exit 0" "$rc" 0
+like "default warmup: 5 epochs, 57 steps" "$out" "^# 46 training images, 11 steps per epoch, .*, 57 warmup steps"
+like "default warmup: logged" "$out" '"key": "opt_learning_rate_warmup_steps", "value": 57,'
+is "default warmup: no warning" "$(grep -c warmup "$tmp/err")" 0
+printf '%s\n' "$out" > "$tmp/warm.log"
+mlperf_venv
+for rs in 1.0.0 0.7.0; do
+    if [ -n "$mlperf_why" ]; then
+        skip 2 "$mlperf_why"
+        continue
+    fi
+    res=$(mlperf_check "$rs" "$tmp/warm.log")
+    like "default warmup, ruleset $rs: the checker ran" "$res" "Failed checks for eval_accuracy|SUCCESS"
+    is "default warmup, ruleset $rs: no failed check but eval_accuracy" \
+       "$(grep -E "CHECK for|Failed checks|failed test" <<<"$res" | grep -vc eval_accuracy)" 0
+done
+out=$("$SSD" --data "$tmp/ds" "${nowarm[@]}" --warmup-epochs 0 --epochs 1 --max-steps 1 2>"$tmp/err"); rc=$?
+is "--warmup-epochs 0: exit 0" "$rc" 0
+like "--warmup-epochs 0: a warning that the log is not compliant" "$(cat "$tmp/err")" \
+     "^benchd-ssd: warning: no warmup step \(--warmup-epochs 0\): the MLPerf compliance checker needs opt_learning_rate_warmup_steps >= 1"
+
 # NaN loss: every rank stops, run_stop aborted, a clear message, exit 1
 out=$(timeout 300 mpirun -np 2 --bind-to none "$SSD" --data "$tmp/ds" "${small[@]}" --epochs 2 --inject-nan 3 2>"$tmp/err"); rc=$?
 is "NaN loss: exit 1" "$rc" 1
@@ -96,10 +124,10 @@ is "NaN loss: no step after it" "$(grep -c '^epoch 1/2 step [0-9]*/[0-9]* (4)' <
 
 # checkpoints: one epoch, then a second run resumes after it
 ck="$tmp/ck"
-out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 1 --eval-epochs 9 --checkpoint "$ck" 2>/dev/null); rc=$?
+out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 1 --eval-epochs '' --checkpoint "$ck" 2>/dev/null); rc=$?
 is "checkpoint run: exit 0" "$rc" 0
 check "checkpoint written" test -s "$ck/ssd.ckpt"
-out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 2 --eval-epochs 9 --checkpoint "$ck" 2>/dev/null); rc=$?
+out=$("$SSD" --data "$tmp/ds" "${small[@]}" --epochs 2 --eval-epochs '' --checkpoint "$ck" 2>/dev/null); rc=$?
 is "resumed run: exit 0" "$rc" 0
 like "resumed after epoch 1" "$out" "^# resumed from '$ck/ssd.ckpt' after epoch 1"
 is "resumed run: only epoch 2" "$(grep -o '"key": "epoch_start".*"epoch_num": [0-9]*' <<<"$out" | grep -o '[0-9]*$' | tr '\n' ' ')" "2 "

@@ -53,21 +53,12 @@ print("# time to train %.1f min, %d epochs, bbox mAP %.4f, %.1f images/s" %
 # the MLPerf compliance checker on the trial log
 logs=("$tmp"/logs/*_1.log)
 log=${logs[0]}
-venv="$top_builddir/venv"
-why=
-if ! "$venv/bin/python" -c 'import mlperf_logging.compliance_checker' 2>/dev/null; then
-    { [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"; } >/dev/null 2>&1 ||
-        why="cannot create a Python virtual environment in $venv"
-    [ -n "$why" ] || "$venv/bin/pip" install -q mlperf-logging >"$tmp/pip.log" 2>&1 ||
-        why="cannot install mlperf-logging from PyPI (no network?): $(tail -1 "$tmp/pip.log")"
-fi
+mlperf_venv
 for rs in 1.0.0 0.7.0; do
-    if [ -n "$why" ]; then
-        _t_result 0 "compliance checker, ruleset $rs # SKIP $why"
+    if [ -n "$mlperf_why" ]; then
+        _t_result 0 "compliance checker, ruleset $rs # SKIP $mlperf_why"
         continue
     fi
-    res=$(cd "$tmp" && "$venv/bin/python" -m mlperf_logging.compliance_checker --usage training --ruleset "$rs" \
-          "$log" 2>&1)
-    like "compliance checker for ssd, ruleset $rs: SUCCESS" "$res" "SUCCESS"
+    like "compliance checker for ssd, ruleset $rs: SUCCESS" "$(mlperf_check "$rs" "$log")" "SUCCESS"
 done
 done_testing

@@ -268,6 +268,56 @@ rm "$tmp/one-dst/only.bin" && mkdir "$tmp/one-dst/only.bin"
 like "  a failed stage" "$("$BENCHCTL" stage --local --src "$tmp/one" --dst "$tmp/one-dst" 2>/dev/null)" \
      "^stage of 'one' failed: 1 error; 0 of 1 file in place and verified"
 
+# ---- names like the stager's own ------------------------------------------------------
+# a source's .benchd-tmp.* (anywhere) and .benchd-manifest* (but the manifest
+# itself, at the root) are data like any other; only the destination's
+# .benchd-tmp.* that are not in the manifest are a stage's leftovers
+rs="$tmp/rsv"
+mkdir -p "$rs/sub"
+for f in .benchd-tmp.mine sub/.benchd-tmp.1234.0.1 .benchd-manifest-notes .benchd-manifest.txt sub/.benchd-manifest \
+         data.bin; do
+    echo "$f" > "$rs/$f"
+done
+out=$("$BENCHCTL" stage --local --src "$rs" --dst "$tmp/rsv-dst" --name rsv 2>&1); rc=$?
+is "names like the stager's own: exit 0" "$rc" 0
+like "  all 6 files staged" "$out" "^staged 'rsv' in $tmp/rsv-dst: 6 files, .*: 6 copied"
+check "  an exact copy" check_tree "$rs" "$tmp/rsv-dst"
+check "  in the manifest" grep -q '^f .* sub/.benchd-tmp.1234.0.1$' "$rs/.benchd-manifest"
+echo left > "$tmp/rsv-dst/sub/.benchd-tmp.99.0.1"
+out=$("$BENCHCTL" stage --local --src "$rs" --dst "$tmp/rsv-dst" --name rsv 2>&1)
+like "  staged again: all present" "$out" "^staged 'rsv' in $tmp/rsv-dst: 6 files, .*: 0 copied, 6 already present"
+like "  a real leftover removed" "$out" "removed 1 temporary file left by an interrupted stage"
+check "  the staged ones kept" check_tree "$rs" "$tmp/rsv-dst"
+like "  verify-only: all match" "$("$BENCHCTL" stage --local --dst "$tmp/rsv-dst" --name rsv --verify-only 2>&1)" \
+     "^verified 'rsv' in $tmp/rsv-dst: 6 files, .*all match"
+echo "my notes" > "$tmp/rsv/.benchd-manifest.mine" && mv "$tmp/rsv/.benchd-manifest.mine" "$tmp/rsv/.benchd-manifest"
+out=$("$BENCHCTL" stage --local --src "$rs" --dst "$tmp/rsv-dst2" --name rsv2 2>&1); rc=$?
+is "a source file .benchd-manifest that is not a manifest: refused" "$rc" 1
+like "  naming it" "$out" "the source '$rs' holds '.benchd-manifest', which is not a benchd manifest: .*rename it"
+is "  and left alone" "$(cat "$rs/.benchd-manifest")" "my notes"
+
+# ---- sparse files keep their holes (every copy method) ------------------------------------
+sp="$tmp/sparse"
+mkdir -p "$sp"
+truncate -s 64M "$sp/middle.bin" && printf 'data' | dd of="$sp/middle.bin" bs=1 seek=$((20 << 20)) conv=notrunc 2>/dev/null
+printf 'head' > "$sp/tail-hole.bin" && truncate -s 32M "$sp/tail-hole.bin"
+truncate -s 16M "$sp/all-hole.bin"
+blocks() { du -k "$1" | cut -f1; }   # KiB allocated
+if [ "$(blocks "$sp/middle.bin")" -gt 1024 ]; then
+    skip 10 "the filesystem of $tmp makes no sparse files"
+else
+    for method in readwrite copy_file_range sendfile; do
+        out=$("$BENCHCTL" stage --local --src "$sp" --dst "$tmp/sparse-$method" --name "sparse-$method" \
+              --copy-method "$method" 2>&1); rc=$?
+        is "sparse files, $method: exit 0" "$rc" 0
+        check "  an exact copy" check_tree "$sp" "$tmp/sparse-$method"
+        is "  with its holes (KiB allocated at most 1 MiB)" \
+           "$(for f in "$tmp/sparse-$method"/*.bin; do [ "$(blocks "$f")" -le 1024 ] || echo "$f: $(blocks "$f") KiB"; done)" ""
+    done
+    like "  verify-only: all match" "$("$BENCHCTL" stage --local --src "$sp" --dst "$tmp/sparse-readwrite" --verify-only 2>&1)" \
+         "^verified .*: 3 files, .*all match"
+fi
+
 # ---- errors ----------------------------------------------------------------------------
 out=$("$BENCHCTL" stage --src "$src" --dst "$dst" 2>&1); rc=$?
 is "no --local: usage error" "$rc" 2

@@ -149,9 +149,12 @@ static void test_paths(void)
         ok(!manifest_link_escapes("a/l", "./x/./y"), "'.' components are harmless");
         ok(manifest_link_escapes("l", ""), "empty target");
 
-        ok(manifest_name_reserved(".benchd-tmp.1.2.3", false), "temporary names are reserved everywhere");
+        ok(!manifest_name_reserved(".benchd-tmp.1.2.3", false), "staging's temporary names are a source's data");
+        ok(!manifest_name_reserved(".benchd-tmp.1.2.3", true), "at the root too");
         ok(manifest_name_reserved(".benchd-manifest", true), "the manifest name is reserved at the root");
+        ok(manifest_name_reserved(".benchd-manifest.tmp.a1B2c3", true), "so are its atomic write's temporaries");
         ok(!manifest_name_reserved(".benchd-manifest", false), "but not below it");
+        ok(!manifest_name_reserved(".benchd-manifest.txt", true), "nor other names that start alike");
 
         char *out;
         is_int(manifest_unescape("a%20b", 5, &out), 0, "unescape");

@@ -26,11 +26,13 @@ static const struct opt {
         { "batch-size", O_BATCH, "N", "images per rank per step (default 32)" },
         { "lr", O_LR, "LR", "learning rate as in the MLPerf configs (default 2.5e-3); the base rate is\n"
                             "2.5e-3 max(1, round(LR / 2.5e-3 x global batch / 32))" },
-        { "warmup-epochs", O_WARMUP, "E", "linear warmup from 0 over E epochs of samples (default 0)" },
+        { "warmup-epochs", O_WARMUP, "E", "linear warmup from 0 over E epochs of samples (default 5); the MLPerf\n"
+                                          "compliance checker needs at least 1 warmup step: 0 is not compliant" },
         { "weight-decay", O_WD, "WD", "weight decay of the weights (default 5e-4)" },
         { "epochs", O_EPOCHS, "N", "at most N epochs (default 80)" },
         { "decay-epochs", O_DECAY, "E,E", "learning rate x0.1 at these epochs (default 44,55; empty: never)" },
-        { "eval-epochs", O_EVAL, "E,E,...", "evaluate after these epochs (default 40,50,55,60,65,70,75,80)" },
+        { "eval-epochs", O_EVAL, "E,E,...", "evaluate after these epochs, none beyond --epochs (default those of\n"
+                                            "40,50,55,60,65,70,75,80 up to --epochs; empty: never)" },
         { "target-map", O_TARGET, "MAP", "stop when the bbox mAP reaches this (default 0.23)" },
         { "image-size", O_SIZE, "S", "square input size (default 300)" },
         { "backbone", O_BACKBONE, "NAME", "resnet34 (default) or resnet18" },
@@ -123,9 +125,9 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *e
 {
         static const double def_decay[] = { 44, 55 };
         static const int def_eval[] = { 40, 50, 55, 60, 65, 70, 75, 80 };
-        *o = (struct ssd_opts){ .batch_size = 32, .lr = 2.5e-3, .weight_decay = 5e-4, .epochs = 80, .ndecay = 2,
-                                .neval = 8, .target_map = 0.23, .image_size = 300, .depth = 34, .width_mult = 1,
-                                .log_interval = 20 };
+        *o = (struct ssd_opts){ .batch_size = 32, .lr = 2.5e-3, .warmup_epochs = 5, .weight_decay = 5e-4,
+                                .epochs = 80, .ndecay = 2, .neval = 8, .target_map = 0.23, .image_size = 300,
+                                .depth = 34, .width_mult = 1, .log_interval = 20 };
         memcpy(o->decay_epochs, def_decay, sizeof(def_decay));
         memcpy(o->eval_epochs, def_eval, sizeof(def_eval));
         struct option lo[sizeof(opts) / sizeof(opts[0]) + 1];
@@ -138,7 +140,7 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *e
         int c;
         long v;
         double list[SSD_MAX_EVALS];
-        int n;
+        int n, eval_given = 0;
         while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
                 const char *bad = NULL;
                 switch (c) {
@@ -163,6 +165,7 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *e
                                 o->eval_epochs[i] = (int)list[i];
                         }
                         o->neval = n;
+                        eval_given = 1;
                         break;
                 case O_TARGET: if (num_in(optarg, 0, 1, &o->target_map) < 0) bad = "a number from 0 to 1"; break;
                 case O_SIZE: if (int_in(optarg, 32, 2048, &v) < 0) bad = "an integer from 32 to 2048"; else o->image_size = (int)v; break;
@@ -223,6 +226,15 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *e
         }
         if (optind < argc)
                 return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+        /* an evaluation after the last epoch never happens: the run would end
+         * "aborted" without it; the default list is cut at --epochs */
+        for (int i = 0; i < o->neval; i++)
+                if (o->eval_epochs[i] > o->epochs) {
+                        if (eval_given)
+                                return fail(err, errlen, "--eval-epochs: epoch %d is beyond --epochs %d",
+                                            o->eval_epochs[i], o->epochs);
+                        o->neval = i;
+                }
         if (!o->data && !o->synthetic)
                 return fail(err, errlen, "--data DIR is required (or --synthetic)");
         if (o->amp && !o->cuda)

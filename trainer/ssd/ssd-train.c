@@ -575,6 +575,9 @@ int main(int argc, char **argv)
                        t.train_size, t.steps_per_epoch, t.base_lr, (long long)t.sgd.cfg.warmup_iters,
                        (unsigned long long)o->seed);
                 fflush(stdout);
+                if (t.sgd.cfg.warmup_iters < 1)
+                        fprintf(stderr, PROG ": warning: no warmup step (--warmup-epochs %g): the MLPerf compliance "
+                                        "checker needs opt_learning_rate_warmup_steps >= 1\n", o->warmup_epochs);
         }
         log_config(&t);
         MLLOG_END("init_stop", NULL, NULL);
