@@ -26,7 +26,7 @@ static const struct bd_command commands[] = {
         { "logs", cmd_logs, "RUN [--follow] [--trial N]", "Collect a run's trial logs and print or follow them." },
         { "report", cmd_report, "RUN... [--json|--csv] [--reference]",
           "Time to train, accuracy, throughput and the MLPerf score of runs." },
-        { "runs", cmd_runs, "[--system S] [--workload W] [--json]", "List recorded runs, newest first." },
+        { "runs", cmd_runs, "[--system S] [--workload W] [--limit N] [--json]", "List recorded runs, newest first." },
         { "nodes", cmd_nodes, "[--system S | NODE...] [--json] [--topo]",
           "Ask the benchd of each node what it has and how it is wired." },
         { "dataset", cmd_dataset, DATASET_USAGE, DATASET_SUMMARY },

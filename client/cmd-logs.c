@@ -127,7 +127,7 @@ int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         }
         int ret = BD_EXIT_OK;
         if (only > r.ntrials) {
-                bd_error("--trial %ld: run %s has %d trials", only, r.id, r.ntrials);
+                bd_error("--trial %ld: run %s has %d trial%s", only, r.id, r.ntrials, r.ntrials == 1 ? "" : "s");
                 ret = BD_EXIT_FAIL;
         }
         for (int i = 0; ret == BD_EXIT_OK && i < r.ntrials; i++) {

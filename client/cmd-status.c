@@ -133,33 +133,39 @@ static void print_status(const struct bd_run *r, const struct bd_trial *t)
 /* state, trial i/N, elapsed: one line, rewritten in place on a terminal */
 static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty, char *last, size_t n)
 {
-        int cur = 0, done = 0, never = 0;
+        int cur = 0, ended[_ST_MAX] = { 0 }, never = 0;
         for (int i = 0; i < r->ntrials; i++) {
                 if (t[i].state == ST_RUNNING)
                         cur = i + 1;
-                /* a trial the run ended before is not done: it never started */
+                /* a trial the run ended before did not end: it never started */
                 if (state_final(t[i].state) && t[i].start_time <= 0)
                         never++;
-                else if (state_final(t[i].state))
-                        done++;
+                else if (state_final(t[i].state) && (unsigned)t[i].state < _ST_MAX)
+                        ended[t[i].state]++;
         }
-        char el[32], line[256], nv[48] = "";
+        /* "2 completed, 1 failed": how the trials that ran ended */
+        char el[32], line[512], outcomes[256];
+        int len = snprintf(outcomes, sizeof(outcomes), "%d completed", ended[ST_COMPLETED]);
+        for (int st = 0; st < _ST_MAX; st++)
+                if (st != ST_COMPLETED && ended[st] && len < (int)sizeof(outcomes))
+                        len += snprintf(outcomes + len, sizeof(outcomes) - (size_t)len, ", %d %s", ended[st],
+                                        state_name((enum bd_state)st));
+        if (never && len < (int)sizeof(outcomes))
+                snprintf(outcomes + len, sizeof(outcomes) - (size_t)len, ", %d never started", never);
         fmt_elapsed(r->start_time > 0 ? r->start_time : r->submit_time, r->end_time, el, sizeof(el));
-        if (never)
-                snprintf(nv, sizeof(nv), ", %d never started", never);
         if (cur)
-                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %d done, elapsed %s", r->id,
-                         state_name(r->state), cur, r->ntrials, done, el);
+                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %s, elapsed %s", r->id, state_name(r->state),
+                         cur, r->ntrials, outcomes, el);
         else
-                snprintf(line, sizeof(line), "run %s: %s, %d/%d trials done%s, elapsed %s", r->id,
-                         state_name(r->state), done, r->ntrials, nv, el);
+                snprintf(line, sizeof(line), "run %s: %s, %d trial%s: %s, elapsed %s", r->id, state_name(r->state),
+                         r->ntrials, r->ntrials == 1 ? "" : "s", outcomes, el);
         if (tty) {
                 printf("\r\033[K%s", line);
                 fflush(stdout);
         } else {
                 /* one line per change, without the ticking clock */
-                char key[256];
-                snprintf(key, sizeof(key), "%s %d %d", state_name(r->state), cur, done);
+                char key[300];
+                snprintf(key, sizeof(key), "%s %d %s", state_name(r->state), cur, outcomes);
                 if (strcmp(key, last)) {
                         printf("%s\n", line);
                         fflush(stdout);
@@ -204,7 +210,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json);
 int wait_for_run(struct bd_store *store, const char *id, bool json)
 {
         bool tty = !json && isatty(STDOUT_FILENO);
-        char last[256] = "";
+        char last[300] = "";
         _cleanup_free_ char *last_json = NULL;
         struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old_int, old_term;
         sigemptyset(&sa.sa_mask);

@@ -27,6 +27,7 @@ if [ -x "$ALLREDUCE" ]; then
     is "submit --wait exits 0 when every trial completed" "$rc" 0
     like "submit prints the run id and process" "$out" "^run [0-9]{8}-[0-9]{6}-[0-9a-f]{4} started: process [0-9]+, 2 trials"
     like "--wait shows the trials" "$out" "^  2 +completed"
+    like "  and its line: how the trials ended" "$out" "^run [^ ]+: completed, 2 trials: 2 completed, elapsed "
     id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
     json=$("$BENCHCTL" status "$id" --json)
     is "status --json: run and both trials completed with exit code 0" \
@@ -93,6 +94,7 @@ out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --se
 is "submit --wait exits 1 when a trial failed" "$rc" 1
 like "the failed trial is shown with its exit status" "$out" "^  1 +failed .* 3 +the trainer exited with an error"
 like "with the last lines of its log" "$out" "\| .*out of cheese"
+like "  its line: no trial completed, one failed" "$out" "^run [^ ]+: failed, 1 trial: 0 completed, 1 failed, elapsed "
 id=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) started.*/\1/p')
 out=$("$BENCHCTL" report "$id")
 like "report of a failed trial: no run_start, no score" "$out" "^  1 +no run .*no run_start in the log"
@@ -179,6 +181,9 @@ check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
 wait_until 30 eval '! kill -0 "$watcher"'
 wait "$watcher"; rc=$?
+out=$("$BENCHCTL" status "$id" --watch)
+like "status --watch of the cancelled run: one running trial cancelled, one never started" "$out" \
+     "^run $id: cancelled, 2 trials: 0 completed, 1 cancelled, 1 never started, elapsed "
 is "status --watch --json ends with the run: exit 0" "$rc" 0
 is "  a JSON line per change, running then cancelled" "$(/usr/bin/python3 -c '
 import json, sys
