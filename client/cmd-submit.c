@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <pwd.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +43,28 @@ static char *user_name(void)
 
 /* A writable log directory, created when missing; a dry run creates nothing
  * and checks the nearest directory that exists instead. */
+/* A kernel file system (sysfs, proc, cgroup...) takes no log files, though
+ * access() lets root write there. */
+static int check_not_pseudo(const char *dir, const char *d, struct bd_err *err)
+{
+        static const struct {
+                long magic;
+                const char *name;
+        } pseudo[] = {
+                { SYSFS_MAGIC, "sysfs" },         { PROC_SUPER_MAGIC, "proc" },  { CGROUP_SUPER_MAGIC, "cgroup" },
+                { CGROUP2_SUPER_MAGIC, "cgroup2" }, { DEBUGFS_MAGIC, "debugfs" }, { SECURITYFS_MAGIC, "securityfs" },
+                { TRACEFS_MAGIC, "tracefs" },     { BPF_FS_MAGIC, "bpf" },       { DEVPTS_SUPER_MAGIC, "devpts" },
+        };
+        struct statfs sf;
+        if (statfs(d, &sf) < 0)
+                return 0;
+        for (size_t i = 0; i < ARRAY_SIZE(pseudo); i++)
+                if ((long)sf.f_type == pseudo[i].magic)
+                        return bd_err_set(err, -EROFS, "log directory '%s' is on %s, a kernel file system: no log "
+                                          "files can be written there", dir, pseudo[i].name);
+        return 0;
+}
+
 static int check_logdir(const char *dir, bool create, struct bd_err *err)
 {
         if (!create) {
@@ -63,7 +87,7 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
                 if (!S_ISDIR(st.st_mode))
                         return bd_err_set(err, -ENOTDIR, "log directory '%s': '%s' is not a directory", dir, d);
                 if (access(d, W_OK | X_OK) == 0)
-                        return 0;
+                        return check_not_pseudo(dir, d, err);
                 if (streq(d, dir))
                         return bd_err_set(err, -errno, "log directory '%s' is not writable: %s", dir, strerror(errno));
                 return bd_err_set(err, -errno, "log directory '%s' cannot be created: '%s' is not writable: %s", dir, d,
@@ -74,7 +98,7 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
                 return bd_err_set(err, r, "log directory '%s': %s", dir, strerror(-r));
         if (access(dir, W_OK | X_OK) < 0)
                 return bd_err_set(err, -errno, "log directory '%s' is not writable: %s", dir, strerror(errno));
-        return 0;
+        return check_not_pseudo(dir, dir, err);
 }
 
 /* Whether the system's trials may run on other hosts: Slurm, or mpirun with a

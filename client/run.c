@@ -220,6 +220,9 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                                  r->job_id);
                 }
         }
+        /* Slurm reports 0 for a job its node failure ended: no exit status */
+        if (job.state == ST_NODE_FAIL && job.exit_code == 0)
+                job.exit_code = -1;
         if (job.state == ST_COMPLETED && closing >= 0 && closing < r->ntrials)
                 job.state = ST_FAILED;
         /* a local run whose exit status went unrecorded (its wrapper was

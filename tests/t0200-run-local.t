@@ -314,6 +314,13 @@ check "  creates no directory" test ! -e "$tmp/dry"
 err=$("$BENCHCTL" submit --system local allreduce --dry-run --logdir "$tmp/afile/sub" 2>&1); rc=$?
 is "--dry-run with an impossible --logdir: exit 1" "$rc" 1
 like "  says why" "$err" "log directory '$tmp/afile/sub': '$tmp/afile' is not a directory"
+if [ -d /sys/kernel ]; then
+    err=$("$BENCHCTL" submit --system local allreduce --logdir /sys/kernel 2>&1); rc=$?
+    is "--logdir on sysfs (writable to root by access()): exit 1" "$rc" 1
+    like "  says it is a kernel file system" "$err" "^benchctl: log directory '/sys/kernel' is on sysfs, a kernel file system"
+else
+    skip 2 "no /sys/kernel here"
+fi
 
 # 5. several benchctl processes at once never corrupt the store
 printf '#!/bin/sh\nexit 0\n' > "$bin/benchd-allreduce"

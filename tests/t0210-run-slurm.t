@@ -70,6 +70,7 @@ bash "$CLUSTER" kill-node n2 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
 out=$(timeout 240 "$BENCHCTL" status "$id" --watch); rc=$?
 is "--watch returns once the node failure is noticed" "$rc" 0
 like "the run ends as node failure" "$out" "allreduce on 4xlocal, node_fail"
+unlike "  without an exit code (Slurm's 0 is none)" "$out" "node_fail, exit code"
 # mpirun may notice the lost node first (the trial fails) or Slurm does (node_fail);
 # either way no trial may count as completed and the failure reaches a trial
 like "a trial ends in node failure" "$out" "^  [12] +node_fail"
