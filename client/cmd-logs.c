@@ -50,7 +50,7 @@ static char *collect(const struct bd_run *r, const struct bd_trial *t, char **re
 static int follow(struct bd_store *store, const char *id, long only)
 {
         size_t *off = NULL;
-        int n = 0;
+        int n = 0, ret = BD_EXIT_OK;
         for (;;) {
                 struct bd_run r;
                 struct bd_trial *t;
@@ -74,6 +74,16 @@ static int follow(struct bd_store *store, const char *id, long only)
                         off[i] = len;
                 }
                 fflush(stdout);
+                bool printed = false;
+                for (int i = 0; i < n; i++)
+                        printed |= off[i] > 0;
+                if (final && !printed) {
+                        /* nothing to show: say why, rather than end in silence */
+                        ret = BD_EXIT_FAIL;
+                        bd_error("run %s ended (%s%s%s) before %s wrote a log", r.id, state_name(r.state),
+                                 r.reason ? ": " : "", r.reason ? r.reason : "",
+                                 only ? "the trial" : "any trial");
+                }
                 if (final)
                         for (int i = 0; i < n; i++)
                                 if (!only || t[i].trial == only) {
@@ -90,7 +100,7 @@ static int follow(struct bd_store *store, const char *id, long only)
                 sleep(1);
         }
         free(off);
-        return BD_EXIT_OK;
+        return ret;
 }
 
 int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)

@@ -181,10 +181,13 @@ check "cancel exits 0" "$BENCHCTL" cancel "$id"
 like "status says cancelled" "$("$BENCHCTL" status "$id")" "allreduce on local, cancelled"
 wait_until 30 eval '! kill -0 "$watcher"'
 wait "$watcher"; rc=$?
+is "status --watch --json ends with the run: exit 0" "$rc" 0
+err=$(timeout 30 "$BENCHCTL" logs "$id" --follow --trial 2 2>&1); rc=$?
+is "logs --follow of a trial that never started: exit 1" "$rc" 1
+like "  saying the run ended before it wrote a log" "$err" "^benchctl: run $id ended \(cancelled: cancelled by benchctl\) before the trial wrote a log$"
 out=$("$BENCHCTL" status "$id" --watch)
 like "status --watch of the cancelled run: one running trial cancelled, one never started" "$out" \
      "^run $id: cancelled, 2 trials: 0 completed, 1 cancelled, 1 never started, elapsed "
-is "status --watch --json ends with the run: exit 0" "$rc" 0
 is "  a JSON line per change, running then cancelled" "$(/usr/bin/python3 -c '
 import json, sys
 print(" ".join(json.loads(l)["state"] for l in open(sys.argv[1])))' "$tmp/watch.jsonl")" "running cancelled"
