@@ -41,8 +41,6 @@ static char *user_name(void)
         return xstrdup(pw ? pw->pw_name : "?");
 }
 
-/* A writable log directory, created when missing; a dry run creates nothing
- * and checks the nearest directory that exists instead. */
 /* A kernel file system (sysfs, proc, cgroup...) takes no log files, though
  * access() lets root write there. */
 static int check_not_pseudo(const char *dir, const char *d, struct bd_err *err)
@@ -65,6 +63,8 @@ static int check_not_pseudo(const char *dir, const char *d, struct bd_err *err)
         return 0;
 }
 
+/* A writable log directory, created when missing; a dry run creates nothing
+ * and checks the nearest directory that exists instead. */
 static int check_logdir(const char *dir, bool create, struct bd_err *err)
 {
         if (!create) {
@@ -370,7 +370,6 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         keep = true;
                 } else {
                         bd_error("%s; the run could not be recorded: its %s was cancelled", err.msg, what);
-                        keep = false;
                 }
                 ret = BD_EXIT_FAIL;
                 goto out;

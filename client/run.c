@@ -121,7 +121,7 @@ static int read_marks(const char *path, struct marks *m, int n, struct fate *f)
                         m[i - 1].rc = rc;
                 } else if (sscanf(line, "benchd: %d of %d trials succeeded", &ok, &tot) == 2) {
                         closing = ok;
-                } else if (f) {
+                } else {
                         read_fate(line, f);
                 }
         }

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "scheduler.h"
+#include "strutil.h"
 #include "system.h"
 
 #define SUBMIT_TRIES 10
@@ -117,22 +118,14 @@ static char *held_suffix(const char *text)
                 size_t pl = strlen(prefix);
                 if (!strncmp(l, prefix, pl) && l[pl] == ':')
                         l += pl + 1 + strspn(l + pl + 1, " ");
-                if (!strncmp(l, "error: ", 7))
-                        l += 7;
+                if (str_has_prefix(l, "error: "))
+                        l += strlen("error: ");
                 if (*l)
                         buf_printf(&b, "%s%s", b.len ? "; " : " (libslurm: ", l);
         }
         if (b.len)
                 buf_puts(&b, ")");
         return xstrdup(b.s ? b.s : "");
-}
-
-
-static void pass_on(char *held)
-{
-        if (held)
-                fputs(held, stderr);
-        free(held);
 }
 
 const char *slurm_backend(void)
@@ -155,17 +148,26 @@ static int slurm_fail(const char *what, struct bd_err *err)
         return bd_err_set(err, -EIO, "%s: %s", what, slurm_strerror(e));
 }
 
-/* slurm_fail() for a call whose messages were held: they end the line */
-static int slurm_fail_held(const char *what, char *held, struct bd_err *err)
+/* Ends holding stderr around a libslurm call that returned r: its failure as
+ * slurm_fail() says it, with the held messages ending the line, or 0 with the
+ * messages passed on as they were. */
+static int release_held(struct held_stderr *h, int r, const char *what, struct bd_err *err)
 {
+        int e = slurm_get_errno(); /* restoring stderr may change it */
+        _cleanup_free_ char *held = release_stderr(h);
+        if (r == 0) {
+                if (held)
+                        fputs(held, stderr);
+                return 0;
+        }
+        slurm_seterrno(e);
         _cleanup_free_ char *suffix = held_suffix(held);
-        free(held);
-        int r = slurm_fail(what, err);
+        int ret = slurm_fail(what, err);
         if (err) {
                 size_t l = strlen(err->msg);
                 snprintf(err->msg + l, sizeof(err->msg) - l, "%s", suffix);
         }
-        return r;
+        return ret;
 }
 
 /* Fills a job description with the same request as the script's #SBATCH lines. */
@@ -242,13 +244,8 @@ int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_e
                         break;
                 sleep((unsigned)(1 + i)); /* the controller is busy: back off and retry, as sbatch does */
         }
-        int e = slurm_get_errno();
-        char *held = release_stderr(&h);
-        if (r != 0) {
-                slurm_seterrno(e);
-                return slurm_fail_held("cannot submit the job", held, err);
-        }
-        pass_on(held);
+        if ((r = release_held(&h, r, "cannot submit the job", err)) < 0)
+                return r;
         *ret_job_id = xasprintf("%u", resp->job_id);
         slurm_free_submit_response_response_msg(resp);
         return 0;
@@ -263,13 +260,9 @@ int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_
         will_run_response_msg_t *resp = NULL;
         struct held_stderr h;
         hold_stderr(&h);
-        int r = slurm_job_will_run2(&d, &resp), e = slurm_get_errno();
-        char *held = release_stderr(&h);
-        if (r != 0) {
-                slurm_seterrno(e);
-                return slurm_fail_held("the job would not run", held, err);
-        }
-        pass_on(held);
+        int r = release_held(&h, slurm_job_will_run2(&d, &resp), "the job would not run", err);
+        if (r < 0)
+                return r;
         char when[64] = "now";
         struct tm tm;
         if (resp->start_time > 0 && localtime_r(&resp->start_time, &tm))
