@@ -37,21 +37,21 @@ sets=(--set paths.bin="$tmp/bin" --set clear_caches=false --logdir "$tmp/logs")
 "$BENCHCTL" render --system 4xlocal allreduce --runs 1 --set paths.bin="$tmp/bin" \
     --set clear_caches=false --set paths.logs="$tmp/logs" -o "$tmp/job.sbatch"
 
-now() { echo "$EPOCHREALTIME"; }
 # what creating a file costs here now: benchctl creates three (the run
-# directory, its script and config) and slurmctld as many per job; on ext4
+# directory before submitting, its script and config in a thread while it
+# submits) and slurmctld as many per job; on ext4
 # without a journal (as on this VM) that cost grows for minutes after a big
 # deletion, which is how consecutive runs of this script slow each other
 mkdir "$tmp/probe"
-t0=$(now)
+t0=$EPOCHREALTIME
 for i in $(seq 200); do : >"$tmp/probe/$i"; done
-t1=$(now)
+t1=$EPOCHREALTIME
 create_us=$(echo "($t1 - $t0) * 1000000 / 200" | bc -l)
 bc_times=() sb_times=()
 for _ in $(seq "$n"); do
-    t0=$(now); "$BENCHCTL" submit --system 4xlocal allreduce --runs 1 "${sets[@]}" >/dev/null; t1=$(now)
+    t0=$EPOCHREALTIME; "$BENCHCTL" submit --system 4xlocal allreduce --runs 1 "${sets[@]}" >/dev/null; t1=$EPOCHREALTIME
     bc_times+=("$(echo "$t1 - $t0" | bc -l)")
-    t0=$(now); sbatch --parsable "$tmp/job.sbatch" >/dev/null; t1=$(now)
+    t0=$EPOCHREALTIME; sbatch --parsable "$tmp/job.sbatch" >/dev/null; t1=$EPOCHREALTIME
     sb_times+=("$(echo "$t1 - $t0" | bc -l)")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }

@@ -82,10 +82,11 @@ static int sql_err(struct bd_store *s, int rc, const char *what, struct bd_err *
         return bd_err_set(err, r, "results store %s/benchd.db: %s: %s", s->home, what, sqlite3_errmsg(s->db));
 }
 
-static int exec(struct bd_store *s, const char *sql, struct bd_err *err)
+/* what: what failed, in the error (not the SQL) */
+static int exec(struct bd_store *s, const char *sql, const char *what, struct bd_err *err)
 {
         int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
-        return rc == SQLITE_OK ? 0 : sql_err(s, rc, sql, err);
+        return rc == SQLITE_OK ? 0 : sql_err(s, rc, what, err);
 }
 
 static int user_version(struct bd_store *s)
@@ -109,16 +110,16 @@ static int init_schema(struct bd_store *s, struct bd_err *err)
         /* a store at this version was made a WAL store with its schema (the
          * journal mode is kept in the file): no more to do */
         if (user_version(s) == SCHEMA_VERSION)
-                return exec(s, CONN_PRAGMAS, err);
+                return exec(s, CONN_PRAGMAS, "open", err);
         /* WAL: readers never block the writer */
-        int r = exec(s, "PRAGMA journal_mode=WAL; " CONN_PRAGMAS, err);
+        int r = exec(s, "PRAGMA journal_mode=WAL; " CONN_PRAGMAS, "open", err);
         if (r < 0 || user_version(s) == SCHEMA_VERSION)
                 return r;
-        if ((r = exec(s, "BEGIN IMMEDIATE;", err)) < 0)
+        if ((r = exec(s, "BEGIN IMMEDIATE;", "begin a transaction", err)) < 0)
                 return r;
         _cleanup_free_ char *rest = xasprintf("%s PRAGMA user_version=%d; COMMIT;", schema, SCHEMA_VERSION);
-        if ((r = exec(s, rest, err)) < 0)
-                (void) exec(s, "ROLLBACK;", NULL);
+        if ((r = exec(s, rest, "create the tables", err)) < 0)
+                (void) exec(s, "ROLLBACK;", "roll back", NULL);
         return r;
 }
 
@@ -277,12 +278,12 @@ static int put_run(struct bd_store *s, const struct bd_run *r, bool insert, stru
 static int transaction(struct bd_store *s, const struct bd_run *r, const struct bd_trial *t, bool insert,
                        struct bd_err *err)
 {
-        int ret = exec(s, "BEGIN IMMEDIATE;", err);
+        int ret = exec(s, "BEGIN IMMEDIATE;", "begin a transaction", err);
         if (ret < 0)
                 return ret;
         if ((ret = put_run(s, r, insert, err)) < 0 || (ret = put_trials(s, r->id, t, r->ntrials, err)) < 0 ||
-            (ret = exec(s, "COMMIT;", err)) < 0) {
-                (void) exec(s, "ROLLBACK;", NULL);
+            (ret = exec(s, "COMMIT;", "commit", err)) < 0) {
+                (void) exec(s, "ROLLBACK;", "roll back", NULL);
                 return ret;
         }
         return 0;

@@ -368,6 +368,16 @@ wait "$locker" 2>/dev/null
 is "  and nothing is recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$nbefore"
 printf '#!/bin/sh\nexit 0\n' > "$bin/benchd-allreduce"
 
+# a results store that cannot be opened: an error before anything starts
+mkdir -p "$tmp/badhome"
+head -c 8192 /dev/urandom > "$tmp/badhome/benchd.db"
+err=$(BENCHD_HOME="$tmp/badhome" "$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" \
+      --set paths.bin="$bin" 2>&1); rc=$?
+is "a store that is not a database: exit 1" "$rc" 1
+is "  one line naming it, nothing started" "$err" \
+   "benchctl: results store $tmp/badhome/benchd.db: open: file is not a database"
+is "  no run directory is left" "$(find "$tmp/badhome/runs" -mindepth 1 | wc -l)" 0
+
 # 6. the WAL stays short (every command reads all of it when it opens the store)
 # (a submission adds 7 pages: 40 of them make 280 without checkpoints)
 for i in $(seq 40); do

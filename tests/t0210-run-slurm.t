@@ -107,6 +107,18 @@ is "a partition the controller does not have: exit 1" "$rc" 1
 like "  the controller's words" "$err" "^benchctl: cannot submit the job: .*invalid partition specified: nope"
 is "  in one line" "$(printf '%s\n' "$err" | wc -l)" 1
 
+# a results store that cannot be opened, found while the job was being
+# submitted (benchctl opens it beside the submission): the job is cancelled
+mkdir -p "$tmp/badhome"
+head -c 8192 /dev/urandom > "$tmp/badhome/benchd.db"
+err=$(BENCHD_HOME="$tmp/badhome" "$BENCHCTL" submit --system 4xlocal allreduce --runs 1 --logdir "$logs" 2>&1); rc=$?
+is "a store that is not a database: exit 1" "$rc" 1
+like "  says why, and that the job was cancelled" "$err" \
+     "^benchctl: results store $tmp/badhome/benchd.db: open: file is not a database; the run could not be recorded: its Slurm job [0-9]+ was cancelled$"
+bjob=$(printf '%s\n' "$err" | sed -n 's/.*its Slurm job \([0-9]*\) was cancelled$/\1/p')
+is "  Slurm holds it as cancelled" "$(squeue -h -t all -j "${bjob:-0}" -o %T 2>/dev/null)" CANCELLED
+is "  no run directory is left" "$(find "$tmp/badhome/runs" -mindepth 1 | wc -l)" 0
+
 # 5. the controller is down: a clear error naming it, nothing recorded
 # a job left pending (the nodes drained) stays in the controller's saved
 # state while the controller is down and back (a running job's steps may
