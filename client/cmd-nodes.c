@@ -3,8 +3,10 @@
 #include "config.h"
 
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "benchctl.h"
 #include "nodes.h"
@@ -65,12 +67,34 @@ static const char *clean(const char *s, char *buf, size_t n)
         return buf;
 }
 
-/* Terminal columns of clean UTF-8 (one a character). */
+/* The terminal columns of the clean UTF-8 character at s (its length in
+ * *len): 2 for wide (East Asian) ones, 0 for combining ones, as wcwidth(3)
+ * says in a UTF-8 locale; 1 where no such locale is to be had. */
+static int char_columns(const char *s, int *len)
+{
+        static locale_t utf8;
+        static bool tried;
+        *len = (int)utf8_char_len(s) ?: 1;
+        if (!tried) {
+                tried = true;
+                utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+        }
+        if (!utf8 || *len == 1)
+                return 1;
+        locale_t old = uselocale(utf8);
+        wchar_t wc;
+        mbstate_t st = { 0 };
+        int w = mbrtowc(&wc, s, (size_t)*len, &st) == (size_t)*len ? wcwidth(wc) : 1;
+        uselocale(old);
+        return w < 0 ? 1 : w;
+}
+
+/* Terminal columns of clean UTF-8. */
 static int columns(const char *s)
 {
-        int w = 0;
-        for (; *s; s++)
-                w += ((unsigned char)*s & 0xc0) != 0x80;
+        int w = 0, len;
+        for (; *s; s += len)
+                w += char_columns(s, &len);
         return w;
 }
 
@@ -80,8 +104,11 @@ static void fit(char *s, size_t size, int w)
         if (columns(s) <= w)
                 return;
         char *p = s;
-        for (int k = 0; k < w - 1; k++)
-                p += utf8_char_len(p);
+        int used = 0, len, cw;
+        while (*p && used + (cw = char_columns(p, &len)) <= w - 1) {
+                used += cw;
+                p += len;
+        }
         *p = '\0';
         if ((size_t)(p - s) + 4 <= size)
                 strcat(p, "\xe2\x80\xa6");     /* U+2026 */
@@ -155,7 +182,7 @@ static void print_table(const struct node_call *calls, int n)
                         clean(tmp, r[C_GPUS], sizeof(r[C_GPUS]) - 3);
                         summary_nics(inv, tmp, sizeof(tmp));
                         clean(tmp, r[C_NICS], sizeof(r[C_NICS]) - 3);
-                        uptime(sys_num(inv, "host.uptime_seconds", 0), r[C_UPTIME], sizeof(r[C_UPTIME]));
+                        uptime(sys_num(inv, "host.uptime_seconds", -1), r[C_UPTIME], sizeof(r[C_UPTIME]));
                 }
                 for (int k = 0; k < N_COLUMNS; k++) {
                         if (!node_ok(c) && k > C_STATUS)

@@ -1,9 +1,11 @@
 /* inventory-cpu.c: host, CPU and NUMA layout from procfs and sysfs. */
 #include "config.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,26 @@ void inv_warn(struct inventory *inv, const char *fmt, ...)
         free(s);
 }
 
+/* An os-release value as the shell reads it (os-release(5)), unquoted in
+ * place: in double quotes a backslash escapes $ " ` and itself (before any
+ * other character it stays); in single quotes nothing is escaped; unquoted,
+ * a backslash escapes any character. */
+static void os_release_value(char *v)
+{
+        char *out = v, quote = 0;
+        for (const char *in = v; *in; in++) {
+                if (quote && *in == quote)
+                        quote = 0;
+                else if (!quote && (*in == '"' || *in == '\''))
+                        quote = *in;
+                else if (*in == '\\' && in[1] && (!quote || (quote == '"' && strchr("$\"\\`", in[1]))))
+                        *out++ = *++in;
+                else
+                        *out++ = *in;
+        }
+        *out = '\0';
+}
+
 static void scan_host(struct inventory *inv)
 {
         char buf[4096];
@@ -55,8 +77,17 @@ static void scan_host(struct inventory *inv)
                 inv_warn(inv, "cannot read the host name from /proc/sys/kernel/hostname");
         if (inv_read(inv, "/proc/sys/kernel/osrelease", inv->kernel, sizeof(inv->kernel)) < 0)
                 inv_warn(inv, "cannot read the kernel release");
-        if (inv_read(inv, "/proc/uptime", buf, sizeof(buf)) == 0)
-                inv->uptime = strtod(buf, NULL);
+        inv->uptime = -1;
+        if (inv_read(inv, "/proc/uptime", buf, sizeof(buf)) == 0) {
+                char *end;
+                errno = 0;
+                double up = strtod(buf, &end);
+                if (end == buf || errno || !isfinite(up) || up < 0 || (*end && !isspace((unsigned char)*end)))
+                        inv_warn(inv, "/proc/uptime: '%.40s' does not start with seconds; uptime unknown", buf);
+                else
+                        inv->uptime = up;
+        } else
+                inv_warn(inv, "cannot read /proc/uptime; uptime unknown");
         _cleanup_free_ char *osr = inv_path(inv, "/etc/os-release");
         FILE *f = fopen(osr, "re");
         if (f) {
@@ -65,10 +96,7 @@ static void scan_host(struct inventory *inv)
                         if (!strncmp(line, "PRETTY_NAME=", 12)) {
                                 char *v = line + 12;
                                 v[strcspn(v, "\n")] = '\0';
-                                if (*v == '"') {
-                                        v++;
-                                        v[strcspn(v, "\"")] = '\0';
-                                }
+                                os_release_value(v);
                                 snprintf(inv->os, sizeof(inv->os), "%.200s", v);
                         }
                 fclose(f);
@@ -88,7 +116,8 @@ static void scan_cpus(struct inventory *inv, long *keys)
         /* sockets and cores from each CPU's topology */
         int pkgs[256], npkgs = 0;
         long *cores = xcalloc(BD_CPUSET_MAX, sizeof(long));
-        int ncores = 0;
+        int *threads = xcalloc(BD_CPUSET_MAX, sizeof(int));
+        int ncores = 0, most = 0;
         for (int c = 0; c < BD_CPUSET_MAX; c++) {
                 if (!cpuset_has(&inv->online, c))
                         continue;
@@ -111,18 +140,21 @@ static void scan_cpus(struct inventory *inv, long *keys)
                         pkgs[npkgs++] = (int)pkg;
                 long key = pkg * 1000000 + core;
                 keys[c] = key;
-                seen = false;
-                for (int i = 0; i < ncores && !seen; i++)
-                        seen = cores[i] == key;
-                if (!seen)
+                int i = 0;
+                while (i < ncores && cores[i] != key)
+                        i++;
+                if (i == ncores)
                         cores[ncores++] = key;
+                /* threads: the most online CPUs of one core, so that a
+                 * sibling taken offline does not halve the count */
+                if (++threads[i] > most)
+                        most = threads[i];
         }
         free(cores);
+        free(threads);
         inv->sockets = npkgs ? npkgs : 1;
         inv->cores_per_socket = ncores ? ncores / inv->sockets : inv->online_cpus;
-        inv->threads_per_core = ncores ? inv->online_cpus / ncores : 1;
-        if (inv->threads_per_core < 1)
-                inv->threads_per_core = 1;
+        inv->threads_per_core = most ? most : 1;
 
         _cleanup_free_ char *ci = inv_path(inv, "/proc/cpuinfo");
         FILE *f = fopen(ci, "re");
@@ -165,12 +197,14 @@ static bool scan_numa_libnuma(struct inventory *inv)
                 for (unsigned c = 0; c < cpus->size && c < BD_CPUSET_MAX; c++)
                         if (numa_bitmask_isbitset(cpus, c))
                                 cpuset_add(&node->cpus, (int)c);
-                node->mem_kb = numa_node_size64(n, &free_bytes) / 1024;
+                long long size = numa_node_size64(n, &free_bytes);
+                node->mem_kb = size < 0 ? -1 : size / 1024;
                 inv->nnodes++;
         }
         for (int i = 0; i < inv->nnodes; i++)
                 for (int k = 0; k < inv->nnodes; k++)
-                        inv->nodes[i].distance[k] = numa_distance(inv->nodes[i].id, inv->nodes[k].id);
+                        /* 0: libnuma could not tell */
+                        inv->nodes[i].distance[k] = numa_distance(inv->nodes[i].id, inv->nodes[k].id) ?: -1;
         numa_free_cpumask(cpus);
         inv->numa_source = "libnuma";
         return inv->nnodes > 0;
@@ -181,6 +215,26 @@ static bool scan_numa_libnuma(struct inventory *inv)
         return false;
 }
 #endif
+
+/* MemTotal in kB from a meminfo file ("MemTotal:  65536 kB", a node's with
+ * "Node 0 " before it); -1, with a warning, when it has none. */
+static long long mem_total(struct inventory *inv, const char *path)
+{
+        char buf[8192];
+        if (inv_read(inv, path, buf, sizeof(buf)) < 0) {
+                inv_warn(inv, "cannot read %s; memory unknown", path);
+                return -1;
+        }
+        const char *m = strstr(buf, "MemTotal:");
+        char *end = NULL;
+        errno = 0;
+        long long kb = m ? strtoll(m + 9, &end, 10) : -1;
+        if (!m || end == m + 9 || errno || kb < 0 || strncmp(end + strspn(end, " \t"), "kB", 2)) {
+                inv_warn(inv, "%s: no 'MemTotal: N kB' line; memory unknown", path);
+                return -1;
+        }
+        return kb;
+}
 
 static void scan_numa(struct inventory *inv)
 {
@@ -195,6 +249,7 @@ static void scan_numa(struct inventory *inv)
                 inv->nodes[0].id = 0;
                 inv->nodes[0].cpus = inv->online;
                 inv->nodes[0].distance[0] = 10;
+                inv->nodes[0].mem_kb = mem_total(inv, "/proc/meminfo");
                 return;
         }
         for (int n = 0; n < BD_CPUSET_MAX && inv->nnodes < INV_MAX_NODES; n++) {
@@ -209,25 +264,28 @@ static void scan_numa(struct inventory *inv)
                         continue;
                 }
                 snprintf(p, sizeof(p), "/sys/devices/system/node/node%d/meminfo", n);
-                if (inv_read(inv, p, buf, sizeof(buf)) == 0) {
-                        const char *m = strstr(buf, "MemTotal:");
-                        if (m)
-                                node->mem_kb = strtoll(m + 9, NULL, 10);
-                } else
-                        inv_warn(inv, "node%d: unreadable meminfo", n);
+                node->mem_kb = mem_total(inv, p);
                 snprintf(p, sizeof(p), "/sys/devices/system/node/node%d/distance", n);
+                for (int k = 0; k < INV_MAX_NODES; k++)
+                        node->distance[k] = -1;
                 if (inv_read(inv, p, buf, sizeof(buf)) == 0) {
+                        /* one distance per node, from 10 (itself) to 255 */
                         char *s = buf;
-                        for (int k = 0; k < INV_MAX_NODES && *s; k++) {
+                        for (int k = 0; k < INV_MAX_NODES && *(s += strspn(s, " \t\n")); k++) {
                                 char *end;
                                 long d = strtol(s, &end, 10);
-                                if (end == s)
+                                if (end == s || d < 10 || d > 255 || (*end && !isspace((unsigned char)*end))) {
+                                        inv_warn(inv, "%s: '%.40s' is not a list of distances from 10 to 255; "
+                                                 "those from the odd one on are unknown", p, buf);
+                                        for (; k < INV_MAX_NODES; k++)
+                                                node->distance[k] = -1;
                                         break;
+                                }
                                 node->distance[k] = (int)d;
                                 s = end;
                         }
                 } else
-                        inv_warn(inv, "node%d: unreadable distance", n);
+                        inv_warn(inv, "node%d: unreadable distance; its distances are unknown", n);
                 inv->nnodes++;
         }
 }

@@ -48,8 +48,10 @@ void inventory_print(const struct inventory *inv, FILE *f)
 {
         struct bd_buf b = BD_BUF_INIT;
         char sz[32], av[32];
-        fprintf(f, "host      %s, %s, kernel %s, up %.0f s\n", inv->hostname, inv->os[0] ? inv->os : "?", inv->kernel,
-                inv->uptime);
+        char up[32] = "?";
+        if (inv->uptime >= 0)
+                snprintf(up, sizeof(up), "%.0f", inv->uptime);
+        fprintf(f, "host      %s, %s, kernel %s, up %s s\n", inv->hostname, inv->os[0] ? inv->os : "?", inv->kernel, up);
         cpuset_format(&inv->online, &b);
         fprintf(f, "cpu       %s: %d socket%s x %d cores x %d threads, online %s\n",
                 inv->cpu_model[0] ? inv->cpu_model : "?", inv->sockets, inv->sockets == 1 ? "" : "s",
@@ -57,8 +59,11 @@ void inventory_print(const struct inventory *inv, FILE *f)
         for (int i = 0; i < inv->nnodes; i++) {
                 buf_reset(&b);
                 cpuset_format(&inv->nodes[i].cpus, &b);
-                fprintf(f, "numa %-4d cpus %s, %.1f GiB\n", inv->nodes[i].id, b.s ? b.s : "",
-                        inv->nodes[i].mem_kb / 1048576.0);
+                if (inv->nodes[i].mem_kb >= 0)
+                        snprintf(sz, sizeof(sz), "%.1f GiB", inv->nodes[i].mem_kb / 1048576.0);
+                else
+                        snprintf(sz, sizeof(sz), "memory unknown");
+                fprintf(f, "numa %-4d cpus %s, %s\n", inv->nodes[i].id, b.s ? b.s : "", sz);
         }
         if (!inv->ngpus)
                 fprintf(f, "gpus      none: %s\n", inv->gpu_reason);

@@ -210,7 +210,10 @@ cJSON *inventory_json(const struct inventory *inv)
         cJSON_AddStringToObject(host, "hostname", inv->hostname);
         cJSON_AddStringToObject(host, "os", inv->os);
         cJSON_AddStringToObject(host, "kernel", inv->kernel);
-        cJSON_AddNumberToObject(host, "uptime_seconds", inv->uptime);
+        if (inv->uptime >= 0)
+                cJSON_AddNumberToObject(host, "uptime_seconds", inv->uptime);
+        else
+                cJSON_AddNullToObject(host, "uptime_seconds");
 
         cJSON *cpu = cJSON_AddObjectToObject(o, "cpu");
         cJSON_AddStringToObject(cpu, "model", inv->cpu_model);
@@ -226,10 +229,15 @@ cJSON *inventory_json(const struct inventory *inv)
                 cJSON *n = cJSON_CreateObject();
                 cJSON_AddNumberToObject(n, "id", inv->nodes[i].id);
                 cJSON_AddItemToObject(n, "cpus", cpus_json(&inv->nodes[i].cpus));
-                cJSON_AddNumberToObject(n, "mem_total_kb", (double)inv->nodes[i].mem_kb);
+                if (inv->nodes[i].mem_kb >= 0)
+                        cJSON_AddNumberToObject(n, "mem_total_kb", (double)inv->nodes[i].mem_kb);
+                else
+                        cJSON_AddNullToObject(n, "mem_total_kb");
                 cJSON *d = cJSON_AddArrayToObject(n, "distances");
-                for (int k = 0; k < inv->nnodes; k++)
-                        cJSON_AddItemToArray(d, cJSON_CreateNumber(inv->nodes[i].distance[k]));
+                for (int k = 0; k < inv->nnodes; k++) {
+                        int dk = inv->nodes[i].distance[k];
+                        cJSON_AddItemToArray(d, dk >= 0 ? cJSON_CreateNumber(dk) : cJSON_CreateNull());
+                }
                 cJSON_AddItemToArray(numa, n);
         }
 

@@ -69,7 +69,7 @@ struct inv_nic {
 struct inventory {
         char root[512];
         char hostname[256], os[256], kernel[128];
-        double uptime;
+        double uptime;                  /* seconds; -1: unknown */
         char cpu_model[128];
         int sockets, cores_per_socket, threads_per_core, online_cpus;
         struct bd_cpuset online;
@@ -78,8 +78,8 @@ struct inventory {
         struct {
                 int id;
                 struct bd_cpuset cpus;
-                long long mem_kb;
-                int distance[INV_MAX_NODES];
+                long long mem_kb;               /* -1: unknown */
+                int distance[INV_MAX_NODES];    /* -1: unknown */
         } nodes[INV_MAX_NODES];
         /* the physical cores, node by node, for bind_plan() (struct bd_topo) */
         struct bd_core *cores;

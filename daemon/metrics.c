@@ -262,6 +262,8 @@ static void node_metrics(struct bd_buf *b, const struct inventory *inv)
         metrics_sample(b, "cpus_online", inv->online_cpus, 0);
         metrics_family(b, "numa_node_memory_total_bytes", "gauge", "Memory of each NUMA node.");
         for (int i = 0; i < inv->nnodes; i++) {
+                if (inv->nodes[i].mem_kb < 0)
+                        continue; /* unknown */
                 snprintf(v, sizeof(v), "%d", inv->nodes[i].id);
                 metrics_sample(b, "numa_node_memory_total_bytes", (double)inv->nodes[i].mem_kb * 1024, 1, "node", v);
         }

@@ -66,6 +66,29 @@ like "  naming the file and the value" "$(oddget 'chr(10).join(j["warnings"])')"
 like "  the link speed" "$(oddget 'chr(10).join(j["warnings"])')" "/0000:06:00.0/current_link_speed: 'fast' is not a rate such as '8.0 GT/s PCIe'"
 like "  the NIC's speed" "$(oddget 'chr(10).join(j["warnings"])')" "/sys/class/net/ens5/speed: 'lots' is not an integer"
 like "  the minor" "$(oddget 'chr(10).join(j["warnings"])')" "gpus/0000:06:00.0/information: '-7' is not a Device Minor"
+
+# odd host and NUMA values: unknown (null), each with a warning naming the file
+o2="$tmp/odd2"
+cp -a "$srcdir/tests/fixtures/sysfs/cpuoff" "$o2" && chmod -R u+w "$o2"
+echo soon > "$o2/proc/uptime"
+echo 'Node 0 MemTotal:       lots kB' > "$o2/sys/devices/system/node/node0/meminfo"
+echo '21 x10' > "$o2/sys/devices/system/node/node1/distance"
+printf '%s\n' NAME=Test 'PRETTY_NAME="Test \"Quoted\" \$HOME"'"' Linux'" > "$o2/etc/os-release"
+"$BENCHD" --inventory --json --sysfs-root "$o2" > "$tmp/odd2.json" 2>/dev/null
+is "odd host values: the inventory still exits 0" "$?" 0
+o2get() { /usr/bin/python3 -c "import json; j=json.load(open('$tmp/odd2.json')); print($1)"; }
+is "  uptime, node 0's memory, node 1's distance to itself unknown; the rest kept" \
+   "$(o2get 'j["host"]["uptime_seconds"], [(n["mem_total_kb"], n["distances"]) for n in j["numa_nodes"]]')" \
+   "None [(None, [10, 21]), (98566144, [21, None])]"
+is "  one warning for each" "$(o2get 'len(j["warnings"])')" 3
+like "  naming /proc/uptime" "$(o2get 'chr(10).join(j["warnings"])')" "^/proc/uptime: 'soon' does not start with seconds; uptime unknown$"
+like "  the meminfo" "$(o2get 'chr(10).join(j["warnings"])')" "^/sys/devices/system/node/node0/meminfo: no 'MemTotal: N kB' line; memory unknown$"
+like "  the distances" "$(o2get 'chr(10).join(j["warnings"])')" "^/sys/devices/system/node/node1/distance: '21 x10' is not a list of distances"
+is "os-release's shell quoting undone" "$(o2get 'j["host"]["os"]')" 'Test "Quoted" $HOME Linux'
+out=$("$BENCHD" --inventory --sysfs-root "$o2" 2>/dev/null)
+like "  the text inventory: uptime ?" "$out" "^host .*, up \? s$"
+like "  memory unknown" "$out" "^numa 0 +cpus [0-9,-]+, memory unknown$"
+like "cpuoff: a core whose sibling is offline leaves threads per core at 2" "$out" "x 8 cores x 2 threads"
 "$BENCHD" --bogus >/dev/null 2>&1; is "unknown option: exit 2" "$?" 2
 
 # recorded machines

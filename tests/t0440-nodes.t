@@ -133,6 +133,36 @@ import sys
 lines = sys.stdin.read().splitlines()
 cols = [lines[0].index(h) for h in ("STATUS", "HOST", "CPUS", "NUMA", "GPUS", "NICS", "UPTIME")]
 print(all(l[c - 1] == " " and l[c] != " " for l in lines[1:] for c in cols))' <<<"$out")" True
+# wide (East Asian) and combining characters: aligned as a terminal shows
+# them (a wide character takes two columns, a combining one none)
+wide=$(free_port $((base + 31)))
+/usr/bin/python3 - > "$tmp/wide.json" <<'EOF_PY'
+import json
+inv = {"host": {"hostname": "\u8a08\u7b97\u30ce\u30fc\u30c9", "uptime_seconds": 60},
+       "cpu": {"sockets": 1, "cores_per_socket": 4, "threads_per_core": 1},
+       "numa_nodes": [{}],
+       "gpus": [{"name": "Te\u0301sla " + "\u6f22" * 60}],
+       "nics": [{"name": "e\u0301th0", "kind": "ethernet"}]}
+print(json.dumps({"/v1/inventory": [200, inv]}))
+EOF_PY
+/usr/bin/python3 "$srcdir/tests/json-server.py" "$wide" "$tmp/wide.json" &
+pids+=($!)
+wait_until 5 curl -s -o /dev/null "http://127.0.0.1:$wide/v1/inventory"
+out=$("$BENCHCTL" nodes "127.0.0.1:$wide" "127.0.0.1:$fake" "${nodes[0]}" 2>"$tmp/err"); rc=$?
+is "wide characters: exit 0" "$rc" 0
+like "  shown as they are, a long name cut" "$out" "^127.0.0.1:$wide +ok +\S+ +1x4x1 +1 +1 x Te\S+sla \S+… +e\S+th0\(ethernet\)"
+is "  the columns stay aligned on the screen" "$(/usr/bin/python3 -c '
+import sys, unicodedata
+def cells(s):
+    out = []
+    for c in s:
+        w = 0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        if w:
+            out += [c] + [""] * (w - 1)
+    return out
+lines = [cells(l) for l in sys.stdin.read().splitlines()]
+cols = [i for i in range(1, len(lines[0])) if lines[0][i - 1] == " " and lines[0][i] != " "]
+print(len(cols) == 7 and all(l[c - 1] == " " and l[c] not in (" ", "") for l in lines[1:] for c in cols))' <<<"$out")" True
 "$BENCHCTL" nodes --topo "127.0.0.1:$fake" >"$tmp/topo" 2>"$tmp/err"
 like "  an error answer with escapes: shown as '?' on stderr" "$(cat "$tmp/err")" "HTTP 500: no\?\[2Jpe"
 is "  and in the table" "$(tr -d '[:print:]\n' < "$tmp/topo" | LC_ALL=C tr -d '\200-\377' | wc -c)" 0
