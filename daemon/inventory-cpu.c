@@ -277,8 +277,6 @@ static void scan_numa(struct inventory *inv)
                                 if (end == s || d < 10 || d > 255 || (*end && !isspace((unsigned char)*end))) {
                                         inv_warn(inv, "%s: '%.40s' is not a list of distances from 10 to 255; "
                                                  "those from the odd one on are unknown", p, buf);
-                                        for (; k < INV_MAX_NODES; k++)
-                                                node->distance[k] = -1;
                                         break;
                                 }
                                 node->distance[k] = (int)d;

@@ -189,11 +189,17 @@ static cJSON *str_or_null(const char *s)
         return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
+/* v, or null where it is unknown (negative) */
+static cJSON *known_or_null(double v)
+{
+        return v >= 0 ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
 static cJSON *pci_json(const struct inv_pci *p)
 {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "address", p->bdf);
-        cJSON_AddItemToObject(o, "numa_node", p->numa >= 0 ? cJSON_CreateNumber(p->numa) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "numa_node", known_or_null(p->numa));
         cJSON_AddItemToObject(o, "local_cpus", cpus_json(&p->local_cpus));
         cJSON_AddItemToObject(o, "link_speed", str_or_null(p->link_speed));
         cJSON_AddItemToObject(o, "link_width", p->link_width ? cJSON_CreateNumber(p->link_width) : cJSON_CreateNull());
@@ -210,10 +216,7 @@ cJSON *inventory_json(const struct inventory *inv)
         cJSON_AddStringToObject(host, "hostname", inv->hostname);
         cJSON_AddStringToObject(host, "os", inv->os);
         cJSON_AddStringToObject(host, "kernel", inv->kernel);
-        if (inv->uptime >= 0)
-                cJSON_AddNumberToObject(host, "uptime_seconds", inv->uptime);
-        else
-                cJSON_AddNullToObject(host, "uptime_seconds");
+        cJSON_AddItemToObject(host, "uptime_seconds", known_or_null(inv->uptime));
 
         cJSON *cpu = cJSON_AddObjectToObject(o, "cpu");
         cJSON_AddStringToObject(cpu, "model", inv->cpu_model);
@@ -229,15 +232,10 @@ cJSON *inventory_json(const struct inventory *inv)
                 cJSON *n = cJSON_CreateObject();
                 cJSON_AddNumberToObject(n, "id", inv->nodes[i].id);
                 cJSON_AddItemToObject(n, "cpus", cpus_json(&inv->nodes[i].cpus));
-                if (inv->nodes[i].mem_kb >= 0)
-                        cJSON_AddNumberToObject(n, "mem_total_kb", (double)inv->nodes[i].mem_kb);
-                else
-                        cJSON_AddNullToObject(n, "mem_total_kb");
+                cJSON_AddItemToObject(n, "mem_total_kb", known_or_null((double)inv->nodes[i].mem_kb));
                 cJSON *d = cJSON_AddArrayToObject(n, "distances");
-                for (int k = 0; k < inv->nnodes; k++) {
-                        int dk = inv->nodes[i].distance[k];
-                        cJSON_AddItemToArray(d, dk >= 0 ? cJSON_CreateNumber(dk) : cJSON_CreateNull());
-                }
+                for (int k = 0; k < inv->nnodes; k++)
+                        cJSON_AddItemToArray(d, known_or_null(inv->nodes[i].distance[k]));
                 cJSON_AddItemToArray(numa, n);
         }
 
