@@ -21,7 +21,7 @@ cflags=$(sed -n 's/^CFLAGS = //p' "$build/Makefile")
 libs=$(sed -n 's/^\(TURBOJPEG\|JPEG\|XXHASH\|CJSON\)_LIBS = //p' "$build/Makefile" | tr '\n' ' ')
 [ -f "$build/libbddata.a" ] || { echo "loader.sh: no $build/libbddata.a (build first)" >&2; exit 1; }
 # shellcheck disable=SC2086
-$cc -std=gnu11 $cflags -I"$build" -I"$build/lib" -I"$src/lib" -I"$src/trainer/data" -o "$tmp/loader-bench" \
+$cc -std=gnu11 $cflags -I"$build" -I"$build/lib" -I"$src/lib" -I"$src/data" -o "$tmp/loader-bench" \
     "$src/bench/loader-bench.c" "$build/libbddata.a" "$build/libbd.a" $libs -lpthread -lm
 bench="$tmp/loader-bench"
 data=${LOADER_BENCH_DATA:-$tmp/coco}

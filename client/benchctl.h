@@ -43,7 +43,7 @@ int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
-/* COCO data pipeline (trainer/data).  'dataset' runs in a program of its own,
+/* COCO data pipeline (data/).  'dataset' runs in a program of its own,
  * benchd-dataset (cmd-dataset.c), so that benchctl does not load the JPEG
  * libraries at every start; benchctl's cmd_dataset (cmd-helper.c) executes it. */
 #define DATASET_USAGE "synth|index|check [OPTIONS]"

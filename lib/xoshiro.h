@@ -1,7 +1,7 @@
 /* xoshiro.h: the generator behind every random number of the trainers and the
  * data pipeline: xoshiro256** (Blackman and Vigna), seeded through splitmix64.
  * trainer/core/rng.h adds streams, normals and bounded integers for training;
- * trainer/data/rng.h keyed streams for the data pipeline. */
+ * data/rng.h keyed streams for the data pipeline. */
 #ifndef BD_XOSHIRO_H
 #define BD_XOSHIRO_H
 

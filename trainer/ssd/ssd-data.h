@@ -1,6 +1,6 @@
 /* ssd-data.h: the data loader as the SSD trainer sees it.
  *
- * A thin wrapper of trainer/data/loader.h.  It exists because the data
+ * A thin wrapper of data/loader.h.  It exists because the data
  * pipeline's rng.h and the trainer core's rng.h both define struct bd_rng,
  * so no file can include loader.h and the core's headers together: this
  * header includes neither, ssd-data.c includes only the data side.
