@@ -24,7 +24,7 @@
 #include "fs.h"
 #include "nodes.h"
 #include "stage-remote.h"
-#include "stage.h"
+#include "stage/stage.h"
 #include "strutil.h"
 
 #define POLL_MS 500

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 
 #include "err.h"
-#include "stage.h"
+#include "stage/stage.h"
 
 struct stage_remote_req {
         char *const *nodes;             /* NULL-terminated HOST[:PORT] or URLs */

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "stage.h"
+#include "stage/stage.h"
 
 /* Runs the job in its own thread and draws its progress on stderr until it
  * ends; SIGINT and SIGTERM cancel it (temporary files are removed).  quiet:

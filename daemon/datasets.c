@@ -1,7 +1,7 @@
 /* datasets.c: staging jobs behind the HTTP API.
  *
  * One entry per dataset name that has had a job in this daemon's lifetime:
- * the job itself (running in its own thread, lib/stage.h), kept after it
+ * the job itself (running in its own thread, lib/stage/stage.h), kept after it
  * ends so that its problems can be read, until the next job of the same name
  * replaces it.  Everything else (what a previous daemon did, the last
  * verification, the manifest checksum) comes from the state files.
@@ -23,7 +23,7 @@
 #include "datasets.h"
 #include "fs.h"
 #include "log.h"
-#include "stage.h"
+#include "stage/stage.h"
 #include "strutil.h"
 
 #define MAX_JOBS 64

@@ -8,7 +8,7 @@
  *   GET    /v1/datasets/NAME          state, progress, last verification, manifest checksum,
  *                                     the problems of the last job run by this daemon
  *
- * Jobs run in their own threads (lib/stage.h); their state files live in
+ * Jobs run in their own threads (lib/stage/stage.h); their state files live in
  * STATE_DIR/stage, so a benchd killed mid-copy resumes the job when it
  * starts again.  Destinations must lie under one of the directories of
  * 'stage_allow' (after resolving symlinks); names are checked by

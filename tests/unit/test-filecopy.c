@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "filecopy.h"
+#include "stage/filecopy.h"
 #include "macro.h"
 #include "randfile.h"
 #include "tap.h"

@@ -6,7 +6,7 @@
 #include <xxhash.h>
 
 #include "buf.h"
-#include "manifest.h"
+#include "stage/manifest.h"
 #include "tap.h"
 
 /* "benchd-manifest 1\n" + body + a correct end line, so that errors past the

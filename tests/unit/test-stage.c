@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "randfile.h"
-#include "stage.h"
+#include "stage/stage.h"
 #include "tap.h"
 
 static char root[] = "/tmp/test-stage.XXXXXX";
