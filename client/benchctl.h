@@ -44,8 +44,8 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
 int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 /* COCO data pipeline (data/).  'dataset' runs in a program of its own,
- * benchd-dataset (cmd-dataset.c), so that benchctl does not load the JPEG
- * libraries at every start; benchctl's cmd_dataset (cmd-helper.c) executes it. */
+ * benchd-dataset (benchd-dataset.c), so that benchctl does not load the JPEG
+ * libraries at every start; benchctl's cmd_dataset (cmd-dataset.c) executes it. */
 #define DATASET_USAGE "synth|index|check [OPTIONS]"
 #define DATASET_SUMMARY "Generate a COCO-format dataset, build its annotation index, or check it."
 int cmd_dataset(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);

@@ -1,4 +1,4 @@
-/* render.c: resampling, colour jitter and normalisation of one image.
+/* resample.c: resampling, colour jitter and normalisation of one image.
  *
  * The loops use 4-wide vectors (GCC and clang vector extensions: SSE2 on
  * x86-64, NEON on arm64) so that the speed does not depend on the compiler's
