@@ -39,15 +39,15 @@ int ssd_random_crop(struct bd_rng *r, const float *boxes, int n, struct ssd_crop
         /* the reference loops until it succeeds; no crop is one mode in seven,
          * so 1000 rounds without one has probability (6/7)^1000 */
         for (int round = 0; round < 1000; round++) {
-                int mode = (int)rng_below(r, 7);
+                int mode = (int)bd_rng_pick(r, 7);
                 if (mode == 0)
                         return 0;
                 double lo = mode <= 5 ? min_iou[mode - 1] : -INFINITY;
                 for (int t = 0; t < SSD_CROP_TRIES; t++) {
-                        double w = rng_range(r, 0.3, 1.0), h = rng_range(r, 0.3, 1.0);
+                        double w = bd_rng_range(r, 0.3, 1.0), h = bd_rng_range(r, 0.3, 1.0);
                         if (w / h < 0.5 || w / h > 2)
                                 continue;
-                        double left = rng_range(r, 0, 1.0 - w), top = rng_range(r, 0, 1.0 - h);
+                        double left = bd_rng_range(r, 0, 1.0 - w), top = bd_rng_range(r, 0, 1.0 - h);
                         double right = left + w, bottom = top + h;
                         bool ok = true, centre = false;
                         for (int i = 0; i < n && ok; i++) {
@@ -106,15 +106,15 @@ void ssd_sample_jitter(struct bd_rng *r, struct ssd_jitter *j)
         /* torch.randperm(4), then the four factors, as ColorJitter.get_params */
         uint8_t p[4] = { 0, 1, 2, 3 };
         for (int i = 3; i > 0; i--) {
-                int k = (int)rng_below(r, (uint64_t)i + 1);
+                int k = (int)bd_rng_pick(r, (uint64_t)i + 1);
                 uint8_t t = p[i];
                 p[i] = p[k];
                 p[k] = t;
         }
         memcpy(j->order, p, 4);
-        j->brightness = (float)rng_range(r, 1 - 0.125, 1 + 0.125);
-        j->contrast = (float)rng_range(r, 0.5, 1.5);
-        j->saturation = (float)rng_range(r, 0.5, 1.5);
-        j->hue = (float)rng_range(r, -0.05, 0.05);
+        j->brightness = (float)bd_rng_range(r, 1 - 0.125, 1 + 0.125);
+        j->contrast = (float)bd_rng_range(r, 0.5, 1.5);
+        j->saturation = (float)bd_rng_range(r, 0.5, 1.5);
+        j->hue = (float)bd_rng_range(r, -0.05, 0.05);
         j->on = true;
 }

@@ -266,9 +266,9 @@ static const uint32_t *perm_of(struct loader *l, long epoch)
         bool shuffle = l->cfg.mode == LOADER_TRAIN && !(l->cfg.flags & LOADER_NO_SHUFFLE);
         if (shuffle) {
                 struct bd_rng r;
-                rng_seed(&r, rng_mix3(l->cfg.seed, (uint64_t)epoch, 0x7065726d75746531ull));
+                bd_rng_seed_key(&r, bd_rng_mix3(l->cfg.seed, (uint64_t)epoch, 0x7065726d75746531ull));
                 for (size_t i = n - 1; i > 0; i--) {
-                        size_t k = (size_t)rng_below(&r, i + 1);
+                        size_t k = (size_t)bd_rng_pick(&r, i + 1);
                         uint32_t t = p[i];
                         p[i] = p[k];
                         p[k] = t;
@@ -400,18 +400,18 @@ static void synthetic_sample(struct loader *l, struct bd_rng *r, struct loader_b
         if (n % 2)
                 img[n - 1] = 0;
         clear_targets(l, b, j);
-        int mb = c->max_boxes, nbox = 1 + (int)rng_below(r, 8);
+        int mb = c->max_boxes, nbox = 1 + (int)bd_rng_pick(r, 8);
         if (nbox > mb)
                 nbox = mb;
         for (int k = 0; k < nbox; k++) {
                 float *q = b->boxes + ((size_t)j * (size_t)mb + (size_t)k) * 4;
-                double w = rng_range(r, 0.05, 0.8), h = rng_range(r, 0.05, 0.8);
-                double x = rng_range(r, 0, 1 - w), y = rng_range(r, 0, 1 - h);
+                double w = bd_rng_range(r, 0.05, 0.8), h = bd_rng_range(r, 0.05, 0.8);
+                double x = bd_rng_range(r, 0, 1 - w), y = bd_rng_range(r, 0, 1 - h);
                 q[0] = (float)x;
                 q[1] = (float)y;
                 q[2] = (float)(x + w);
                 q[3] = (float)(y + h);
-                b->labels[(size_t)j * (size_t)mb + (size_t)k] = 1 + (int32_t)rng_below(r, (uint64_t)c->synthetic_classes);
+                b->labels[(size_t)j * (size_t)mb + (size_t)k] = 1 + (int32_t)bd_rng_pick(r, (uint64_t)c->synthetic_classes);
         }
         b->nboxes[j] = nbox;
         b->image_ids[j] = pos;
@@ -441,10 +441,10 @@ static int run_sample(struct worker *w, long g, int j, struct loader_batch *b)
         int world = l->cfg.world;
         size_t n = n_source(l);
         long pos = s * world + l->cfg.rank;            /* in the (padded) permutation */
-        uint64_t key = rng_mix3(l->cfg.seed, (uint64_t)epoch, (uint64_t)pos);
+        uint64_t key = bd_rng_mix3(l->cfg.seed, (uint64_t)epoch, (uint64_t)pos);
         struct bd_rng r;
         if (l->cfg.mode == LOADER_SYNTHETIC) {
-                rng_seed(&r, key);
+                bd_rng_seed_key(&r, key);
                 synthetic_sample(l, &r, b, j, pos);
                 return 0;
         }
@@ -455,7 +455,7 @@ static int run_sample(struct worker *w, long g, int j, struct loader_batch *b)
         size_t attempts = l->cfg.mode == LOADER_EVAL ? 1 : n;
         for (size_t a = 0; a < attempts; a++) {
                 size_t item = perm[((size_t)pos + a) % n];
-                rng_seed(&r, key + a);
+                bd_rng_seed_key(&r, key + a);
                 if (make_sample(w, &l->items[item], &r, b, j, &err) == 0) {
                         b->samples[j].substituted = a > 0;
                         if (a > 0) {

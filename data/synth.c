@@ -267,9 +267,9 @@ static bool place_object(struct bd_rng *r, const struct s_image *im, int k, doub
 {
         int s = class_shape(k);
         for (int tries = 0; tries < 20; tries++) {
-                double asp = exp(rng_range(r, log(0.6), log(1.6)));
+                double asp = exp(bd_rng_range(r, log(0.6), log(1.6)));
                 double w = L * sqrt(asp), h = L / sqrt(asp);
-                double a = s == S_RECT ? 0 : rng_range(r, 0, 2 * M_PI);
+                double a = s == S_RECT ? 0 : bd_rng_range(r, 0, 2 * M_PI);
                 place(s, w, h, a, 0, 0, p);
                 double b[4];
                 poly_bbox(p, b);
@@ -280,7 +280,7 @@ static bool place_object(struct bd_rng *r, const struct s_image *im, int k, doub
                         L *= 0.8;
                         continue;
                 }
-                double cx = rx0 + 1 - b[0] + rng_range(r, 0, spanx), cy = ry0 + 1 - b[1] + rng_range(r, 0, spany);
+                double cx = rx0 + 1 - b[0] + bd_rng_range(r, 0, spanx), cy = ry0 + 1 - b[1] + bd_rng_range(r, 0, spany);
                 place(s, w, h, a, cx, cy, p);
                 poly_bbox(p, bbox);
                 if (bbox[0] < 0 || bbox[1] < 0 || bbox[0] + bbox[2] > im->W || bbox[1] + bbox[3] > im->H)
@@ -301,22 +301,22 @@ static struct s_ann *new_ann(struct s_image *im, int cap)
 
 static void add_crowd(struct bd_rng *r, const struct synth_config *c, struct s_image *im, uint8_t *img, int cap)
 {
-        int k = (int)rng_below(r, (uint64_t)c->classes);
+        int k = (int)bd_rng_pick(r, (uint64_t)c->classes);
         int S = im->W > im->H ? im->W : im->H;
-        double rw = S * rng_range(r, 0.2, 0.35), rh = S * rng_range(r, 0.2, 0.35);
+        double rw = S * bd_rng_range(r, 0.2, 0.35), rh = S * bd_rng_range(r, 0.2, 0.35);
         if (rw > im->W - 2)
                 rw = im->W - 2;
         if (rh > im->H - 2)
                 rh = im->H - 2;
-        double region[4] = { rng_range(r, 0, im->W - rw), rng_range(r, 0, im->H - rh), rw, rh };
+        double region[4] = { bd_rng_range(r, 0, im->W - rw), bd_rng_range(r, 0, im->H - rh), rw, rh };
         _cleanup_free_ uint8_t *m = xcalloc((size_t)im->W * (size_t)im->H, 1);
         struct mask mk = { m, im->W };
         struct paint pt = { img, im->W, colours[class_colour(k)].rgb, r };
-        int n = 8 + (int)rng_below(r, 9);
+        int n = 8 + (int)bd_rng_pick(r, 9);
         for (int i = 0; i < n; i++) {
                 struct poly p;
                 double b[4];
-                if (!place_object(r, im, k, S * rng_range(r, 0.03, 0.06), &p, b, region))
+                if (!place_object(r, im, k, S * bd_rng_range(r, 0.03, 0.06), &p, b, region))
                         continue;
                 fill_poly(&p, im->W, im->H, paint_span, &pt);
                 fill_poly(&p, im->W, im->H, mask_span, &mk);
@@ -369,9 +369,9 @@ static void add_crowd(struct bd_rng *r, const struct synth_config *c, struct s_i
 static void make_image(const struct synth_config *c, uint64_t key, struct s_image *im, uint8_t **ret_rgb)
 {
         struct bd_rng r;
-        rng_seed(&r, key);
+        bd_rng_seed_key(&r, key);
         int S = c->size;
-        int s = (int)lround(S * rng_range(&r, 0.62, 1.0));
+        int s = (int)lround(S * bd_rng_range(&r, 0.62, 1.0));
         bool portrait = bd_rng_uniform(&r) < 0.25;
         im->W = portrait ? s : S;
         im->H = portrait ? S : s;
@@ -379,12 +379,12 @@ static void make_image(const struct synth_config *c, uint64_t key, struct s_imag
         uint8_t *img = xmalloc(npix * 3);
         /* background: a muted gradient with noise */
         double c1[3], c2[3];
-        double g1 = rng_range(&r, 50, 200), g2 = rng_range(&r, 50, 200);
+        double g1 = bd_rng_range(&r, 50, 200), g2 = bd_rng_range(&r, 50, 200);
         for (int ch = 0; ch < 3; ch++) {
-                c1[ch] = g1 + rng_range(&r, -25, 25);
-                c2[ch] = g2 + rng_range(&r, -25, 25);
+                c1[ch] = g1 + bd_rng_range(&r, -25, 25);
+                c2[ch] = g2 + bd_rng_range(&r, -25, 25);
         }
-        double dir = rng_range(&r, 0, 2 * M_PI), dx = cos(dir), dy = sin(dir);
+        double dir = bd_rng_range(&r, 0, 2 * M_PI), dx = cos(dir), dy = sin(dir);
         double tmin = fmin(0, dx * im->W) + fmin(0, dy * im->H), tmax = fmax(0, dx * im->W) + fmax(0, dy * im->H);
         int amp = c->noise;
         for (int y = 0; y < im->H; y++) {
@@ -405,11 +405,11 @@ static void make_image(const struct synth_config *c, uint64_t key, struct s_imag
         }
         if (bd_rng_uniform(&r) < c->crowd_fraction)
                 add_crowd(&r, c, im, img, cap);
-        int n = 1 + (int)rng_below(&r, (uint64_t)c->max_objects);
+        int n = 1 + (int)bd_rng_pick(&r, (uint64_t)c->max_objects);
         for (int i = 0; i < n; i++) {
-                int k = (int)rng_below(&r, (uint64_t)c->classes);
+                int k = (int)bd_rng_pick(&r, (uint64_t)c->classes);
                 /* sizes log-uniform from 5% to 55% of the longer side */
-                double L = S * exp(rng_range(&r, log(0.05), log(0.55)));
+                double L = S * exp(bd_rng_range(&r, log(0.05), log(0.55)));
                 struct poly p;
                 double b[4];
                 if (!place_object(&r, im, k, L, &p, b, NULL))
@@ -444,7 +444,7 @@ static void job_fn(void *ctx, size_t i, int thread)
         struct job *j = ctx;
         bool val = (long)i >= j->n_train;
         struct s_image *im = &j->images[i];
-        uint64_t key = rng_mix3(j->c->seed, val ? 2 : 1, val ? i - (size_t)j->n_train : i);
+        uint64_t key = bd_rng_mix3(j->c->seed, val ? 2 : 1, val ? i - (size_t)j->n_train : i);
         _cleanup_free_ uint8_t *rgb = NULL;
         make_image(j->c, key, im, &rgb);
         _cleanup_free_ uint8_t *jpg = NULL;

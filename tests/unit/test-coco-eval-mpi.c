@@ -17,7 +17,7 @@
 static struct coco_index *make_gt(int rank, uint64_t seed)
 {
         struct bd_rng r;
-        rng_seed(&r, seed);
+        bd_rng_seed_key(&r, seed);
         struct bd_buf b = BD_BUF_INIT;
         buf_init(&b);
         buf_puts(&b, "{\"images\": [");
@@ -28,12 +28,12 @@ static struct coco_index *make_gt(int rank, uint64_t seed)
         buf_puts(&b, "], \"categories\": [{\"id\": 1, \"name\": \"a\"}, {\"id\": 2, \"name\": \"b\"}], \"annotations\": [");
         int id = 1;
         for (int i = 0; i < ni; i++)
-                for (int k = 0; k < (int)rng_below(&r, 5); k++, id++) {
-                        double w = rng_range(&r, 5, 150), h = rng_range(&r, 5, 150);
+                for (int k = 0; k < (int)bd_rng_pick(&r, 5); k++, id++) {
+                        double w = bd_rng_range(&r, 5, 150), h = bd_rng_range(&r, 5, 150);
                         buf_printf(&b, "%s{\"id\": %d, \"image_id\": %d, \"category_id\": %d, \"bbox\": [%.1f, %.1f, %.1f, %.1f], "
                                        "\"area\": %.1f, \"iscrowd\": %d}",
-                                   id > 1 ? "," : "", id, 3 * i + 1, 1 + (int)rng_below(&r, 2), rng_range(&r, 0, 300 - w),
-                                   rng_range(&r, 0, 300 - h), w, h, w * h, bd_rng_uniform(&r) < 0.1);
+                                   id > 1 ? "," : "", id, 3 * i + 1, 1 + (int)bd_rng_pick(&r, 2), bd_rng_range(&r, 0, 300 - w),
+                                   bd_rng_range(&r, 0, 300 - h), w, h, w * h, bd_rng_uniform(&r) < 0.1);
                 }
         buf_puts(&b, "]}");
         char path[64];
@@ -54,7 +54,7 @@ static struct coco_index *make_gt(int rank, uint64_t seed)
 static void make_dets(const struct coco_index *gt, uint64_t seed, struct coco_det **ret, size_t *ret_n)
 {
         struct bd_rng r;
-        rng_seed(&r, seed);
+        bd_rng_seed_key(&r, seed);
         size_t n = 0;
         struct coco_det *d = xmalloc((gt->n_anns + 10 * gt->n_images + 1) * sizeof(*d));
         for (size_t i = 0; i < gt->n_anns; i++) {
@@ -63,18 +63,18 @@ static void make_dets(const struct coco_index *gt, uint64_t seed, struct coco_de
                 x->image_id = gt->images[a->image].id;
                 x->category_id = a->category_id;
                 for (int j = 0; j < 4; j++)
-                        x->bbox[j] = fmax(0, a->bbox[j] + rng_range(&r, -8, 8));
+                        x->bbox[j] = fmax(0, a->bbox[j] + bd_rng_range(&r, -8, 8));
                 x->score = bd_rng_uniform(&r);
         }
         for (size_t i = 0; i < gt->n_images; i++)
                 for (int k = 0; k < 10; k++) {
                         struct coco_det *x = &d[n++];
                         x->image_id = gt->images[i].id;
-                        x->category_id = 1 + (int)rng_below(&r, 2);
-                        x->bbox[0] = rng_range(&r, 0, 250);
-                        x->bbox[1] = rng_range(&r, 0, 250);
-                        x->bbox[2] = rng_range(&r, 2, 50);
-                        x->bbox[3] = rng_range(&r, 2, 50);
+                        x->category_id = 1 + (int)bd_rng_pick(&r, 2);
+                        x->bbox[0] = bd_rng_range(&r, 0, 250);
+                        x->bbox[1] = bd_rng_range(&r, 0, 250);
+                        x->bbox[2] = bd_rng_range(&r, 2, 50);
+                        x->bbox[3] = bd_rng_range(&r, 2, 50);
                         x->score = bd_rng_uniform(&r) / 2;
                 }
         *ret = d;

@@ -121,10 +121,10 @@ static void test_hand_checked(void)
 static char *random_gt(uint64_t seed, int *n_images)
 {
         struct bd_rng r;
-        rng_seed(&r, seed);
+        bd_rng_seed_key(&r, seed);
         struct bd_buf b = BD_BUF_INIT;
         buf_init(&b);
-        int ni = 30 + (int)rng_below(&r, 30);
+        int ni = 30 + (int)bd_rng_pick(&r, 30);
         buf_puts(&b, "{\"images\": [");
         for (int i = 0; i < ni; i++)
                 buf_printf(&b, "%s{\"id\": %d, \"file_name\": \"%d.jpg\", \"width\": 400, \"height\": 300}", i ? "," : "",
@@ -133,13 +133,13 @@ static char *random_gt(uint64_t seed, int *n_images)
                      " \"annotations\": [");
         int id = 1;
         for (int i = 0; i < ni; i++) {
-                int n = (int)rng_below(&r, 7);
+                int n = (int)bd_rng_pick(&r, 7);
                 for (int k = 0; k < n; k++) {
-                        double w = rng_range(&r, 4, 200), h = rng_range(&r, 4, 150);
+                        double w = bd_rng_range(&r, 4, 200), h = bd_rng_range(&r, 4, 150);
                         buf_printf(&b, "%s{\"id\": %d, \"image_id\": %d, \"category_id\": %d, \"bbox\": [%.2f, %.2f, %.2f, %.2f],"
                                        " \"area\": %.3f, \"iscrowd\": %d}",
-                                   id > 1 ? "," : "", id, 1000 - 7 * i, (int[]){ 9, 2, 4 }[rng_below(&r, 3)],
-                                   rng_range(&r, 0, 400 - w), rng_range(&r, 0, 300 - h), w, h, w * h * rng_range(&r, 0.5, 1),
+                                   id > 1 ? "," : "", id, 1000 - 7 * i, (int[]){ 9, 2, 4 }[bd_rng_pick(&r, 3)],
+                                   bd_rng_range(&r, 0, 400 - w), bd_rng_range(&r, 0, 300 - h), w, h, w * h * bd_rng_range(&r, 0.5, 1),
                                    bd_rng_uniform(&r) < 0.08);
                         id++;
                 }
@@ -152,12 +152,12 @@ static char *random_gt(uint64_t seed, int *n_images)
 static size_t random_dets(const struct coco_index *gt, uint64_t seed, struct coco_det **ret)
 {
         struct bd_rng r;
-        rng_seed(&r, seed);
+        bd_rng_seed_key(&r, seed);
         size_t n = 0, cap = 64;
         struct coco_det *d = xmalloc(cap * sizeof(*d));
         for (size_t i = 0; i < gt->n_images; i++) {
                 const struct coco_image *im = &gt->images[i];
-                int m = (int)rng_below(&r, 12) + (bd_rng_uniform(&r) < 0.1 ? 110 : 0);
+                int m = (int)bd_rng_pick(&r, 12) + (bd_rng_uniform(&r) < 0.1 ? 110 : 0);
                 for (int k = 0; k < m + (int)im->ann_count; k++) {
                         if (n == cap)
                                 d = xrealloc(d, (cap *= 2) * sizeof(*d));
@@ -167,13 +167,13 @@ static size_t random_dets(const struct coco_index *gt, uint64_t seed, struct coc
                                 const struct coco_ann *a = &gt->anns[im->ann_first + (uint32_t)k];
                                 x->category_id = bd_rng_uniform(&r) < 0.8 ? a->category_id : 2;
                                 for (int j = 0; j < 4; j++)
-                                        x->bbox[j] = fmax(0, a->bbox[j] + rng_range(&r, -6, 6));
+                                        x->bbox[j] = fmax(0, a->bbox[j] + bd_rng_range(&r, -6, 6));
                         } else {
-                                x->category_id = (int[]){ 9, 2, 4 }[rng_below(&r, 3)];
-                                x->bbox[0] = rng_range(&r, 0, 300);
-                                x->bbox[1] = rng_range(&r, 0, 200);
-                                x->bbox[2] = rng_range(&r, 1, 100);
-                                x->bbox[3] = rng_range(&r, 1, 100);
+                                x->category_id = (int[]){ 9, 2, 4 }[bd_rng_pick(&r, 3)];
+                                x->bbox[0] = bd_rng_range(&r, 0, 300);
+                                x->bbox[1] = bd_rng_range(&r, 0, 200);
+                                x->bbox[2] = bd_rng_range(&r, 1, 100);
+                                x->bbox[3] = bd_rng_range(&r, 1, 100);
                         }
                         x->score = round(bd_rng_uniform(&r) * 20) / 20;    /* many ties */
                 }

@@ -55,17 +55,17 @@ static void make_rects(const char *dir, int n, bool extras)
         buf_init(&a);
         buf_puts(&j, "{\"images\": [");
         struct bd_rng r;
-        rng_seed(&r, 42);
+        bd_rng_seed_key(&r, 42);
         int aid = 1;
         int total = n + (extras ? 2 : 0);
         for (int i = 0; i < total; i++) {
                 struct rect_image im;
-                im.w = 80 + (int)rng_below(&r, 80);
-                im.h = 60 + (int)rng_below(&r, 80);
-                im.x0 = (int)rng_below(&r, (uint64_t)im.w / 2);
-                im.y0 = (int)rng_below(&r, (uint64_t)im.h / 2);
-                im.x1 = im.x0 + 12 + (int)rng_below(&r, (uint64_t)(im.w - im.x0 - 12));
-                im.y1 = im.y0 + 12 + (int)rng_below(&r, (uint64_t)(im.h - im.y0 - 12));
+                im.w = 80 + (int)bd_rng_pick(&r, 80);
+                im.h = 60 + (int)bd_rng_pick(&r, 80);
+                im.x0 = (int)bd_rng_pick(&r, (uint64_t)im.w / 2);
+                im.y0 = (int)bd_rng_pick(&r, (uint64_t)im.h / 2);
+                im.x1 = im.x0 + 12 + (int)bd_rng_pick(&r, (uint64_t)(im.w - im.x0 - 12));
+                im.y1 = im.y0 + 12 + (int)bd_rng_pick(&r, (uint64_t)(im.h - im.y0 - 12));
                 uint8_t *rgb = xmalloc((size_t)im.w * im.h * 3);
                 for (int y = 0; y < im.h; y++)
                         for (int x = 0; x < im.w; x++)

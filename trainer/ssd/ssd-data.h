@@ -1,9 +1,7 @@
 /* ssd-data.h: the data loader as the SSD trainer sees it.
  *
- * A thin wrapper of data/loader.h.  It exists because the data
- * pipeline's rng.h and the trainer core's rng.h both define struct bd_rng,
- * so no file can include loader.h and the core's headers together: this
- * header includes neither, ssd-data.c includes only the data side.
+ * A thin wrapper of data/loader.h: the training loop sees SSD's batches
+ * (images, boxes in [0, 1], labels 1..K), not the loader's structures.
  */
 #ifndef BD_SSD_DATA_H
 #define BD_SSD_DATA_H

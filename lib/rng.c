@@ -1,4 +1,4 @@
-/* rng.c: xoshiro256** seeded through splitmix64. */
+/* rng.c: the stream side of rng.h (training). */
 #include "config.h"
 
 #include <math.h>
