@@ -1,0 +1,7 @@
+# bench/: benchmarks against the physical floor or a reference (bench/README.md);
+# the scripts build what else they need.
+noinst_PROGRAMS += bench/resnet34-step
+bench_resnet34_step_SOURCES = bench/resnet34-step.c
+bench_resnet34_step_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+bench_resnet34_step_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+bench_resnet34_step_LDADD = $(BD_TRAIN_LIBS)

@@ -1,0 +1,168 @@
+# tests/: everything 'make check' runs, through automake's TAP driver
+# (tests/README.md lists what each test covers and the ranges of numbers).
+TEST_EXTENSIONS = .t
+LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+T_LOG_DRIVER = $(LOG_DRIVER)
+T_LOG_COMPILER = bash
+AM_TESTS_ENVIRONMENT = \
+	srcdir='$(abs_top_srcdir)'; top_builddir='$(abs_top_builddir)'; \
+	SHELLCHECK='$(SHELLCHECK)'; \
+	export srcdir top_builddir SHELLCHECK;
+
+# ---- lib/ and client/ ----
+check_PROGRAMS += tests/unit/test-config tests/unit/test-bind tests/unit/test-render tests/unit/test-mlperf \
+	tests/unit/test-fs
+tests_unit_test_config_SOURCES = tests/unit/tap.h tests/unit/test-config.c
+tests_unit_test_config_LDADD = $(BD_LIBS)
+tests_unit_test_fs_SOURCES = tests/unit/tap.h tests/unit/test-fs.c
+tests_unit_test_fs_LDADD = $(BD_LIBS)
+tests_unit_test_bind_SOURCES = tests/unit/tap.h tests/unit/test-bind.c
+tests_unit_test_bind_LDADD = $(BD_LIBS)
+tests_unit_test_mlperf_SOURCES = tests/unit/tap.h tests/unit/test-mlperf.c client/report.c
+tests_unit_test_mlperf_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client
+tests_unit_test_mlperf_LDADD = $(BD_LIBS)
+tests_unit_test_render_SOURCES = tests/unit/tap.h tests/unit/test-render.c client/render.c
+tests_unit_test_render_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client
+tests_unit_test_render_LDADD = $(BD_LIBS)
+
+# ---- lib/stage/ ----
+if HAVE_XXHASH
+check_PROGRAMS += tests/unit/test-manifest tests/unit/test-stage tests/unit/test-filecopy
+tests_unit_test_manifest_SOURCES = tests/unit/tap.h tests/unit/test-manifest.c
+tests_unit_test_manifest_LDADD = $(BD_LIBS)
+tests_unit_test_stage_SOURCES = tests/unit/tap.h tests/unit/randfile.h tests/unit/test-stage.c
+tests_unit_test_stage_LDADD = $(BD_LIBS)
+tests_unit_test_filecopy_SOURCES = tests/unit/tap.h tests/unit/randfile.h tests/unit/test-filecopy.c
+tests_unit_test_filecopy_LDADD = $(BD_LIBS)
+endif
+
+# ---- data/ ----
+if BUILD_DATA
+check_PROGRAMS += tests/unit/test-coco-index tests/unit/test-coco-eval tests/unit/test-augment tests/unit/test-loader
+tests_unit_test_coco_index_SOURCES = tests/unit/tap.h tests/unit/test-coco-index.c
+tests_unit_test_coco_index_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_unit_test_coco_index_LDADD = $(DATA_LIBS)
+tests_unit_test_coco_eval_SOURCES = tests/unit/tap.h tests/unit/test-coco-eval.c
+tests_unit_test_coco_eval_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_unit_test_coco_eval_LDADD = $(DATA_LIBS)
+tests_unit_test_augment_SOURCES = tests/unit/tap.h tests/unit/test-augment.c
+tests_unit_test_augment_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_unit_test_augment_LDADD = $(DATA_LIBS)
+tests_unit_test_loader_SOURCES = tests/unit/tap.h tests/unit/test-loader.c
+tests_unit_test_loader_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_unit_test_loader_LDADD = $(DATA_LIBS)
+if HAVE_MPI
+check_PROGRAMS += tests/unit/test-coco-eval-mpi
+tests_unit_test_coco_eval_mpi_SOURCES = tests/unit/tap.h tests/unit/test-coco-eval-mpi.c trainer/common/mpi-sanitizer.c
+tests_unit_test_coco_eval_mpi_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS) $(MPI_CFLAGS)
+tests_unit_test_coco_eval_mpi_LDADD = libbddata-mpi.a $(DATA_LIBS) $(MPI_LIBS)
+endif
+endif
+
+# ---- trainer core (the CPU backend) ----
+TRAIN_TEST_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+check_PROGRAMS += tests/unit/test-trainer-grad tests/unit/test-trainer-optim tests/unit/test-trainer-resnet \
+	tests/unit/test-trainer-golden tests/unit/test-trainer-ops
+tests_unit_test_trainer_grad_SOURCES = tests/unit/tap.h tests/unit/test-trainer-grad.c
+tests_unit_test_trainer_grad_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_trainer_grad_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_trainer_grad_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_trainer_optim_SOURCES = tests/unit/tap.h tests/unit/test-trainer-optim.c
+tests_unit_test_trainer_optim_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_trainer_optim_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_trainer_optim_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_trainer_resnet_SOURCES = tests/unit/tap.h tests/unit/test-trainer-resnet.c
+tests_unit_test_trainer_resnet_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_trainer_resnet_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_trainer_resnet_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_trainer_golden_SOURCES = tests/unit/tap.h tests/unit/test-trainer-golden.c
+tests_unit_test_trainer_golden_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_trainer_golden_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_trainer_golden_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_trainer_ops_SOURCES = tests/unit/tap.h tests/unit/test-trainer-ops.c
+tests_unit_test_trainer_ops_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_trainer_ops_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_trainer_ops_LDADD = $(BD_TRAIN_LIBS)
+# helper/trainer-tool: a whole data-parallel training loop on the core, for the shell tests
+noinst_PROGRAMS += tests/helper/trainer-tool
+tests_helper_trainer_tool_SOURCES = tests/helper/trainer-tool.c trainer/common/mpi-sanitizer.c
+tests_helper_trainer_tool_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_helper_trainer_tool_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_helper_trainer_tool_LDADD = $(BD_TRAIN_LIBS)
+# gpu/: what make check-gpu runs
+if HAVE_CUDA
+noinst_PROGRAMS += tests/gpu/test-trainer-gpu
+endif
+tests_gpu_test_trainer_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-trainer-gpu.c
+tests_gpu_test_trainer_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_gpu_test_trainer_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_gpu_test_trainer_gpu_LDADD = $(BD_TRAIN_LIBS)
+
+# ---- trainer/ssd/ ----
+check_PROGRAMS += tests/unit/test-ssd
+tests_unit_test_ssd_SOURCES = tests/unit/tap.h tests/unit/test-ssd.c
+tests_unit_test_ssd_CPPFLAGS = $(SSD_CPPFLAGS)
+tests_unit_test_ssd_CFLAGS = $(SSD_CFLAGS)
+tests_unit_test_ssd_LDADD = $(SSD_LIBS)
+# the comparison with PyTorch (tests/ssd-golden.py), driven by t0650-ssd-golden.t
+noinst_PROGRAMS += tests/helper/ssd-golden
+tests_helper_ssd_golden_SOURCES = tests/helper/ssd-golden.c tests/unit/tap.h
+tests_helper_ssd_golden_CPPFLAGS = $(SSD_CPPFLAGS)
+tests_helper_ssd_golden_CFLAGS = $(SSD_CFLAGS)
+tests_helper_ssd_golden_LDADD = $(SSD_LIBS)
+# make check-gpu: the network and loss on CUDA against the CPU (skips without a GPU)
+noinst_PROGRAMS += tests/helper/ssd-cuda-check
+tests_helper_ssd_cuda_check_SOURCES = tests/helper/ssd-cuda-check.c tests/unit/tap.h
+tests_helper_ssd_cuda_check_CPPFLAGS = $(SSD_CPPFLAGS)
+tests_helper_ssd_cuda_check_CFLAGS = $(SSD_CFLAGS)
+tests_helper_ssd_cuda_check_LDADD = $(SSD_LIBS)
+
+TESTS += $(check_PROGRAMS)
+SCRIPT_TESTS = \
+	tests/t0010-cli.t \
+	tests/t0020-config-errors.t \
+	tests/t0030-render.t \
+	tests/t0040-bind.t \
+	tests/t0100-cluster.t \
+	tests/t0110-sbatch-test-only.t \
+	tests/t0200-run-local.t \
+	tests/t0210-run-slurm.t \
+	tests/t0300-allreduce.t \
+	tests/t0400-inventory.t \
+	tests/t0410-daemon.t \
+	tests/t0420-prometheus.t \
+	tests/t0430-daemon-load.t \
+	tests/t0440-nodes.t \
+	tests/t0610-dataset.t \
+	tests/t0620-coco-eval.t \
+	tests/t0630-coco-eval-mpi.t \
+	tests/t0700-stage.t \
+	tests/t0710-stage-faults.t \
+	tests/t0720-stage-full.t \
+	tests/t0730-stage-daemon.t \
+	tests/t0650-ssd-golden.t \
+	tests/t0660-ssd-train.t \
+	tests/t0670-ssd-learn.t \
+	tests/t0680-ssd-slurm.t \
+	tests/t0610-trainer-dp.t \
+	tests/t0620-trainer-checkpoint.t \
+	tests/t0630-trainer-weights.t
+TESTS += $(SCRIPT_TESTS)
+dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
+EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
+	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
+	tests/check-tree.py tests/ssd-golden.py
+
+# The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
+# them as links instead of following them (automake's tar command has 'h').
+am__tar = $${TAR-tar} --format=posix -cf - "$$tardir"
+
+# make check-gpu: the CUDA backend against the CPU one and NCCL data parallel
+# where a GPU is visible, then SSD's network and loss; elsewhere it says it
+# skipped and why
+.PHONY: check-gpu check-gpu-ssd
+check-gpu: all
+	@srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/gpu/check-gpu.sh
+check-gpu: check-gpu-ssd
+check-gpu-ssd: tests/helper/ssd-cuda-check$(EXEEXT)
+	$(AM_V_at)tests/helper/ssd-cuda-check$(EXEEXT)

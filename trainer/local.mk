@@ -1,0 +1,67 @@
+# trainer/: the trainer core (libbdtrain.a: tensors, backends, layers,
+# optimiser, data parallel, checkpoints, ResNet backbones, MLPerf logging)
+# and benchd-allreduce.  Each workload's folder has its own local.mk.
+
+# ---- benchd-allreduce: the pre-flight allreduce check (MPI, or NCCL) ----
+if HAVE_MPI
+bin_PROGRAMS += benchd-allreduce
+benchd_allreduce_SOURCES = \
+	trainer/common/mllog.h trainer/common/mllog.c \
+	trainer/common/mpi-sanitizer.c \
+	trainer/allreduce/allreduce.c
+benchd_allreduce_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer/common $(MPI_CFLAGS)
+benchd_allreduce_LDADD = $(MPI_LIBS)
+if HAVE_NCCL
+benchd_allreduce_CPPFLAGS += $(CUDA_CFLAGS)
+benchd_allreduce_LDADD += $(NCCL_LIBS) $(CUDA_LIBS)
+endif
+endif
+
+# ---- libbdtrain.a: what the SSD and Mask R-CNN trainers link (with BD_TRAIN_LIBS) ----
+noinst_LIBRARIES += libbdtrain.a
+BD_TRAIN_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer/core -I$(top_srcdir)/trainer/ops \
+	-I$(top_srcdir)/trainer/models -I$(top_srcdir)/trainer/common $(MPI_CFLAGS)
+libbdtrain_a_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+if HAVE_NCCL
+libbdtrain_a_CPPFLAGS += $(CUDA_CFLAGS)
+endif
+libbdtrain_a_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+libbdtrain_a_SOURCES = \
+	trainer/core/tensor.h trainer/core/tensor.c \
+	trainer/core/model.h trainer/core/model.c \
+	trainer/core/layers.h trainer/core/layers.c \
+	trainer/core/scratch.h trainer/core/scratch.c \
+	trainer/core/optim.h trainer/core/optim.c \
+	trainer/core/checkpoint.h trainer/core/checkpoint.c \
+	trainer/core/dp.h trainer/core/dp.c \
+	trainer/models/resnet.h trainer/models/resnet.c \
+	trainer/common/mllog.h trainer/common/mllog.c \
+	trainer/ops/elem.h trainer/ops/elem-impl.h \
+	trainer/ops/backend.h trainer/ops/backend.c \
+	trainer/ops/ops.h trainer/ops/ops.c \
+	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
+	trainer/ops/ops-cpu.c
+BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
+EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu
+if HAVE_CUDA
+# CUDA sources: a .cu suffix rule (nvcc, the architectures configure chose);
+# their objects go into libbdtrain.a through BD_CUDA_OBJS
+SUFFIXES = .cu
+NVCCFLAGS = -std=c++17 -O3 $(NVCC_GENCODE) -Xcompiler -Wall,-Wno-unused-function
+BD_NVCC = $(NVCC) $(NVCCFLAGS) -I$(top_builddir) -I$(top_srcdir)/lib -I$(top_srcdir)/trainer/core \
+	-I$(top_srcdir)/trainer/ops -I$(top_srcdir)/trainer/models $(CUDA_CFLAGS)
+.cu.$(OBJEXT):
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(BD_NVCC) -c $< -o $@
+BD_CUDA_OBJS = trainer/ops/ops-cuda.$(OBJEXT)
+$(BD_CUDA_OBJS): $(srcdir)/trainer/ops/elem.h $(srcdir)/trainer/ops/elem-impl.h $(srcdir)/trainer/ops/backend.h \
+	$(srcdir)/trainer/ops/ops.h $(srcdir)/trainer/core/tensor.h config.h
+libbdtrain_a_LIBADD = $(BD_CUDA_OBJS)
+EXTRA_libbdtrain_a_DEPENDENCIES = $(BD_CUDA_OBJS)
+CLEANFILES += $(BD_CUDA_OBJS)
+BD_TRAIN_LIBS += $(CUDA_LIBS) -lstdc++
+else
+libbdtrain_a_SOURCES += trainer/ops/ops-cuda-none.c
+endif
+if HAVE_NCCL
+BD_TRAIN_LIBS += $(NCCL_LIBS)
+endif
