@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "benchctl.h"
+#include "workload.h"
 #include "macro.h"
 
 static const struct bd_command commands[] = {
@@ -63,6 +64,19 @@ int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, str
                 return BD_EXIT_FAIL;
         }
         return BD_EXIT_OK;
+}
+
+const char *workload_operand(void)
+{
+        static char what[256];
+        if (!what[0]) {
+                _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
+                buf_puts(&b, "WORKLOAD (");
+                workload_names(&b, " or ");
+                buf_putc(&b, ')');
+                snprintf(what, sizeof(what), "%s", b.s);
+        }
+        return what;
 }
 
 static void print_version(void)

@@ -29,6 +29,9 @@ const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx);
 /* Loads a system with overrides; prints the error and returns BD_EXIT_FAIL on failure. */
 int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret);
 
+/* "WORKLOAD (ssd, maskrcnn or allreduce)": the operand of render and submit. */
+const char *workload_operand(void);
+
 /* Collects --set values; returns NULL-terminated array (caller frees the array only). */
 void sets_add(char ***sets, size_t *n, const char *v);
 

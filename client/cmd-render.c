@@ -62,7 +62,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         break;
                 }
         }
-        int next = opts_finish(&o, c, run ? 0 : 1, run ? 0 : 1, "WORKLOAD (ssd, maskrcnn or allreduce)");
+        int next = opts_finish(&o, c, run ? 0 : 1, run ? 0 : 1, workload_operand());
         if (next < 0)
                 return BD_EXIT_USAGE;
         if (run) {

@@ -14,6 +14,7 @@
 #include "run.h"
 #include "strutil.h"
 #include "system.h"
+#include "workload.h"
 
 #define OPT_CSV 360
 #define OPT_REFERENCE 361
@@ -36,13 +37,13 @@ struct loaded_run {
         char *pub_source;
 };
 
+/* The run's accuracy target, from the configuration it recorded; -1: none */
 static double target_of(const cJSON *config, const char *workload)
 {
-        if (!strcmp(workload, "ssd"))
-                return sys_num(config, "ssd.target_map", -1);
-        if (!strcmp(workload, "maskrcnn"))
-                return sys_num(config, "maskrcnn.target_map_bbox", -1);
-        return -1;
+        const struct workload *w = workload_find(workload);
+        if (!w || !w->target_key)
+                return -1;
+        return sys_num(sys_get(config, w->name), w->target_key, -1);
 }
 
 /* A trial of a run that has not ended, whose log has no run_stop (or is not

@@ -20,6 +20,7 @@
 #include "run.h"
 #include "scheduler.h"
 #include "strutil.h"
+#include "workload.h"
 
 #define OPT_DATA 330
 #define OPT_LOGDIR 331
@@ -125,19 +126,25 @@ static bool runs_elsewhere(const struct bd_system *s)
         return false;
 }
 
-/* The trainer the script will run (outside a container).  A workload without
- * one in this version is refused.  Otherwise the program must be here for runs started here (the
- * local launcher, mpirun on this host only); under Slurm or on other hosts it
- * may be a node-local path that this host lacks: a warning then. */
+/* The trainer the script will run (outside a container).  Programs from
+ * this build (no paths.bin) must include the workload's: a workload whose
+ * trainer this build does not make is refused.  Otherwise the program must be
+ * here for runs started here (the local launcher, mpirun on this host only);
+ * under Slurm or on other hosts it may be a node-local path that this host
+ * lacks: a warning then. */
 static int check_trainer(const struct bd_system *s, const struct render_opts *ro, struct bd_err *err)
 {
+        const struct workload *w = workload_find(ro->workload);
         _cleanup_free_ char *prog = render_trainer_path(s, ro);
-        if (!prog || access(prog, X_OK) == 0)
+        if (!prog)
+                return 0;
+        if (!w->built && !sys_str(s->json, "paths.bin", NULL))
+                return bd_err_set(err, -ENOENT, "%s: the %s trainer is not built: this build of benchd has no %s "
+                                  "(a container image or a paths.bin that has it can run it)", w->name, w->title,
+                                  w->program);
+        if (access(prog, X_OK) == 0)
                 return 0;
         int e = errno;
-        if (streq(ro->workload, "maskrcnn"))
-                return bd_err_set(err, -e, "%s: no trainer '%s' (%s): the Mask R-CNN trainer is not part of this "
-                                  "version", ro->workload, prog, strerror(e));
         if (runs_elsewhere(s)) {
                 bd_warning("%s: no trainer '%s' on this host (%s): the nodes must have it (paths.bin)", ro->workload,
                            prog, strerror(e));
@@ -303,7 +310,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         break;
                 }
         }
-        int next = opts_finish(&o, c, 1, 1, "WORKLOAD (ssd, maskrcnn or allreduce)");
+        int next = opts_finish(&o, c, 1, 1, workload_operand());
         if (next < 0)
                 return BD_EXIT_USAGE;
         if (!system)

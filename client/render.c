@@ -12,7 +12,7 @@
 #include "bind.h"
 #include "json.h"
 #include "render.h"
-#include "schema.h"
+#include "workload.h"
 
 /* A word of a command line: literal text is quoted for the shell, a RAW word
  * (starting with \001) is shell syntax already ("$seed"). */
@@ -172,7 +172,7 @@ char *run_id_new(void)
 struct ctx {
         const cJSON *sys;
         const char *name;
-        const char *workload;
+        const struct workload *w;
         const char *launcher;
         const char *runtime;
         bool container;
@@ -192,17 +192,11 @@ char *render_trainer_path(const struct bd_system *s, const struct render_opts *o
 {
         if (!streq(sys_str(s->json, "container.runtime", "none"), "none"))
                 return NULL;
+        const struct workload *w = workload_find(o->workload);
+        if (!w)
+                return NULL;
         _cleanup_free_ char *bin = host_bin_dir(s, o);
-        return xasprintf("%s/benchd-%s", bin, o->workload);
-}
-
-static const char *benchmark_name(const char *workload)
-{
-        if (streq(workload, "ssd"))
-                return "SINGLE_STAGE_DETECTOR";
-        if (streq(workload, "maskrcnn"))
-                return "OBJECT_DETECTION";
-        return "ALLREDUCE";
+        return xasprintf("%s/%s", bin, w->program);
 }
 
 static void flag_name(const char *key, struct bd_buf *out)
@@ -215,10 +209,9 @@ static void flag_name(const char *key, struct bd_buf *out)
 /* The trainer's command line, from the workload's section of the system. */
 static void trainer_args(const struct ctx *c, struct words *w)
 {
-        _cleanup_free_ char *prog = xasprintf("benchd-%s", c->workload);
-        words_add_prog(w, c->bin, prog);
-        const cJSON *sec = sys_get(c->sys, c->workload);
-        if (!streq(c->workload, "allreduce"))
+        words_add_prog(w, c->bin, c->w->program);
+        const cJSON *sec = sys_get(c->sys, c->w->name);
+        if (c->w->dataset)
                 words_add(w, "--data"), words_add(w, c->container ? "/data" : c->data);
         const cJSON *v;
         cJSON_ArrayForEach(v, sec) {
@@ -249,7 +242,7 @@ static void trainer_args(const struct ctx *c, struct words *w)
         }
         words_add(w, "--platform");
         words_add(w, c->name);
-        if (!streq(c->workload, "allreduce")) {
+        if (workload_has_key(c->w, "seed")) {
                 words_add(w, "--seed");
                 words_add(w, RAW "\"$seed\"");
         }
@@ -421,7 +414,7 @@ static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *
         if (job)
                 buf_printf(out, "#SBATCH --job-name=%s\n", job);
         else
-                buf_printf(out, "#SBATCH --job-name=benchd-%s-%s\n", c->workload, c->name);
+                buf_printf(out, "#SBATCH --job-name=benchd-%s-%s\n", c->w->name, c->name);
         buf_printf(out, "#SBATCH --nodes=%ld\n", c->nodes);
         buf_printf(out, "#SBATCH --ntasks-per-node=%ld\n", c->ranks);
         buf_printf(out, "#SBATCH --ntasks=%ld\n", c->nodes * c->ranks);
@@ -553,16 +546,13 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
 
 int render_script(const struct bd_system *s, const struct render_opts *o, struct bd_buf *out, struct bd_err *err)
 {
-        if (!schema_is_workload(o->workload)) {
-                _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
-                for (const char *const *w = workload_names; *w; w++)
-                        buf_printf(&list, "%s%s", w == workload_names ? "" : ", ", *w);
-                return bd_err_set(err, -ENOENT, "unknown workload '%s'; known workloads: %s", o->workload, list.s);
-        }
+        const struct workload *w = workload_lookup(o->workload, err);
+        if (!w)
+                return -ENOENT;
         struct ctx c = {
                 .sys = s->json,
                 .name = s->name,
-                .workload = o->workload,
+                .w = w,
                 .launcher = sys_str(s->json, "launcher", "local"),
                 .runtime = sys_str(s->json, "container.runtime", "none"),
                 .nodes = sys_int(s->json, "nodes", 1),
@@ -699,12 +689,11 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
                       "    end=$(date +%s)\n"
                       "    echo \"ENDING TIMING RUN AT $(date -d \"@$end\" '+%Y-%m-%d %r')\"\n");
         buf_printf(out, "    echo \"RESULT,%s,,$((end - start)),%s,$(date -d \"@$start\" '+%%Y-%%m-%%d %%r')\"\n",
-                   benchmark_name(o->workload), sys_str(s->json, "organization", "benchd"));
+                   c.w->result_name, sys_str(s->json, "organization", "benchd"));
         buf_puts(out, "    return \"$rc\"\n"
                       "}\n\n");
 
-        _cleanup_free_ char *seedkey = xasprintf("%s.seed", o->workload);
-        long base_seed = sys_int(s->json, seedkey, -1);
+        long base_seed = sys_int(sys_get(s->json, c.w->name), "seed", -1);
         buf_puts(out, "failed=0\n"
                       "for trial in $(seq 1 \"$NTRIALS\"); do\n");
         if (base_seed >= 0)

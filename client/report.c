@@ -31,7 +31,7 @@ static const char *or_dash(const char *s)
 
 static bool is_allreduce(const struct report_run *r)
 {
-        return mlperf_is_allreduce(r->workload);
+        return mlperf_is_bandwidth(r->workload);
 }
 
 /* The trial number of the trial at index i of a run, 0 for none. */

@@ -34,6 +34,7 @@ libbd_a_SOURCES = \
 	lib/notify.h lib/notify.c \
 	lib/curl-dl.h lib/curl-dl.c \
 	lib/clock.h lib/clock.c \
-	lib/rng.h lib/rng.c
+	lib/rng.h lib/rng.c \
+	lib/workload.h lib/workload.c
 BD_LIBS = libbd.a $(CJSON_LIBS) $(SQLITE3_LIBS) $(SYSTEMD_LIBS)
 EXTRA_DIST += lib/README.md

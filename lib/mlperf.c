@@ -12,6 +12,7 @@
 #include "fs.h"
 #include "mlperf.h"
 #include "strutil.h"
+#include "workload.h"
 
 #define MLLOG_MARK ":::MLLOG"
 #define MLLOG_MARK_LEN (sizeof(MLLOG_MARK) - 1)
@@ -32,9 +33,12 @@ const char *trial_outcome_name(enum trial_outcome o)
         return (unsigned)o < ARRAY_SIZE(names) ? names[o] : "unknown";
 }
 
-bool mlperf_is_allreduce(const char *workload)
+bool mlperf_is_bandwidth(const char *workload)
 {
-        return streq(workload, "allreduce");
+        for (const struct workload *w = workloads; w->name; w++)
+                if (streq(w->name, workload) || streq(w->mlperf_name, workload))
+                        return w->result == RESULT_BUS_BANDWIDTH;
+        return false;
 }
 
 /* The keys this parser uses; everything else is validated and skipped. */
@@ -373,7 +377,7 @@ static void parse_line(struct parse_state *ps, const char *p, const char *end, l
 static void finish(struct parse_state *ps)
 {
         struct mlperf_trial *t = ps->t;
-        bool allreduce = mlperf_is_allreduce(t->benchmark) || t->ar_sizes > 0;
+        bool allreduce = mlperf_is_bandwidth(t->benchmark) || t->ar_sizes > 0;
         int base = ps->zero_based ? 1 : 0;
         t->epochs = ps->max_reached >= 0 ? ps->max_reached + base : 0;
         t->epochs_completed = ps->max_completed >= 0 ? ps->max_completed + base : 0;
@@ -525,7 +529,7 @@ static void score_allreduce(const struct mlperf_trial *t, int n, const struct sc
 
 void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, struct mlperf_score *s)
 {
-        bool allreduce = mlperf_is_allreduce(workload);
+        bool allreduce = mlperf_is_bandwidth(workload);
         memset(s, 0, sizeof(*s));
         s->trials = n;
         s->valid = true;

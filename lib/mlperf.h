@@ -137,13 +137,14 @@ static inline int mlperf_parse_file(const char *path, double target, struct mlpe
         return mlperf_read_trial(path, target, t, NULL);
 }
 
-/* True when the workload's score is a bandwidth (higher is better). */
-bool mlperf_is_allreduce(const char *workload);
+/* True when the workload's score is a bandwidth (higher is better): its
+ * row's result (workload.h), found by its name or its MLPerf name. */
+bool mlperf_is_bandwidth(const char *workload);
 
 /* The score of a run (all numbers in `unit`). */
 struct mlperf_score {
         int trials, converged;          /* trials given; those that converged */
-        int required;                   /* trials the rules score: 5 (ssd, maskrcnn, others), 1 (allreduce) */
+        int required;                   /* trials the rules score: 5 (time to train), 1 (bandwidth) */
         bool scored;                    /* an official score exists */
         bool valid;                     /* false: the rules make the result invalid */
         double score;                   /* olympic mean in minutes, or mean bus bandwidth in GB/s */
@@ -155,15 +156,15 @@ struct mlperf_score {
         char reason[160];               /* why there is no score, when there is none */
 };
 
-/* MLPerf scoring of n trials of a workload.  ssd, maskrcnn (and any other
- * workload but allreduce): exactly 5 trials; drop the fastest and the slowest
+/* MLPerf scoring of n trials of a workload.  Time to train (ssd, maskrcnn,
+ * and any workload without a row): exactly 5 trials; drop the fastest and the slowest
  * time to train and take the mean of the other three; one trial that did not
  * converge counts as the slowest, two or more make the result invalid; with
- * another number of trials there is no score, only mean and sd.  allreduce:
- * the mean bus bandwidth at the largest size over the converged trials, all of
+ * another number of trials there is no score, only mean and sd.  Bandwidth
+ * (allreduce): the mean bus bandwidth at the largest size over the converged trials, all of
  * which must end at the same size.  While any trial is OUT_RUNNING or
  * OUT_PENDING there is no score yet (valid, with the reason), unless two
- * trials that ended did not converge: invalid already (not for allreduce). */
+ * trials that ended did not converge: invalid already (not for bandwidth). */
 void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, struct mlperf_score *s);
 
 #endif

@@ -4,12 +4,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "buf.h"
 #include "json.h"
 #include "schema.h"
 #include "strutil.h"
+#include "workload.h"
 
 #define ANY 1, 0          /* unbounded */
 #define RANGE(a, b) a, b
@@ -20,10 +22,8 @@ static const char *const policies[] = { "auto", "none", NULL };
 static const char *const plan_sources[] = { "auto", "declared", NULL };
 static const char *const nic_kinds[] = { "ethernet", "infiniband", "roce", "efa", NULL };
 static const char *const slurm_launch[] = { "mpirun", "srun", NULL };
-static const char *const backends[] = { "cpu", "cuda", NULL };
-static const char *const precisions[] = { "fp32", "amp", NULL };
-static const char *const backbones[] = { "resnet18", "resnet34", NULL };
-const char *const workload_names[] = { "ssd", "maskrcnn", "allreduce", NULL };
+const char *const schema_backends[] = { "cpu", "cuda", NULL };
+const char *const schema_precisions[] = { "fp32", "amp", NULL };
 
 static const struct schema_key cpu_keys[] = {
         { "model", S_STRING, NULL, ANY, NULL, W_ANY, "CPU model name" },
@@ -115,72 +115,14 @@ static const struct schema_key path_keys[] = {
         { 0 }
 };
 
-static const struct schema_key published_keys[] = {
+const struct schema_key schema_published_keys[] = {
         { "minutes", S_NUMBER, NULL, RANGE(0, 1e9), NULL, W_ANY, "published time to train" },
         { "images_per_second", S_NUMBER, NULL, RANGE(0, 1e12), NULL, W_ANY, "published throughput" },
         { "source", S_STRING, NULL, ANY, NULL, W_ANY, "where the number comes from" },
         { 0 }
 };
 
-#define COMMON_TRAIN_KEYS                                                                               \
-        { "backend", S_STRING, NULL, ANY, backends, W_ANY, "cpu or cuda" },                             \
-        { "precision", S_STRING, NULL, ANY, precisions, W_ANY, "fp32 or amp" },                         \
-        { "seed", S_INT, NULL, RANGE(0, 4294967295.0), NULL, W_ANY, "base seed (trial t uses seed+t)" }, \
-        { "threads", S_INT, NULL, RANGE(1, 1024), NULL, W_ANY, "CPU threads per rank" },                \
-        { "loader_workers", S_INT, NULL, RANGE(0, 256), NULL, W_ANY, "data loader threads per rank" },  \
-        { "max_steps", S_INT, NULL, RANGE(0, 1e12), NULL, W_ANY, "stop after this many steps (0: off)" }, \
-        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more trainer arguments" },              \
-        { "published", S_OBJECT, published_keys, ANY, NULL, W_ANY, "published result on this system" }
-
-static const struct schema_key ssd_keys[] = {
-        { "batch_size", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per rank per step" },
-        { "lr", S_NUMBER, NULL, RANGE(0, 100), NULL, W_ANY, "learning rate as in the MLPerf configs" },
-        { "warmup_epochs", S_NUMBER, NULL, RANGE(0, 1000), NULL, W_ANY, "linear warmup epochs" },
-        { "weight_decay", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "weight decay" },
-        { "epochs", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "maximum epochs" },
-        { "decay_epochs", S_NUMBER_LIST, NULL, RANGE(0, 10000), NULL, W_ANY, "lr x0.1 at these epochs" },
-        { "eval_epochs", S_INT_LIST, NULL, RANGE(1, 10000), NULL, W_ANY, "evaluate at these epochs" },
-        { "target_map", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "stop when bbox mAP reaches this" },
-        { "image_size", S_INT, NULL, RANGE(32, 2048), NULL, W_ANY, "input size (300 in MLPerf)" },
-        { "backbone", S_STRING, NULL, ANY, backbones, W_ANY, "resnet34 (MLPerf) or resnet18" },
-        { "width_mult", S_NUMBER, NULL, RANGE(0.01, 4), NULL, W_ANY, "channel width multiplier" },
-        { "pretrained", S_STRING, NULL, ANY, NULL, W_ANY, "backbone weights file in paths.pretrained" },
-        COMMON_TRAIN_KEYS,
-        { 0 }
-};
-
-static const struct schema_key maskrcnn_keys[] = {
-        { "ims_per_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per step, all ranks" },
-        { "test_ims_per_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per evaluation step, all ranks" },
-        { "lr", S_NUMBER, NULL, RANGE(0, 100), NULL, W_ANY, "base learning rate" },
-        { "max_iter", S_INT, NULL, RANGE(1, 1e9), NULL, W_ANY, "iterations" },
-        { "epochs", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "epochs (instead of max_iter)" },
-        { "warmup_factor", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "warmup starts at lr x this" },
-        { "warmup_iters", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY, "linear warmup iterations" },
-        { "decay_steps", S_INT_LIST, NULL, RANGE(1, 1e9), NULL, W_ANY, "lr x0.1 at these iterations" },
-        { "decay_epochs", S_INT_LIST, NULL, RANGE(1, 10000), NULL, W_ANY, "lr x0.1 at these epochs" },
-        { "weight_decay", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "weight decay" },
-        { "clip_gradient", S_NUMBER, NULL, RANGE(0, 1e9), NULL, W_ANY, "clip gradients to this global norm" },
-        { "fpn_post_nms_top_n_train", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN proposals kept per batch" },
-        { "target_map_bbox", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "bbox mAP target" },
-        { "target_map_segm", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "segm mAP target" },
-        { "pretrained", S_STRING, NULL, ANY, NULL, W_ANY, "backbone weights file in paths.pretrained" },
-        COMMON_TRAIN_KEYS,
-        { 0 }
-};
-
-static const struct schema_key allreduce_keys[] = {
-        { "min_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY, "smallest buffer" },
-        { "max_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY, "largest buffer" },
-        { "iters", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "timed iterations per size" },
-        { "warmup", S_INT, NULL, RANGE(0, 1e6), NULL, W_ANY, "untimed iterations per size" },
-        { "backend", S_STRING, NULL, ANY, backends, W_ANY, "cpu (MPI) or cuda (NCCL)" },
-        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more arguments" },
-        { "published", S_OBJECT, published_keys, ANY, NULL, W_ANY, "published result on this system" },
-        { 0 }
-};
-
-const struct schema_key system_schema[] = {
+static const struct schema_key base_keys[] = {
         { "description", S_STRING, NULL, ANY, NULL, W_ANY, "one line shown by 'benchctl systems'" },
         { "extends", S_STRING, NULL, ANY, NULL, W_TOKEN, "parent system" },
         { "nodes", S_INT, NULL, RANGE(1, 100000), NULL, W_ANY, "nodes" },
@@ -201,18 +143,26 @@ const struct schema_key system_schema[] = {
         { "trials", S_INT, NULL, RANGE(1, 100), NULL, W_ANY, "trials per run" },
         { "clear_caches", S_BOOL, NULL, ANY, NULL, W_ANY, "drop the page cache before each trial" },
         { "organization", S_STRING, NULL, ANY, NULL, W_TOKEN, "organisation in RESULT lines" },
-        { "ssd", S_OBJECT, ssd_keys, ANY, NULL, W_ANY, "SSD hyperparameters" },
-        { "maskrcnn", S_OBJECT, maskrcnn_keys, ANY, NULL, W_ANY, "Mask R-CNN hyperparameters" },
-        { "allreduce", S_OBJECT, allreduce_keys, ANY, NULL, W_ANY, "allreduce benchmark settings" },
         { 0 }
 };
 
-bool schema_is_workload(const char *name)
+/* The top level: the keys above, then one section per workload. */
+static struct schema_key top[ARRAY_SIZE(base_keys) + WORKLOAD_MAX];
+static pthread_once_t top_once = PTHREAD_ONCE_INIT;
+
+static void top_init(void)
 {
-        for (const char *const *w = workload_names; *w; w++)
-                if (streq(*w, name))
-                        return true;
-        return false;
+        size_t n = 0;
+        for (const struct schema_key *k = base_keys; k->name; k++)
+                top[n++] = *k;
+        for (const struct workload *w = workloads; w->name; w++)
+                top[n++] = (struct schema_key){ w->name, S_OBJECT, w->keys, ANY, NULL, W_ANY, w->help };
+}
+
+static const struct schema_key *system_schema(void)
+{
+        pthread_once(&top_once, top_init);
+        return top;
 }
 
 static bool word_ok(enum schema_word w, const char *s)
@@ -459,7 +409,7 @@ const char *schema_suggest(const char *dotted)
         static char best[256];
         const char **names = NULL;
         size_t n = 0;
-        key_names(system_schema, NULL, &names, &n);
+        key_names(system_schema(), NULL, &names, &n);
         const char *b = closest_word(dotted, names);
         /* a misspelt last component: compare with the siblings' full names */
         if (b)
@@ -495,13 +445,13 @@ int schema_validate(const cJSON *root, const char *label, const char *text, stru
         if (!cJSON_IsObject(root))
                 return bd_err_set(err, -EINVAL, "%s: expected a JSON object at the top, got %s", label,
                                   json_type_name(root));
-        return validate_object(root, system_schema, NULL, &w, err);
+        return validate_object(root, system_schema(), NULL, &w, err);
 }
 
 const struct schema_key *schema_lookup(const char *dotted, bool *ret_map_value)
 {
         _cleanup_free_ char *copy = xstrdup(dotted);
-        const struct schema_key *keys = system_schema, *found = NULL;
+        const struct schema_key *keys = system_schema(), *found = NULL;
         char *save = NULL;
         *ret_map_value = false;
         for (char *part = strtok_r(copy, ".", &save); part; part = strtok_r(NULL, ".", &save)) {

@@ -1,7 +1,8 @@
 /* schema.h: what a system configuration may contain.
  *
  * One table describes every key of a system file: its type, range, allowed
- * values and help.  It drives validation of each file, of --set overrides and
+ * values and help; the workload sections come from the workload table
+ * (workload.h).  It drives validation of each file, of --set overrides and
  * of the merged result, and the typo suggestions for unknown keys.
  */
 #ifndef BD_SCHEMA_H
@@ -44,8 +45,11 @@ struct schema_key {
         const char *help;
 };
 
-extern const struct schema_key system_schema[];
-extern const char *const workload_names[];  /* NULL-terminated */
+/* What workload sections share (workload.c): the backends, the precisions
+ * and the keys of a published result. */
+extern const char *const schema_backends[];
+extern const char *const schema_precisions[];
+extern const struct schema_key schema_published_keys[];
 
 /* Checks types, ranges and known keys of a system object.  where(line) names
  * the location of an error: label is "file" or "--set", text (optional) is the
@@ -56,6 +60,5 @@ int schema_validate(const cJSON *root, const char *label, const char *text, stru
 const struct schema_key *schema_lookup(const char *dotted, bool *ret_map_value);
 /* The closest known dotted key for a typo, or NULL. */
 const char *schema_suggest(const char *dotted);
-bool schema_is_workload(const char *name);
 
 #endif

@@ -17,10 +17,12 @@
 #include "schema.h"
 #include "strutil.h"
 #include "system.h"
+#include "workload.h"
 
 #define MAX_DEPTH 16
 
-/* Values every system starts from. */
+/* Values every system starts from; each workload's section starts from its
+ * row's defaults (workload.c). */
 static const char defaults_json[] =
         "{"
         " \"description\": \"\","
@@ -38,18 +40,23 @@ static const char defaults_json[] =
         " \"paths\": { \"data\": \"~/.local/share/benchd/data/coco\","
         "              \"logs\": \"~/.local/share/benchd/logs\","
         "              \"pretrained\": \"~/.local/share/benchd/pretrained\" },"
-        " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\","
-        " \"ssd\": { \"batch_size\": 32, \"lr\": 2.5e-3, \"warmup_epochs\": 5, \"weight_decay\": 5e-4,"
-        "           \"epochs\": 80, \"decay_epochs\": [44, 55],"
-        "           \"eval_epochs\": [40, 50, 55, 60, 65, 70, 75, 80], \"target_map\": 0.23,"
-        "           \"image_size\": 300, \"backbone\": \"resnet34\" },"
-        " \"maskrcnn\": { \"ims_per_batch\": 16, \"test_ims_per_batch\": 8, \"lr\": 0.02,"
-        "                \"max_iter\": 90000, \"warmup_factor\": 0.3333333333333333, \"warmup_iters\": 500,"
-        "                \"decay_steps\": [60000, 80000], \"weight_decay\": 1e-4,"
-        "                \"fpn_post_nms_top_n_train\": 2000, \"target_map_bbox\": 0.377,"
-        "                \"target_map_segm\": 0.339 },"
-        " \"allreduce\": { \"min_bytes\": 8, \"max_bytes\": 268435456, \"iters\": 20, \"warmup\": 5 }"
+        " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\""
         "}";
+
+/* The built-in values, workload sections included. */
+static cJSON *builtin_defaults(void)
+{
+        cJSON *root = cJSON_Parse(defaults_json);
+        if (!root)
+                abort(); /* the built-in defaults are valid JSON */
+        for (const struct workload *w = workloads; w->name; w++) {
+                cJSON *sec = cJSON_Parse(w->defaults);
+                if (!sec)
+                        abort(); /* so are the workloads' */
+                cJSON_AddItemToObject(root, w->name, sec);
+        }
+        return root;
+}
 
 void strv_free(char **v)
 {
@@ -374,10 +381,11 @@ static void complete(cJSON *root)
 {
         long gpus = sys_int(root, "gpus_per_node", 0);
         set_default(root, "ranks_per_node", cJSON_CreateNumber(gpus > 0 ? (double)gpus : 1));
-        for (const char *const *w = workload_names; *w; w++)
-                set_default(section(root, *w), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));
-        set_default(section(root, "ssd"), "precision", cJSON_CreateString(gpus > 0 ? "amp" : "fp32"));
-        set_default(section(root, "maskrcnn"), "precision", cJSON_CreateString(gpus > 0 ? "amp" : "fp32"));
+        for (const struct workload *w = workloads; w->name; w++) {
+                set_default(section(root, w->name), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));
+                if (workload_has_key(w, "precision"))
+                        set_default(section(root, w->name), "precision", cJSON_CreateString(gpus > 0 ? "amp" : "fp32"));
+        }
 }
 
 /* Checks that need the whole, merged configuration. */
@@ -427,10 +435,13 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                         return bd_err_set(err, -EINVAL, "%s: launcher 'mpirun' with %ld nodes needs 'mpirun.hostfile' or %ld 'mpirun.hosts'",
                                           label, nodes, nodes);
         }
-        for (const char *const *w = workload_names; *w; w++) {
-                _cleanup_free_ char *k = xasprintf("%s.backend", *w);
-                if (streq(sys_str(root, k, "cpu"), "cuda") && gpus == 0)
-                        return bd_err_set(err, -EINVAL, "%s: '%s' is cuda but the system has no GPUs", label, k);
+        for (const struct workload *w = workloads; w->name; w++) {
+                const cJSON *sec = sys_get(root, w->name);
+                if (streq(sys_str(sec, "backend", "cpu"), "cuda") && gpus == 0)
+                        return bd_err_set(err, -EINVAL, "%s: '%s.backend' is cuda but the system has no GPUs", label,
+                                          w->name);
+                if (w->check && w->check(sec, label, err) < 0)
+                        return -EINVAL;
         }
         if (sys_bool(root, "staging.require", false)) {
                 const char *dst = sys_str(root, "staging.destination", NULL);
@@ -441,13 +452,6 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                         return bd_err_set(err, -EINVAL, "%s: 'staging.destination' must be an absolute path, not '%s'",
                                           label, dst);
         }
-        if (sys_int(root, "allreduce.min_bytes", 8) > sys_int(root, "allreduce.max_bytes", 8))
-                return bd_err_set(err, -EINVAL, "%s: 'allreduce.min_bytes' is larger than 'allreduce.max_bytes'", label);
-        long epochs = sys_int(root, "ssd.epochs", 80);
-        cJSON_ArrayForEach(e, sys_get(root, "ssd.eval_epochs"))
-                if (e->valuedouble > (double)epochs)
-                        return bd_err_set(err, -EINVAL, "%s: 'ssd.eval_epochs': epoch %g is beyond 'ssd.epochs' (%ld)",
-                                          label, e->valuedouble, epochs);
 
         struct bd_topo topo;
         int r = topo_from_system(root, &topo, err);
@@ -471,9 +475,7 @@ int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
         int r = load_chain(d, name, 0, NULL, chain, 0, &merged, &path, err);
         if (r < 0)
                 return r;
-        cJSON *root = cJSON_Parse(defaults_json);
-        if (!root)
-                abort(); /* the built-in defaults are valid JSON */
+        cJSON *root = builtin_defaults();
         json_merge(root, merged);
         for (char *const *s = sets; s && *s; s++) {
                 cJSON *o = NULL;

@@ -306,7 +306,20 @@ is "  and records nothing" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l
 nruns=$(ls "$BENCHD_HOME/runs" | wc -l)
 err=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" 2>&1); rc=$?
 is "a workload without a trainer in this build: exit 1" "$rc" 1
-like "  one line saying so" "$err" "^benchctl: maskrcnn: no trainer '.*/benchd-maskrcnn' \(No such file or directory\): the Mask R-CNN trainer is not part of this version$"
+like "  one line saying so" "$err" "^benchctl: maskrcnn: the Mask R-CNN \(ResNet-50 FPN\) trainer is not built: this build of benchd has no benchd-maskrcnn \(a container image or a paths.bin that has it can run it\)$"
+is "  and starts nothing" "$(ls "$BENCHD_HOME/runs" | wc -l)" "$nruns"
+err=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" --dry-run 2>&1); rc=$?
+is "  --dry-run too: exit 1" "$rc" 1
+like "    saying so" "$err" "the Mask R-CNN \(ResNet-50 FPN\) trainer is not built"
+mkdir -p "$tmp/site-bin"
+printf '#!/bin/sh\necho site maskrcnn "$@"\n' > "$tmp/site-bin/benchd-maskrcnn"
+chmod +x "$tmp/site-bin/benchd-maskrcnn"
+out=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" --set paths.bin="$tmp/site-bin" --dry-run 2>&1); rc=$?
+is "  a paths.bin that has the program: not refused (--dry-run exits 0)" "$rc" 0
+like "    and would start it" "$out" "would start 2 ranks"
+render=$("$BENCHCTL" render --system local maskrcnn 2>&1); rc=$?
+is "  it still renders: exit 0" "$rc" 0
+like "    the launch of benchd-maskrcnn" "$render" "benchd-maskrcnn --data"
 err=$("$BENCHCTL" submit --system local allreduce --logdir "$logs" --set paths.bin="$tmp/nobin" --dry-run 2>&1); rc=$?
 is "a paths.bin without the trainer, even for --dry-run: exit 1" "$rc" 1
 like "  names it" "$err" "allreduce: no trainer '$tmp/nobin/benchd-allreduce'"

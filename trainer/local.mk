@@ -3,7 +3,7 @@
 # and benchd-allreduce.  Each workload's folder has its own local.mk.
 
 # ---- benchd-allreduce: the pre-flight allreduce check (MPI, or NCCL) ----
-if HAVE_MPI
+if BUILD_ALLREDUCE
 bin_PROGRAMS += benchd-allreduce
 benchd_allreduce_SOURCES = \
 	trainer/common/mllog.h trainer/common/mllog.c \

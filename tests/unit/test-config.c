@@ -9,8 +9,11 @@
 
 #include "fs.h"
 #include "json.h"
+#include "mlperf.h"
+#include "schema.h"
 #include "system.h"
 #include "tap.h"
+#include "workload.h"
 
 static char tmp[] = "/tmp/bd-test-config.XXXXXX";
 static char dir_a[512], dir_b[512];
@@ -289,6 +292,70 @@ static void test_bundled(void)
         }
 }
 
+/* The workload table: every row complete and consistent with the schema,
+ * and what system files get from it. */
+static char wbuf[2048];
+#define W(...) (snprintf(wbuf, sizeof(wbuf), __VA_ARGS__), wbuf)
+
+static void test_workloads(void)
+{
+        int n = 0;
+        for (const struct workload *w = workloads; w->name; w++, n++) {
+                for (const struct workload *v = workloads; v != w; v++)
+                        ok(strcmp(v->name, w->name) != 0, W("workload %s: one row", w->name));
+                char want[64];
+                snprintf(want, sizeof(want), "benchd-%s", w->name);
+                is_str(w->program, want, W("workload %s: its program is %s", w->name, want));
+                ok(w->title && w->mlperf_name && w->result_name && w->help, W("workload %s: every name given", w->name));
+                cJSON *sec = cJSON_Parse(w->defaults);
+                ok(cJSON_IsObject(sec), W("workload %s: its defaults are a JSON object", w->name));
+                cJSON *root = cJSON_CreateObject();
+                cJSON_AddItemToObject(root, w->name, sec);
+                struct bd_err err = { 0 };
+                ok(schema_validate(root, "defaults", NULL, &err) == 0, W("workload %s: its defaults fit its keys %s",
+                                                                    w->name, err.msg));
+                if (w->target_key) {
+                        ok(workload_has_key(w, w->target_key), W("workload %s: its target %s is one of its keys",
+                                                                   w->name, w->target_key));
+                        ok(cJSON_IsNumber(cJSON_GetObjectItem(sec, w->target_key)), "  and has a default");
+                }
+                ok(workload_has_key(w, "backend"), W("workload %s: has a backend", w->name));
+                cJSON_Delete(root);
+                ok(workload_find(w->name) == w, W("workload_find(%s)", w->name));
+        }
+        ok(n >= 3 && n <= WORKLOAD_MAX, W("%d workloads", n));
+        struct bd_err err = { 0 };
+        ok(workload_lookup("ssdd", &err) == NULL, "an unknown workload");
+        is_str(err.msg, "unknown workload 'ssdd'; known workloads: ssd, maskrcnn, allreduce", "  names them all");
+        struct bd_buf b = BD_BUF_INIT;
+        workload_names(&b, " or ");
+        is_str(b.s, "ssd, maskrcnn or allreduce", "workload_names");
+        buf_release(&b);
+        ok(mlperf_is_bandwidth("allreduce") && !mlperf_is_bandwidth("ssd") && !mlperf_is_bandwidth("maskrcnn") &&
+           !mlperf_is_bandwidth("resnet"), "only allreduce is scored by bandwidth");
+
+        /* every workload section of a loaded system has its defaults, a
+         * backend, and a precision where it has one */
+        put(dir_a, "wl", "{ \"gpus_per_node\": 2, \"cpu\": { \"cores_per_socket\": 8 } }");
+        struct bd_system s;
+        if (load("wl", NULL, &s, &err) == 0) {
+                for (const struct workload *w = workloads; w->name; w++) {
+                        const cJSON *sec = sys_get(s.json, w->name);
+                        is_str(sys_str(sec, "backend", "?"), "cuda", W("%s.backend follows the GPUs", w->name));
+                        ok(!workload_has_key(w, "precision") || streq(sys_str(sec, "precision", "?"), "amp"),
+                           W("%s.precision where it has one", w->name));
+                        cJSON *def = cJSON_Parse(w->defaults);
+                        const cJSON *e;
+                        cJSON_ArrayForEach(e, def)
+                                ok(cJSON_Compare(e, cJSON_GetObjectItem(sec, e->string), true),
+                                   W("%s.%s: built-in", w->name, e->string));
+                        cJSON_Delete(def);
+                }
+                system_release(&s);
+        } else
+                ok(0, W("wl: %s", err.msg));
+}
+
 int main(void)
 {
         if (!mkdtemp(tmp))
@@ -304,6 +371,7 @@ int main(void)
         test_errors();
         test_positions();
         test_bundled();
+        test_workloads();
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
         if (system(cmd) != 0)

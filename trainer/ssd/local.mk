@@ -29,8 +29,7 @@ endif
 EXTRA_DIST += trainer/ssd/ssd-head-cuda.cu trainer/ssd/ssd-head-cuda-none.c trainer/ssd/README.md
 SSD_LIBS = libbdssd.a $(BD_TRAIN_LIBS)
 
-if HAVE_MPI
-if BUILD_DATA
+if BUILD_SSD
 bin_PROGRAMS += benchd-ssd
 benchd_ssd_SOURCES = \
 	trainer/ssd/ssd-opts.h trainer/ssd/ssd-opts.c \
@@ -40,5 +39,4 @@ benchd_ssd_SOURCES = \
 benchd_ssd_CPPFLAGS = $(SSD_CPPFLAGS) $(DATA_CPPFLAGS)
 benchd_ssd_CFLAGS = $(SSD_CFLAGS) $(DATA_CFLAGS)
 benchd_ssd_LDADD = libbddata-mpi.a $(SSD_LIBS) $(DATA_LIBS)
-endif
 endif

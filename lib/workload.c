@@ -1,0 +1,200 @@
+/* workload.c: the workload table. */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "macro.h"
+#include "schema.h"
+#include "strutil.h"
+#include "system.h"
+#include "workload.h"
+
+#define ANY 1, 0          /* unbounded */
+#define RANGE(a, b) a, b
+
+static const char *const backbones[] = { "resnet18", "resnet34", NULL };
+
+/* Keys every trainer's section has (allreduce has backend only). */
+#define TRAIN_KEYS                                                                                      \
+        { "backend", S_STRING, NULL, ANY, schema_backends, W_ANY, "cpu or cuda" },                     \
+        { "precision", S_STRING, NULL, ANY, schema_precisions, W_ANY, "fp32 or amp" },                 \
+        { "seed", S_INT, NULL, RANGE(0, 4294967295.0), NULL, W_ANY, "base seed (trial t uses seed+t)" }, \
+        { "threads", S_INT, NULL, RANGE(1, 1024), NULL, W_ANY, "CPU threads per rank" },                \
+        { "loader_workers", S_INT, NULL, RANGE(0, 256), NULL, W_ANY, "data loader threads per rank" },  \
+        { "max_steps", S_INT, NULL, RANGE(0, 1e12), NULL, W_ANY, "stop after this many steps (0: off)" }, \
+        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more trainer arguments" },              \
+        { "published", S_OBJECT, schema_published_keys, ANY, NULL, W_ANY, "published result on this system" }
+
+static const struct schema_key ssd_keys[] = {
+        { "batch_size", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per rank per step" },
+        { "lr", S_NUMBER, NULL, RANGE(0, 100), NULL, W_ANY, "learning rate as in the MLPerf configs" },
+        { "warmup_epochs", S_NUMBER, NULL, RANGE(0, 1000), NULL, W_ANY, "linear warmup epochs" },
+        { "weight_decay", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "weight decay" },
+        { "epochs", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "maximum epochs" },
+        { "decay_epochs", S_NUMBER_LIST, NULL, RANGE(0, 10000), NULL, W_ANY, "lr x0.1 at these epochs" },
+        { "eval_epochs", S_INT_LIST, NULL, RANGE(1, 10000), NULL, W_ANY, "evaluate at these epochs" },
+        { "target_map", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "stop when bbox mAP reaches this" },
+        { "image_size", S_INT, NULL, RANGE(32, 2048), NULL, W_ANY, "input size (300 in MLPerf)" },
+        { "backbone", S_STRING, NULL, ANY, backbones, W_ANY, "resnet34 (MLPerf) or resnet18" },
+        { "width_mult", S_NUMBER, NULL, RANGE(0.01, 4), NULL, W_ANY, "channel width multiplier" },
+        { "pretrained", S_STRING, NULL, ANY, NULL, W_ANY, "backbone weights file in paths.pretrained" },
+        TRAIN_KEYS,
+        { 0 }
+};
+
+static const struct schema_key maskrcnn_keys[] = {
+        { "ims_per_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per step, all ranks" },
+        { "test_ims_per_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per evaluation step, all ranks" },
+        { "lr", S_NUMBER, NULL, RANGE(0, 100), NULL, W_ANY, "base learning rate" },
+        { "max_iter", S_INT, NULL, RANGE(1, 1e9), NULL, W_ANY, "iterations" },
+        { "epochs", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "epochs (instead of max_iter)" },
+        { "warmup_factor", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "warmup starts at lr x this" },
+        { "warmup_iters", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY, "linear warmup iterations" },
+        { "decay_steps", S_INT_LIST, NULL, RANGE(1, 1e9), NULL, W_ANY, "lr x0.1 at these iterations" },
+        { "decay_epochs", S_INT_LIST, NULL, RANGE(1, 10000), NULL, W_ANY, "lr x0.1 at these epochs" },
+        { "weight_decay", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "weight decay" },
+        { "clip_gradient", S_NUMBER, NULL, RANGE(0, 1e9), NULL, W_ANY, "clip gradients to this global norm" },
+        { "fpn_post_nms_top_n_train", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN proposals kept per batch" },
+        { "target_map_bbox", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "bbox mAP target" },
+        { "target_map_segm", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "segm mAP target" },
+        { "pretrained", S_STRING, NULL, ANY, NULL, W_ANY, "backbone weights file in paths.pretrained" },
+        TRAIN_KEYS,
+        { 0 }
+};
+
+static const struct schema_key allreduce_keys[] = {
+        { "min_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY, "smallest buffer" },
+        { "max_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY, "largest buffer" },
+        { "iters", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "timed iterations per size" },
+        { "warmup", S_INT, NULL, RANGE(0, 1e6), NULL, W_ANY, "untimed iterations per size" },
+        { "backend", S_STRING, NULL, ANY, schema_backends, W_ANY, "cpu (MPI) or cuda (NCCL)" },
+        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more arguments" },
+        { "published", S_OBJECT, schema_published_keys, ANY, NULL, W_ANY, "published result on this system" },
+        { 0 }
+};
+
+/* An evaluation after the last epoch would never run (the run would end
+ * aborted). */
+static int ssd_check(const cJSON *sec, const char *label, struct bd_err *err)
+{
+        long epochs = sys_int(sec, "epochs", 80);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, sys_get(sec, "eval_epochs"))
+                if (e->valuedouble > (double)epochs)
+                        return bd_err_set(err, -EINVAL, "%s: 'ssd.eval_epochs': epoch %g is beyond 'ssd.epochs' (%ld)",
+                                          label, e->valuedouble, epochs);
+        return 0;
+}
+
+static int allreduce_check(const cJSON *sec, const char *label, struct bd_err *err)
+{
+        if (sys_int(sec, "min_bytes", 8) > sys_int(sec, "max_bytes", 8))
+                return bd_err_set(err, -EINVAL, "%s: 'allreduce.min_bytes' is larger than 'allreduce.max_bytes'", label);
+        return 0;
+}
+
+#ifdef BUILD_SSD
+#define SSD_BUILT true
+#else
+#define SSD_BUILT false
+#endif
+#ifdef BUILD_MASKRCNN
+#define MASKRCNN_BUILT true
+#else
+#define MASKRCNN_BUILT false
+#endif
+#ifdef BUILD_ALLREDUCE
+#define ALLREDUCE_BUILT true
+#else
+#define ALLREDUCE_BUILT false
+#endif
+
+const struct workload workloads[] = {
+        {
+                .name = "ssd",
+                .title = "SSD (ResNet-34)",
+                .mlperf_name = "ssd",
+                .result_name = "SINGLE_STAGE_DETECTOR",
+                .program = "benchd-ssd",
+                .result = RESULT_TIME_TO_TRAIN,
+                .target_key = "target_map",
+                .dataset = true,
+                .built = SSD_BUILT,
+                .keys = ssd_keys,
+                .defaults = "{ \"batch_size\": 32, \"lr\": 2.5e-3, \"warmup_epochs\": 5, \"weight_decay\": 5e-4,"
+                            "  \"epochs\": 80, \"decay_epochs\": [44, 55],"
+                            "  \"eval_epochs\": [40, 50, 55, 60, 65, 70, 75, 80], \"target_map\": 0.23,"
+                            "  \"image_size\": 300, \"backbone\": \"resnet34\" }",
+                .help = "SSD hyperparameters",
+                .check = ssd_check,
+        },
+        {
+                .name = "maskrcnn",
+                .title = "Mask R-CNN (ResNet-50 FPN)",
+                .mlperf_name = "maskrcnn",
+                .result_name = "OBJECT_DETECTION",
+                .program = "benchd-maskrcnn",
+                .result = RESULT_TIME_TO_TRAIN,
+                .target_key = "target_map_bbox",
+                .dataset = true,
+                .built = MASKRCNN_BUILT,
+                .keys = maskrcnn_keys,
+                .defaults = "{ \"ims_per_batch\": 16, \"test_ims_per_batch\": 8, \"lr\": 0.02,"
+                            "  \"max_iter\": 90000, \"warmup_factor\": 0.3333333333333333, \"warmup_iters\": 500,"
+                            "  \"decay_steps\": [60000, 80000], \"weight_decay\": 1e-4,"
+                            "  \"fpn_post_nms_top_n_train\": 2000, \"target_map_bbox\": 0.377,"
+                            "  \"target_map_segm\": 0.339 }",
+                .help = "Mask R-CNN hyperparameters",
+        },
+        {
+                .name = "allreduce",
+                .title = "allreduce bandwidth check",
+                .mlperf_name = "allreduce",
+                .result_name = "ALLREDUCE",
+                .program = "benchd-allreduce",
+                .result = RESULT_BUS_BANDWIDTH,
+                .target_key = NULL,
+                .dataset = false,
+                .built = ALLREDUCE_BUILT,
+                .keys = allreduce_keys,
+                .defaults = "{ \"min_bytes\": 8, \"max_bytes\": 268435456, \"iters\": 20, \"warmup\": 5 }",
+                .help = "allreduce benchmark settings",
+                .check = allreduce_check,
+        },
+        { 0 }
+};
+_Static_assert(ARRAY_SIZE(workloads) <= WORKLOAD_MAX + 1, "more workloads than WORKLOAD_MAX");
+
+const struct workload *workload_find(const char *name)
+{
+        for (const struct workload *w = workloads; w->name; w++)
+                if (streq(w->name, name))
+                        return w;
+        return NULL;
+}
+
+const struct workload *workload_lookup(const char *name, struct bd_err *err)
+{
+        const struct workload *w = workload_find(name);
+        if (!w) {
+                _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
+                workload_names(&list, ", ");
+                bd_err_set(err, -ENOENT, "unknown workload '%s'; known workloads: %s", name, list.s);
+        }
+        return w;
+}
+
+void workload_names(struct bd_buf *out, const char *last)
+{
+        for (const struct workload *w = workloads; w->name; w++)
+                buf_printf(out, "%s%s", w == workloads ? "" : w[1].name ? ", " : last, w->name);
+}
+
+bool workload_has_key(const struct workload *w, const char *key)
+{
+        for (const struct schema_key *k = w->keys; k->name; k++)
+                if (streq(k->name, key))
+                        return true;
+        return false;
+}
