@@ -103,6 +103,10 @@ static void print_version(void)
 #ifdef HAVE_DATA
         printf(" coco-data");
 #endif
+        printf("\ntrainers:");
+        for (const struct workload *w = workloads; w->name; w++)
+                if (w->built)
+                        printf(" %s", w->name);
         printf("\n");
 }
 

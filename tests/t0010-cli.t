@@ -69,6 +69,11 @@ like "  keeping the bundled values" "$out" "^ssd.batch_size = 128$"
 out=$(BENCHD_SYSTEMS="$tmp:$srcdir/systems" "$BENCHCTL" show 4xC4140)
 like "BENCHD_SYSTEMS is searched too (4xC4140 inherits the user's C4140)" "$out" '^slurm.partition = "gpu"$'
 
+# --version: the trainers are the programs this build made
+want="trainers:"
+for w in ssd maskrcnn allreduce; do [ -x "$top_builddir/benchd-$w" ] && want="$want $w"; done
+like "--version lists the trainers built" "$("$BENCHCTL" --version)" "^$want\$"
+
 # no Slurm configuration at all: an error saying so (libslurm would end the
 # process with its own fatal message)
 if "$BENCHCTL" --version | grep -q 'features:.* libslurm'; then
