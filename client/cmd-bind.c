@@ -57,7 +57,7 @@ int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         int ret = ctx_load_system(ctx, system, sets, &s);
         if (ret)
                 return ret;
-        long ranks = sys_int(s.json, "ranks_per_node", 1);
+        long ranks = sys_int(s.json, "ranks_per_node");
         struct bd_topo topo;
         struct bd_err err;
         _cleanup_free_ struct bd_rank_bind *plan = NULL;
@@ -68,9 +68,9 @@ int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 bd_error("%s: %s", s.name, err.msg);
                 ret = BD_EXIT_FAIL;
         } else {
-                if (!streq(sys_str(s.json, "binding.policy", "auto"), "auto"))
+                if (!streq(sys_str(s.json, "binding.policy"), "auto"))
                         fprintf(stderr, "benchctl: note: %s has binding policy '%s'; its launches do not bind ranks\n",
-                                s.name, sys_str(s.json, "binding.policy", ""));
+                                s.name, sys_str(s.json, "binding.policy"));
                 long first = all ? 0 : rank, last = all ? ranks - 1 : rank;
                 cJSON *arr = cJSON_CreateArray();
                 for (long r = first; r <= last; r++) {

@@ -9,6 +9,7 @@
 #include <wchar.h>
 
 #include "benchctl.h"
+#include "json.h"
 #include "nodes.h"
 #include "strutil.h"
 
@@ -26,14 +27,9 @@ static const struct bd_option options[] = {
         { 0 }
 };
 
-static const cJSON *get(const cJSON *o, const char *dotted)
-{
-        return sys_get(o, dotted);
-}
-
 static void summary_gpus(const cJSON *inv, char *buf, size_t n)
 {
-        const cJSON *g = get(inv, "gpus");
+        const cJSON *g = json_get(inv, "gpus");
         int count = cJSON_GetArraySize(g);
         const cJSON *first = cJSON_GetArrayItem(g, 0);
         const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(first, "name"));
@@ -48,7 +44,7 @@ static void summary_nics(const cJSON *inv, char *buf, size_t n)
         const cJSON *e;
         size_t len = 0;
         buf[0] = '\0';
-        cJSON_ArrayForEach(e, get(inv, "nics")) {
+        cJSON_ArrayForEach(e, json_get(inv, "nics")) {
                 const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "name"));
                 const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "kind"));
                 if (len < n)
@@ -139,7 +135,7 @@ static void uptime(double s, char *buf, size_t n)
 /* A count a node sent, "?" when it is not a plausible one. */
 static void count(const cJSON *inv, const char *key, char *buf, size_t n)
 {
-        double v = sys_num(inv, key, -1);
+        double v = json_num(inv, key, -1);
         if (v >= 0 && v <= 1e6)
                 snprintf(buf, n, "%d", (int)v);
         else
@@ -172,17 +168,17 @@ static void print_table(const struct node_call *calls, int n)
                         clean(c->error, r[C_HOST], sizeof(r[C_HOST]));
                 } else {
                         snprintf(r[C_STATUS], sizeof(r[C_STATUS]), "ok");
-                        clean(sys_str(inv, "host.hostname", "?"), r[C_HOST], sizeof(r[C_HOST]) - 3);
+                        clean(json_str(inv, "host.hostname", "?"), r[C_HOST], sizeof(r[C_HOST]) - 3);
                         count(inv, "cpu.sockets", a, sizeof(a));
                         count(inv, "cpu.cores_per_socket", b, sizeof(b));
                         count(inv, "cpu.threads_per_core", d, sizeof(d));
                         snprintf(r[C_CPUS], sizeof(r[C_CPUS]), "%sx%sx%s", a, b, d);
-                        snprintf(r[C_NUMA], sizeof(r[C_NUMA]), "%d", cJSON_GetArraySize(get(inv, "numa_nodes")));
+                        snprintf(r[C_NUMA], sizeof(r[C_NUMA]), "%d", cJSON_GetArraySize(json_get(inv, "numa_nodes")));
                         summary_gpus(inv, tmp, sizeof(tmp));
                         clean(tmp, r[C_GPUS], sizeof(r[C_GPUS]) - 3);
                         summary_nics(inv, tmp, sizeof(tmp));
                         clean(tmp, r[C_NICS], sizeof(r[C_NICS]) - 3);
-                        uptime(sys_num(inv, "host.uptime_seconds", -1), r[C_UPTIME], sizeof(r[C_UPTIME]));
+                        uptime(json_num(inv, "host.uptime_seconds", -1), r[C_UPTIME], sizeof(r[C_UPTIME]));
                 }
                 for (int k = 0; k < N_COLUMNS; k++) {
                         if (!node_ok(c) && k > C_STATUS)
@@ -221,10 +217,10 @@ static void topo_cell(const char *s, int w)
 static void print_topology(const struct node_call *c)
 {
         const cJSON *t = c->json, *e;
-        const cJSON *gpus = get(t, "gpus"), *nics = get(t, "nics");
+        const cJSON *gpus = json_get(t, "gpus"), *nics = json_get(t, "nics");
         int ng = cJSON_GetArraySize(gpus);
         char a[512], b[512];
-        printf("\n%s (%s)\n", clean(c->node, a, sizeof(a)), clean(sys_str(t, "hostname", "?"), b, sizeof(b)));
+        printf("\n%s (%s)\n", clean(c->node, a, sizeof(a)), clean(json_str(t, "hostname", "?"), b, sizeof(b)));
         if (!ng) {
                 printf("  no GPU\n");
                 return;
@@ -236,9 +232,9 @@ static void print_topology(const struct node_call *c)
                 topo_cell(e->valuestring, 11);
         printf(" %-18s %s\n", "CPU Affinity", "NUMA Affinity");
         for (int i = 0; i < ng; i++) {
-                const cJSON *row = cJSON_GetArrayItem(get(t, "gpu_gpu"), i);
-                const cJSON *nrow = cJSON_GetArrayItem(get(t, "gpu_nic"), i);
-                const cJSON *numa = cJSON_GetArrayItem(get(t, "numa_affinity"), i);
+                const cJSON *row = cJSON_GetArrayItem(json_get(t, "gpu_gpu"), i);
+                const cJSON *nrow = cJSON_GetArrayItem(json_get(t, "gpu_nic"), i);
+                const cJSON *numa = cJSON_GetArrayItem(json_get(t, "numa_affinity"), i);
                 clean(cJSON_GetStringValue(cJSON_GetArrayItem(gpus, i)), a, sizeof(a) - 3);
                 fit(a, sizeof(a), 8);
                 cell(a, 8);
@@ -246,14 +242,14 @@ static void print_topology(const struct node_call *c)
                         topo_cell(e->valuestring, 6);
                 cJSON_ArrayForEach(e, nrow)
                         topo_cell(e->valuestring, 11);
-                const char *aff = cJSON_GetStringValue(cJSON_GetArrayItem(get(t, "cpu_affinity"), i));
+                const char *aff = cJSON_GetStringValue(cJSON_GetArrayItem(json_get(t, "cpu_affinity"), i));
                 printf(" %-18s ", clean(aff ? aff : "", a, sizeof(a)));
                 if (cJSON_IsNumber(numa))
                         printf("%d\n", numa->valueint);
                 else
                         printf("N/A\n");
         }
-        printf("\nLegend: %s\n", clean(sys_str(t, "legend", ""), a, sizeof(a)));
+        printf("\nLegend: %s\n", clean(json_str(t, "legend", ""), a, sizeof(a)));
 }
 
 int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
@@ -303,7 +299,7 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 if (r < 0)
                         bd_error("nodes: system '%s': %s", system, err.msg);
                 if (!port)
-                        port = sys_int(sys.json, "benchd.port", 9410);
+                        port = sys_int(sys.json, "benchd.port");
                 system_release(&sys);
                 if (r < 0) {
                         free(sets);

@@ -43,7 +43,7 @@ static double target_of(const cJSON *config, const char *workload)
         const struct workload *w = workload_find(workload);
         if (!w || !w->target_key)
                 return -1;
-        return sys_num(sys_get(config, w->name), w->target_key, -1);
+        return json_num(json_get(config, w->name), w->target_key, -1);
 }
 
 /* A trial of a run that has not ended, whose log has no run_stop (or is not
@@ -88,9 +88,9 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
         _cleanup_free_ char *kmin = xasprintf("%s.published.minutes", w);
         _cleanup_free_ char *kips = xasprintf("%s.published.images_per_second", w);
         _cleanup_free_ char *ksrc = xasprintf("%s.published.source", w);
-        const char *src = sys_str(x->config, ksrc, NULL);
-        x->ref.minutes = sys_num(x->config, kmin, 0);
-        x->ref.images_per_second = sys_num(x->config, kips, 0);
+        const char *src = json_str(x->config, ksrc, NULL);
+        x->ref.minutes = json_num(x->config, kmin, 0);
+        x->ref.images_per_second = json_num(x->config, kips, 0);
         x->pub_source = src ? xstrdup(src) : NULL;
         x->ref.source = x->pub_source;
         *ret = (struct report_run){

@@ -186,9 +186,9 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                         return BD_EXIT_FAIL;
                 }
                 if (!port)
-                        q.port = (int)sys_int(sys.json, "benchd.port", 9410);
+                        q.port = (int)sys_int(sys.json, "benchd.port");
                 if (!token_file && !getenv("BENCHD_TOKEN"))
-                        sys_token = xstrdup(sys_str(sys.json, "benchd.token_file", "/var/lib/benchd/token"));
+                        sys_token = xstrdup(sys_str(sys.json, "benchd.token_file"));
                 system_release(&sys);
         } else {
                 _cleanup_free_ char *list = xstrdup(nodes);

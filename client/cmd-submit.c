@@ -112,10 +112,10 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
  * hostfile or a host other than this one. */
 static bool runs_elsewhere(const struct bd_system *s)
 {
-        const char *launcher = sys_str(s->json, "launcher", "local");
+        const char *launcher = sys_str(s->json, "launcher");
         if (!streq(launcher, "mpirun"))
                 return streq(launcher, "slurm");
-        if (sys_str(s->json, "mpirun.hostfile", NULL))
+        if (sys_str(s->json, "mpirun.hostfile"))
                 return true;
         const cJSON *h, *hosts = sys_get(s->json, "mpirun.hosts");
         const cJSON *list = cJSON_IsArray(hosts) ? hosts : NULL;
@@ -138,7 +138,7 @@ static int check_trainer(const struct bd_system *s, const struct render_opts *ro
         _cleanup_free_ char *prog = render_trainer_path(s, ro);
         if (!prog)
                 return 0;
-        if (!w->built && !sys_str(s->json, "paths.bin", NULL))
+        if (!w->built && !sys_str(s->json, "paths.bin"))
                 return bd_err_set(err, -ENOENT, "%s: the %s trainer is not built: this build of benchd has no %s "
                                   "(a container image or a paths.bin that has it can run it)", w->name, w->title,
                                   w->program);
@@ -325,13 +325,13 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (ret)
                 return ret;
         struct bd_err err;
-        const char *launcher = sys_str(s.json, "launcher", "local");
+        const char *launcher = sys_str(s.json, "launcher");
         bool slurm = streq(launcher, "slurm");
         _cleanup_free_ char *bin = exe_dir();
         _cleanup_buf_ struct bd_buf script = BD_BUF_INIT;
         _cleanup_free_ char *home = store_home();
         _cleanup_free_ char *id = NULL, *rundir = NULL;
-        _cleanup_free_ char *logdir = expand_home(sys_str(s.json, "paths.logs", ""));
+        _cleanup_free_ char *logdir = expand_home(sys_str(s.json, "paths.logs"));
         _cleanup_free_ char *script_path = NULL, *job_id = NULL, *output = NULL;
         _cleanup_free_ char *config_path = NULL;
         _cleanup_free_ char *name = xasprintf("benchd-%s-%s", argv[next], s.name);
@@ -346,7 +346,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 system_release(&s);
                 return BD_EXIT_FAIL;
         }
-        int trials = runs > 0 ? (int)runs : (int)sys_int(s.json, "trials", 5);
+        int trials = runs > 0 ? (int)runs : (int)sys_int(s.json, "trials");
         bool keep = false; /* the run directory, once the job started */
 
         /* a submission claims its run directory (and so its id) before
@@ -384,9 +384,9 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                                 printf("dry run: %s on %s: %s (nothing submitted)\n", argv[next], s.name, where);
                 } else {
                         printf("dry run: %s on %s would start %ld rank%s with %s on %s (nothing started)\n", argv[next],
-                               s.name, sys_int(s.json, "nodes", 1) * sys_int(s.json, "ranks_per_node", 1),
-                               sys_int(s.json, "nodes", 1) * sys_int(s.json, "ranks_per_node", 1) == 1 ? "" : "s",
-                               sys_str(s.json, "mpirun.command", "mpirun"),
+                               s.name, sys_int(s.json, "nodes") * sys_int(s.json, "ranks_per_node"),
+                               sys_int(s.json, "nodes") * sys_int(s.json, "ranks_per_node") == 1 ? "" : "s",
+                               sys_str(s.json, "mpirun.command"),
                                streq(launcher, "local") ? "this machine" : "the configured hosts");
                 }
                 (void) unlink(tmpl);

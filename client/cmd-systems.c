@@ -44,25 +44,25 @@ int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comma
                         continue;
                 }
                 const cJSON *j = s.json;
-                long nodes = sys_int(j, "nodes", 1), gpus = sys_int(j, "gpus_per_node", 0);
-                const char *gpu = gpus > 0 ? sys_str(j, "gpu_model", "?") : "none (CPU)";
+                long nodes = sys_int(j, "nodes"), gpus = sys_int(j, "gpus_per_node");
+                const char *gpu = gpus > 0 ? json_str(j, "gpu_model", "?") : "none (CPU)";
                 if (json) {
                         cJSON *e = cJSON_CreateObject();
                         cJSON_AddStringToObject(e, "name", s.name);
                         cJSON_AddNumberToObject(e, "nodes", (double)nodes);
                         cJSON_AddNumberToObject(e, "gpus_per_node", (double)gpus);
-                        cJSON_AddNumberToObject(e, "ranks_per_node", (double)sys_int(j, "ranks_per_node", 1));
-                        cJSON_AddStringToObject(e, "gpu_model", gpus > 0 ? sys_str(j, "gpu_model", "") : "");
-                        cJSON_AddStringToObject(e, "launcher", sys_str(j, "launcher", ""));
-                        cJSON_AddStringToObject(e, "container", sys_str(j, "container.runtime", "none"));
-                        cJSON_AddStringToObject(e, "description", sys_str(j, "description", ""));
+                        cJSON_AddNumberToObject(e, "ranks_per_node", (double)sys_int(j, "ranks_per_node"));
+                        cJSON_AddStringToObject(e, "gpu_model", gpus > 0 ? json_str(j, "gpu_model", "") : "");
+                        cJSON_AddStringToObject(e, "launcher", sys_str(j, "launcher"));
+                        cJSON_AddStringToObject(e, "container", sys_str(j, "container.runtime"));
+                        cJSON_AddStringToObject(e, "description", sys_str(j, "description"));
                         cJSON_AddStringToObject(e, "path", s.path);
                         cJSON_AddItemToArray(arr, e);
                 } else {
                         char shape[32];
                         snprintf(shape, sizeof(shape), "%ldx%ld", nodes, gpus);
-                        printf("%-10s %-8s %-18s %-9s %-12s %s\n", s.name, shape, gpu, sys_str(j, "launcher", ""),
-                               sys_str(j, "container.runtime", "none"), sys_str(j, "description", ""));
+                        printf("%-10s %-8s %-18s %-9s %-12s %s\n", s.name, shape, gpu, sys_str(j, "launcher"),
+                               sys_str(j, "container.runtime"), sys_str(j, "description"));
                 }
                 system_release(&s);
         }

@@ -184,13 +184,13 @@ struct ctx {
 /* BENCHD_BIN: where the programs are outside a container */
 static char *host_bin_dir(const struct bd_system *s, const struct render_opts *o)
 {
-        const char *bin_cfg = sys_str(s->json, "paths.bin", NULL);
+        const char *bin_cfg = sys_str(s->json, "paths.bin");
         return expand_home(bin_cfg ? bin_cfg : o->bin_dir);
 }
 
 char *render_trainer_path(const struct bd_system *s, const struct render_opts *o)
 {
-        if (!streq(sys_str(s->json, "container.runtime", "none"), "none"))
+        if (!streq(sys_str(s->json, "container.runtime"), "none"))
                 return NULL;
         const struct workload *w = workload_find(o->workload);
         if (!w)
@@ -232,7 +232,7 @@ static void trainer_args(const struct ctx *c, struct words *w)
                 words_add(w, flag.s);
                 words_add(w, val.s ? val.s : "");       /* an empty list: none */
         }
-        const char *pre = sys_str(sec, "pretrained", NULL);
+        const char *pre = sys_str(sec, "pretrained");
         if (pre) {
                 words_add(w, "--pretrained");
                 if (pre[0] == '/')
@@ -252,7 +252,7 @@ static void trainer_args(const struct ctx *c, struct words *w)
 /* benchd-bind -r CPUS:MEM[:NIC]... -- */
 static int binding_args(const struct ctx *c, const char *bind_bin, struct words *w, struct bd_err *err)
 {
-        if (!streq(sys_str(c->sys, "binding.policy", "auto"), "auto"))
+        if (!streq(sys_str(c->sys, "binding.policy"), "auto"))
                 return 0;
         struct bd_topo topo;
         int r = topo_from_system(c->sys, &topo, err);
@@ -273,10 +273,10 @@ static int binding_args(const struct ctx *c, const char *bind_bin, struct words 
                 words_add(w, "-r");
                 words_add(w, spec.s);
         }
-        if (streq(sys_str(c->sys, "binding.source", "auto"), "auto")) {
+        if (streq(sys_str(c->sys, "binding.source"), "auto")) {
                 /* the node's own benchd, when it runs there, knows the real wiring */
                 words_add(w, "--benchd");
-                words_addf(w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port", 9410));
+                words_addf(w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port"));
         }
         words_add(w, "--");
         return 0;
@@ -298,7 +298,7 @@ static void container_binds(const struct ctx *c, const char *flag, struct words 
 /* apptainer/singularity/charliecloud: the prefix that runs a command in the image */
 static void container_exec(const struct ctx *c, struct words *w)
 {
-        const char *image = sys_str(c->sys, "container.image", "");
+        const char *image = sys_str(c->sys, "container.image");
         if (streq(c->runtime, "apptainer") || streq(c->runtime, "singularity")) {
                 words_add(w, c->runtime);
                 words_add(w, "exec");
@@ -319,9 +319,9 @@ static void container_exec(const struct ctx *c, struct words *w)
 static void mpirun_common(const struct ctx *c, struct words *w)
 {
         words_add(w, "--bind-to");
-        words_add(w, sys_str(c->sys, "mpirun.bind_to", "none"));
+        words_add(w, sys_str(c->sys, "mpirun.bind_to"));
         words_add(w, "--map-by");
-        words_add(w, sys_str(c->sys, "mpirun.map_by", "slot"));
+        words_add(w, sys_str(c->sys, "mpirun.map_by"));
         const cJSON *e;
         cJSON_ArrayForEach(e, sys_get(c->sys, "mpirun.mca")) {
                 _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
@@ -330,7 +330,7 @@ static void mpirun_common(const struct ctx *c, struct words *w)
                 words_add(w, e->string);
                 words_add(w, v.s);
         }
-        const char *iface = sys_str(c->sys, "mpirun.interface", NULL);
+        const char *iface = sys_str(c->sys, "mpirun.interface");
         if (iface && !sys_get(c->sys, "mpirun.mca.btl_tcp_if_include")) {
                 words_add(w, "--mca");
                 words_add(w, "btl_tcp_if_include");
@@ -346,7 +346,7 @@ static void mpirun_common(const struct ctx *c, struct words *w)
                 words_add(w, "-x");
                 words_add(w, "NCCL_SOCKET_IFNAME");
         }
-        if (sys_bool(c->sys, "mpirun.tag_output", false))
+        if (sys_bool(c->sys, "mpirun.tag_output"))
                 words_add(w, "--tag-output");
         words_add_list(w, sys_get(c->sys, "mpirun.extra_options"));
 }
@@ -355,20 +355,20 @@ static void mpirun_common(const struct ctx *c, struct words *w)
 static int launch_command(const struct ctx *c, struct words *w, struct bd_err *err)
 {
         bool docker = streq(c->runtime, "docker");
-        const char *mpirun = sys_str(c->sys, "mpirun.command", "mpirun");
+        const char *mpirun = sys_str(c->sys, "mpirun.command");
         int r;
         if (docker) {
                 words_add(w, "docker");
                 words_add(w, "exec");
                 words_add(w, RAW "\"$CONTAINER\"");
         }
-        if (streq(c->launcher, "slurm") && streq(sys_str(c->sys, "slurm.launch", "mpirun"), "srun")) {
+        if (streq(c->launcher, "slurm") && streq(sys_str(c->sys, "slurm.launch"), "srun")) {
                 words_add(w, "srun");
                 words_add(w, RAW "--ntasks=\"$SLURM_NTASKS\"");
                 words_addf(w, "--ntasks-per-node=%ld", c->ranks);
                 words_add(w, "--cpu-bind=none");
                 words_add(w, "--export=ALL");
-                const char *mpi = sys_str(c->sys, "slurm.mpi", NULL);
+                const char *mpi = sys_str(c->sys, "slurm.mpi");
                 if (mpi)
                         words_addf(w, "--mpi=%s", mpi);
         } else {
@@ -378,7 +378,7 @@ static int launch_command(const struct ctx *c, struct words *w, struct bd_err *e
                         words_add(w, RAW "\"$SLURM_NTASKS\"");
                 } else {
                         words_addf(w, "%ld", c->nodes * c->ranks);
-                        const char *hostfile = sys_str(c->sys, "mpirun.hostfile", NULL);
+                        const char *hostfile = sys_str(c->sys, "mpirun.hostfile");
                         const cJSON *hosts = sys_get(c->sys, "mpirun.hosts");
                         if (hostfile && !streq(c->launcher, "local")) {
                                 _cleanup_free_ char *hf = expand_home(hostfile);
@@ -398,7 +398,7 @@ static int launch_command(const struct ctx *c, struct words *w, struct bd_err *e
                 }
                 mpirun_common(c, w);
         }
-        r = binding_args(c, docker ? sys_str(c->sys, "container.bin_dir", "/opt/benchd/bin") : "$BENCHD_BIN", w, err);
+        r = binding_args(c, docker ? sys_str(c->sys, "container.bin_dir") : "$BENCHD_BIN", w, err);
         if (r < 0)
                 return r;
         if (!docker)
@@ -410,7 +410,7 @@ static int launch_command(const struct ctx *c, struct words *w, struct bd_err *e
 static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *out)
 {
         const cJSON *sys = c->sys;
-        const char *job = sys_str(sys, "slurm.job_name", NULL);
+        const char *job = sys_str(sys, "slurm.job_name");
         if (job)
                 buf_printf(out, "#SBATCH --job-name=%s\n", job);
         else
@@ -420,18 +420,18 @@ static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *
         buf_printf(out, "#SBATCH --ntasks=%ld\n", c->nodes * c->ranks);
         if (c->gpus > 0)
                 buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->gpus);
-        if (sys_bool(sys, "slurm.exclusive", true))
+        if (sys_bool(sys, "slurm.exclusive"))
                 buf_puts(out, "#SBATCH --exclusive\n");
         const char *s;
-        if ((s = sys_str(sys, "slurm.mem", NULL)))
+        if ((s = sys_str(sys, "slurm.mem")))
                 buf_printf(out, "#SBATCH --mem=%s\n", s);
-        if ((s = sys_str(sys, "slurm.time_limit", NULL)))
+        if ((s = sys_str(sys, "slurm.time_limit")))
                 buf_printf(out, "#SBATCH --time=%s\n", s);
-        if ((s = sys_str(sys, "slurm.partition", NULL)))
+        if ((s = sys_str(sys, "slurm.partition")))
                 buf_printf(out, "#SBATCH --partition=%s\n", s);
-        if ((s = sys_str(sys, "slurm.account", NULL)))
+        if ((s = sys_str(sys, "slurm.account")))
                 buf_printf(out, "#SBATCH --account=%s\n", s);
-        if ((s = sys_str(sys, "slurm.qos", NULL)))
+        if ((s = sys_str(sys, "slurm.qos")))
                 buf_printf(out, "#SBATCH --qos=%s\n", s);
         buf_printf(out, "#SBATCH --output=%s/%s_slurm-%%j.out\n", c->logs, run_id);
         buf_puts(out, "#SBATCH --no-requeue\n");
@@ -459,8 +459,8 @@ static void emit_on_every_node(const struct ctx *c, const char *fn, const char *
                 _cleanup_free_ char *call = xasprintf(RAW "\"$(declare -f %s); %s\"", fn, fn);
                 _cleanup_free_ char *msg = xasprintf("benchd: %s %s (mpirun failed)",
                                                      fail ? "could not" : "could not reach the nodes to", what);
-                words_add(&w, sys_str(c->sys, "mpirun.command", "mpirun"));
-                const char *hostfile = sys_str(c->sys, "mpirun.hostfile", NULL);
+                words_add(&w, sys_str(c->sys, "mpirun.command"));
+                const char *hostfile = sys_str(c->sys, "mpirun.hostfile");
                 if (hostfile) {
                         _cleanup_free_ char *hf = expand_home(hostfile);
                         words_add(&w, "--hostfile");
@@ -526,11 +526,11 @@ static void emit_staging_check(const struct ctx *c, const char *bin_dir, struct 
         struct words w = { 0 };
         words_add_prog(&w, bin_dir, "benchd-bind");
         words_add(&w, "--check-dataset");
-        words_add(&w, sys_str(c->sys, "staging.name", "coco"));
+        words_add(&w, sys_str(c->sys, "staging.name"));
         words_add(&w, "--dataset-dir");
-        words_add(&w, sys_str(c->sys, "staging.destination", ""));
+        words_add(&w, sys_str(c->sys, "staging.destination"));
         words_add(&w, "--benchd");
-        words_addf(&w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port", 9410));
+        words_addf(&w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port"));
         buf_puts(out, "# The dataset must be staged and verified on every node (benchctl stage --system ...).\n"
                       "check_staged() {\n");
         emit_command(out, "    ", &w);
@@ -553,21 +553,21 @@ int render_script(const struct bd_system *s, const struct render_opts *o, struct
                 .sys = s->json,
                 .name = s->name,
                 .w = w,
-                .launcher = sys_str(s->json, "launcher", "local"),
-                .runtime = sys_str(s->json, "container.runtime", "none"),
-                .nodes = sys_int(s->json, "nodes", 1),
-                .ranks = sys_int(s->json, "ranks_per_node", 1),
-                .gpus = sys_int(s->json, "gpus_per_node", 0),
-                .data = expand_home(sys_bool(s->json, "staging.require", false)
-                                            ? sys_str(s->json, "staging.destination", "")
-                                            : sys_str(s->json, "paths.data", "")),
-                .logs = expand_home(sys_str(s->json, "paths.logs", "")),
-                .pretrained = expand_home(sys_str(s->json, "paths.pretrained", "")),
+                .launcher = sys_str(s->json, "launcher"),
+                .runtime = sys_str(s->json, "container.runtime"),
+                .nodes = sys_int(s->json, "nodes"),
+                .ranks = sys_int(s->json, "ranks_per_node"),
+                .gpus = sys_int(s->json, "gpus_per_node"),
+                .data = expand_home(sys_bool(s->json, "staging.require")
+                                            ? sys_str(s->json, "staging.destination")
+                                            : sys_str(s->json, "paths.data")),
+                .logs = expand_home(sys_str(s->json, "paths.logs")),
+                .pretrained = expand_home(sys_str(s->json, "paths.pretrained")),
         };
         c.container = !streq(c.runtime, "none");
-        c.bin = c.container ? sys_str(s->json, "container.bin_dir", "/opt/benchd/bin") : "$BENCHD_BIN";
+        c.bin = c.container ? sys_str(s->json, "container.bin_dir") : "$BENCHD_BIN";
         _cleanup_free_ char *bin_dir = host_bin_dir(s, o);
-        int trials = o->trials > 0 ? o->trials : (int)sys_int(s->json, "trials", 5);
+        int trials = o->trials > 0 ? o->trials : (int)sys_int(s->json, "trials");
         struct words launch = { 0 };
         int r = launch_command(&c, &launch, err);
         if (r == 0)
@@ -620,7 +620,7 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
                 env_value(out, v.s);
                 buf_putc(out, '\n');
         }
-        const char *iface = sys_str(s->json, "mpirun.interface", NULL);
+        const char *iface = sys_str(s->json, "mpirun.interface");
         if (iface && !sys_get(s->json, "env.NCCL_SOCKET_IFNAME")) {
                 buf_puts(out, "export NCCL_SOCKET_IFNAME=");
                 buf_shell_quote(out, iface);
@@ -635,10 +635,10 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
                       "fi\n\n");
         buf_puts(out, "mkdir -p \"$LOGDIR\" || { echo \"benchd: cannot create log directory $LOGDIR\" >&2; exit 1; }\n\n");
 
-        bool clear = sys_bool(s->json, "clear_caches", true);
+        bool clear = sys_bool(s->json, "clear_caches");
         if (clear)
                 emit_cache_drop(&c, out);
-        bool staged = sys_bool(s->json, "staging.require", false);
+        bool staged = sys_bool(s->json, "staging.require");
         if (staged)
                 emit_staging_check(&c, bin_dir, out);
 
@@ -663,7 +663,7 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
                         if (!cJSON_IsNull(e))
                                 words_add(&d, "-e"), words_add(&d, e->string);
                 words_add_list(&d, sys_get(s->json, "container.options"));
-                words_add(&d, sys_str(s->json, "container.image", ""));
+                words_add(&d, sys_str(s->json, "container.image"));
                 words_add(&d, "sleep");
                 words_add(&d, "infinity");
                 buf_puts(out, "# One long-lived container for all trials, removed on exit\n");
@@ -689,11 +689,11 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
                       "    end=$(date +%s)\n"
                       "    echo \"ENDING TIMING RUN AT $(date -d \"@$end\" '+%Y-%m-%d %r')\"\n");
         buf_printf(out, "    echo \"RESULT,%s,,$((end - start)),%s,$(date -d \"@$start\" '+%%Y-%%m-%%d %%r')\"\n",
-                   c.w->result_name, sys_str(s->json, "organization", "benchd"));
+                   c.w->result_name, sys_str(s->json, "organization"));
         buf_puts(out, "    return \"$rc\"\n"
                       "}\n\n");
 
-        long base_seed = sys_int(sys_get(s->json, c.w->name), "seed", -1);
+        long base_seed = json_int(sys_get(s->json, c.w->name), "seed", -1);
         buf_puts(out, "failed=0\n"
                       "for trial in $(seq 1 \"$NTRIALS\"); do\n");
         if (base_seed >= 0)

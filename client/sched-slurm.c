@@ -175,8 +175,8 @@ static void describe(const struct sched_request *req, job_desc_msg_t *d)
 {
         const cJSON *sys = req->sys;
         slurm_init_job_desc_msg(d);
-        long nodes = sys_int(sys, "nodes", 1), ranks = sys_int(sys, "ranks_per_node", 1);
-        long gpus = sys_int(sys, "gpus_per_node", 0);
+        long nodes = sys_int(sys, "nodes"), ranks = sys_int(sys, "ranks_per_node");
+        long gpus = sys_int(sys, "gpus_per_node");
         d->name = (char *)req->name;
         d->comment = (char *)req->comment;
         d->script = (char *)req->script;
@@ -189,17 +189,17 @@ static void describe(const struct sched_request *req, job_desc_msg_t *d)
         d->group_id = getgid();
         d->work_dir = (char *)req->work_dir;
         d->std_out = (char *)req->output;
-        d->partition = (char *)sys_str(sys, "slurm.partition", NULL);
-        d->account = (char *)sys_str(sys, "slurm.account", NULL);
-        d->qos = (char *)sys_str(sys, "slurm.qos", NULL);
-        const char *tl = sys_str(sys, "slurm.time_limit", NULL);
+        d->partition = (char *)sys_str(sys, "slurm.partition");
+        d->account = (char *)sys_str(sys, "slurm.account");
+        d->qos = (char *)sys_str(sys, "slurm.qos");
+        const char *tl = sys_str(sys, "slurm.time_limit");
         if (tl) {
                 long m = slurm_time_minutes(tl);
                 d->time_limit = m < 0 ? INFINITE : (uint32_t)m;
         }
-        if (sys_bool(sys, "slurm.exclusive", true))
+        if (sys_bool(sys, "slurm.exclusive"))
                 d->shared = JOB_SHARED_NONE;
-        const char *mem = sys_str(sys, "slurm.mem", NULL);
+        const char *mem = sys_str(sys, "slurm.mem");
         if (mem) {
                 char *end;
                 unsigned long long v = strtoull(mem, &end, 10);

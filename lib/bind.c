@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bind.h"
+#include "json.h"
 #include "system.h"
 
 static const char *const kind_names[] = {
@@ -34,11 +35,11 @@ bool nic_kind_rdma(enum bd_nic_kind k)
 int topo_from_system(const cJSON *sys, struct bd_topo *t, struct bd_err *err)
 {
         memset(t, 0, sizeof(*t));
-        t->sockets = (int)sys_int(sys, "cpu.sockets", 1);
-        t->cores_per_socket = (int)sys_int(sys, "cpu.cores_per_socket", 1);
-        t->threads_per_core = (int)sys_int(sys, "cpu.threads_per_core", 1);
-        t->hyperthreads = sys_bool(sys, "binding.hyperthreads", true);
-        t->ngpus = (int)sys_int(sys, "gpus_per_node", 0);
+        t->sockets = (int)sys_int(sys, "cpu.sockets");
+        t->cores_per_socket = (int)sys_int(sys, "cpu.cores_per_socket");
+        t->threads_per_core = (int)sys_int(sys, "cpu.threads_per_core");
+        t->hyperthreads = sys_bool(sys, "binding.hyperthreads");
+        t->ngpus = (int)sys_int(sys, "gpus_per_node");
         if (t->ngpus > BD_MAX_GPUS)
                 return bd_err_set(err, -E2BIG, "more than %d GPUs per node", BD_MAX_GPUS);
         const cJSON *gn = sys_get(sys, "topology.gpu_numa");
@@ -51,10 +52,10 @@ int topo_from_system(const cJSON *sys, struct bd_topo *t, struct bd_err *err)
                 if (t->nnics >= BD_MAX_NICS)
                         return bd_err_set(err, -E2BIG, "more than %d NICs per node", BD_MAX_NICS);
                 struct bd_nic *n = &t->nics[t->nnics++];
-                snprintf(n->name, sizeof(n->name), "%s", sys_str(e, "name", "?"));
-                if (nic_kind_parse(sys_str(e, "kind", ""), &n->kind) < 0)
+                snprintf(n->name, sizeof(n->name), "%s", json_str(e, "name", "?"));
+                if (nic_kind_parse(json_str(e, "kind", ""), &n->kind) < 0)
                         n->kind = NIC_ETHERNET;
-                n->numa = (int)sys_int(e, "numa", -1);
+                n->numa = (int)json_int(e, "numa", -1);
         }
         return 0;
 }

@@ -232,3 +232,57 @@ const char *json_type_name(const cJSON *v)
         if (cJSON_IsObject(v)) return "an object";
         return "unknown";
 }
+
+const cJSON *json_get(const cJSON *root, const char *dotted)
+{
+        const char *p = dotted;
+        const cJSON *v = root;
+        while (v && *p) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t)(dot - p) : strlen(p);
+                char key[128];
+                if (n >= sizeof(key))
+                        return NULL;
+                memcpy(key, p, n);
+                key[n] = '\0';
+                v = cJSON_GetObjectItemCaseSensitive(v, key);
+                p = dot ? dot + 1 : p + n;
+        }
+        return v;
+}
+
+const char *json_str(const cJSON *root, const char *dotted, const char *fallback)
+{
+        const cJSON *v = json_get(root, dotted);
+        return cJSON_IsString(v) ? v->valuestring : fallback;
+}
+
+long json_int(const cJSON *root, const char *dotted, long fallback)
+{
+        const cJSON *v = json_get(root, dotted);
+        return cJSON_IsNumber(v) ? (long)v->valuedouble : fallback;
+}
+
+double json_num(const cJSON *root, const char *dotted, double fallback)
+{
+        const cJSON *v = json_get(root, dotted);
+        return cJSON_IsNumber(v) ? v->valuedouble : fallback;
+}
+
+bool json_bool(const cJSON *root, const char *dotted, bool fallback)
+{
+        const cJSON *v = json_get(root, dotted);
+        return cJSON_IsBool(v) ? cJSON_IsTrue(v) : fallback;
+}
+
+void json_fill(cJSON *dst, const cJSON *defaults)
+{
+        const cJSON *d;
+        cJSON_ArrayForEach(d, defaults) {
+                cJSON *have = cJSON_GetObjectItemCaseSensitive(dst, d->string);
+                if (!have)
+                        cJSON_AddItemToObject(dst, d->string, cJSON_Duplicate(d, true));
+                else if (cJSON_IsObject(have) && cJSON_IsObject(d))
+                        json_fill(have, d);
+        }
+}

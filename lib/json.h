@@ -7,6 +7,7 @@
 #ifndef BD_JSON_H
 #define BD_JSON_H
 
+#include <stdbool.h>
 #include <cjson/cJSON.h>
 
 #include "buf.h"
@@ -26,6 +27,18 @@ int json_key_line(const char *text, const char *dotted);
 /* Merges src into dst key by key: objects recursively, src winning; a null
  * value in src removes the key.  src is not modified. */
 void json_merge(cJSON *dst, const cJSON *src);
+/* Adds every key of defaults that dst lacks (a copy), objects recursively:
+ * what a null in a merged file removed comes back from defaults. */
+void json_fill(cJSON *dst, const cJSON *defaults);
+/* Typed access by dotted path ("slurm.partition") to any JSON, with the
+ * caller's fallback where the key is absent or of another type.  A system's
+ * resolved configuration has sys_*() (system.h) instead, whose keys come with
+ * their built-in values. */
+const cJSON *json_get(const cJSON *root, const char *dotted);
+const char *json_str(const cJSON *root, const char *dotted, const char *fallback);
+long json_int(const cJSON *root, const char *dotted, long fallback);
+double json_num(const cJSON *root, const char *dotted, double fallback);
+bool json_bool(const cJSON *root, const char *dotted, bool fallback);
 /* Appends v as a JSON string literal. */
 void json_quote(struct bd_buf *out, const char *s);
 /* Number formatting that keeps integers integral ("56", "0.0032"). */

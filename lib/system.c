@@ -43,13 +43,14 @@ static const char defaults_json[] =
         " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\""
         "}";
 
-/* The built-in values, workload sections included. */
-static cJSON *builtin_defaults(void)
+/* The built-in values of the system's keys; with_workloads: and of the
+ * workload sections. */
+static cJSON *builtin_values(bool with_workloads)
 {
         cJSON *root = cJSON_Parse(defaults_json);
         if (!root)
                 abort(); /* the built-in defaults are valid JSON */
-        for (const struct workload *w = workloads; w->name; w++) {
+        for (const struct workload *w = workloads; with_workloads && w->name; w++) {
                 cJSON *sec = cJSON_Parse(w->defaults);
                 if (!sec)
                         abort(); /* so are the workloads' */
@@ -242,46 +243,29 @@ static int load_chain(const struct bd_sysdirs *d, const char *name, size_t from,
         return 0;
 }
 
-const cJSON *sys_get(const cJSON *root, const char *dotted)
+const cJSON *sys_get(const cJSON *cfg, const char *dotted)
 {
-        const char *p = dotted;
-        const cJSON *v = root;
-        while (v && *p) {
-                const char *dot = strchr(p, '.');
-                size_t n = dot ? (size_t)(dot - p) : strlen(p);
-                char key[128];
-                if (n >= sizeof(key))
-                        return NULL;
-                memcpy(key, p, n);
-                key[n] = '\0';
-                v = cJSON_GetObjectItemCaseSensitive(v, key);
-                p = dot ? dot + 1 : p + n;
-        }
-        return v;
+        return json_get(cfg, dotted);
 }
 
-const char *sys_str(const cJSON *root, const char *dotted, const char *dflt)
+const char *sys_str(const cJSON *cfg, const char *dotted)
 {
-        const cJSON *v = sys_get(root, dotted);
-        return cJSON_IsString(v) ? v->valuestring : dflt;
+        return json_str(cfg, dotted, NULL);
 }
 
-long sys_int(const cJSON *root, const char *dotted, long dflt)
+long sys_int(const cJSON *cfg, const char *dotted)
 {
-        const cJSON *v = sys_get(root, dotted);
-        return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+        return json_int(cfg, dotted, 0);
 }
 
-double sys_num(const cJSON *root, const char *dotted, double dflt)
+double sys_num(const cJSON *cfg, const char *dotted)
 {
-        const cJSON *v = sys_get(root, dotted);
-        return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+        return json_num(cfg, dotted, 0);
 }
 
-bool sys_bool(const cJSON *root, const char *dotted, bool dflt)
+bool sys_bool(const cJSON *cfg, const char *dotted)
 {
-        const cJSON *v = sys_get(root, dotted);
-        return cJSON_IsBool(v) ? cJSON_IsTrue(v) : dflt;
+        return json_bool(cfg, dotted, false);
 }
 
 /* Turns "KEY=VALUE" into {"a": {"b": VALUE}} typed by the schema. */
@@ -379,7 +363,7 @@ static cJSON *section(cJSON *root, const char *key)
 /* Fills in values derived from others, so that 'show' prints what is used. */
 static void complete(cJSON *root)
 {
-        long gpus = sys_int(root, "gpus_per_node", 0);
+        long gpus = sys_int(root, "gpus_per_node");
         set_default(root, "ranks_per_node", cJSON_CreateNumber(gpus > 0 ? (double)gpus : 1));
         for (const struct workload *w = workloads; w->name; w++) {
                 set_default(section(root, w->name), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));
@@ -391,11 +375,11 @@ static void complete(cJSON *root)
 /* Checks that need the whole, merged configuration. */
 static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
 {
-        long nodes = sys_int(root, "nodes", 1);
-        long gpus = sys_int(root, "gpus_per_node", 0);
-        long ranks = sys_int(root, "ranks_per_node", 1);
-        long sockets = sys_int(root, "cpu.sockets", 1);
-        long cores = sys_int(root, "cpu.cores_per_socket", 1);
+        long nodes = sys_int(root, "nodes");
+        long gpus = sys_int(root, "gpus_per_node");
+        long ranks = sys_int(root, "ranks_per_node");
+        long sockets = sys_int(root, "cpu.sockets");
+        long cores = sys_int(root, "cpu.cores_per_socket");
 
         if (gpus > 0 && ranks != gpus)
                 return bd_err_set(err, -EINVAL, "%s: 'ranks_per_node' (%ld) must equal 'gpus_per_node' (%ld): one rank per GPU",
@@ -413,23 +397,23 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                         return bd_err_set(err, -EINVAL, "%s: 'topology.gpu_numa': NUMA node %g but only %ld sockets",
                                           label, e->valuedouble, sockets);
         cJSON_ArrayForEach(e, sys_get(root, "topology.nics")) {
-                if (!sys_str(e, "name", NULL) || !sys_str(e, "kind", NULL))
+                if (!json_str(e, "name", NULL) || !json_str(e, "kind", NULL))
                         return bd_err_set(err, -EINVAL, "%s: 'topology.nics': every NIC needs a 'name' and a 'kind'",
                                           label);
-                if (sys_int(e, "numa", -1) >= sockets)
+                if (json_int(e, "numa", -1) >= sockets)
                         return bd_err_set(err, -EINVAL, "%s: 'topology.nics': NIC '%s' on NUMA node %ld but only %ld sockets",
-                                          label, sys_str(e, "name", ""), sys_int(e, "numa", -1), sockets);
+                                          label, json_str(e, "name", ""), json_int(e, "numa", -1), sockets);
         }
-        const char *launcher = sys_str(root, "launcher", "local");
-        const char *runtime = sys_str(root, "container.runtime", "none");
-        if (!streq(runtime, "none") && !sys_str(root, "container.image", NULL))
+        const char *launcher = sys_str(root, "launcher");
+        const char *runtime = sys_str(root, "container.runtime");
+        if (!streq(runtime, "none") && !sys_str(root, "container.image"))
                 return bd_err_set(err, -EINVAL, "%s: container runtime '%s' needs 'container.image'", label, runtime);
         if (streq(runtime, "docker") && nodes > 1)
                 return bd_err_set(err, -EINVAL, "%s: container runtime 'docker' runs single-node systems only (nodes is %ld)",
                                   label, nodes);
         if (streq(launcher, "local") && nodes > 1)
                 return bd_err_set(err, -EINVAL, "%s: launcher 'local' runs one node; nodes is %ld", label, nodes);
-        if (streq(launcher, "mpirun") && nodes > 1 && !sys_str(root, "mpirun.hostfile", NULL)) {
+        if (streq(launcher, "mpirun") && nodes > 1 && !sys_str(root, "mpirun.hostfile")) {
                 const cJSON *hosts = sys_get(root, "mpirun.hosts");
                 if (cJSON_GetArraySize(hosts) < nodes)
                         return bd_err_set(err, -EINVAL, "%s: launcher 'mpirun' with %ld nodes needs 'mpirun.hostfile' or %ld 'mpirun.hosts'",
@@ -437,14 +421,14 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
         }
         for (const struct workload *w = workloads; w->name; w++) {
                 const cJSON *sec = sys_get(root, w->name);
-                if (streq(sys_str(sec, "backend", "cpu"), "cuda") && gpus == 0)
+                if (streq(sys_str(sec, "backend"), "cuda") && gpus == 0)
                         return bd_err_set(err, -EINVAL, "%s: '%s.backend' is cuda but the system has no GPUs", label,
                                           w->name);
                 if (w->check && w->check(sec, label, err) < 0)
                         return -EINVAL;
         }
-        if (sys_bool(root, "staging.require", false)) {
-                const char *dst = sys_str(root, "staging.destination", NULL);
+        if (sys_bool(root, "staging.require")) {
+                const char *dst = sys_str(root, "staging.destination");
                 if (!dst || !*dst)
                         return bd_err_set(err, -EINVAL, "%s: 'staging.require' needs 'staging.destination', where the "
                                                         "dataset is staged on every node", label);
@@ -475,7 +459,7 @@ int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
         int r = load_chain(d, name, 0, NULL, chain, 0, &merged, &path, err);
         if (r < 0)
                 return r;
-        cJSON *root = builtin_defaults();
+        cJSON *root = builtin_values(true);
         json_merge(root, merged);
         for (char *const *s = sets; s && *s; s++) {
                 cJSON *o = NULL;
@@ -487,6 +471,8 @@ int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
                 json_merge(root, o);
                 cJSON_Delete(o);
         }
+        _cleanup_json_ cJSON *builtin = builtin_values(false);
+        json_fill(root, builtin);
         complete(root);
         r = check_whole(root, path, err);
         if (r < 0) {

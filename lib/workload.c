@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
+#include "json.h"
 #include "macro.h"
 #include "schema.h"
 #include "strutil.h"
@@ -75,12 +77,15 @@ static const struct schema_key allreduce_keys[] = {
 };
 
 /* An evaluation after the last epoch would never run (the run would end
- * aborted). */
+ * aborted).  Keys a null removed are the trainer's to choose. */
 static int ssd_check(const cJSON *sec, const char *label, struct bd_err *err)
 {
-        long epochs = sys_int(sec, "epochs", 80);
+        const cJSON *ep = json_get(sec, "epochs");
+        if (!cJSON_IsNumber(ep))
+                return 0;
+        long epochs = (long)ep->valuedouble;
         const cJSON *e;
-        cJSON_ArrayForEach(e, sys_get(sec, "eval_epochs"))
+        cJSON_ArrayForEach(e, json_get(sec, "eval_epochs"))
                 if (e->valuedouble > (double)epochs)
                         return bd_err_set(err, -EINVAL, "%s: 'ssd.eval_epochs': epoch %g is beyond 'ssd.epochs' (%ld)",
                                           label, e->valuedouble, epochs);
@@ -89,7 +94,7 @@ static int ssd_check(const cJSON *sec, const char *label, struct bd_err *err)
 
 static int allreduce_check(const cJSON *sec, const char *label, struct bd_err *err)
 {
-        if (sys_int(sec, "min_bytes", 8) > sys_int(sec, "max_bytes", 8))
+        if (json_int(sec, "min_bytes", 0) > json_int(sec, "max_bytes", LONG_MAX))
                 return bd_err_set(err, -EINVAL, "%s: 'allreduce.min_bytes' is larger than 'allreduce.max_bytes'", label);
         return 0;
 }

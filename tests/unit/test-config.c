@@ -91,25 +91,39 @@ static void test_inheritance(void)
                 printf("# %s\n", err.msg);
         if (!s.json)
                 return;
-        is_int(sys_int(s.json, "nodes", 0), 2, "nodes from the middle");
-        is_int(sys_int(s.json, "gpus_per_node", 0), 4, "GPUs from the root");
-        is_int(sys_int(s.json, "ssd.batch_size", 0), 56, "leaf overrides batch size");
-        ok(sys_num(s.json, "ssd.lr", 0) == 0.002, "middle overrides lr");
-        is_str(sys_str(s.json, "env.A", NULL), "1", "env A inherited");
+        is_int(json_int(s.json, "nodes", 0), 2, "nodes from the middle");
+        is_int(json_int(s.json, "gpus_per_node", 0), 4, "GPUs from the root");
+        is_int(json_int(s.json, "ssd.batch_size", 0), 56, "leaf overrides batch size");
+        ok(json_num(s.json, "ssd.lr", 0) == 0.002, "middle overrides lr");
+        is_str(json_str(s.json, "env.A", NULL), "1", "env A inherited");
         ok(sys_get(s.json, "env.B") == NULL, "null removes an inherited env variable");
         ok(sys_get(s.json, "extends") == NULL, "extends does not leak into the result");
-        is_int(sys_int(s.json, "ranks_per_node", 0), 4, "ranks default to one per GPU");
-        is_str(sys_str(s.json, "ssd.backend", NULL), "cuda", "backend defaults to cuda with GPUs");
-        is_int(sys_int(s.json, "trials", 0), 5, "trials default to 5");
+        is_int(json_int(s.json, "ranks_per_node", 0), 4, "ranks default to one per GPU");
+        is_str(json_str(s.json, "ssd.backend", NULL), "cuda", "backend defaults to cuda with GPUs");
+        is_int(json_int(s.json, "trials", 0), 5, "trials default to 5");
         system_release(&s);
+
+        /* a null removes an inherited key; a system key with a built-in value
+         * gets that back, a workload's key stays out */
+        put(dir_a, "nulls", "{ \"extends\": \"base\", \"trials\": null, \"slurm\": null, \"maskrcnn\": {\"max_iter\": null},"
+                            "  \"cpu\": {\"model\": \"x\"}, \"env\": {\"A\": null} }");
+        ok(load("nulls", NULL, &s, &err) == 0, "nulls load");
+        if (s.json) {
+                is_int(json_int(s.json, "trials", 0), 5, "trials: null is the built-in 5 again");
+                is_str(json_str(s.json, "slurm.time_limit", NULL), "04:00:00", "a whole section: null is its built-in values");
+                ok(json_get(s.json, "maskrcnn.max_iter") == NULL, "maskrcnn.max_iter: a workload's key is left out");
+                ok(json_get(s.json, "env.A") == NULL, "a key without a built-in value is removed");
+                ok(json_get(s.json, "cpu.model") && json_get(s.json, "cpu.sockets"), "  filled beside what is set");
+                system_release(&s);
+        }
 
         /* a user's file refines the bundled system of the same name */
         put(dir_b, "same", "{ \"description\": \"bundled\", \"nodes\": 3, \"launcher\": \"slurm\" }");
         put(dir_a, "same", "{ \"extends\": \"same\", \"description\": \"mine\" }");
         ok(load("same", NULL, &s, &err) == 0, "a file may extend the system of its own name further down the path");
         if (s.json) {
-                is_int(sys_int(s.json, "nodes", 0), 3, "value from the shadowed file");
-                is_str(sys_str(s.json, "description", NULL), "mine", "value from the user's file");
+                is_int(json_int(s.json, "nodes", 0), 3, "value from the shadowed file");
+                is_str(json_str(s.json, "description", NULL), "mine", "value from the user's file");
                 system_release(&s);
         }
 }
@@ -123,12 +137,12 @@ static void test_sets(void)
         ok(load("leaf", sets, &s, &err) == 0, "--set overrides load");
         if (!s.json)
                 return;
-        is_int(sys_int(s.json, "ssd.batch_size", 0), 64, "--set integer");
-        is_str(sys_str(s.json, "slurm.partition", NULL), "gpu", "--set string");
-        is_str(sys_str(s.json, "env.FOO", NULL), "bar baz", "--set env variable");
+        is_int(json_int(s.json, "ssd.batch_size", 0), 64, "--set integer");
+        is_str(json_str(s.json, "slurm.partition", NULL), "gpu", "--set string");
+        is_str(json_str(s.json, "env.FOO", NULL), "bar baz", "--set env variable");
         is_int(cJSON_GetArraySize(sys_get(s.json, "ssd.decay_epochs")), 2, "--set comma list");
-        ok(!sys_bool(s.json, "binding.hyperthreads", true), "--set boolean");
-        is_str(sys_str(s.json, "description", NULL), "123", "--set of a string key keeps digits as text");
+        ok(!json_bool(s.json, "binding.hyperthreads", true), "--set boolean");
+        is_str(json_str(s.json, "description", NULL), "123", "--set of a string key keeps digits as text");
         system_release(&s);
 
         char *bad1[] = { "ssd.batch_size=abc", NULL };
@@ -272,22 +286,22 @@ static void test_bundled(void)
         struct bd_system s;
         struct bd_err err;
         if (system_load(&d, "4xC4140", NULL, &s, &err) == 0) {
-                is_int(sys_int(s.json, "nodes", 0), 4, "4xC4140: 4 nodes");
-                is_int(sys_int(s.json, "gpus_per_node", 0), 4, "4xC4140: 4 GPUs per node (from C4140)");
-                is_int(sys_int(s.json, "ssd.batch_size", 0), 56, "4xC4140: ssd batch 56 overrides C4140's 128");
-                ok(sys_num(s.json, "ssd.lr", 0) == 3.2e-3, "4xC4140: lr 3.2e-3");
-                is_str(sys_str(s.json, "gpu_model", ""), "V100-SXM2-32GB", "4xC4140: GPU model inherited");
-                is_int(sys_int(s.json, "maskrcnn.ims_per_batch", 0), 96, "4xC4140: Mask R-CNN 96 images per batch");
+                is_int(json_int(s.json, "nodes", 0), 4, "4xC4140: 4 nodes");
+                is_int(json_int(s.json, "gpus_per_node", 0), 4, "4xC4140: 4 GPUs per node (from C4140)");
+                is_int(json_int(s.json, "ssd.batch_size", 0), 56, "4xC4140: ssd batch 56 overrides C4140's 128");
+                ok(json_num(s.json, "ssd.lr", 0) == 3.2e-3, "4xC4140: lr 3.2e-3");
+                is_str(json_str(s.json, "gpu_model", ""), "V100-SXM2-32GB", "4xC4140: GPU model inherited");
+                is_int(json_int(s.json, "maskrcnn.ims_per_batch", 0), 96, "4xC4140: Mask R-CNN 96 images per batch");
                 system_release(&s);
         }
         if (system_load(&d, "2xC4140", NULL, &s, &err) == 0) {
-                is_int(sys_int(s.json, "nodes", 0), 2, "2xC4140 has two nodes (the original said 1)");
+                is_int(json_int(s.json, "nodes", 0), 2, "2xC4140 has two nodes (the original said 1)");
                 system_release(&s);
         }
         if (system_load(&d, "24xp3dn", NULL, &s, &err) == 0) {
                 ok(sys_get(s.json, "mpirun.hosts") == NULL, "24xp3dn uses its hostfile, not p3dn's hosts");
-                is_int(sys_int(s.json, "maskrcnn.ims_per_batch", 0), 192, "24xp3dn: batch 192");
-                ok(sys_num(s.json, "maskrcnn.clip_gradient", 0) == 1.5, "24xp3dn: gradient clipping inherited");
+                is_int(json_int(s.json, "maskrcnn.ims_per_batch", 0), 192, "24xp3dn: batch 192");
+                ok(json_num(s.json, "maskrcnn.clip_gradient", 0) == 1.5, "24xp3dn: gradient clipping inherited");
                 system_release(&s);
         }
 }
@@ -341,8 +355,8 @@ static void test_workloads(void)
         if (load("wl", NULL, &s, &err) == 0) {
                 for (const struct workload *w = workloads; w->name; w++) {
                         const cJSON *sec = sys_get(s.json, w->name);
-                        is_str(sys_str(sec, "backend", "?"), "cuda", W("%s.backend follows the GPUs", w->name));
-                        ok(!workload_has_key(w, "precision") || streq(sys_str(sec, "precision", "?"), "amp"),
+                        is_str(json_str(sec, "backend", "?"), "cuda", W("%s.backend follows the GPUs", w->name));
+                        ok(!workload_has_key(w, "precision") || streq(json_str(sec, "precision", "?"), "amp"),
                            W("%s.precision where it has one", w->name));
                         cJSON *def = cJSON_Parse(w->defaults);
                         const cJSON *e;
