@@ -23,7 +23,6 @@
 #define BD_BIND_H
 
 #include <stdbool.h>
-#include <cjson/cJSON.h>
 
 #include "buf.h"
 #include "cpuset.h"
@@ -75,8 +74,6 @@ int nic_kind_parse(const char *s, enum bd_nic_kind *ret);
 const char *nic_kind_name(enum bd_nic_kind k);
 bool nic_kind_rdma(enum bd_nic_kind k);
 
-/* The declared topology of a (validated) system configuration. */
-int topo_from_system(const cJSON *sys, struct bd_topo *ret, struct bd_err *err);
 /* A plan for `ranks` local ranks; *ret_plan (ranks entries) belongs to the caller. */
 int bind_plan(const struct bd_topo *t, int ranks, struct bd_rank_bind **ret_plan, struct bd_err *err);
 /* "--physcpubind=0-5,48-53 --membind=0" */

@@ -268,6 +268,34 @@ bool sys_bool(const cJSON *cfg, const char *dotted)
         return json_bool(cfg, dotted, false);
 }
 
+int topo_from_system(const cJSON *sys, struct bd_topo *t, struct bd_err *err)
+{
+        memset(t, 0, sizeof(*t));
+        t->sockets = (int)sys_int(sys, "cpu.sockets");
+        t->cores_per_socket = (int)sys_int(sys, "cpu.cores_per_socket");
+        t->threads_per_core = (int)sys_int(sys, "cpu.threads_per_core");
+        t->hyperthreads = sys_bool(sys, "binding.hyperthreads");
+        t->ngpus = (int)sys_int(sys, "gpus_per_node");
+        if (t->ngpus > BD_MAX_GPUS)
+                return bd_err_set(err, -E2BIG, "more than %d GPUs per node", BD_MAX_GPUS);
+        const cJSON *gn = sys_get(sys, "topology.gpu_numa");
+        for (int i = 0; i < t->ngpus; i++) {
+                const cJSON *e = cJSON_GetArrayItem(gn, i);
+                t->gpu_numa[i] = cJSON_IsNumber(e) ? (int)e->valuedouble : -1;
+        }
+        const cJSON *e;
+        cJSON_ArrayForEach(e, sys_get(sys, "topology.nics")) {
+                if (t->nnics >= BD_MAX_NICS)
+                        return bd_err_set(err, -E2BIG, "more than %d NICs per node", BD_MAX_NICS);
+                struct bd_nic *n = &t->nics[t->nnics++];
+                snprintf(n->name, sizeof(n->name), "%s", json_str(e, "name", "?"));
+                if (nic_kind_parse(json_str(e, "kind", ""), &n->kind) < 0)
+                        n->kind = NIC_ETHERNET;
+                n->numa = (int)json_int(e, "numa", -1);
+        }
+        return 0;
+}
+
 /* Turns "KEY=VALUE" into {"a": {"b": VALUE}} typed by the schema. */
 static int parse_set(const char *assign, cJSON **ret, struct bd_err *err)
 {

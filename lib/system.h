@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <cjson/cJSON.h>
 
+#include "bind.h"
 #include "err.h"
 
 struct bd_sysdirs {
@@ -60,5 +61,9 @@ const char *sys_str(const cJSON *cfg, const char *dotted);
 long sys_int(const cJSON *cfg, const char *dotted);
 double sys_num(const cJSON *cfg, const char *dotted);
 bool sys_bool(const cJSON *cfg, const char *dotted);
+
+/* The declared topology of a (validated) configuration: cpu, gpus_per_node,
+ * topology and binding.hyperthreads (bind.h has the rule it plans by). */
+int topo_from_system(const cJSON *cfg, struct bd_topo *ret, struct bd_err *err);
 
 #endif
