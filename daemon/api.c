@@ -16,9 +16,9 @@
 
 #include <string.h>
 
+#include "api.h"
 #include "buf.h"
 #include "datasets.h"
-#include "http.h"
 #include "strutil.h"
 
 enum route_flags {

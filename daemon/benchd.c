@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "buf.h"
 #include "conf.h"
 #include "daemon.h"
@@ -318,7 +319,7 @@ static int serve(void)
                 log_warning("%s: mutating requests are refused", err.msg);
         daemon_inventory_rescan(&d);
         d.datasets = datasets_new(&d);
-        r = http_start(&d, &http, &err);
+        r = http_start(&d, api_handle, &http, &err);
         if (r < 0) {
                 log_error("%s", err.msg);
                 goto out;

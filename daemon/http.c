@@ -26,6 +26,7 @@
 
 struct http_server {
         struct daemon *d;
+        http_handler *handle;
         struct MHD_Daemon *mhd[MAX_LISTENERS];
         int n;
         int max_body;
@@ -208,7 +209,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 .local = ctx->local,
                 .conn = c,
         };
-        api_handle(s->d, &rq, &rs);
+        s->handle(s->d, &rq, &rs);
         log_debug("%s %s -> %d", method, url, rs.status);
         return send_response(s, c, &rs);
 }
@@ -353,12 +354,13 @@ static void describe_fd(struct http_server *s, int fd)
         snprintf(s->desc + l, sizeof(s->desc) - l, "%s%s", l ? ", " : "", item);
 }
 
-int http_start(struct daemon *d, struct http_server **ret, struct bd_err *err)
+int http_start(struct daemon *d, http_handler *handle, struct http_server **ret, struct bd_err *err)
 {
         struct http_server *s = xcalloc(1, sizeof(*s));
         struct conf c;
         int n, r = 0;
         s->d = d;
+        s->handle = handle;
         pthread_mutex_lock(&d->lock);
         c = d->conf;    /* the ints; strings are read before the lock is released */
         _cleanup_free_ char *listen_spec = xstrdup(c.listen ? c.listen : "");

@@ -3,7 +3,8 @@
  * The server listens on the sockets systemd passed (socket activation), or
  * else on conf.listen (TCP) and conf.socket (a Unix socket).  Each request is
  * read whole (the body up to conf.max_body_bytes, else 413) and handed to
- * api_handle(), which fills a struct http_response; the server sends it.
+ * the handler given to http_start() (benchd's is api_handle(), api.h), which
+ * fills a struct http_response; the server sends it.
  * A request line longer than conf.max_header_bytes gets 414, request line
  * and headers larger than it 431 (as JSON: libmicrohttpd's own HTML answers
  * are left to requests over twice that); more connections than
@@ -50,11 +51,13 @@ void http_json(struct http_response *rs, int status, cJSON *j);
 /* {"error": MESSAGE, "status": STATUS} */
 void http_error(struct http_response *rs, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Routes a request (api.c). */
-void api_handle(struct daemon *d, struct http_request *rq, struct http_response *rs);
+/* What answers a request: fills rs from rq; called from the server's
+ * threads, several at a time. */
+typedef void http_handler(struct daemon *d, struct http_request *rq, struct http_response *rs);
 
 struct http_server;
-int http_start(struct daemon *d, struct http_server **ret, struct bd_err *err);
+/* Listens as the daemon's configuration says; every request goes to handle. */
+int http_start(struct daemon *d, http_handler *handle, struct http_server **ret, struct bd_err *err);
 struct http_server *http_stop(struct http_server *s);
 /* How many sockets the server listens on, and a description ("127.0.0.1:9410, /run/benchd.sock"). */
 const char *http_describe(const struct http_server *s);

@@ -8,14 +8,14 @@ benchd_SOURCES = \
 	daemon/daemon.h daemon/daemon.c \
 	daemon/benchd.c
 if HAVE_MICROHTTPD
-benchd_SOURCES += daemon/http.h daemon/http.c daemon/api.c daemon/metrics.c daemon/datasets.h
+benchd_SOURCES += daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c daemon/datasets.h
 if HAVE_XXHASH
 benchd_SOURCES += daemon/datasets.c
 else
 benchd_SOURCES += daemon/datasets-none.c
 endif
 endif
-EXTRA_DIST += daemon/README.md daemon/http.h daemon/http.c daemon/api.c daemon/metrics.c daemon/datasets.h \
+EXTRA_DIST += daemon/README.md daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c daemon/datasets.h \
 	daemon/datasets.c daemon/datasets-none.c
 benchd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 benchd_LDADD = $(BD_LIBS) $(MICROHTTPD_LIBS) $(NUMA_LIBS) -ldl -lpthread
