@@ -202,11 +202,6 @@ static void json_line(const struct bd_run *r, const struct bd_trial *t, char **l
         *last = text;
 }
 
-/* Follows a run until it ends: 0 when every trial completed, 1 otherwise;
- * on SIGINT or SIGTERM stops following (the run goes on) and says so, with
- * 128 + the signal's number.  json: a JSON line per change instead of the
- * live line and the final table. */
-int wait_for_run(struct bd_store *store, const char *id, bool json);
 int wait_for_run(struct bd_store *store, const char *id, bool json)
 {
         bool tty = !json && isatty(STDOUT_FILENO);

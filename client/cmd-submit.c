@@ -182,36 +182,140 @@ static int claim_run_dir(const char *home, char **ret_id, char **ret_dir, struct
         return bd_err_set(err, -EEXIST, "no free run id in '%s' after 64 tries", runs);
 }
 
+/* One submission, from its claimed run directory to its recorded run.  The
+ * steps below fill it in order; submission_release() frees it and removes
+ * what a submission that failed before its job started leaves: its run
+ * directory. */
+struct submission {
+        struct bd_system sys;
+        const char *workload;
+        int trials;
+        bool dry, slurm;
+        const char *launcher;
+        char *home;                     /* $BENCHD_HOME */
+        char *id, *rundir;              /* claimed: the run's id and directory */
+        char *logdir;
+        char *name;                     /* the job's: benchd-WORKLOAD-SYSTEM */
+        char *bin;                      /* this program's directory */
+        struct render_opts ro;
+        struct bd_buf script;
+        char *script_path, *config_path;
+        char *job_id, *output;          /* launched */
+        long pid;
+        double submitted;
+        bool started;                   /* a job runs: its run directory stays */
+        /* prepared by keep_run(), beside the launch on Slurm */
+        char *config, *user, *host;
+        bool script_written;
+        struct bd_store store;
+        struct bd_err keep_err;
+        int keep_r;
+};
+
+static void submission_release(struct submission *sub)
+{
+        if (sub->rundir && !sub->started) {
+                if (sub->script_path)
+                        (void) unlink(sub->script_path);
+                if (sub->config_path)
+                        (void) unlink(sub->config_path);
+                (void) rmdir(sub->rundir);
+        }
+        if (sub->store.db)
+                store_close(&sub->store);
+        buf_release(&sub->script);
+        free(sub->home);
+        free(sub->id);
+        free(sub->rundir);
+        free(sub->logdir);
+        free(sub->name);
+        free(sub->bin);
+        free(sub->script_path);
+        free(sub->config_path);
+        free(sub->job_id);
+        free(sub->output);
+        free(sub->config);
+        free(sub->user);
+        free(sub->host);
+        system_release(&sub->sys);
+}
+
+/* Step 1: the run's id and directory, claimed before rendering (the id is in
+ * the script); a dry run draws an id and claims nothing. */
+static int claim(struct submission *sub)
+{
+        struct bd_err err;
+        if (sub->dry) {
+                sub->id = run_id_new();
+                return 0;
+        }
+        if (claim_run_dir(sub->home, &sub->id, &sub->rundir, &err) < 0)
+                return bd_error("%s", err.msg), -1;
+        return 0;
+}
+
+/* Step 2: the launch script, and what must hold for it to run: the trainer
+ * and a writable log directory. */
+static int render(struct submission *sub)
+{
+        struct bd_err err;
+        sub->ro = (struct render_opts){
+                .workload = sub->workload, .trials = sub->trials, .run_id = sub->id,
+                .bin_dir = sub->bin ? sub->bin : BD_BINDIR, .version = PACKAGE_VERSION,
+        };
+        if (render_script(&sub->sys, &sub->ro, &sub->script, &err) < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0 ||
+            check_logdir(sub->logdir, !sub->dry, &err) < 0)
+                return bd_error("%s", err.msg), -1;
+        return 0;
+}
+
+/* --dry-run: where the job would run (Slurm: the controller's answer to an
+ * sbatch --test-only), from a script written to a temporary file. */
+static int dry_run(struct submission *sub)
+{
+        struct bd_err err;
+        int r = 0;
+        char tmpl[] = "/tmp/benchd-dry-run.XXXXXX";
+        int fd = mkstemp(tmpl);
+        if (fd >= 0)
+                close(fd);
+        write_file_atomic(tmpl, sub->script.s, sub->script.len, 0755, NULL);
+        const cJSON *j = sub->sys.json;
+        if (sub->slurm) {
+                struct sched_request req = { j, sub->name, NULL, sub->script.s, tmpl, sub->logdir, NULL };
+                _cleanup_free_ char *where = NULL;
+                if ((r = slurm_will_run(&req, &where, &err)) < 0)
+                        bd_error("%s", err.msg);
+                else
+                        printf("dry run: %s on %s: %s (nothing submitted)\n", sub->workload, sub->sys.name, where);
+        } else {
+                long ranks = sys_int(j, "nodes") * sys_int(j, "ranks_per_node");
+                printf("dry run: %s on %s would start %ld rank%s with %s on %s (nothing started)\n", sub->workload,
+                       sub->sys.name, ranks, ranks == 1 ? "" : "s", sys_str(j, "mpirun.command"),
+                       streq(sub->launcher, "local") ? "this machine" : "the configured hosts");
+        }
+        (void) unlink(tmpl);
+        return r;
+}
+
 /* What a submission keeps besides its job: the config as text, copies of
  * the script and config in the run's directory (no fsync, no temporary
  * names: nothing reads the directory before the store names it, after these
  * are complete), who submitted it from where, and the results store, open.
  * On Slurm this runs in a thread while the main thread submits (libslurm's
  * work, then the controller's reply): it takes no time of its own there.  A
- * failure here then cancels the job.  The script is written first where the
- * launcher reads it from the file. */
-struct keep {
-        const cJSON *json;
-        const char *home, *script_path, *script, *config_path;
-        size_t script_len;
-        char *config, *user, *host; /* set here */
-        bool script_written;
-        struct bd_store *store;
-        struct bd_err err;
-        int r;
-};
-
+ * failure here then cancels the job. */
 static void *keep_run(void *p)
 {
-        struct keep *k = p;
-        k->config = cJSON_Print(k->json);
-        k->user = user_name();
-        k->host = host_name();
-        if ((!k->script_written &&
-             write_file_new(k->script_path, k->script, k->script_len, 0755, &k->err) < 0) ||
-            write_file_new(k->config_path, k->config, strlen(k->config), 0644, &k->err) < 0 ||
-            store_open(k->store, k->home, &k->err) < 0)
-                k->r = -1;
+        struct submission *sub = p;
+        sub->config = cJSON_Print(sub->sys.json);
+        sub->user = user_name();
+        sub->host = host_name();
+        if ((!sub->script_written &&
+             write_file_new(sub->script_path, sub->script.s, sub->script.len, 0755, &sub->keep_err) < 0) ||
+            write_file_new(sub->config_path, sub->config, strlen(sub->config), 0644, &sub->keep_err) < 0 ||
+            store_open(&sub->store, sub->home, &sub->keep_err) < 0)
+                sub->keep_r = -1;
         return NULL;
 }
 
@@ -237,32 +341,96 @@ static bool start_elsewhere(pthread_t *ret, void *(*fn)(void *), void *arg)
 }
 
 /* A job that nothing records would run unseen: it is stopped, and the error
- * says whether it was. */
-static void stop_unrecorded(bool slurm, const char *job_id, const char *rundir, long pid, const char *why,
-                            bool *keep_dir)
+ * says whether it was; one that could not be stopped keeps its run
+ * directory. */
+static void stop_unrecorded(struct submission *sub, const char *why)
 {
         struct bd_err cerr;
-        _cleanup_free_ char *what = slurm ? xasprintf("Slurm job %s", job_id) : xasprintf("process %ld", pid);
-        if ((slurm ? slurm_cancel(job_id, &cerr) : local_cancel(rundir, pid, true, &cerr)) < 0) {
+        _cleanup_free_ char *what = sub->slurm ? xasprintf("Slurm job %s", sub->job_id)
+                                               : xasprintf("process %ld", sub->pid);
+        if ((sub->slurm ? slurm_cancel(sub->job_id, &cerr) : local_cancel(sub->rundir, sub->pid, true, &cerr)) < 0) {
                 bd_error("%s; the run could not be recorded and its %s could not be cancelled (%s): cancel it by "
                          "hand", why, what, cerr.msg);
-                *keep_dir = true;
-        } else {
-                bd_error("%s; the run could not be recorded: its %s was cancelled", why, what);
+                return;
         }
+        bd_error("%s; the run could not be recorded: its %s was cancelled", why, what);
+        sub->started = false;
 }
 
-/* What a submission that failed leaves of its run directory: nothing. */
-static void discard_run_dir(const char *dir, const char *script_path, const char *config_path)
+/* Steps 3 and 4: write the run directory and start the job.  Where the
+ * launcher reads the script from its file (local, mpirun, the sbatch
+ * command) the script is written first; on Slurm the rest of the run
+ * directory is written while libslurm submits. */
+static int launch(struct submission *sub)
 {
-        if (script_path)
-                (void) unlink(script_path);
-        if (config_path)
-                (void) unlink(config_path);
-        (void) rmdir(dir);
+        struct bd_err err;
+        sub->script_path = xasprintf("%s/script.sh", sub->rundir);
+        sub->config_path = xasprintf("%s/config.json", sub->rundir);
+        if (!sub->slurm || streq(slurm_backend(), "sbatch")) {
+                if (write_file_new(sub->script_path, sub->script.s, sub->script.len, 0755, &err) < 0)
+                        return bd_error("%s", err.msg), -1;
+                sub->script_written = true;
+        }
+        pthread_t keeper;
+        bool threaded = sub->slurm && start_elsewhere(&keeper, keep_run, sub);
+        if (!threaded && (keep_run(sub), sub->keep_r < 0))
+                return bd_error("%s", sub->keep_err.msg), -1;
+        sub->submitted = (double)time(NULL);
+        int r;
+        if (sub->slurm) {
+                sub->output = xasprintf("%s/%s_slurm-%%j.out", sub->logdir, sub->id);
+                /* the comment names the run in squeue -o %k and sacct */
+                _cleanup_free_ char *comment = xasprintf("benchd run %s", sub->id);
+                struct sched_request req = { sub->sys.json, sub->name, comment, sub->script.s, sub->script_path,
+                                             sub->logdir, sub->output };
+                r = slurm_submit(&req, &sub->job_id, &err);
+        } else {
+                sub->output = xasprintf("%s/job.out", sub->rundir);
+                r = local_start(sub->script_path, sub->rundir, sub->output, &sub->pid, &err);
+        }
+        if (threaded)
+                pthread_join(keeper, NULL);
+        if (r < 0)
+                return bd_error("%s", err.msg), -1;
+        sub->started = true;
+        if (sub->keep_r < 0)
+                return stop_unrecorded(sub, sub->keep_err.msg), -1;
+        return 0;
 }
 
-int wait_for_run(struct bd_store *store, const char *id, bool json);
+/* Step 5: the run and its trials in the results store, committed before
+ * benchctl says the run started. */
+static int record(struct submission *sub)
+{
+        struct bd_err err;
+        struct bd_run run = {
+                .id = sub->id, .system = sub->sys.name, .workload = (char *)sub->workload,
+                .launcher = (char *)sub->launcher, .config = sub->config, .script = sub->script.s,
+                .job_id = sub->job_id, .pid = sub->pid, .user = sub->user, .host = sub->host,
+                .version = PACKAGE_VERSION, .logdir = sub->logdir, .rundir = sub->rundir,
+                .submit_time = sub->submitted, .state = sub->slurm ? ST_PENDING : ST_RUNNING, .exit_code = -1,
+                .ntrials = sub->trials,
+        };
+        struct bd_trial *t = xcalloc((size_t)sub->trials, sizeof(*t));
+        for (int i = 0; i < sub->trials; i++) {
+                t[i].trial = i + 1;
+                t[i].state = ST_PENDING;
+                t[i].exit_code = -1;
+                t[i].log_path = xasprintf("%s/%s_%d.log", sub->logdir, sub->id, i + 1);
+        }
+        int r = store_add_run(&sub->store, &run, t, &err);
+        trials_free(t, sub->trials);
+        if (r < 0)
+                return stop_unrecorded(sub, err.msg), -1;
+        if (sub->slurm)
+                printf("run %s submitted: Slurm job %s (%s), %d trial%s\n", sub->id, sub->job_id, slurm_backend(),
+                       sub->trials, sub->trials == 1 ? "" : "s");
+        else
+                printf("run %s started: process %ld, %d trial%s\n", sub->id, sub->pid, sub->trials,
+                       sub->trials == 1 ? "" : "s");
+        fflush(stdout);
+        return 0;
+}
 
 /* KEY=DIR for a directory given on the command line: a relative one is
  * made absolute here (the job runs elsewhere: Slurm starts it in the log
@@ -320,164 +488,32 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (log_set)
                 sets_add(&sets, &nsets, log_set);
 
-        struct bd_system s;
-        int ret = ctx_load_system(ctx, system, sets, &s);
+        struct submission sub = { .workload = argv[next], .dry = dry, .script = BD_BUF_INIT };
+        int ret = ctx_load_system(ctx, system, sets, &sub.sys);
         if (ret)
                 return ret;
-        struct bd_err err;
-        const char *launcher = sys_str(s.json, "launcher");
-        bool slurm = streq(launcher, "slurm");
-        _cleanup_free_ char *bin = exe_dir();
-        _cleanup_buf_ struct bd_buf script = BD_BUF_INIT;
-        _cleanup_free_ char *home = store_home();
-        _cleanup_free_ char *id = NULL, *rundir = NULL;
-        _cleanup_free_ char *logdir = expand_home(sys_str(s.json, "paths.logs"));
-        _cleanup_free_ char *script_path = NULL, *job_id = NULL, *output = NULL;
-        _cleanup_free_ char *config_path = NULL;
-        _cleanup_free_ char *name = xasprintf("benchd-%s-%s", argv[next], s.name);
-        struct bd_store store = { 0 };
-        struct keep k = { .json = s.json, .home = home, .store = &store };
-        long pid = 0;
-        if (!slurm && !dry && !wait && getpid() == 1) {
+        const cJSON *j = sub.sys.json;
+        sub.launcher = sys_str(j, "launcher");
+        sub.slurm = streq(sub.launcher, "slurm");
+        sub.trials = runs > 0 ? (int)runs : (int)sys_int(j, "trials");
+        sub.home = store_home();
+        sub.bin = exe_dir();
+        sub.logdir = expand_home(sys_str(j, "paths.logs"));
+        sub.name = xasprintf("benchd-%s-%s", sub.workload, sub.sys.name);
+        if (!sub.slurm && !dry && !wait && getpid() == 1) {
                 /* the kernel ends every process of the namespace with it */
                 bd_error("running as process 1 of a PID namespace (a container without an init): a run left in "
                          "the background would be killed when benchctl exits; use --wait, or give the container "
                          "an init (docker run --init)");
-                system_release(&s);
-                return BD_EXIT_FAIL;
-        }
-        int trials = runs > 0 ? (int)runs : (int)sys_int(s.json, "trials");
-        bool keep = false; /* the run directory, once the job started */
-
-        /* a submission claims its run directory (and so its id) before
-         * rendering: the id is in the script */
-        if (dry)
-                id = run_id_new();
-        else if (claim_run_dir(home, &id, &rundir, &err) < 0) {
-                bd_error("%s", err.msg);
                 ret = BD_EXIT_FAIL;
-                goto out;
-        }
-        struct render_opts ro = {
-                .workload = argv[next], .trials = (int)runs, .run_id = id,
-                .bin_dir = bin ? bin : BD_BINDIR, .version = PACKAGE_VERSION,
-        };
-        if (render_script(&s, &ro, &script, &err) < 0 || check_trainer(&s, &ro, &err) < 0 ||
-            check_logdir(logdir, !dry, &err) < 0) {
-                bd_error("%s", err.msg);
+        } else if (claim(&sub) < 0 || render(&sub) < 0)
                 ret = BD_EXIT_FAIL;
-                goto out;
-        }
-        if (dry) {
-                char tmpl[] = "/tmp/benchd-dry-run.XXXXXX";
-                int fd = mkstemp(tmpl);
-                if (fd >= 0)
-                        close(fd);
-                write_file_atomic(tmpl, script.s, script.len, 0755, NULL);
-                if (slurm) {
-                        struct sched_request req = { s.json, name, NULL, script.s, tmpl, logdir, NULL };
-                        _cleanup_free_ char *where = NULL;
-                        if (slurm_will_run(&req, &where, &err) < 0) {
-                                bd_error("%s", err.msg);
-                                ret = BD_EXIT_FAIL;
-                        } else
-                                printf("dry run: %s on %s: %s (nothing submitted)\n", argv[next], s.name, where);
-                } else {
-                        printf("dry run: %s on %s would start %ld rank%s with %s on %s (nothing started)\n", argv[next],
-                               s.name, sys_int(s.json, "nodes") * sys_int(s.json, "ranks_per_node"),
-                               sys_int(s.json, "nodes") * sys_int(s.json, "ranks_per_node") == 1 ? "" : "s",
-                               sys_str(s.json, "mpirun.command"),
-                               streq(launcher, "local") ? "this machine" : "the configured hosts");
-                }
-                (void) unlink(tmpl);
-                goto out;
-        }
-
-        script_path = xasprintf("%s/script.sh", rundir);
-        config_path = xasprintf("%s/config.json", rundir);
-        k.script_path = script_path, k.config_path = config_path;
-        k.script = script.s, k.script_len = script.len;
-        pthread_t keeper;
-        bool threaded = false;
-        if (!slurm || streq(slurm_backend(), "sbatch")) {
-                /* the launcher reads the script from its file */
-                if (write_file_new(script_path, script.s, script.len, 0755, &err) < 0) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
-                        goto out;
-                }
-                k.script_written = true;
-        }
-        if (slurm)
-                threaded = start_elsewhere(&keeper, keep_run, &k);
-        if (!threaded && (keep_run(&k), k.r < 0)) {
-                bd_error("%s", k.err.msg);
+        else if (dry)
+                ret = dry_run(&sub) < 0 ? BD_EXIT_FAIL : BD_EXIT_OK;
+        else if (launch(&sub) < 0 || record(&sub) < 0)
                 ret = BD_EXIT_FAIL;
-                goto out;
-        }
-        double submitted = (double)time(NULL);
-        int r;
-        if (slurm) {
-                output = xasprintf("%s/%s_slurm-%%j.out", logdir, id);
-                /* the comment names the run in squeue -o %k and sacct */
-                _cleanup_free_ char *comment = xasprintf("benchd run %s", id);
-                struct sched_request req = { s.json, name, comment, script.s, script_path, logdir, output };
-                r = slurm_submit(&req, &job_id, &err);
-        } else {
-                output = xasprintf("%s/job.out", rundir);
-                r = local_start(script_path, rundir, output, &pid, &err);
-        }
-        if (threaded)
-                pthread_join(keeper, NULL);
-        if (r < 0) {
-                bd_error("%s", err.msg);
-                ret = BD_EXIT_FAIL;
-                goto out;
-        }
-        if (k.r < 0) {
-                stop_unrecorded(slurm, job_id, rundir, pid, k.err.msg, &keep);
-                ret = BD_EXIT_FAIL;
-                goto out;
-        }
-        keep = true;
-
-        struct bd_run run = {
-                .id = id, .system = s.name, .workload = argv[next], .launcher = (char *)launcher,
-                .config = k.config, .script = script.s, .job_id = job_id, .pid = pid,
-                .user = k.user, .host = k.host, .version = PACKAGE_VERSION,
-                .logdir = logdir, .rundir = rundir, .submit_time = submitted,
-                .state = slurm ? ST_PENDING : ST_RUNNING, .exit_code = -1, .ntrials = trials,
-        };
-        struct bd_trial *t = xcalloc((size_t)trials, sizeof(*t));
-        for (int i = 0; i < trials; i++) {
-                t[i].trial = i + 1;
-                t[i].state = ST_PENDING;
-                t[i].exit_code = -1;
-                t[i].log_path = xasprintf("%s/%s_%d.log", logdir, id, i + 1);
-        }
-        r = store_add_run(&store, &run, t, &err);
-        trials_free(t, trials);
-        if (r < 0) {
-                stop_unrecorded(slurm, job_id, rundir, pid, err.msg, &keep);
-                ret = BD_EXIT_FAIL;
-                goto out;
-        }
-        if (slurm)
-                printf("run %s submitted: Slurm job %s (%s), %d trial%s\n", id, job_id, slurm_backend(), trials,
-                       trials == 1 ? "" : "s");
-        else
-                printf("run %s started: process %ld, %d trial%s\n", id, pid, trials, trials == 1 ? "" : "s");
-        fflush(stdout);
-        if (wait)
-                ret = wait_for_run(&store, id, false);
-out:
-        if (rundir && !keep)
-                discard_run_dir(rundir, script_path, config_path);
-        if (store.db)
-                store_close(&store);
-        free(k.config);
-        free(k.user);
-        free(k.host);
-        system_release(&s);
+        else if (wait)
+                ret = wait_for_run(&sub.store, sub.id, false);
+        submission_release(&sub);
         return ret;
 }
