@@ -74,6 +74,16 @@ like() {
     fi
 }
 
+unlike() {
+    if printf '%s\n' "$2" | grep -Eq -- "$3"; then
+        _t_result 1 "$1"
+        printf '%s\n' "$2" | grep -E -- "$3" | head -10 | sed 's/^/#   /'
+        printf '#   matches: %s\n' "$3"
+    else
+        _t_result 0 "$1"
+    fi
+}
+
 skip_all() {
     echo "1..0 # SKIP $*"
     exit 0
