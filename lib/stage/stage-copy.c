@@ -72,7 +72,7 @@ static int hash_source(struct bd_stage *s, struct worker *w, struct bd_mentry *e
         uint8_t sum[16];
         uint64_t len;
         bool counted = s->o.mode == STAGE_MANIFEST_ONLY;       /* the job's work is this checksum */
-        int r = hash_fd(sfd, w->buf, BUF_SIZE, &s->stop, counted ? &s->bytes_done : NULL, sum, &len);
+        int r = copy_hash_fd(sfd, w->buf, BUF_SIZE, &s->stop, counted ? &s->bytes_done : NULL, sum, &len);
         if (counted)
                 *credited += len;
         if (r == -ECANCELED)
@@ -110,7 +110,7 @@ static int verify_dst(struct bd_stage *s, struct worker *w, const struct bd_ment
                 return 0;
         uint8_t sum[16];
         uint64_t len;
-        int r = hash_fd(fd, w->buf, BUF_SIZE, &s->stop, &s->bytes_done, sum, &len);
+        int r = copy_hash_fd(fd, w->buf, BUF_SIZE, &s->stop, &s->bytes_done, sum, &len);
         *credited += len;
         if (r < 0)
                 return r;

@@ -147,8 +147,8 @@ struct bd_stage *stage_new(const struct bd_stage_opts *o, struct bd_err *err)
         manifest_init(&s->m);
         atomic_init(&s->state, STAGE_IDLE);
         atomic_init(&s->phase, PHASE_START);
-        s->bw = bwlimit_new(s->o.bwlimit);
-        copier_init(&s->copier, s->o.copy_method, s->bw, &s->stop, &s->bytes_done);
+        s->bw = copy_bwlimit_new(s->o.bwlimit);
+        copy_copier_init(&s->copier, s->o.copy_method, s->bw, &s->stop, &s->bytes_done);
         return s;
 }
 
@@ -327,7 +327,7 @@ static int open_roots(struct bd_stage *s)
         if (s->o.copy_method == COPY_AUTO && s->srcfd >= 0)
                 atomic_store(&s->copier.method, (int)copy_method_auto(s->srcfd, s->dstfd));
         if (s->srcfd >= 0)
-                atomic_store(&s->copier.direct_read, direct_read_auto(s->srcfd));
+                atomic_store(&s->copier.direct_read, copy_direct_read_auto(s->srcfd));
         struct stat dst;
         if (s->srcfd >= 0 && fstat(s->srcfd, &sst) == 0 && fstat(s->dstfd, &dst) == 0 &&
             (within(s->dstfd, &sst) || within(s->srcfd, &dst)))
@@ -655,7 +655,7 @@ void stage_free(struct bd_stage *s)
         free(s->order);
         if (s->have_rec)
                 stage_record_release(&s->rec);
-        bwlimit_free(s->bw);
+        copy_bwlimit_free(s->bw);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->ended);
         free(s->name);
