@@ -24,7 +24,7 @@ static int dst_parent(struct bd_stage *s, struct worker *w, const char *path)
         w->ddir = NULL;
         w->ddir_fd = -1;
         _cleanup_free_ char *dir = xstrndup(path, n);
-        int fd = open_beneath(s->dstfd, dir, O_PATH | O_DIRECTORY, 0);
+        int fd = tree_open_beneath(s->dstfd, dir, O_PATH | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd;
         w->ddir = TAKE_PTR(dir);
@@ -45,7 +45,7 @@ void drop_parent_cache(struct worker *w)
 
 static int open_src(struct bd_stage *s, const struct bd_mentry *e, struct stat *st)
 {
-        int fd = open_beneath(s->srcfd, e->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+        int fd = tree_open_beneath(s->srcfd, e->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
         _cleanup_free_ char *p = NULL;
         if (fd < 0) {
                 p = manifest_escaped(e->path);

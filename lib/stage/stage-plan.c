@@ -331,7 +331,7 @@ void make_order(struct bd_stage *s)
 static int remove_at(struct bd_stage *s, const char *path, bool dir)
 {
         _cleanup_free_ char *parent = xstrndup(path, (size_t)(base_name(path) - path) - (strchr(path, '/') ? 1 : 0));
-        _cleanup_close_ int pfd = open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
+        _cleanup_close_ int pfd = tree_open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
         if (pfd < 0)
                 return pfd;
         touched(s);
@@ -483,7 +483,7 @@ int prepare(struct bd_stage *s, struct extras *x)
                 if (it->dst == DST_ABSENT) {
                         _cleanup_free_ char *parent =
                                 xstrndup(e->path, (size_t)(base_name(e->path) - e->path) - (strchr(e->path, '/') ? 1 : 0));
-                        _cleanup_close_ int pfd = open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
+                        _cleanup_close_ int pfd = tree_open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
                         if (pfd < 0 || (mkdirat(pfd, base_name(e->path), 0700) < 0 && errno != EEXIST))
                                 return fatal(s, "cannot create directory '%s' in the destination: %s", p,
                                              strerror(pfd < 0 ? -pfd : errno));
@@ -491,7 +491,7 @@ int prepare(struct bd_stage *s, struct extras *x)
                         it->dst = DST_OK;
                         it->mode_differs = true;
                 } else if (!root && (e->mode & 0300) != 0300) {
-                        _cleanup_close_ int fd = open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
+                        _cleanup_close_ int fd = tree_open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
                         if (fd >= 0)
                                 (void)fchmod(fd, e->mode | 0700);
                 }
@@ -509,7 +509,7 @@ void fix_dirs(struct bd_stage *s)
                 const struct bd_mentry *e = &s->m.e[i];
                 if (e->kind != BD_M_DIR || s->items[i].failed)
                         continue;
-                _cleanup_close_ int fd = open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
+                _cleanup_close_ int fd = tree_open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
                 struct stat st;
                 int r = fd < 0 ? fd : fstat(fd, &st) < 0 ? -errno : 0;
                 if (r == 0 && (st.st_mode & 07777) != e->mode && (touched(s), fchmod(fd, e->mode) < 0))
