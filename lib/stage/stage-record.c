@@ -106,7 +106,7 @@ unsigned stage_default_workers(void)
 
 /* ---- state files ---------------------------------------------------------------- */
 
-char *record_path(const char *state_dir, const char *name)
+static char *record_path(const char *state_dir, const char *name)
 {
         return xasprintf("%s/%s.state", state_dir, name);
 }
