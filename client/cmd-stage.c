@@ -278,7 +278,7 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         so.workers = (unsigned)n;
                         break;
                 case OPT_FSYNC:
-                        if (fsync_policy_parse(arg, &so.fsync) < 0) {
+                        if (stage_fsync_policy_parse(arg, &so.fsync) < 0) {
                                 opts_release(&o);
                                 return usage_error(cmd, "--fsync: expected none, end or file, got '%s'", arg);
                         }

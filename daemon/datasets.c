@@ -499,7 +499,7 @@ static bool parse_stage(const cJSON *j, struct bd_stage_opts *o, struct http_res
         BOOL_FIELD("rehash", o->rehash);
         const char *fs = NULL;
         STR_FIELD("fsync", fs);
-        if (fs && fsync_policy_parse(fs, &o->fsync) < 0) {
+        if (fs && stage_fsync_policy_parse(fs, &o->fsync) < 0) {
                 http_error(rs, 400, "'fsync' must be none, end or file, not '%s'", fs);
                 return false;
         }

@@ -183,8 +183,8 @@ bool stage_name_valid(const char *name);
 const char *stage_state_name(enum bd_stage_state s);
 const char *stage_phase_name(enum bd_stage_phase p);
 const char *stage_problem_name(enum bd_problem_kind k);
-const char *fsync_policy_name(enum bd_fsync_policy p);
-int fsync_policy_parse(const char *name, enum bd_fsync_policy *ret);
+const char *stage_fsync_policy_name(enum bd_fsync_policy p);
+int stage_fsync_policy_parse(const char *name, enum bd_fsync_policy *ret);
 
 /* ---- state files, for a daemon that lists and resumes jobs -------------------- */
 

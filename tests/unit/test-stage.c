@@ -190,8 +190,8 @@ static void test_misc(void)
         ok(!stage_name_valid(""), "an empty name");
         ok(!stage_name_valid("a/b"), "a slash");
         enum bd_fsync_policy f;
-        ok(fsync_policy_parse("file", &f) == 0 && f == FSYNC_FILE, "fsync policy names");
-        ok(fsync_policy_parse("sometimes", &f) < 0, "  unknown");
+        ok(stage_fsync_policy_parse("file", &f) == 0 && f == FSYNC_FILE, "fsync policy names");
+        ok(stage_fsync_policy_parse("sometimes", &f) < 0, "  unknown");
         char **names;
         size_t n;
         char *dir = xasprintf("%s/state", root);
