@@ -95,12 +95,11 @@ static cJSON *result_json(struct bd_stage *s, const char *name, const char *src,
         cJSON *arr = cJSON_AddArrayToObject(o, "problems");
         const struct bd_stage_problem *pr;
         size_t n = stage_problems(s, &pr);
-        static const char *const sev[] = { [SEV_ERROR] = "error", [SEV_WARNING] = "warning", [SEV_NOTE] = "note" };
         for (size_t i = 0; i < n; i++) {
                 cJSON *x = cJSON_CreateObject();
                 _cleanup_free_ char *ep = manifest_escaped(pr[i].path);
                 cJSON_AddStringToObject(x, "kind", stage_problem_name(pr[i].kind));
-                cJSON_AddStringToObject(x, "severity", sev[pr[i].severity]);
+                cJSON_AddStringToObject(x, "severity", stage_severity_name(pr[i].severity));
                 cJSON_AddStringToObject(x, "path", ep);
                 cJSON_AddStringToObject(x, "message", pr[i].msg);
                 cJSON_AddItemToArray(arr, x);

@@ -324,9 +324,7 @@ static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
                 for (size_t i = 0; i < n && i < PROBLEMS_SHOWN; i++) {
                         cJSON *e = cJSON_CreateObject();
                         cJSON_AddStringToObject(e, "kind", stage_problem_name(pr[i].kind));
-                        cJSON_AddStringToObject(e, "severity", pr[i].severity == SEV_ERROR     ? "error"
-                                                               : pr[i].severity == SEV_WARNING ? "warning"
-                                                                                               : "note");
+                        cJSON_AddStringToObject(e, "severity", stage_severity_name(pr[i].severity));
                         cJSON_AddStringToObject(e, "message", pr[i].msg);
                         cJSON_AddItemToArray(a, e);
                 }

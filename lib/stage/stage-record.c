@@ -25,6 +25,9 @@ static const char *const problem_names[] = {
         [PROB_TYPE] = "type", [PROB_ATTR] = "attributes", [PROB_SOURCE] = "source", [PROB_DEST] = "destination",
         [PROB_SKIPPED] = "skipped", [PROB_REPAIRED] = "repaired", [PROB_REMOVED] = "removed",
 };
+static const char *const severity_names[] = {
+        [SEV_ERROR] = "error", [SEV_WARNING] = "warning", [SEV_NOTE] = "note",
+};
 static const char *const fsync_names[] = { [FSYNC_NONE] = "none", [FSYNC_END] = "end", [FSYNC_FILE] = "file" };
 static const char *const mode_names[] = {
         [STAGE_COPY] = "copy", [STAGE_VERIFY_ONLY] = "verify", [STAGE_MANIFEST_ONLY] = "manifest",
@@ -43,6 +46,11 @@ const char *stage_phase_name(enum bd_stage_phase p)
 const char *stage_problem_name(enum bd_problem_kind k)
 {
         return k < _PROB_MAX ? problem_names[k] : "?";
+}
+
+const char *stage_severity_name(enum bd_severity s)
+{
+        return s < _SEV_MAX ? severity_names[s] : "?";
 }
 
 const char *stage_fsync_policy_name(enum bd_fsync_policy p)

@@ -100,6 +100,7 @@ enum bd_severity {
         SEV_ERROR,              /* the stage is not complete, or verification failed */
         SEV_WARNING,            /* reported, the stage still completes */
         SEV_NOTE,               /* what was repaired or removed */
+        _SEV_MAX,
 };
 
 enum bd_problem_kind {
@@ -183,6 +184,8 @@ bool stage_name_valid(const char *name);
 const char *stage_state_name(enum bd_stage_state s);
 const char *stage_phase_name(enum bd_stage_phase p);
 const char *stage_problem_name(enum bd_problem_kind k);
+/* "error", "warning", "note" */
+const char *stage_severity_name(enum bd_severity s);
 const char *stage_fsync_policy_name(enum bd_fsync_policy p);
 int stage_fsync_policy_parse(const char *name, enum bd_fsync_policy *ret);
 

@@ -192,6 +192,8 @@ static void test_misc(void)
         enum bd_fsync_policy f;
         ok(stage_fsync_policy_parse("file", &f) == 0 && f == FSYNC_FILE, "fsync policy names");
         ok(stage_fsync_policy_parse("sometimes", &f) < 0, "  unknown");
+        is_str(stage_severity_name(SEV_WARNING), "warning", "severity names");
+        is_str(stage_severity_name(SEV_NOTE), "note", "  the last one");
         char **names;
         size_t n;
         char *dir = xasprintf("%s/state", root);
