@@ -70,20 +70,7 @@ static cJSON *result_json(struct bd_stage *s, const char *name, const char *src,
         cJSON_AddStringToObject(o, "dst", edst);
         cJSON_AddStringToObject(o, "state", stage_state_name(p.state));
         cJSON_AddItemToObject(o, "error", stage_error(s) ? cJSON_CreateString(stage_error(s)) : cJSON_CreateNull());
-        cJSON_AddNumberToObject(o, "files", (double)p.files_total);
-        cJSON_AddNumberToObject(o, "bytes", (double)p.bytes_total);
-        cJSON_AddNumberToObject(o, "files_copied", (double)p.files_copied);
-        cJSON_AddNumberToObject(o, "bytes_copied", (double)p.bytes_copied);
-        cJSON_AddNumberToObject(o, "files_present", (double)p.files_present);
-        cJSON_AddNumberToObject(o, "files_repaired", (double)p.files_repaired);
-        cJSON_AddNumberToObject(o, "files_hashed", (double)p.files_hashed);
-        cJSON_AddNumberToObject(o, "files_verified", (double)p.files_verified);
-        cJSON_AddNumberToObject(o, "errors", (double)p.errors);
-        cJSON_AddNumberToObject(o, "warnings", (double)p.warnings);
-        cJSON_AddNumberToObject(o, "seconds", p.elapsed);
-        cJSON *methods = cJSON_AddObjectToObject(o, "copy_methods");
-        for (int m = 0; m < _COPY_METHOD_MAX; m++)
-                cJSON_AddNumberToObject(methods, copy_method_name((enum bd_copy_method)m), (double)p.method_files[m]);
+        cJSON_AddItemToObject(o, "progress", stage_progress_json(&p));
         const struct bd_manifest *mf = stage_manifest(s);
         char hex[33];
         if (mf)
@@ -92,19 +79,7 @@ static cJSON *result_json(struct bd_stage *s, const char *name, const char *src,
         const char *mp = stage_manifest_path(s);
         _cleanup_free_ char *emp = mp ? manifest_escaped(mp) : NULL;
         cJSON_AddItemToObject(o, "manifest_path", emp ? cJSON_CreateString(emp) : cJSON_CreateNull());
-        cJSON *arr = cJSON_AddArrayToObject(o, "problems");
-        const struct bd_stage_problem *pr;
-        size_t n = stage_problems(s, &pr);
-        static const char *const sev[] = { [SEV_ERROR] = "error", [SEV_WARNING] = "warning", [SEV_NOTE] = "note" };
-        for (size_t i = 0; i < n; i++) {
-                cJSON *x = cJSON_CreateObject();
-                _cleanup_free_ char *ep = manifest_escaped(pr[i].path);
-                cJSON_AddStringToObject(x, "kind", stage_problem_name(pr[i].kind));
-                cJSON_AddStringToObject(x, "severity", sev[pr[i].severity]);
-                cJSON_AddStringToObject(x, "path", ep);
-                cJSON_AddStringToObject(x, "message", pr[i].msg);
-                cJSON_AddItemToArray(arr, x);
-        }
+        cJSON_AddItemToObject(o, "problems", stage_problems_json(s, 0));
         return o;
 }
 
@@ -278,7 +253,7 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         so.workers = (unsigned)n;
                         break;
                 case OPT_FSYNC:
-                        if (fsync_policy_parse(arg, &so.fsync) < 0) {
+                        if (stage_fsync_policy_parse(arg, &so.fsync) < 0) {
                                 opts_release(&o);
                                 return usage_error(cmd, "--fsync: expected none, end or file, got '%s'", arg);
                         }

@@ -247,7 +247,7 @@ int stage_remote(const struct stage_remote_req *q)
                 cJSON_AddBoolToObject(body, "verify", q->verify);
                 cJSON_AddBoolToObject(body, "delete", q->delete_extra);
                 cJSON_AddBoolToObject(body, "rehash", q->rehash);
-                cJSON_AddStringToObject(body, "fsync", fsync_policy_name(q->fsync));
+                cJSON_AddStringToObject(body, "fsync", stage_fsync_policy_name(q->fsync));
         }
         if (q->workers)
                 cJSON_AddNumberToObject(body, "workers", q->workers);

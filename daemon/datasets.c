@@ -237,26 +237,6 @@ static int dest_allowed(const char *allow, const char *dst, struct bd_err *err)
 
 /* ---- JSON of a dataset ---- */
 
-static void add_progress(cJSON *o, const struct bd_stage_progress *p)
-{
-        cJSON *j = cJSON_AddObjectToObject(o, "progress");
-        cJSON_AddStringToObject(j, "phase", stage_phase_name(p->phase));
-        cJSON_AddNumberToObject(j, "elapsed_seconds", p->elapsed);
-        cJSON_AddNumberToObject(j, "files_total", (double)p->files_total);
-        cJSON_AddNumberToObject(j, "files_done", (double)p->files_done);
-        cJSON_AddNumberToObject(j, "bytes_total", (double)p->bytes_total);
-        cJSON_AddNumberToObject(j, "bytes_done", (double)p->bytes_done);
-        cJSON_AddNumberToObject(j, "files_copied", (double)p->files_copied);
-        cJSON_AddNumberToObject(j, "bytes_copied", (double)p->bytes_copied);
-        cJSON_AddNumberToObject(j, "files_present", (double)p->files_present);
-        cJSON_AddNumberToObject(j, "files_repaired", (double)p->files_repaired);
-        cJSON_AddNumberToObject(j, "files_verified", (double)p->files_verified);
-        cJSON_AddNumberToObject(j, "errors", (double)p->errors);
-        cJSON_AddNumberToObject(j, "warnings", (double)p->warnings);
-        cJSON_AddNumberToObject(j, "rate_bytes_per_second", isfinite(p->rate) ? p->rate : 0);
-        cJSON_AddItemToObject(j, "eta_seconds", p->eta >= 0 ? cJSON_CreateNumber(p->eta) : cJSON_CreateNull());
-}
-
 static cJSON *time_or_null(double t)
 {
         return t > 0 ? cJSON_CreateNumber(t) : cJSON_CreateNull();
@@ -274,8 +254,8 @@ static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
                 return NULL;
         o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", name);
+        struct bd_stage_progress p;
         if (j) {
-                struct bd_stage_progress p;
                 stage_progress(j->job, &p);
                 /* a job whose thread has not set its state yet is running all the same */
                 cJSON_AddStringToObject(o, "state", !j->joined && p.state == STAGE_IDLE ? "running"
@@ -284,26 +264,19 @@ static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
                 cJSON_AddItemToObject(o, "source", j->src ? cJSON_CreateString(j->src) : cJSON_CreateNull());
                 cJSON_AddItemToObject(o, "destination", j->dst ? cJSON_CreateString(j->dst) : cJSON_CreateNull());
                 cJSON_AddNumberToObject(o, "started", j->started);
-                add_progress(o, &p);
-                if (j->joined) {
-                        const char *e = stage_failure(j->job);
-                        cJSON_AddItemToObject(o, "error", e ? cJSON_CreateString(e) : cJSON_CreateNull());
-                }
         } else {
+                stage_record_progress(&rec, &p);
                 cJSON_AddStringToObject(o, "state", stage_state_name(rec.state));
                 cJSON_AddStringToObject(o, "job", mode_name(rec.mode));
                 cJSON_AddItemToObject(o, "source", rec.src ? cJSON_CreateString(rec.src) : cJSON_CreateNull());
                 cJSON_AddItemToObject(o, "destination", rec.dst ? cJSON_CreateString(rec.dst) : cJSON_CreateNull());
                 cJSON_AddItemToObject(o, "started", time_or_null(rec.started));
-                cJSON *p = cJSON_AddObjectToObject(o, "progress");
-                cJSON_AddNumberToObject(p, "files_total", (double)rec.files);
-                cJSON_AddNumberToObject(p, "bytes_total", (double)rec.bytes);
-                cJSON_AddNumberToObject(p, "files_copied", (double)rec.files_copied);
-                cJSON_AddNumberToObject(p, "bytes_copied", (double)rec.bytes_copied);
-                cJSON_AddNumberToObject(p, "files_present", (double)rec.files_present);
-                cJSON_AddNumberToObject(p, "files_repaired", (double)rec.files_repaired);
-                cJSON_AddNumberToObject(p, "errors", (double)rec.errors);
-                cJSON_AddItemToObject(o, "error", rec.error ? cJSON_CreateString(rec.error) : cJSON_CreateNull());
+        }
+        cJSON_AddItemToObject(o, "progress", stage_progress_json(&p));
+        if (!j || j->joined) {
+                /* a running job's error is not known yet */
+                const char *e = j ? stage_failure(j->job) : rec.error;
+                cJSON_AddItemToObject(o, "error", e ? cJSON_CreateString(e) : cJSON_CreateNull());
         }
         if (have_rec) {
                 char hex[33];
@@ -319,18 +292,8 @@ static cJSON *dataset_json(struct datasets *ds, const char *name, bool detail)
         }
         if (detail && j && j->joined) {
                 const struct bd_stage_problem *pr;
-                size_t n = stage_problems(j->job, &pr);
-                cJSON *a = cJSON_AddArrayToObject(o, "problems");
-                for (size_t i = 0; i < n && i < PROBLEMS_SHOWN; i++) {
-                        cJSON *e = cJSON_CreateObject();
-                        cJSON_AddStringToObject(e, "kind", stage_problem_name(pr[i].kind));
-                        cJSON_AddStringToObject(e, "severity", pr[i].severity == SEV_ERROR     ? "error"
-                                                               : pr[i].severity == SEV_WARNING ? "warning"
-                                                                                               : "note");
-                        cJSON_AddStringToObject(e, "message", pr[i].msg);
-                        cJSON_AddItemToArray(a, e);
-                }
-                cJSON_AddNumberToObject(o, "problems_total", (double)n);
+                cJSON_AddItemToObject(o, "problems", stage_problems_json(j->job, PROBLEMS_SHOWN));
+                cJSON_AddNumberToObject(o, "problems_total", (double)stage_problems(j->job, &pr));
         }
         return o;
 }
@@ -499,7 +462,7 @@ static bool parse_stage(const cJSON *j, struct bd_stage_opts *o, struct http_res
         BOOL_FIELD("rehash", o->rehash);
         const char *fs = NULL;
         STR_FIELD("fsync", fs);
-        if (fs && fsync_policy_parse(fs, &o->fsync) < 0) {
+        if (fs && stage_fsync_policy_parse(fs, &o->fsync) < 0) {
                 http_error(rs, 400, "'fsync' must be none, end or file, not '%s'", fs);
                 return false;
         }

@@ -5,8 +5,9 @@
  *   POST   /v1/datasets/NAME/verify   {"destination"} (default: the last stage's)  (token)
  *   DELETE /v1/datasets/NAME          cancel the running job                     (token)
  *   GET    /v1/datasets               every dataset with a state file or a job
- *   GET    /v1/datasets/NAME          state, progress, last verification, manifest checksum,
- *                                     the problems of the last job run by this daemon
+ *   GET    /v1/datasets/NAME          state, progress (stage_progress_json()), last verification,
+ *                                     manifest checksum, the problems of the last job run by this
+ *                                     daemon (stage_problems_json())
  *
  * Jobs run in their own threads (lib/stage/stage.h); their state files live in
  * STATE_DIR/stage, so a benchd killed mid-copy resumes the job when it

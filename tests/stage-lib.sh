@@ -17,5 +17,11 @@ for i in range(n):
 staged() { find "$1" -type f -name 'f*.bin' 2>/dev/null | sort; }
 # temporaries DIR: how many staging temporary files DIR holds
 temporaries() { find "$1" -name '.benchd-tmp.*' | wc -l; }
-# jfield KEY...: fields of the JSON object on stdin, space separated
-jfield() { /usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(" ".join(str(j[k]) for k in sys.argv[1:]))' "$@"; }
+# jfield KEY...: fields of the JSON object on stdin, space separated; KEY.KEY
+# for a field of an object in it (progress.files_copied)
+jfield() {
+    /usr/bin/python3 -c '
+import functools, json, sys
+j = json.load(sys.stdin)
+print(" ".join(str(functools.reduce(lambda o, k: o[k], key.split("."), j)) for key in sys.argv[1:]))' "$@"
+}

@@ -98,7 +98,7 @@ before=$(inodes)
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --json 2>/dev/null)
 is "a second stage copies nothing" "$(printf '%s' "$json" | /usr/bin/python3 -c '
 import json, sys; j = json.load(sys.stdin)
-print(j["state"], j["files_copied"], j["files_present"], j["files_hashed"])')" "complete 0 $nfiles 0"
+p = j["progress"]; print(j["state"], p["files_copied"], p["files_present"], p["files_hashed"])')" "complete 0 $nfiles 0"
 is "  and leaves every file as it was (inode, mtime)" "$(inodes)" "$before"
 
 # ---- verify-only, repair -----------------------------------------------------
@@ -141,7 +141,7 @@ like "stage --verify finds and repairs a flipped byte in one go" "$out" "1 copie
 touch "$dst/train2017/000000000011.jpg"; chmod 600 "$dst/train2017/000000000011.jpg"
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --verify --json 2>/dev/null)
 is "--verify: right bytes, wrong mtime and mode: fixed without a copy" \
-   "$(printf '%s' "$json" | jfield state files_copied files_verified)" "complete 0 $nfiles"
+   "$(printf '%s' "$json" | jfield state progress.files_copied progress.files_verified)" "complete 0 $nfiles"
 is "  the mtime and mode are the source's again" "$(stat -c '%Y %a' "$dst/train2017/000000000011.jpg")" \
    "$(stat -c '%Y %a' "$src/train2017/000000000011.jpg")"
 mkdir -p "$dst/junk/deeper" && touch "$dst/junk/deeper/x"
@@ -186,7 +186,7 @@ printf 'new content' > "$src/train2017/000000000009.jpg"
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --json 2>/dev/null)
 is "a changed source file is rehashed and recopied, alone" "$(printf '%s' "$json" | /usr/bin/python3 -c '
 import json, sys; j = json.load(sys.stdin)
-print(j["state"], j["files_hashed"], j["files_copied"])')" "complete 1 1"
+print(j["state"], j["progress"]["files_hashed"], j["progress"]["files_copied"])')" "complete 1 1"
 check "the stored manifest follows the source" cmp "$src/.benchd-manifest" "$dst/.benchd-manifest"
 
 # ---- copy methods --------------------------------------------------------------
@@ -194,7 +194,7 @@ for m in copy_file_range sendfile readwrite; do
     json=$("$BENCHCTL" stage --local --src "$src" --dst "$tmp/by-$m" --copy-method "$m" --name "m-$m" --json 2>/dev/null)
     is "--copy-method $m copies every file that way" "$(printf '%s' "$json" | /usr/bin/python3 -c '
 import json, sys; j = json.load(sys.stdin)
-print(j["state"], j["copy_methods"][sys.argv[1]])' "$m")" "complete $nfiles"
+print(j["state"], j["progress"]["copy_methods"][sys.argv[1]])' "$m")" "complete $nfiles"
     check "  exactly" check_tree "$src" "$tmp/by-$m"
 done
 # auto: copy_file_range only where the filesystem copies without moving data
@@ -206,7 +206,7 @@ esac
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$tmp/by-auto" --name m-auto --json 2>/dev/null)
 is "--copy-method auto on $fstype copies by $want" "$(printf '%s' "$json" | /usr/bin/python3 -c '
 import json, sys; j = json.load(sys.stdin)
-print(j["state"], j["copy_methods"][sys.argv[1]])' "$want")" "complete $nfiles"
+print(j["state"], j["progress"]["copy_methods"][sys.argv[1]])' "$want")" "complete $nfiles"
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$tmp/by-fsync" --fsync file --workers 3 --name fs --json)
 like "--fsync file --workers 3" "$json" '"state":[[:space:]]*"complete"'
 
@@ -220,7 +220,7 @@ if mount --bind "$src" "$tmp/ro-src" 2>/dev/null && mount -o remount,ro,bind "$t
     check "  storing the manifest in the state directory" test -f "$state/manifests/rococo.manifest"
     like "  and saying where" "$out" "manifest [0-9a-f]{32} \($state/manifests/rococo.manifest\)"
     json=$("$BENCHCTL" stage --local --src "$tmp/ro-src" --dst "$tmp/rodst" --name rococo --json)
-    like "  which the next stage reuses" "$json" '"files_hashed":[[:space:]]*0,'
+    is "  which the next stage reuses" "$(printf '%s' "$json" | jfield progress.files_hashed)" 0
     umount "$tmp/ro-src"
     rm -f "$src/probe-file"
 else

@@ -52,7 +52,7 @@ for variant in fresh prebuilt; do
     [ "$variant" = prebuilt ] && verify=--verify
     json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --name "k-$variant" $verify --json 2>/dev/null)
     is "$variant: the restart completes, copying only what was not in place" \
-       "$(printf '%s' "$json" | jfield state files_copied files_present)" "complete $((40 - k)) $k"
+       "$(printf '%s' "$json" | jfield state progress.files_copied progress.files_present)" "complete $((40 - k)) $k"
     mapfile -t was < <(cut -d' ' -f3 "$tmp/before")
     identity "${was[@]}" > "$tmp/after"
     # same inode and mtime for every file that was in place: none was copied twice
@@ -67,7 +67,7 @@ for variant in fresh prebuilt; do
     like "$variant: the state file counts the restart's copies" "$(cat "$state/k-$variant.state")" "files_copied=$((40 - k))"
     if [ "$variant" = prebuilt ]; then
         is "prebuilt: the restart with --verify checksummed the files in place" \
-           "$(printf '%s' "$json" | jfield files_verified files_hashed)" "$k 0"
+           "$(printf '%s' "$json" | jfield progress.files_verified progress.files_hashed)" "$k 0"
     fi
 done
 

@@ -60,8 +60,8 @@ like "  the state file says failed" "$(cat "$BENCHD_HOME/stage/src.state")" "sta
 rm "$mnt/filler"
 json=$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --copy-method copy_file_range --json 2>/dev/null)
 is "with space again, the next stage copies only the rest" \
-   "$(printf '%s' "$json" | jfield state files_copied files_present)" "complete $((12 - k)) $k"
+   "$(printf '%s' "$json" | jfield state progress.files_copied progress.files_present)" "complete $((12 - k)) $k"
 is "copy_file_range across filesystems falls back to sendfile" \
-   "$(printf '%s' "$json" | /usr/bin/python3 -c 'import json, sys; m = json.load(sys.stdin)["copy_methods"]; print(m["copy_file_range"], m["sendfile"] > 0)')" "0 True"
+   "$(printf '%s' "$json" | /usr/bin/python3 -c 'import json, sys; m = json.load(sys.stdin)["progress"]["copy_methods"]; print(m["copy_file_range"], m["sendfile"] > 0)')" "0 True"
 check "the tree is complete and exact" check_tree "$src" "$dst"
 done_testing

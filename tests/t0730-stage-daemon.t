@@ -246,6 +246,17 @@ out=$("$BENCHCTL" stage --nodes "$A" --src "$tmp/src2" --dst "$local_dir/s2" --n
 is "a stage with a link leading out of the source: exit 0" "$rc" 0
 like "  the node's warning is shown" "$out" "^benchctl: stage: $A: warning: symlink 'out-link' points out of the source tree"
 
+# benchctl stage --local --json spells progress and problems as benchd does
+j=$(curl -s "http://$A/v1/datasets/s2")
+lj=$("$BENCHCTL" stage --local --src "$tmp/src2" --dst "$tmp/s2-local" --name s2 --state-dir "$tmp/state-local" \
+      --json 2>/dev/null)
+is "stage --local --json: the progress fields of GET /v1/datasets/NAME" \
+   "$(py 'import json,sys; print(sorted(json.loads(sys.argv[1])["progress"]))' "$lj")" \
+   "$(py 'import json,sys; print(sorted(json.loads(sys.argv[1])["progress"]))' "$j")"
+is "  and its problems, with their path" \
+   "$(py 'import json,sys; print(json.loads(sys.argv[1])["problems"])' "$lj")" \
+   "$(py 'import json,sys; print(json.loads(sys.argv[1])["problems"])' "$j")"
+
 # benchd restarting under benchctl stage --nodes: benchctl waits, the job resumes
 "$BENCHCTL" stage --nodes "$B" --src "$tmp/src" --dst "$local_dir/r" --name r --bwlimit 2 --workers 1 \
     --token-file "$tmp/token" >"$tmp/r.out" 2>&1 &

@@ -52,7 +52,7 @@ struct bd_bwlimit {
         double next;            /* monotonic time at which the budget is free again */
 };
 
-struct bd_bwlimit *bwlimit_new(double rate)
+struct bd_bwlimit *copy_bwlimit_new(double rate)
 {
         if (!(rate > 0))
                 return NULL;
@@ -62,7 +62,7 @@ struct bd_bwlimit *bwlimit_new(double rate)
         return b;
 }
 
-void bwlimit_free(struct bd_bwlimit *b)
+void copy_bwlimit_free(struct bd_bwlimit *b)
 {
         if (!b)
                 return;
@@ -70,7 +70,7 @@ void bwlimit_free(struct bd_bwlimit *b)
         free(b);
 }
 
-uint64_t bwlimit_chunk(const struct bd_bwlimit *b)
+uint64_t copy_bwlimit_chunk(const struct bd_bwlimit *b)
 {
         if (!b || b->rate <= 0)
                 return (uint64_t)1 << 62;
@@ -83,7 +83,7 @@ uint64_t bwlimit_chunk(const struct bd_bwlimit *b)
         return c;
 }
 
-void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel)
+void copy_bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel)
 {
         if (!b || b->rate <= 0 || n == 0)
                 return;
@@ -110,8 +110,8 @@ void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel)
 
 /* ---- copying ---------------------------------------------------------------- */
 
-void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlimit *bw, const atomic_bool *cancel,
-                 atomic_uint_fast64_t *progress)
+void copy_copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlimit *bw, const atomic_bool *cancel,
+                      atomic_uint_fast64_t *progress)
 {
         atomic_init(&c->method, first == COPY_AUTO ? COPY_READWRITE : (int)first);
         atomic_init(&c->direct_read, false);
@@ -122,7 +122,7 @@ void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlim
                 atomic_init(&c->used[i], 0);
 }
 
-bool direct_read_auto(int srcfd)
+bool copy_direct_read_auto(int srcfd)
 {
         struct statfs a;
         if (fstatfs(srcfd, &a) < 0)
@@ -192,8 +192,8 @@ static int write_all(int fd, const char *p, size_t n, uint64_t off)
         return 0;
 }
 
-int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
-            uint8_t ret_sum[16], uint64_t *ret_len)
+int copy_hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
+                 uint8_t ret_sum[16], uint64_t *ret_len)
 {
         XXH3_state_t st;
         XXH3_128bits_reset(&st);
@@ -321,7 +321,7 @@ static int copy_pieces(struct bd_copier *c, int sfd, int dfd, uint64_t size, voi
         struct stat sst;
         bool sparse = fstat(sfd, &sst) == 0 && (uint64_t)sst.st_blocks * 512 < (uint64_t)sst.st_size;
         int m = atomic_load_explicit(&c->method, memory_order_relaxed);
-        uint64_t off = 0, chunk = bwlimit_chunk(c->bw);
+        uint64_t off = 0, chunk = copy_bwlimit_chunk(c->bw);
         if (chunk > bufsize)
                 chunk = bufsize;
         if ((*dflags = direct_begin(c, m, sfd, buf, bufsize)) >= 0)
@@ -344,7 +344,7 @@ static int copy_pieces(struct bd_copier *c, int sfd, int dfd, uint64_t size, voi
                         if (data_end - off < n)
                                 n = (size_t)(data_end - off);
                 }
-                bwlimit_take(c->bw, n, c->cancel);
+                copy_bwlimit_take(c->bw, n, c->cancel);
                 /* the checksum is of the bytes read here, the very bytes written next */
                 ssize_t got = read_full(sfd, buf, direct ? (n + COPY_BUF_ALIGN - 1) & ~(size_t)(COPY_BUF_ALIGN - 1) : n,
                                         off, direct ? COPY_BUF_ALIGN : 1);

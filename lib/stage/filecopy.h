@@ -12,7 +12,7 @@
  * write) or moved by the kernel from the page cache the read just filled.
  * Reading the copy back would be a second read of every byte; it is not done.
  * On the read/write path the source may be read with O_DIRECT (see
- * direct_read_auto()): the disk then writes into the buffer itself.
+ * copy_direct_read_auto()): the disk then writes into the buffer itself.
  *
  * A sparse source (fewer blocks than its size needs) keeps its holes
  * (SEEK_DATA/SEEK_HOLE): they are hashed as the zeros they read as and not
@@ -48,13 +48,13 @@ int copy_method_parse(const char *name, enum bd_copy_method *ret);
 struct bd_bwlimit;
 
 /* NULL when rate <= 0 (no limit); every function accepts NULL. */
-struct bd_bwlimit *bwlimit_new(double rate);
-void bwlimit_free(struct bd_bwlimit *b);
+struct bd_bwlimit *copy_bwlimit_new(double rate);
+void copy_bwlimit_free(struct bd_bwlimit *b);
 /* Reserves n bytes and sleeps until they may go; returns early when *cancel
  * is set. */
-void bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel);
+void copy_bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *cancel);
 /* The chunk size that keeps pacing smooth under a limit (whole files without one). */
-uint64_t bwlimit_chunk(const struct bd_bwlimit *b);
+uint64_t copy_bwlimit_chunk(const struct bd_bwlimit *b);
 
 /* Buffers given to copy_fd() aligned to this (and sized in multiples of it)
  * allow direct reads. */
@@ -66,7 +66,7 @@ uint64_t bwlimit_chunk(const struct bd_bwlimit *b);
  * of a copy) and memory the node's training job wants.  On network and
  * parallel filesystems (NFS, Lustre, GPFS, ...) the client's readahead makes
  * the reads fast: through the page cache there. */
-bool direct_read_auto(int srcfd);
+bool copy_direct_read_auto(int srcfd);
 
 struct bd_copier {
         atomic_int method;              /* the first method still believed to work */
@@ -77,8 +77,8 @@ struct bd_copier {
         atomic_uint_fast64_t used[_COPY_METHOD_MAX];    /* files copied by each method */
 };
 
-void copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlimit *bw, const atomic_bool *cancel,
-                 atomic_uint_fast64_t *progress);
+void copy_copier_init(struct bd_copier *c, enum bd_copy_method first, struct bd_bwlimit *bw, const atomic_bool *cancel,
+                      atomic_uint_fast64_t *progress);
 
 /* Copies up to size bytes from the start of sfd to the start of dfd (a new,
  * empty file opened read-write) and checksums them.  The source is read in
@@ -95,7 +95,7 @@ int copy_fd(struct bd_copier *c, int sfd, int dfd, uint64_t size, void *buf, siz
 
 /* Checksums a whole file from its start; *ret_len is how many bytes it held
  * (on failure, how many were read).  progress (may be NULL) grows as it reads. */
-int hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
-            uint8_t ret_sum[16], uint64_t *ret_len);
+int copy_hash_fd(int fd, void *buf, size_t bufsize, const atomic_bool *cancel, atomic_uint_fast64_t *progress,
+                 uint8_t ret_sum[16], uint64_t *ret_len);
 
 #endif

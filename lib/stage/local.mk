@@ -7,7 +7,7 @@ libbd_a_SOURCES += \
 	lib/stage/manifest.h lib/stage/manifest.c \
 	lib/stage/filecopy.h lib/stage/filecopy.c \
 	lib/stage/stage.h lib/stage/stage-int.h lib/stage/stage.c lib/stage/stage-plan.c lib/stage/stage-copy.c \
-	lib/stage/stage-record.c
+	lib/stage/stage-record.c lib/stage/stage-json.c
 endif
 BD_LIBS += $(XXHASH_LIBS) -lpthread
 EXTRA_DIST += lib/stage/README.md

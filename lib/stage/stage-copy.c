@@ -24,7 +24,7 @@ static int dst_parent(struct bd_stage *s, struct worker *w, const char *path)
         w->ddir = NULL;
         w->ddir_fd = -1;
         _cleanup_free_ char *dir = xstrndup(path, n);
-        int fd = open_beneath(s->dstfd, dir, O_PATH | O_DIRECTORY, 0);
+        int fd = tree_open_beneath(s->dstfd, dir, O_PATH | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd;
         w->ddir = TAKE_PTR(dir);
@@ -32,7 +32,7 @@ static int dst_parent(struct bd_stage *s, struct worker *w, const char *path)
         return fd;
 }
 
-void drop_parent_cache(struct worker *w)
+void stage_drop_parent_cache(struct worker *w)
 {
         if (w->ddir_fd >= 0)
                 close(w->ddir_fd);
@@ -45,20 +45,21 @@ void drop_parent_cache(struct worker *w)
 
 static int open_src(struct bd_stage *s, const struct bd_mentry *e, struct stat *st)
 {
-        int fd = open_beneath(s->srcfd, e->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
+        int fd = tree_open_beneath(s->srcfd, e->path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0);
         _cleanup_free_ char *p = NULL;
         if (fd < 0) {
                 p = manifest_escaped(e->path);
                 if (fd == -ENOENT || fd == -ELOOP || fd == -EXDEV)
-                        problem(s, PROB_SOURCE, e->path, "'%s' vanished from the source or was replaced while staged",
-                                p);
+                        stage_problem(s, PROB_SOURCE, e->path,
+                                      "'%s' vanished from the source or was replaced while staged", p);
                 else
-                        problem(s, PROB_SOURCE, e->path, "cannot open '%s' in the source: %s", p, strerror(-fd));
+                        stage_problem(s, PROB_SOURCE, e->path, "cannot open '%s' in the source: %s", p, strerror(-fd));
                 return -1;
         }
         if (fstat(fd, st) < 0 || !S_ISREG(st->st_mode) || (uint64_t)st->st_size != e->size || !same_mtime(st, e)) {
                 p = manifest_escaped(e->path);
-                problem(s, PROB_SOURCE, e->path, "'%s' changed in the source while staged (size or mtime differs)", p);
+                stage_problem(s, PROB_SOURCE, e->path,
+                              "'%s' changed in the source while staged (size or mtime differs)", p);
                 close(fd);
                 return -1;
         }
@@ -72,19 +73,19 @@ static int hash_source(struct bd_stage *s, struct worker *w, struct bd_mentry *e
         uint8_t sum[16];
         uint64_t len;
         bool counted = s->o.mode == STAGE_MANIFEST_ONLY;       /* the job's work is this checksum */
-        int r = hash_fd(sfd, w->buf, BUF_SIZE, &s->stop, counted ? &s->bytes_done : NULL, sum, &len);
+        int r = copy_hash_fd(sfd, w->buf, BUF_SIZE, &s->stop, counted ? &s->bytes_done : NULL, sum, &len);
         if (counted)
                 *credited += len;
         if (r == -ECANCELED)
                 return r;
         _cleanup_free_ char *p = manifest_escaped(e->path);
         if (r < 0) {
-                problem(s, PROB_SOURCE, e->path, "cannot read '%s' in the source: %s", p, strerror(-r));
+                stage_problem(s, PROB_SOURCE, e->path, "cannot read '%s' in the source: %s", p, strerror(-r));
                 return r;
         }
         struct stat after;
         if (fstat(sfd, &after) < 0 || !same_change(before, &after) || len != e->size) {
-                problem(s, PROB_SOURCE, e->path, "'%s' changed in the source while it was checksummed", p);
+                stage_problem(s, PROB_SOURCE, e->path, "'%s' changed in the source while it was checksummed", p);
                 return -ESTALE;
         }
         memcpy(e->sum, sum, 16);
@@ -110,7 +111,7 @@ static int verify_dst(struct bd_stage *s, struct worker *w, const struct bd_ment
                 return 0;
         uint8_t sum[16];
         uint64_t len;
-        int r = hash_fd(fd, w->buf, BUF_SIZE, &s->stop, &s->bytes_done, sum, &len);
+        int r = copy_hash_fd(fd, w->buf, BUF_SIZE, &s->stop, &s->bytes_done, sum, &len);
         *credited += len;
         if (r < 0)
                 return r;
@@ -131,8 +132,8 @@ static int copy_file(struct bd_stage *s, struct worker *w, unsigned wi, struct b
         }
         int pfd = dst_parent(s, w, e->path);
         if (pfd < 0) {
-                problem(s, PROB_DEST, e->path, "cannot open the directory of '%s' in the destination: %s", p,
-                        strerror(-pfd));
+                stage_problem(s, PROB_DEST, e->path, "cannot open the directory of '%s' in the destination: %s", p,
+                              strerror(-pfd));
                 return -1;
         }
         char tmp[64];
@@ -146,8 +147,8 @@ static int copy_file(struct bd_stage *s, struct worker *w, unsigned wi, struct b
         if (tfd < 0) {
                 int r = -errno;
                 if (dest_fatal_errno(-r))
-                        return fatal(s, "cannot create a file in the destination '%s': %s", s->dst, strerror(-r));
-                problem(s, PROB_DEST, e->path, "cannot create '%s' in the destination: %s", p, strerror(-r));
+                        return stage_fatal(s, "cannot create a file in the destination '%s': %s", s->dst, strerror(-r));
+                stage_problem(s, PROB_DEST, e->path, "cannot create '%s' in the destination: %s", p, strerror(-r));
                 return -1;
         }
         uint8_t sum[16];
@@ -194,15 +195,15 @@ static int copy_file(struct bd_stage *s, struct worker *w, unsigned wi, struct b
         if (r == -ECANCELED)
                 return r;
         if (why) {
-                problem(s, PROB_SOURCE, e->path, "'%s' %s", p, why);
+                stage_problem(s, PROB_SOURCE, e->path, "'%s' %s", p, why);
                 return -1;
         }
         if (dest_side && dest_fatal_errno(-r))
-                return fatal(s, "cannot write '%s' in the destination '%s': %s", p, s->dst, strerror(-r));
+                return stage_fatal(s, "cannot write '%s' in the destination '%s': %s", p, s->dst, strerror(-r));
         if (dest_side)
-                problem(s, PROB_DEST, e->path, "cannot write '%s' in the destination: %s", p, strerror(-r));
+                stage_problem(s, PROB_DEST, e->path, "cannot write '%s' in the destination: %s", p, strerror(-r));
         else
-                problem(s, PROB_SOURCE, e->path, "cannot read '%s' in the source: %s", p, strerror(-r));
+                stage_problem(s, PROB_SOURCE, e->path, "cannot read '%s' in the source: %s", p, strerror(-r));
         return -1;
 }
 
@@ -231,14 +232,14 @@ static void make_link(struct bd_stage *s, struct worker *w, unsigned wi, const s
         }
         if (r < 0) {
                 if (dest_fatal_errno(-r))
-                        fatal(s, "cannot write '%s' in the destination '%s': %s", p, s->dst, strerror(-r));
+                        stage_fatal(s, "cannot write '%s' in the destination '%s': %s", p, s->dst, strerror(-r));
                 else
-                        problem(s, PROB_DEST, e->path, "cannot create symlink '%s' in the destination: %s", p,
-                                strerror(-r));
+                        stage_problem(s, PROB_DEST, e->path, "cannot create symlink '%s' in the destination: %s", p,
+                                      strerror(-r));
         }
 }
 
-void transfer_one(void *data, size_t k, unsigned wi)
+void stage_transfer_one(void *data, size_t k, unsigned wi)
 {
         struct bd_stage *s = data;
         if (stopping(s))
@@ -251,8 +252,8 @@ void transfer_one(void *data, size_t k, unsigned wi)
                 if (it->act == ACT_SKIP && s->o.mode == STAGE_COPY) {
                         _cleanup_free_ char *p = manifest_escaped(e->path);
                         _cleanup_free_ char *t = manifest_escaped(e->target);
-                        problem(s, PROB_SKIPPED, e->path, "symlink '%s' points out of the source tree ('%s'): not staged",
-                                p, t);
+                        stage_problem(s, PROB_SKIPPED, e->path,
+                                      "symlink '%s' points out of the source tree ('%s'): not staged", p, t);
                 } else if (it->act == ACT_LINK && !it->failed)
                         make_link(s, w, wi, e);
                 return;
@@ -261,7 +262,7 @@ void transfer_one(void *data, size_t k, unsigned wi)
         _cleanup_close_ int sfd = -1;
         struct stat sst;
         uint64_t credited = 0;  /* bytes of this file already counted in bytes_done */
-        bool ok = !it->failed;  /* failed already: in the way, reported by prepare() */
+        bool ok = !it->failed;  /* failed already: in the way, reported by stage_prepare() */
         bool repair = false;    /* found damaged at DST: recopied */
         int act = it->act;
         if (it->need_hash && act == ACT_COPY && ok) {
@@ -285,18 +286,18 @@ void transfer_one(void *data, size_t k, unsigned wi)
                         } else
                                 act = ACT_NONE;
                         if (s->o.mode == STAGE_VERIFY_ONLY && it->dst == DST_DIFFERS)
-                                problem(s, PROB_ATTR, e->path,
-                                        "attributes: '%s' has the right content but not the manifest's mtime", p);
+                                stage_problem(s, PROB_ATTR, e->path,
+                                              "attributes: '%s' has the right content but not the manifest's mtime", p);
                         else if (s->o.mode == STAGE_VERIFY_ONLY && it->mode_differs)
-                                problem(s, PROB_ATTR, e->path,
-                                        "attributes: '%s' has not the manifest's permissions %04o", p, e->mode);
+                                stage_problem(s, PROB_ATTR, e->path,
+                                              "attributes: '%s' has not the manifest's permissions %04o", p, e->mode);
                 } else if (s->o.mode == STAGE_VERIFY_ONLY) {
                         if (r == 0)
-                                problem(s, PROB_CORRUPT, e->path, "corrupt: '%s' does not match its manifest checksum",
-                                        p);
+                                stage_problem(s, PROB_CORRUPT, e->path,
+                                              "corrupt: '%s' does not match its manifest checksum", p);
                         else
-                                problem(s, PROB_DEST, e->path, "cannot read '%s' in the destination: %s", p,
-                                        strerror(-r));
+                                stage_problem(s, PROB_DEST, e->path, "cannot read '%s' in the destination: %s", p,
+                                              strerror(-r));
                         ok = false;
                 } else {
                         /* damaged, or unreadable: copy it again */
@@ -313,7 +314,8 @@ void transfer_one(void *data, size_t k, unsigned wi)
                         ADD(bytes_copied, e->size);
                         if (repair) {
                                 ADD(files_repaired, 1);
-                                problem(s, PROB_REPAIRED, e->path, "repaired '%s': it did not match its checksum", p);
+                                stage_problem(s, PROB_REPAIRED, e->path, "repaired '%s': it did not match its checksum",
+                                              p);
                         }
                 }
         } else if (ok && act == ACT_NONE && s->o.mode == STAGE_COPY) {
@@ -322,9 +324,9 @@ void transfer_one(void *data, size_t k, unsigned wi)
                         touched(s);
                         int pfd = dst_parent(s, w, e->path);
                         if (pfd < 0 || fchmodat(pfd, base_name(e->path), e->mode, 0) < 0)
-                                problem(s, PROB_DEST, e->path,
-                                        "cannot set the permissions of '%s' in the destination: %s", p,
-                                        strerror(pfd < 0 ? -pfd : errno));
+                                stage_problem(s, PROB_DEST, e->path,
+                                              "cannot set the permissions of '%s' in the destination: %s", p,
+                                              strerror(pfd < 0 ? -pfd : errno));
                 }
         }
         it->act = (uint8_t)act;

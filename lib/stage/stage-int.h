@@ -120,12 +120,10 @@ struct extras {
 
 /* ---- stage.c ---- */
 /* Records a problem with an entry (severity from its kind; counted). */
-void problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, const char *fmt, ...) _printf_(4, 5);
+void stage_problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, const char *fmt, ...)
+        _printf_(4, 5);
 /* A failure of the whole job: the first message is kept, every worker stops; returns -1. */
-int fatal(struct bd_stage *s, const char *fmt, ...) _printf_(2, 3);
-void account_done(struct bd_stage *s, const struct bd_mentry *e);
-const char *type_name(mode_t m);
-const char *kind_name(enum bd_mkind k);
+int stage_fatal(struct bd_stage *s, const char *fmt, ...) _printf_(2, 3);
 
 static inline bool stopping(struct bd_stage *s)
 {
@@ -162,26 +160,23 @@ static inline bool same_change(const struct stat *a, const struct stat *b)
 
 
 /* ---- stage-plan.c ---- */
-void scan_problem(void *data, const char *path, int err);
-void dscan_problem(void *data, const char *path, int err);
-bool load_stored_manifest(struct bd_stage *s, struct bd_manifest *old);
-void build_manifest(struct bd_stage *s, const struct bd_manifest *old);
-void store_manifest(struct bd_stage *s);
-void plan(struct bd_stage *s, struct extras *x);
-void make_order(struct bd_stage *s);
-int prepare(struct bd_stage *s, struct extras *x);
+void stage_scan_problem(void *data, const char *path, int err);
+void stage_dscan_problem(void *data, const char *path, int err);
+bool stage_load_stored_manifest(struct bd_stage *s, struct bd_manifest *old);
+void stage_build_manifest(struct bd_stage *s, const struct bd_manifest *old);
+void stage_store_manifest(struct bd_stage *s);
+void stage_plan(struct bd_stage *s, struct extras *x);
+void stage_make_order(struct bd_stage *s);
+int stage_prepare(struct bd_stage *s, struct extras *x);
 /* Why a destination entry among the extras is not kept: "not in the manifest",
  * or what the manifest has at its path instead (in buf, or a constant). */
-const char *extra_why(struct bd_stage *s, const struct bd_tentry *d, char *buf, size_t len);
-void fix_dirs(struct bd_stage *s);
-void write_dst_manifest(struct bd_stage *s);
+const char *stage_extra_why(struct bd_stage *s, const struct bd_tentry *d, char *buf, size_t len);
+void stage_fix_dirs(struct bd_stage *s);
+void stage_write_dst_manifest(struct bd_stage *s);
 
 /* ---- stage-copy.c ---- */
 /* pool_for() body: the work on entry s->order[k] */
-void transfer_one(void *data, size_t k, unsigned wi);
-void drop_parent_cache(struct worker *w);
-
-/* ---- stage-record.c ---- */
-char *record_path(const char *state_dir, const char *name);
+void stage_transfer_one(void *data, size_t k, unsigned wi);
+void stage_drop_parent_cache(struct worker *w);
 
 #endif

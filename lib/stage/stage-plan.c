@@ -14,21 +14,48 @@
 #include "fs.h"
 #include "stage-int.h"
 
+/* A file counted done without being read (present, failed, or its problem found from the scan). */
+static void account_done(struct bd_stage *s, const struct bd_mentry *e)
+{
+        ADD(files_done, 1);
+        ADD(bytes_done, e->size);
+}
+
+/* What messages call a scanned entry's file type, and a manifest entry's kind. */
+static const char *type_name(mode_t m)
+{
+        switch (m & S_IFMT) {
+        case S_IFREG: return "a file";
+        case S_IFDIR: return "a directory";
+        case S_IFLNK: return "a symlink";
+        case S_IFIFO: return "a FIFO";
+        case S_IFSOCK: return "a socket";
+        case S_IFCHR: return "a character device";
+        case S_IFBLK: return "a block device";
+        default: return "of an unknown type";
+        }
+}
+
+static const char *kind_name(enum bd_mkind k)
+{
+        return k == BD_M_DIR ? "a directory" : k == BD_M_FILE ? "a file" : "a symlink";
+}
+
 /* ---- the manifest ------------------------------------------------------------------------ */
 
-void scan_problem(void *data, const char *path, int err)
+void stage_scan_problem(void *data, const char *path, int err)
 {
         struct bd_stage *s = data;
         _cleanup_free_ char *p = manifest_escaped(path);
         s->src_incomplete = true;
-        problem(s, PROB_SOURCE, path, "cannot read '%s' in the source: %s", p, strerror(-err));
+        stage_problem(s, PROB_SOURCE, path, "cannot read '%s' in the source: %s", p, strerror(-err));
 }
 
-void dscan_problem(void *data, const char *path, int err)
+void stage_dscan_problem(void *data, const char *path, int err)
 {
         struct bd_stage *s = data;
         _cleanup_free_ char *p = manifest_escaped(path);
-        problem(s, PROB_DEST, path, "cannot read '%s' in the destination: %s", p, strerror(-err));
+        stage_problem(s, PROB_DEST, path, "cannot read '%s' in the destination: %s", p, strerror(-err));
 }
 
 static char *state_manifest_path(struct bd_stage *s)
@@ -39,7 +66,7 @@ static char *state_manifest_path(struct bd_stage *s)
 }
 
 /* The stored manifest of SRC, if any can be read (a damaged one is reported and ignored). */
-bool load_stored_manifest(struct bd_stage *s, struct bd_manifest *old)
+bool stage_load_stored_manifest(struct bd_stage *s, struct bd_manifest *old)
 {
         _cleanup_free_ char *in_src = xasprintf("%s/%s", s->src, MANIFEST_NAME);
         _cleanup_free_ char *in_state = state_manifest_path(s);
@@ -62,13 +89,13 @@ bool load_stored_manifest(struct bd_stage *s, struct bd_manifest *old)
                         s->manifest_path = xstrdup(paths[i]);
                         return true;
                 }
-                problem(s, PROB_SKIPPED, MANIFEST_NAME, "ignoring stored manifest: %s", err.msg);
+                stage_problem(s, PROB_SKIPPED, MANIFEST_NAME, "ignoring stored manifest: %s", err.msg);
         }
         return false;
 }
 
 /* s->m from the source scan, with the checksums of old where size and mtime match. */
-void build_manifest(struct bd_stage *s, const struct bd_manifest *old)
+void stage_build_manifest(struct bd_stage *s, const struct bd_manifest *old)
 {
         size_t j = 0;
         for (size_t i = 0; i < s->stree.n; i++) {
@@ -82,7 +109,7 @@ void build_manifest(struct bd_stage *s, const struct bd_manifest *old)
                         kind = BD_M_LINK;
                 else {
                         _cleanup_free_ char *p = manifest_escaped(t->path);
-                        problem(s, PROB_SKIPPED, t->path, "'%s' is %s: not staged", p, type_name(t->mode));
+                        stage_problem(s, PROB_SKIPPED, t->path, "'%s' is %s: not staged", p, type_name(t->mode));
                         continue;
                 }
                 struct bd_mentry *e = manifest_add(&s->m, kind, TAKE_PTR(t->path));
@@ -117,7 +144,7 @@ void build_manifest(struct bd_stage *s, const struct bd_manifest *old)
 }
 
 /* Stores the refreshed manifest with SRC, or in the state directory. */
-void store_manifest(struct bd_stage *s)
+void stage_store_manifest(struct bd_stage *s)
 {
         for (size_t i = 0; i < s->m.n; i++)
                 if (s->m.e[i].kind == BD_M_FILE && !s->m.e[i].have_sum)
@@ -148,7 +175,7 @@ void store_manifest(struct bd_stage *s)
                         return;
                 }
         }
-        problem(s, PROB_SKIPPED, MANIFEST_NAME, "the manifest could not be stored: %s", err.msg);
+        stage_problem(s, PROB_SKIPPED, MANIFEST_NAME, "the manifest could not be stored: %s", err.msg);
 }
 
 /* ---- planning: DST against the manifest ------------------------------------------------ */
@@ -216,7 +243,7 @@ static bool is_suspect(struct bd_stage *s, const char *path)
 }
 
 /* Decides each entry's action; reports what verify-only finds without reading. */
-void plan(struct bd_stage *s, struct extras *x)
+void stage_plan(struct bd_stage *s, struct extras *x)
 {
         bool verify_only = s->o.mode == STAGE_VERIFY_ONLY;
         s->items = xcalloc(s->m.n ? s->m.n : 1, sizeof(*s->items));
@@ -275,20 +302,22 @@ void plan(struct bd_stage *s, struct extras *x)
                 /* verify-only */
                 p = manifest_escaped(e->path);
                 if (it->dst == DST_ABSENT) {
-                        problem(s, PROB_MISSING, e->path, "missing: '%s' (%s in the manifest)", p, kind_name(e->kind));
+                        stage_problem(s, PROB_MISSING, e->path, "missing: '%s' (%s in the manifest)", p,
+                                      kind_name(e->kind));
                 } else if (it->dst == DST_WRONG_TYPE) {
-                        problem(s, PROB_TYPE, e->path, "wrong type: '%s' should be %s", p, kind_name(e->kind));
+                        stage_problem(s, PROB_TYPE, e->path, "wrong type: '%s' should be %s", p, kind_name(e->kind));
                 } else if (e->kind == BD_M_LINK && it->dst == DST_DIFFERS) {
                         _cleanup_free_ char *t = manifest_escaped(e->target);
-                        problem(s, PROB_TYPE, e->path, "wrong link: '%s' should point to '%s'", p, t);
+                        stage_problem(s, PROB_TYPE, e->path, "wrong link: '%s' should point to '%s'", p, t);
                 } else if (e->kind == BD_M_FILE && it->dst == DST_DIFFERS && !it->same_size) {
-                        problem(s, PROB_SIZE, e->path, "wrong size: '%s' is not %" PRIu64 " bytes long", p, e->size);
+                        stage_problem(s, PROB_SIZE, e->path, "wrong size: '%s' is not %" PRIu64 " bytes long", p,
+                                      e->size);
                 } else if (e->kind == BD_M_FILE) {
                         it->act = ACT_VERIFY;
                         continue;
                 } else if (it->mode_differs) {
-                        problem(s, PROB_ATTR, e->path, "attributes: '%s' has not the manifest's permissions %04o", p,
-                                e->mode);
+                        stage_problem(s, PROB_ATTR, e->path, "attributes: '%s' has not the manifest's permissions %04o",
+                                      p, e->mode);
                 }
                 if (e->kind == BD_M_FILE && !it->need_hash)
                         account_done(s, e);
@@ -308,7 +337,7 @@ static int cmp_order(const void *a, const void *b, void *data)
         return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
 }
 
-void make_order(struct bd_stage *s)
+void stage_make_order(struct bd_stage *s)
 {
         s->order = xmalloc((s->m.n ? s->m.n : 1) * sizeof(size_t));
         s->norder = 0;
@@ -331,7 +360,7 @@ void make_order(struct bd_stage *s)
 static int remove_at(struct bd_stage *s, const char *path, bool dir)
 {
         _cleanup_free_ char *parent = xstrndup(path, (size_t)(base_name(path) - path) - (strchr(path, '/') ? 1 : 0));
-        _cleanup_close_ int pfd = open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
+        _cleanup_close_ int pfd = tree_open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
         if (pfd < 0)
                 return pfd;
         touched(s);
@@ -365,18 +394,19 @@ static int check_space(struct bd_stage *s)
                 char a[32], b[32];
                 stage_format_size(need, a, sizeof(a));
                 stage_format_size(avail, b, sizeof(b));
-                return fatal(s,
-                             "not enough space in the destination '%s': %" PRIu64 " file%s to copy need%s %s (%" PRIu64
-                             " bytes), %s (%" PRIu64 " bytes) available",
-                             s->dst, files, files == 1 ? "" : "s", files == 1 ? "s" : "", a, need, b, avail);
+                return stage_fatal(s,
+                                   "not enough space in the destination '%s': %" PRIu64 " file%s to copy need%s %s "
+                                   "(%" PRIu64 " bytes), %s (%" PRIu64 " bytes) available",
+                                   s->dst, files, files == 1 ? "" : "s", files == 1 ? "s" : "", a, need, b, avail);
         }
         if (vfs.f_files > 0 && nodes > vfs.f_favail)
-                return fatal(s, "not enough inodes in the destination '%s': %" PRIu64 " needed, %" PRIu64 " available",
-                             s->dst, nodes, (uint64_t)vfs.f_favail);
+                return stage_fatal(s,
+                                   "not enough inodes in the destination '%s': %" PRIu64 " needed, %" PRIu64
+                                   " available", s->dst, nodes, (uint64_t)vfs.f_favail);
         return 0;
 }
 
-const char *extra_why(struct bd_stage *s, const struct bd_tentry *d, char *buf, size_t len)
+const char *stage_extra_why(struct bd_stage *s, const struct bd_tentry *d, char *buf, size_t len)
 {
         const struct bd_mentry *e = manifest_find(&s->m, d->path);
         if (!e)
@@ -387,7 +417,7 @@ const char *extra_why(struct bd_stage *s, const struct bd_tentry *d, char *buf, 
         return buf;
 }
 
-int prepare(struct bd_stage *s, struct extras *x)
+int stage_prepare(struct bd_stage *s, struct extras *x)
 {
         /* what an interrupted stage left behind */
         uint64_t removed = 0;
@@ -396,13 +426,14 @@ int prepare(struct bd_stage *s, struct extras *x)
                 int r = remove_at(s, path, false);
                 if (r < 0 && r != -ENOENT) {
                         _cleanup_free_ char *p = manifest_escaped(path);
-                        problem(s, PROB_DEST, path, "cannot remove leftover temporary file '%s': %s", p, strerror(-r));
+                        stage_problem(s, PROB_DEST, path, "cannot remove leftover temporary file '%s': %s", p,
+                                      strerror(-r));
                 } else
                         removed++;
         }
         if (removed) {
-                problem(s, PROB_REMOVED, ".", "removed %" PRIu64 " temporary file%s left by an interrupted stage",
-                        removed, removed == 1 ? "" : "s");
+                stage_problem(s, PROB_REMOVED, ".", "removed %" PRIu64 " temporary file%s left by an interrupted stage",
+                              removed, removed == 1 ? "" : "s");
         }
 
         /* entries in the way: a file where a directory goes is replaced; a
@@ -414,9 +445,9 @@ int prepare(struct bd_stage *s, struct extras *x)
                         continue;
                 _cleanup_free_ char *p = manifest_escaped(e->path);
                 if (it->dst_is_dir && !s->o.delete_extra) {
-                        problem(s, PROB_DEST, e->path,
-                                "'%s' is a directory in the destination, %s in the source: not replaced (--delete "
-                                "replaces it)", p, kind_name(e->kind));
+                        stage_problem(s, PROB_DEST, e->path,
+                                      "'%s' is a directory in the destination, %s in the source: not replaced "
+                                      "(--delete replaces it)", p, kind_name(e->kind));
                         it->failed = true;
                         it->act = ACT_NONE;
                         if (e->kind == BD_M_FILE && !it->need_hash)
@@ -426,7 +457,7 @@ int prepare(struct bd_stage *s, struct extras *x)
                 if (!it->dst_is_dir) {
                         int r = remove_at(s, e->path, false);
                         if (r < 0 && r != -ENOENT)
-                                return fatal(s, "cannot remove '%s' from the destination: %s", p, strerror(-r));
+                                return stage_fatal(s, "cannot remove '%s' from the destination: %s", p, strerror(-r));
                         if (e->kind == BD_M_DIR)
                                 it->dst = DST_ABSENT;
                 }
@@ -450,11 +481,11 @@ int prepare(struct bd_stage *s, struct extras *x)
                         char why[128];
                         int r = remove_at(s, d->path, S_ISDIR(d->mode));
                         if (r < 0 && r != -ENOENT)
-                                problem(s, PROB_DEST, d->path, "cannot remove '%s' from the destination: %s", p,
-                                        strerror(-r));
+                                stage_problem(s, PROB_DEST, d->path, "cannot remove '%s' from the destination: %s", p,
+                                              strerror(-r));
                         else
-                                problem(s, PROB_REMOVED, d->path, "removed '%s': %s", p,
-                                        extra_why(s, d, why, sizeof(why)));
+                                stage_problem(s, PROB_REMOVED, d->path, "removed '%s': %s", p,
+                                              stage_extra_why(s, d, why, sizeof(why)));
                 }
                 for (size_t i = 0; i < s->m.n; i++)
                         if (s->items[i].dst_is_dir && s->items[i].act != ACT_NONE)
@@ -464,8 +495,8 @@ int prepare(struct bd_stage *s, struct extras *x)
                         const struct bd_tentry *d = &s->dtree.e[x->extra[k]];
                         _cleanup_free_ char *p = manifest_escaped(d->path);
                         char why[128];
-                        problem(s, PROB_EXTRA, d->path, "%s: '%s' kept (--delete removes it)",
-                                extra_why(s, d, why, sizeof(why)), p);
+                        stage_problem(s, PROB_EXTRA, d->path, "%s: '%s' kept (--delete removes it)",
+                                      stage_extra_why(s, d, why, sizeof(why)), p);
                 }
         }
 
@@ -483,15 +514,15 @@ int prepare(struct bd_stage *s, struct extras *x)
                 if (it->dst == DST_ABSENT) {
                         _cleanup_free_ char *parent =
                                 xstrndup(e->path, (size_t)(base_name(e->path) - e->path) - (strchr(e->path, '/') ? 1 : 0));
-                        _cleanup_close_ int pfd = open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
+                        _cleanup_close_ int pfd = tree_open_beneath(s->dstfd, parent, O_PATH | O_DIRECTORY, 0);
                         if (pfd < 0 || (mkdirat(pfd, base_name(e->path), 0700) < 0 && errno != EEXIST))
-                                return fatal(s, "cannot create directory '%s' in the destination: %s", p,
-                                             strerror(pfd < 0 ? -pfd : errno));
+                                return stage_fatal(s, "cannot create directory '%s' in the destination: %s", p,
+                                                   strerror(pfd < 0 ? -pfd : errno));
                         touched(s);
                         it->dst = DST_OK;
                         it->mode_differs = true;
                 } else if (!root && (e->mode & 0300) != 0300) {
-                        _cleanup_close_ int fd = open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
+                        _cleanup_close_ int fd = tree_open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
                         if (fd >= 0)
                                 (void)fchmod(fd, e->mode | 0700);
                 }
@@ -503,13 +534,13 @@ int prepare(struct bd_stage *s, struct extras *x)
 
 /* Directory permissions and mtimes, deepest first (entries written into a
  * directory change its mtime). */
-void fix_dirs(struct bd_stage *s)
+void stage_fix_dirs(struct bd_stage *s)
 {
         for (size_t i = s->m.n; i-- > 0;) {
                 const struct bd_mentry *e = &s->m.e[i];
                 if (e->kind != BD_M_DIR || s->items[i].failed)
                         continue;
-                _cleanup_close_ int fd = open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
+                _cleanup_close_ int fd = tree_open_beneath(s->dstfd, e->path, O_RDONLY | O_DIRECTORY, 0);
                 struct stat st;
                 int r = fd < 0 ? fd : fstat(fd, &st) < 0 ? -errno : 0;
                 if (r == 0 && (st.st_mode & 07777) != e->mode && (touched(s), fchmod(fd, e->mode) < 0))
@@ -519,8 +550,8 @@ void fix_dirs(struct bd_stage *s)
                         r = -errno;
                 if (r < 0) {
                         _cleanup_free_ char *p = manifest_escaped(e->path);
-                        problem(s, PROB_DEST, e->path, "cannot set the attributes of directory '%s': %s", p,
-                                strerror(-r));
+                        stage_problem(s, PROB_DEST, e->path, "cannot set the attributes of directory '%s': %s", p,
+                                      strerror(-r));
                 }
         }
 }
@@ -547,7 +578,7 @@ static bool dst_manifest_sum(struct bd_stage *s, uint8_t sum[16])
         return manifest_sum_parse(hex, sum) == 0;
 }
 
-void write_dst_manifest(struct bd_stage *s)
+void stage_write_dst_manifest(struct bd_stage *s)
 {
         uint8_t have[16];
         if (dst_manifest_sum(s, have) && !memcmp(have, s->m.sum, 16))
@@ -557,6 +588,6 @@ void write_dst_manifest(struct bd_stage *s)
         struct bd_err err;
         _cleanup_free_ char *path = xasprintf("%s/%s", s->dst, MANIFEST_NAME);
         if (manifest_format(&s->m, &b, &err) < 0 || write_file_atomic(path, b.s, b.len, 0644, &err) < 0)
-                problem(s, PROB_DEST, MANIFEST_NAME, "cannot store the manifest in the destination: %s", err.msg);
+                stage_problem(s, PROB_DEST, MANIFEST_NAME, "cannot store the manifest in the destination: %s", err.msg);
 }
 

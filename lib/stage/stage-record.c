@@ -25,6 +25,9 @@ static const char *const problem_names[] = {
         [PROB_TYPE] = "type", [PROB_ATTR] = "attributes", [PROB_SOURCE] = "source", [PROB_DEST] = "destination",
         [PROB_SKIPPED] = "skipped", [PROB_REPAIRED] = "repaired", [PROB_REMOVED] = "removed",
 };
+static const char *const severity_names[] = {
+        [SEV_ERROR] = "error", [SEV_WARNING] = "warning", [SEV_NOTE] = "note",
+};
 static const char *const fsync_names[] = { [FSYNC_NONE] = "none", [FSYNC_END] = "end", [FSYNC_FILE] = "file" };
 static const char *const mode_names[] = {
         [STAGE_COPY] = "copy", [STAGE_VERIFY_ONLY] = "verify", [STAGE_MANIFEST_ONLY] = "manifest",
@@ -45,12 +48,17 @@ const char *stage_problem_name(enum bd_problem_kind k)
         return k < _PROB_MAX ? problem_names[k] : "?";
 }
 
-const char *fsync_policy_name(enum bd_fsync_policy p)
+const char *stage_severity_name(enum bd_severity s)
+{
+        return s < _SEV_MAX ? severity_names[s] : "?";
+}
+
+const char *stage_fsync_policy_name(enum bd_fsync_policy p)
 {
         return p < _FSYNC_MAX ? fsync_names[p] : "?";
 }
 
-int fsync_policy_parse(const char *name, enum bd_fsync_policy *ret)
+int stage_fsync_policy_parse(const char *name, enum bd_fsync_policy *ret)
 {
         for (int i = 0; i < _FSYNC_MAX; i++)
                 if (streq(name, fsync_names[i])) {
@@ -106,7 +114,7 @@ unsigned stage_default_workers(void)
 
 /* ---- state files ---------------------------------------------------------------- */
 
-char *record_path(const char *state_dir, const char *name)
+static char *record_path(const char *state_dir, const char *name)
 {
         return xasprintf("%s/%s.state", state_dir, name);
 }
@@ -154,7 +162,7 @@ int stage_record_save(const char *state_dir, const struct bd_stage_record *r, st
                    r->errors);
         put_str(&b, "error", r->error);
         buf_printf(&b, "workers=%u\nbwlimit=%.0f\nverify=%d\ndelete=%d\nfsync=%s\n", r->workers, r->bwlimit,
-                   r->verify, r->delete_extra, fsync_policy_name(r->fsync));
+                   r->verify, r->delete_extra, stage_fsync_policy_name(r->fsync));
         for (size_t i = 0; i < r->nsuspects; i++)
                 put_str(&b, "suspect", r->suspects[i]);
         int x = mkdir_p(state_dir, 0700);
@@ -247,7 +255,7 @@ int stage_record_load(const char *state_dir, const char *name, struct bd_stage_r
                                         x = 0;
                                 }
                 } else if (streq(k, "fsync"))
-                        x = fsync_policy_parse(v, &rec.fsync);
+                        x = stage_fsync_policy_parse(v, &rec.fsync);
                 else if (streq(k, "manifest")) {
                         x = manifest_sum_parse(v, rec.manifest_sum);
                         rec.have_manifest = x == 0;

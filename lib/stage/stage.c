@@ -34,7 +34,7 @@ static enum bd_severity severity_of(struct bd_stage *s, enum bd_problem_kind k)
         }
 }
 
-void problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, const char *fmt, ...)
+void stage_problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, const char *fmt, ...)
 {
         enum bd_severity sev = severity_of(s, kind);
         if (sev == SEV_ERROR)
@@ -59,7 +59,7 @@ void problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, co
 }
 
 /* A failure of the whole job: the first one is kept, every worker stops. */
-int fatal(struct bd_stage *s, const char *fmt, ...)
+int stage_fatal(struct bd_stage *s, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
@@ -72,31 +72,6 @@ int fatal(struct bd_stage *s, const char *fmt, ...)
         free(msg);
         atomic_store(&s->stop, true);
         return -1;
-}
-
-void account_done(struct bd_stage *s, const struct bd_mentry *e)
-{
-        ADD(files_done, 1);
-        ADD(bytes_done, e->size);
-}
-
-const char *type_name(mode_t m)
-{
-        switch (m & S_IFMT) {
-        case S_IFREG: return "a file";
-        case S_IFDIR: return "a directory";
-        case S_IFLNK: return "a symlink";
-        case S_IFIFO: return "a FIFO";
-        case S_IFSOCK: return "a socket";
-        case S_IFCHR: return "a character device";
-        case S_IFBLK: return "a block device";
-        default: return "of an unknown type";
-        }
-}
-
-const char *kind_name(enum bd_mkind k)
-{
-        return k == BD_M_DIR ? "a directory" : k == BD_M_FILE ? "a file" : "a symlink";
 }
 
 /* ---- options --------------------------------------------------------------------- */
@@ -147,8 +122,8 @@ struct bd_stage *stage_new(const struct bd_stage_opts *o, struct bd_err *err)
         manifest_init(&s->m);
         atomic_init(&s->state, STAGE_IDLE);
         atomic_init(&s->phase, PHASE_START);
-        s->bw = bwlimit_new(s->o.bwlimit);
-        copier_init(&s->copier, s->o.copy_method, s->bw, &s->stop, &s->bytes_done);
+        s->bw = copy_bwlimit_new(s->o.bwlimit);
+        copy_copier_init(&s->copier, s->o.copy_method, s->bw, &s->stop, &s->bytes_done);
         return s;
 }
 
@@ -220,7 +195,7 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
         r->error = e ? xstrdup(e) : NULL;
         struct bd_err err;
         if (stage_record_save(s->state_dir, r, &err) < 0 && !final)
-                fatal(s, "%s", err.msg);
+                stage_fatal(s, "%s", err.msg);
 }
 
 /* ---- the job ------------------------------------------------------------------------------------ */
@@ -275,11 +250,11 @@ static int open_roots(struct bd_stage *s)
         if (s->src) {
                 s->srcfd = open(s->src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (s->srcfd < 0)
-                        return fatal(s, "cannot open source directory '%s': %s", s->src, strerror(errno));
+                        return stage_fatal(s, "cannot open source directory '%s': %s", s->src, strerror(errno));
                 if (!src_manifest_name_ours(s->srcfd))
-                        return fatal(s, "the source '%s' holds '%s', which is not a benchd manifest: the name is "
-                                     "reserved for the manifest stored with a dataset; rename it", s->src,
-                                     MANIFEST_NAME);
+                        return stage_fatal(s, "the source '%s' holds '%s', which is not a benchd manifest: the name is "
+                                           "reserved for the manifest stored with a dataset; rename it", s->src,
+                                           MANIFEST_NAME);
         }
         if (!s->dst)
                 return 0;
@@ -291,8 +266,8 @@ static int open_roots(struct bd_stage *s)
                         _cleanup_close_ int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         if (fd >= 0) {
                                 if (within(fd, &sst))
-                                        return fatal(s, "the source '%s' and the destination '%s' overlap", s->src,
-                                                     s->dst);
+                                        return stage_fatal(s, "the source '%s' and the destination '%s' overlap",
+                                                           s->src, s->dst);
                                 break;
                         }
                         char *slash = strrchr(p, '/');
@@ -304,13 +279,13 @@ static int open_roots(struct bd_stage *s)
         if (s->o.mode == STAGE_COPY) {
                 int r = mkdir_p(s->dst, 0755);
                 if (r < 0)
-                        return fatal(s, "cannot create destination directory '%s': %s", s->dst, strerror(-r));
+                        return stage_fatal(s, "cannot create destination directory '%s': %s", s->dst, strerror(-r));
         }
         s->dstfd = open(s->dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (s->dstfd < 0)
-                return fatal(s, "cannot open destination directory '%s': %s", s->dst, strerror(errno));
+                return stage_fatal(s, "cannot open destination directory '%s': %s", s->dst, strerror(errno));
         if (flock(s->dstfd, (s->o.mode == STAGE_COPY ? LOCK_EX : LOCK_SH) | LOCK_NB) < 0)
-                return fatal(s, "destination '%s' is being staged by another process", s->dst);
+                return stage_fatal(s, "destination '%s' is being staged by another process", s->dst);
         if (s->name && s->state_dir && s->o.mode != STAGE_MANIFEST_ONLY) {
                 /* the state file is the name's: two stages of one name to two
                  * destinations would overwrite each other's */
@@ -318,27 +293,28 @@ static int open_roots(struct bd_stage *s)
                 _cleanup_free_ char *path = xasprintf("%s/%s.lock", s->state_dir, s->name);
                 s->namefd = r < 0 ? r : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
                 if (s->namefd < 0)
-                        return fatal(s, "cannot open '%s': %s", path, strerror(r < 0 ? -r : errno));
+                        return stage_fatal(s, "cannot open '%s': %s", path, strerror(r < 0 ? -r : errno));
                 if (flock(s->namefd, LOCK_EX | LOCK_NB) < 0)
-                        return fatal(s, "dataset '%s' is being staged by another process (give this one another "
-                                     "--name)", s->name);
+                        return stage_fatal(s, "dataset '%s' is being staged by another process (give this one another "
+                                           "--name)", s->name);
         }
         s->locked = true;
         if (s->o.copy_method == COPY_AUTO && s->srcfd >= 0)
                 atomic_store(&s->copier.method, (int)copy_method_auto(s->srcfd, s->dstfd));
         if (s->srcfd >= 0)
-                atomic_store(&s->copier.direct_read, direct_read_auto(s->srcfd));
+                atomic_store(&s->copier.direct_read, copy_direct_read_auto(s->srcfd));
         struct stat dst;
         if (s->srcfd >= 0 && fstat(s->srcfd, &sst) == 0 && fstat(s->dstfd, &dst) == 0 &&
             (within(s->dstfd, &sst) || within(s->srcfd, &dst)))
-                return fatal(s, "the source '%s' and the destination '%s' overlap", s->src, s->dst);
+                return stage_fatal(s, "the source '%s' and the destination '%s' overlap", s->src, s->dst);
         if (s->o.mode == STAGE_COPY) {
                 /* refuse early, and once, when nothing can be written there */
                 char probe[64];
                 snprintf(probe, sizeof(probe), STAGE_TMP_PREFIX "probe.%lx", (long)getpid());
                 int fd = openat(s->dstfd, probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
                 if (fd < 0 && errno != EEXIST)
-                        return fatal(s, "cannot write in destination directory '%s': %s", s->dst, strerror(errno));
+                        return stage_fatal(s, "cannot write in destination directory '%s': %s", s->dst,
+                                           strerror(errno));
                 if (fd >= 0)
                         close(fd);
                 (void)unlinkat(s->dstfd, probe, 0);
@@ -366,7 +342,7 @@ static int run(struct bd_stage *s)
                         s->suspects = s->rec.suspects;
                         s->nsuspects = s->rec.nsuspects;
                 } else if (r != -ENOENT)
-                        problem(s, PROB_SKIPPED, ".", "ignoring state file: %s", err.msg);
+                        stage_problem(s, PROB_SKIPPED, ".", "ignoring state file: %s", err.msg);
         }
         if (open_roots(s) < 0)
                 return -1;
@@ -376,7 +352,7 @@ static int run(struct bd_stage *s)
 
         s->pool = pool_new(s->o.workers);
         if (!s->pool)
-                return fatal(s, "cannot start %u worker threads: %s", s->o.workers, strerror(errno));
+                return stage_fatal(s, "cannot start %u worker threads: %s", s->o.workers, strerror(errno));
         s->w = xcalloc(s->o.workers, sizeof(*s->w));
         for (unsigned i = 0; i < s->o.workers; i++) {
                 s->w[i].buf = xaligned_alloc(COPY_BUF_ALIGN, BUF_SIZE);
@@ -389,49 +365,50 @@ static int run(struct bd_stage *s)
         manifest_init(&old);
         bool have_old = false;
         if (s->src && !s->o.rehash)
-                have_old = load_stored_manifest(s, &old);
+                have_old = stage_load_stored_manifest(s, &old);
         struct bd_tree_scan *ss = s->src ? tree_scan_begin(s->pool, s->srcfd, TREE_SKIP_RESERVED, &s->stop,
-                                                           scan_problem, s) : NULL;
-        struct bd_tree_scan *ds = s->dst ? tree_scan_begin(s->pool, s->dstfd, 0, &s->stop, dscan_problem, s) : NULL;
+                                                           stage_scan_problem, s) : NULL;
+        struct bd_tree_scan *ds = s->dst ? tree_scan_begin(s->pool, s->dstfd, 0, &s->stop, stage_dscan_problem, s)
+                                         : NULL;
         int r1 = ss ? tree_scan_end(ss, &s->stree) : 0;
         int r2 = ds ? tree_scan_end(ds, &s->dtree) : 0;
         if (r1 < 0 || r2 < 0 || stopping(s))
                 return -1;
         if (s->src) {
-                build_manifest(s, have_old ? &old : NULL);
+                stage_build_manifest(s, have_old ? &old : NULL);
         } else {
                 _cleanup_free_ char *path = xasprintf("%s/%s", s->dst, MANIFEST_NAME);
                 struct bd_err err;
                 if (access(path, F_OK) < 0)
-                        return fatal(s, "no manifest in '%s' (it is written when a stage completes): give the source "
-                                     "with --src", s->dst);
+                        return stage_fatal(s, "no manifest in '%s' (it is written when a stage completes): give the "
+                                           "source with --src", s->dst);
                 if (manifest_load(path, &s->m, &err) < 0)
-                        return fatal(s, "%s", err.msg);
+                        return stage_fatal(s, "%s", err.msg);
                 s->manifest_path = TAKE_PTR(path);
         }
         atomic_store(&s->files_total, s->m.files);
         atomic_store(&s->bytes_total, s->m.bytes);
 
         struct extras x = { 0 };
-        plan(s, &x);
+        stage_plan(s, &x);
         int r = 0;
         if (s->o.mode == STAGE_COPY)
-                r = prepare(s, &x);
+                r = stage_prepare(s, &x);
         else if (s->o.mode == STAGE_VERIFY_ONLY) {
                 for (size_t k = 0; k < x.ntmp; k++) {
                         _cleanup_free_ char *p = manifest_escaped(s->dtree.e[x.tmp[k]].path);
-                        problem(s, PROB_SKIPPED, s->dtree.e[x.tmp[k]].path,
-                                "leftover temporary file '%s' (the next stage removes it)", p);
+                        stage_problem(s, PROB_SKIPPED, s->dtree.e[x.tmp[k]].path,
+                                      "leftover temporary file '%s' (the next stage removes it)", p);
                 }
                 for (size_t k = 0; k < x.nextra; k++) {
                         const struct bd_tentry *d = &s->dtree.e[x.extra[k]];
                         _cleanup_free_ char *p = manifest_escaped(d->path);
                         char why[128];
-                        const char *w = extra_why(s, d, why, sizeof(why));
+                        const char *w = stage_extra_why(s, d, why, sizeof(why));
                         if (manifest_find(&s->m, d->path))
-                                problem(s, PROB_EXTRA, d->path, "extra: '%s': %s", p, w);
+                                stage_problem(s, PROB_EXTRA, d->path, "extra: '%s': %s", p, w);
                         else
-                                problem(s, PROB_EXTRA, d->path, "extra: '%s' is not in the manifest", p);
+                                stage_problem(s, PROB_EXTRA, d->path, "extra: '%s' is not in the manifest", p);
                 }
         }
         free(x.tmp);
@@ -441,23 +418,23 @@ static int run(struct bd_stage *s)
                 return -1;
 
         set_phase(s, PHASE_TRANSFER);
-        make_order(s);
-        pool_for(s->pool, s->norder, transfer_one, s);
+        stage_make_order(s);
+        pool_for(s->pool, s->norder, stage_transfer_one, s);
         for (unsigned i = 0; i < s->o.workers; i++)
-                drop_parent_cache(&s->w[i]);
+                stage_drop_parent_cache(&s->w[i]);
         if (s->src && !s->src_incomplete && !atomic_load(&s->cancelled))
-                store_manifest(s);
+                stage_store_manifest(s);
         if (stopping(s))
                 return -1;
 
         set_phase(s, PHASE_FINISH);
         if (s->o.mode == STAGE_COPY) {
-                fix_dirs(s);
+                stage_fix_dirs(s);
                 /* nothing written, nothing to sync (syncfs would flush others' data too) */
                 if (s->o.fsync != FSYNC_NONE && (atomic_load(&s->wrote) || s->prev_unsynced) && syncfs(s->dstfd) < 0)
-                        return fatal(s, "cannot sync the destination '%s': %s", s->dst, strerror(errno));
+                        return stage_fatal(s, "cannot sync the destination '%s': %s", s->dst, strerror(errno));
                 if (GET(errors) == 0)
-                        write_dst_manifest(s);
+                        stage_write_dst_manifest(s);
         }
         return GET(errors) == 0 && !s->src_incomplete ? 0 : -1;
 }
@@ -476,7 +453,7 @@ int stage_run(struct bd_stage *s)
         if (s->w) {
                 for (unsigned i = 0; i < s->o.workers; i++) {
                         free(s->w[i].buf);
-                        drop_parent_cache(&s->w[i]);
+                        stage_drop_parent_cache(&s->w[i]);
                 }
                 free(s->w);
                 s->w = NULL;
@@ -655,7 +632,7 @@ void stage_free(struct bd_stage *s)
         free(s->order);
         if (s->have_rec)
                 stage_record_release(&s->rec);
-        bwlimit_free(s->bw);
+        copy_bwlimit_free(s->bw);
         pthread_mutex_destroy(&s->lock);
         pthread_cond_destroy(&s->ended);
         free(s->name);

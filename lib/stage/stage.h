@@ -100,6 +100,7 @@ enum bd_severity {
         SEV_ERROR,              /* the stage is not complete, or verification failed */
         SEV_WARNING,            /* reported, the stage still completes */
         SEV_NOTE,               /* what was repaired or removed */
+        _SEV_MAX,
 };
 
 enum bd_problem_kind {
@@ -139,6 +140,7 @@ struct bd_stage_progress {
         double rate;                            /* bytes/s in PHASE_TRANSFER */
         double eta;                             /* seconds left, -1 when unknown */
         uint64_t method_files[_COPY_METHOD_MAX];/* files copied by each method */
+        bool from_record;                       /* stage_record_progress(): only what a state record keeps */
 };
 
 struct bd_stage;
@@ -183,8 +185,10 @@ bool stage_name_valid(const char *name);
 const char *stage_state_name(enum bd_stage_state s);
 const char *stage_phase_name(enum bd_stage_phase p);
 const char *stage_problem_name(enum bd_problem_kind k);
-const char *fsync_policy_name(enum bd_fsync_policy p);
-int fsync_policy_parse(const char *name, enum bd_fsync_policy *ret);
+/* "error", "warning", "note" */
+const char *stage_severity_name(enum bd_severity s);
+const char *stage_fsync_policy_name(enum bd_fsync_policy p);
+int stage_fsync_policy_parse(const char *name, enum bd_fsync_policy *ret);
 
 /* ---- state files, for a daemon that lists and resumes jobs -------------------- */
 
@@ -218,5 +222,26 @@ void stage_record_release(struct bd_stage_record *r);
 int stage_records(const char *state_dir, char ***ret, size_t *ret_n);
 /* Options that resume the recorded job (pointing into r). */
 void stage_record_opts(const struct bd_stage_record *r, const char *state_dir, struct bd_stage_opts *ret);
+/* The progress of the recorded job's last run, as far as the record keeps it:
+ * state, files_total, bytes_total, files_copied, bytes_copied, files_present,
+ * files_repaired, errors; from_record set, eta -1, the rest 0. */
+void stage_record_progress(const struct bd_stage_record *r, struct bd_stage_progress *ret);
+
+/* ---- JSON, one spelling for benchctl stage --json and benchd's /v1/datasets ---- */
+
+struct cJSON;
+
+/* The progress as a JSON object: phase, elapsed_seconds, files_total,
+ * files_done, bytes_total, bytes_done, files_copied, bytes_copied,
+ * files_present, files_repaired, files_verified, files_hashed, errors,
+ * warnings, rate_bytes_per_second, eta_seconds (null when unknown) and
+ * copy_methods (files copied by each method, by name).  From a state record
+ * (from_record), only the fields it keeps. */
+struct cJSON *stage_progress_json(const struct bd_stage_progress *p);
+/* One problem: {"kind", "severity", "path", "message"} (stage_problem_name(),
+ * stage_severity_name(), the path escaped as in manifests, the message). */
+struct cJSON *stage_problem_json(const struct bd_stage_problem *p);
+/* After the end: the first max (0: all) of stage_problems(), as an array of those. */
+struct cJSON *stage_problems_json(struct bd_stage *s, size_t max);
 
 #endif

@@ -50,7 +50,7 @@ static int open_walk(int rootfd, const char *rel, int flags, mode_t mode)
         }
 }
 
-int open_beneath(int rootfd, const char *rel, int flags, mode_t mode)
+int tree_open_beneath(int rootfd, const char *rel, int flags, mode_t mode)
 {
         if (!*rel)
                 rel = ".";
@@ -207,7 +207,7 @@ static void scan_dir(void *arg, unsigned worker)
         free(t);
         if (cancelled(s))
                 return;
-        int fd = open_beneath(s->rootfd, rel, O_RDONLY | O_DIRECTORY, 0);
+        int fd = tree_open_beneath(s->rootfd, rel, O_RDONLY | O_DIRECTORY, 0);
         if (fd < 0) {
                 report(s, *rel ? rel : ".", fd);
                 return;

@@ -58,6 +58,6 @@ void tree_release(struct bd_tree *t);
 /* Opens rel ("" for the root itself) beneath rootfd without following any
  * symlink; flags as for openat (O_CLOEXEC is added).  -errno on failure
  * (-ELOOP or -EXDEV: a symlink or an escape on the way). */
-int open_beneath(int rootfd, const char *rel, int flags, mode_t mode);
+int tree_open_beneath(int rootfd, const char *rel, int flags, mode_t mode);
 
 #endif

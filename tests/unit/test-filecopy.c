@@ -40,7 +40,7 @@ static bool same_start(const char *a, const char *b, uint64_t n)
 }
 
 /* Copies the first size bytes of src to a new file with the copier: the
- * same bytes, and the checksum copy_fd returns is that of the copy (hash_fd). */
+ * same bytes, and the checksum copy_fd returns is that of the copy (copy_hash_fd). */
 static void check_copy(struct bd_copier *c, const char *src, uint64_t size, char *buf, size_t bufsize,
                        const char *what)
 {
@@ -62,7 +62,7 @@ static void check_copy(struct bd_copier *c, const char *src, uint64_t size, char
         ok(flags >= 0 && !(flags & O_DIRECT), "  the source's flags as they were");
         ok(same_start(src, dst, size), "  the same bytes");
         char *hb = xmalloc(1 << 16);
-        ok(hash_fd(dfd, hb, 1 << 16, NULL, NULL, want, &len) == 0 && len == size && memcmp(sum, want, 16) == 0,
+        ok(copy_hash_fd(dfd, hb, 1 << 16, NULL, NULL, want, &len) == 0 && len == size && memcmp(sum, want, 16) == 0,
            "  the checksum of what was written");
         free(hb);
         close(dfd);
@@ -112,7 +112,7 @@ int main(void)
         char *buf = xaligned_alloc(COPY_BUF_ALIGN, bufsize + COPY_BUF_ALIGN);
         static const size_t sizes[] = { 0, 1, 4095, 4096, 4097, 65536 + 17, ((size_t)1 << 20) + 123, 3u << 20 };
         int dirfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        bool direct_fs = direct_read_auto(dirfd);
+        bool direct_fs = copy_direct_read_auto(dirfd);
         close(dirfd);
 
         for (int direct = 0; direct < 2; direct++)
@@ -121,7 +121,7 @@ int main(void)
                         snprintf(name, sizeof(name), "f%zu", sizes[i]);
                         char *src = put(name, sizes[i], (unsigned)i + 1);
                         struct bd_copier c;
-                        copier_init(&c, COPY_READWRITE, NULL, NULL, NULL);
+                        copy_copier_init(&c, COPY_READWRITE, NULL, NULL, NULL);
                         atomic_store(&c.direct_read, direct);
                         char *what = xasprintf("%zu bytes, %s reads", sizes[i], direct ? "direct" : "page-cache");
                         check_copy(&c, src, sizes[i], buf, bufsize, what);
@@ -134,14 +134,14 @@ int main(void)
          * whole blocks for direct reads) and a buffer that is not aligned
          * (page-cache reads then) */
         char *src = put("paced", 200000, 7);
-        struct bd_bwlimit *bw = bwlimit_new(1000000);
+        struct bd_bwlimit *bw = copy_bwlimit_new(1000000);
         struct bd_copier c;
-        copier_init(&c, COPY_READWRITE, bw, NULL, NULL);
+        copy_copier_init(&c, COPY_READWRITE, bw, NULL, NULL);
         atomic_store(&c.direct_read, true);
         check_copy(&c, src, 200000, buf, bufsize, "under --bwlimit, direct reads");
         ok(!direct_fs || atomic_load(&c.direct_read), "  still direct (the pieces were whole blocks)");
-        bwlimit_free(bw);
-        copier_init(&c, COPY_READWRITE, NULL, NULL, NULL);
+        copy_bwlimit_free(bw);
+        copy_copier_init(&c, COPY_READWRITE, NULL, NULL, NULL);
         atomic_store(&c.direct_read, true);
         check_copy(&c, src, 200000, buf + 8, bufsize, "an unaligned buffer");
         ok(atomic_load(&c.direct_read), "  leaves direct reads on for aligned buffers");
@@ -152,7 +152,7 @@ int main(void)
         if (!direct_fs)
                 printf("ok %d # SKIP %s is not on ext4, XFS or Btrfs: no direct reads there\n", ++tap_n, root);
         else {
-                copier_init(&c, COPY_READWRITE, NULL, NULL, NULL);
+                copy_copier_init(&c, COPY_READWRITE, NULL, NULL, NULL);
                 atomic_store(&c.direct_read, true);
                 size_t n = resident_after_copy(&c, src, 200000, buf, bufsize);
                 ok(n == 0, "direct reads leave the source out of the page cache");

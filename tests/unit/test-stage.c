@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "randfile.h"
 #include "stage/stage.h"
 #include "tap.h"
@@ -76,6 +77,18 @@ static void test_threaded_stage(void)
         is_int(p.files_copied, 21, "all copied");
         is_int(p.files_hashed, 21, "all checksummed on the way (no manifest before)");
         ok(p.eta == 0, "nothing left");
+        cJSON *j = stage_progress_json(&p);
+        const cJSON *methods = cJSON_GetObjectItemCaseSensitive(j, "copy_methods");
+        double by_method = 0;
+        for (const cJSON *x = methods ? methods->child : NULL; x; x = x->next)
+                by_method += x->valuedouble;
+        ok(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "files_total")) == 21 &&
+                   cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "files_hashed")) == 21 &&
+                   cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "eta_seconds")) == 0 &&
+                   by_method == 21,
+           "stage_progress_json: the counters, copy_methods");
+        is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "phase")), "done", "  the phase");
+        cJSON_Delete(j);
         const struct bd_manifest *m = stage_manifest(s);
         ok(m && m->files == 21, "the manifest is there");
         char want[33];
@@ -92,6 +105,15 @@ static void test_threaded_stage(void)
         is_str(got, want, "  the manifest checksum");
         is_str(r.dst, o.dst, "  the destination");
         is_int(r.workers, 4, "  the options");
+        stage_record_progress(&r, &p);
+        j = stage_progress_json(&p);
+        ok(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "files_total")) == 21 &&
+                   cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(j, "files_copied")) == 21,
+           "stage_progress_json of the record: the same names");
+        ok(!cJSON_GetObjectItemCaseSensitive(j, "files_done") && !cJSON_GetObjectItemCaseSensitive(j, "phase") &&
+                   !cJSON_GetObjectItemCaseSensitive(j, "eta_seconds"),
+           "  and only what the record keeps");
+        cJSON_Delete(j);
         stage_free(s);
 
         /* a daemon restarted: resume from the record */
@@ -162,6 +184,14 @@ static void test_verify_problems(void)
                 is_int(pr[0].severity, SEV_ERROR, "  an error");
                 is_str(pr[0].path, "a/f03", "  which file");
         }
+        cJSON *j = stage_problems_json(s, 0);
+        cJSON *j0 = cJSON_GetArrayItem(j, 0);
+        is_int(cJSON_GetArraySize(j), 1, "stage_problems_json: the problem");
+        is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j0, "kind")), "corrupt", "  its kind");
+        is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j0, "severity")), "error", "  its severity");
+        is_str(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j0, "path")), "a/f03", "  its path");
+        like(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j0, "message")), "corrupt: 'a/f03'", "  message");
+        cJSON_Delete(j);
         stage_free(s);
         struct bd_stage_record r;
         stage_record_load(o.state_dir, "ds", &r, &err);
@@ -190,8 +220,10 @@ static void test_misc(void)
         ok(!stage_name_valid(""), "an empty name");
         ok(!stage_name_valid("a/b"), "a slash");
         enum bd_fsync_policy f;
-        ok(fsync_policy_parse("file", &f) == 0 && f == FSYNC_FILE, "fsync policy names");
-        ok(fsync_policy_parse("sometimes", &f) < 0, "  unknown");
+        ok(stage_fsync_policy_parse("file", &f) == 0 && f == FSYNC_FILE, "fsync policy names");
+        ok(stage_fsync_policy_parse("sometimes", &f) < 0, "  unknown");
+        is_str(stage_severity_name(SEV_WARNING), "warning", "severity names");
+        is_str(stage_severity_name(SEV_NOTE), "note", "  the last one");
         char **names;
         size_t n;
         char *dir = xasprintf("%s/state", root);
