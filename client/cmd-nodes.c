@@ -9,6 +9,7 @@
 #include <wchar.h>
 
 #include "benchctl.h"
+#include "benchd-defaults.h"
 #include "json.h"
 #include "nodes.h"
 #include "strutil.h"
@@ -21,7 +22,7 @@ static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the nodes of SYSTEM (its benchd.hosts, else mpirun.hosts)" },
         { "topo", OPT_TOPO, NULL, "also print each node's GPU/NIC topology matrix" },
         { "json", 'j', NULL, "print JSON" },
-        { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's, 9410)" },
+        { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's, " BD_PORT_STR ")" },
         { "timeout", OPT_TIMEOUT, "MS", "give up on a node after MS milliseconds (default 3000)" },
         COMMON_SYSTEM_OPTIONS,
         { 0 }
@@ -320,7 +321,7 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
         }
         free(sets);
         struct bd_err err;
-        if (nodes_check(names, port ? (int)port : 9410, system, &err) < 0) {
+        if (nodes_check(names, port ? (int)port : BD_PORT, system, &err) < 0) {
                 bd_error("nodes: %s", err.msg);
                 strv_free(names);
                 return system ? BD_EXIT_FAIL : BD_EXIT_USAGE;
@@ -328,7 +329,7 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
         for (n = 0; names[n]; n++)
                 ;
         _cleanup_free_ struct node_call *calls = xcalloc((size_t)n, sizeof(*calls));
-        nodes_init(calls, names, n, port ? (int)port : 9410);
+        nodes_init(calls, names, n, port ? (int)port : BD_PORT);
         strv_free(names);
         nodes_request(calls, n, "GET", "/v1/inventory", NULL, NULL, timeout);
         if (json) {

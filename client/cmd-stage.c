@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "benchctl.h"
+#include "benchd-defaults.h"
 #include "json.h"
 #include "nodes.h"
 #include "stage-remote.h"
@@ -52,7 +53,7 @@ static const struct bd_option options[] = {
         { "json", OPT_JSON, NULL, "print the result as JSON" },
         { "quiet", 'q', NULL, "no progress output" },
         { "token-file", OPT_TOKEN_FILE, "FILE", "benchd's token (default: $BENCHD_TOKEN, the system's benchd.token_file)" },
-        { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's, 9410)" },
+        { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's, " BD_PORT_STR ")" },
         { "timeout", OPT_TIMEOUT, "MS", "wait this long for each answer of a node's benchd (default 10000)" },
         COMMON_SYSTEM_OPTIONS,
         { 0 }
@@ -141,7 +142,7 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                           bool quiet, bool json)
 {
         struct stage_remote_req q = {
-                .port = port ? port : 9410, .name = name, .src = so->src, .dst = so->dst,
+                .port = port ? port : BD_PORT, .name = name, .src = so->src, .dst = so->dst,
                 .verify_only = so->mode == STAGE_VERIFY_ONLY, .verify = so->verify, .delete_extra = so->delete_extra,
                 .rehash = so->rehash, .workers = so->workers, .bwlimit_mbps = so->bwlimit / 1e6, .fsync = so->fsync,
                 .quiet = quiet, .json = json,
@@ -180,7 +181,7 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                         }
                 }
                 if (!token_file && !getenv("BENCHD_TOKEN"))
-                        sys_token = xstrdup("/var/lib/benchd/token");
+                        sys_token = xstrdup(BD_TOKEN_FILE);
         }
         if (nodes_check(names, q.port, system, &err) < 0) {
                 bd_error("stage: %s", err.msg);

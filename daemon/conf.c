@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "benchd-defaults.h"
 #include "conf.h"
 #include "fs.h"
 #include "log.h"
@@ -33,7 +34,7 @@ struct conf_entry {
 #define S(field) offsetof(struct conf, field)
 
 static const struct conf_entry table[] = {
-        { "listen", T_LISTEN, S(listen), "127.0.0.1:9410", 0, 0, CONF_RESTART,
+        { "listen", T_LISTEN, S(listen), "127.0.0.1:" BD_PORT_STR, 0, 0, CONF_RESTART,
           "TCP address and port of the HTTP API (ADDR:PORT, [IPv6]:PORT; empty: none)" },
         { "socket", T_PATH, S(socket), "", 0, 0, CONF_RESTART, "also serve the API on this Unix socket" },
         { "threads", T_INT, S(threads), "4", 1, 64, CONF_RESTART, "HTTP worker threads (epoll thread pool)" },
@@ -49,7 +50,7 @@ static const struct conf_entry table[] = {
           "largest request body; larger ones get 413" },
         { "read_access", T_ACCESS, S(read_access), "local", 0, 0, 0,
           "who may read (GET): 'local' (loopback and the Unix socket) or 'any'" },
-        { "token_file", T_PATH, S(token_file), "/var/lib/benchd/token", 0, 0, 0,
+        { "token_file", T_PATH, S(token_file), BD_TOKEN_FILE, 0, 0, 0,
           "bearer token that mutating requests must send; created (mode 0600) when missing" },
         { "state_dir", T_PATH, S(state_dir), "/var/lib/benchd", 0, 0, CONF_RESTART,
           "where benchd keeps its state" },

@@ -24,6 +24,7 @@ libbd_a_SOURCES = \
 	lib/fs.h lib/fs.c \
 	lib/strutil.h lib/strutil.c \
 	lib/cpuset.h lib/cpuset.c \
+	lib/benchd-defaults.h \
 	lib/json.h lib/json.c \
 	lib/schema.h lib/schema.c \
 	lib/system.h lib/system.c \

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "benchd-defaults.h"
 #include "bind.h"
 #include "buf.h"
 #include "fs.h"
@@ -35,7 +36,7 @@ static const char defaults_json[] =
         " \"container\": { \"runtime\": \"none\", \"bin_dir\": \"/opt/benchd/bin\" },"
         " \"env\": {},"
         " \"binding\": { \"policy\": \"auto\", \"hyperthreads\": true, \"source\": \"auto\" },"
-        " \"benchd\": { \"port\": 9410, \"token_file\": \"/var/lib/benchd/token\" },"
+        " \"benchd\": { \"port\": " BD_PORT_STR ", \"token_file\": \"" BD_TOKEN_FILE "\" },"
         " \"staging\": { \"require\": false, \"name\": \"coco\" },"
         " \"paths\": { \"data\": \"~/.local/share/benchd/data/coco\","
         "              \"logs\": \"~/.local/share/benchd/logs\","
