@@ -133,20 +133,20 @@ SCRIPT_TESTS = \
 	tests/t0420-prometheus.t \
 	tests/t0430-daemon-load.t \
 	tests/t0440-nodes.t \
+	tests/t0510-trainer-dp.t \
+	tests/t0520-trainer-checkpoint.t \
+	tests/t0530-trainer-weights.t \
 	tests/t0610-dataset.t \
 	tests/t0620-coco-eval.t \
 	tests/t0630-coco-eval-mpi.t \
-	tests/t0700-stage.t \
-	tests/t0710-stage-faults.t \
-	tests/t0720-stage-full.t \
-	tests/t0730-stage-daemon.t \
 	tests/t0650-ssd-golden.t \
 	tests/t0660-ssd-train.t \
 	tests/t0670-ssd-learn.t \
 	tests/t0680-ssd-slurm.t \
-	tests/t0610-trainer-dp.t \
-	tests/t0620-trainer-checkpoint.t \
-	tests/t0630-trainer-weights.t
+	tests/t0700-stage.t \
+	tests/t0710-stage-faults.t \
+	tests/t0720-stage-full.t \
+	tests/t0730-stage-daemon.t
 TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
