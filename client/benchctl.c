@@ -61,7 +61,7 @@ int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, str
         struct bd_err err;
         if (system_load(ctx_dirs(ctx), name, sets, ret, &err) < 0) {
                 bd_error("%s", err.msg);
-                return BD_EXIT_FAIL;
+                return BD_EXIT_CONFIG;
         }
         return BD_EXIT_OK;
 }
@@ -118,7 +118,17 @@ static void print_help(FILE *f)
                 fprintf(f, "  %-10s %s\n", c->name, c->summary);
         fprintf(f, "\n'benchctl COMMAND --help' or 'benchctl help COMMAND' describes a command.\n"
                    "Systems are searched in --systems-dir, $BENCHD_SYSTEMS, ~/.config/benchd/systems\n"
-                   "and the bundled directory, in that order.\n");
+                   "and the bundled directory, in that order.\n"
+                   "\nexit status:\n"
+                   "  %5d  success\n"
+                   "  %5d  failed otherwise (a file, the results store, an unknown run, a refusal)\n"
+                   "  %5d  usage error on the command line\n"
+                   "  %5d  bad configuration: unknown system or workload, a system file or --set that\n"
+                   "         does not hold, a trainer this build lacks\n"
+                   "  %5d  the scheduler (Slurm controller) or a node's benchd did not answer\n"
+                   "  %5d  the run ended and not every trial completed (failed, cancelled, did not converge)\n"
+                   "  128+N  interrupted by signal N (130: SIGINT, 143: SIGTERM)\n",
+                BD_EXIT_OK, BD_EXIT_FAIL, BD_EXIT_USAGE, BD_EXIT_CONFIG, BD_EXIT_UNREACHABLE, BD_EXIT_RUN);
 }
 
 static const struct bd_command *find_command(const char *name)

@@ -26,7 +26,7 @@ struct bd_command {
 
 /* The search path, built on first use from --systems-dir and the environment. */
 const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx);
-/* Loads a system with overrides; prints the error and returns BD_EXIT_FAIL on failure. */
+/* Loads a system with overrides; prints the error and returns BD_EXIT_CONFIG on failure. */
 int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret);
 
 /* "WORKLOAD (ssd, maskrcnn or allreduce)": the operand of render and submit. */

@@ -63,10 +63,10 @@ int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         _cleanup_free_ struct bd_rank_bind *plan = NULL;
         if (rank >= ranks) {
                 bd_error("--local-rank %ld: %s has %ld ranks per node (0..%ld)", rank, s.name, ranks, ranks - 1);
-                ret = BD_EXIT_FAIL;
+                ret = BD_EXIT_USAGE;
         } else if (topo_from_system(s.json, &topo, &err) < 0 || bind_plan(&topo, (int)ranks, &plan, &err) < 0) {
                 bd_error("%s: %s", s.name, err.msg);
-                ret = BD_EXIT_FAIL;
+                ret = BD_EXIT_CONFIG;
         } else {
                 if (!streq(sys_str(s.json, "binding.policy"), "auto"))
                         fprintf(stderr, "benchctl: note: %s has binding policy '%s'; its launches do not bind ranks\n",

@@ -66,7 +66,7 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         ret = BD_EXIT_FAIL;
                 } else if (x < 0) {
                         bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
+                        ret = exit_for_error(x);
                 }
                 if (ret == BD_EXIT_OK && again && !reason) {
                         free(r.reason);

@@ -58,7 +58,7 @@ int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comm
         stage_ui_problems(s, stderr, "benchctl: manifest: ", SEVERITY_BIT(SEV_ERROR) | SEVERITY_BIT(SEV_WARNING), 100);
         if (r < 0) {
                 bd_error("manifest: no manifest written: not every file of '%s' could be checksummed", so.src);
-                return BD_EXIT_FAIL;
+                return stage_ui_exit(r);
         }
         /* stage_manifest() is complete here: every file has its checksum */
         struct bd_manifest *m = stage_manifest(s);

@@ -304,7 +304,7 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 system_release(&sys);
                 if (r < 0) {
                         free(sets);
-                        return BD_EXIT_FAIL;
+                        return BD_EXIT_CONFIG;
                 }
         } else {
                 size_t k = 0;
@@ -324,7 +324,7 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
         if (nodes_check(names, port ? (int)port : BD_PORT, system, &err) < 0) {
                 bd_error("nodes: %s", err.msg);
                 strv_free(names);
-                return system ? BD_EXIT_FAIL : BD_EXIT_USAGE;
+                return system ? BD_EXIT_CONFIG : BD_EXIT_USAGE;
         }
         for (n = 0; names[n]; n++)
                 ;
@@ -367,7 +367,7 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
         for (int i = 0; i < n; i++)
                 if (!node_ok(&calls[i])) {
                         bd_error("node %s: %s", calls[i].node, calls[i].error);
-                        ret = BD_EXIT_FAIL;
+                        ret = nodes_exit(&calls[i], ret);
                 }
         nodes_release(calls, n);
         return ret;

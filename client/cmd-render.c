@@ -103,7 +103,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         struct bd_err err;
         if (render_script(&s, &ro, &script, &err) < 0) {
                 bd_error("%s", err.msg);
-                ret = BD_EXIT_FAIL;
+                ret = BD_EXIT_CONFIG;
         } else
                 ret = emit(script.s, script.len, output);
         system_release(&s);

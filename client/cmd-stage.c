@@ -155,11 +155,11 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
         if (system) {
                 struct bd_system sys;
                 if (ctx_load_system(ctx, system, sets, &sys))
-                        return BD_EXIT_FAIL;
+                        return BD_EXIT_CONFIG;
                 if (nodes_of_system(sys.json, &names, &err) < 0) {
                         bd_error("stage: system '%s': %s", system, err.msg);
                         system_release(&sys);
-                        return BD_EXIT_FAIL;
+                        return BD_EXIT_CONFIG;
                 }
                 if (!port)
                         q.port = (int)sys_int(sys.json, "benchd.port");
@@ -186,7 +186,7 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
         if (nodes_check(names, q.port, system, &err) < 0) {
                 bd_error("stage: %s", err.msg);
                 strv_free(names);
-                return system ? BD_EXIT_FAIL : BD_EXIT_USAGE;
+                return system ? BD_EXIT_CONFIG : BD_EXIT_USAGE;
         }
         if (stage_remote_token(token_file ? token_file : sys_token, &token, &err) < 0) {
                 bd_error("stage: %s", err.msg);
@@ -338,5 +338,5 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 }
                 print_summary(s, verify_only, name, so.dst);
         }
-        return r == 0 ? BD_EXIT_OK : BD_EXIT_FAIL;
+        return stage_ui_exit(r);
 }

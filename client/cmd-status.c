@@ -235,7 +235,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                 trials_free(t, r.ntrials);
                 run_release(&r);
                 if (final) {
-                        ret = st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_FAIL;
+                        ret = st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_RUN;
                         break;
                 }
                 if (!stop_following)
@@ -246,7 +246,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                         fflush(stdout);
                         bd_error("no longer following run %s; it goes on ('benchctl status %s' to look again, "
                                  "'benchctl cancel %s' to stop it)", rid, rid, rid);
-                        ret = 128 + stop_following;
+                        ret = BD_EXIT_SIGNAL + stop_following;
                         break;
                 }
         }
@@ -280,7 +280,7 @@ int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (watch) {
                 ret = wait_for_run(&store, id, json);
                 store_close(&store);
-                return ret == BD_EXIT_FAIL ? BD_EXIT_OK : ret;
+                return ret == BD_EXIT_RUN ? BD_EXIT_OK : ret;
         }
         struct bd_run r;
         struct bd_trial *t;

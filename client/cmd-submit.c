@@ -183,7 +183,8 @@ static int claim_run_dir(const char *home, char **ret_id, char **ret_dir, struct
 }
 
 /* One submission, from its claimed run directory to its recorded run.  The
- * steps below fill it in order; submission_release() frees it and removes
+ * steps below fill it in order, each returning 0 or the exit status of its
+ * failure (after printing it); submission_release() frees it and removes
  * what a submission that failed before its job started leaves: its run
  * directory. */
 struct submission {
@@ -250,7 +251,7 @@ static int claim(struct submission *sub)
                 return 0;
         }
         if (claim_run_dir(sub->home, &sub->id, &sub->rundir, &err) < 0)
-                return bd_error("%s", err.msg), -1;
+                return bd_error("%s", err.msg), BD_EXIT_FAIL;
         return 0;
 }
 
@@ -263,9 +264,10 @@ static int render(struct submission *sub)
                 .workload = sub->workload, .trials = sub->trials, .run_id = sub->id,
                 .bin_dir = sub->bin ? sub->bin : BD_BINDIR, .version = PACKAGE_VERSION,
         };
-        if (render_script(&sub->sys, &sub->ro, &sub->script, &err) < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0 ||
-            check_logdir(sub->logdir, !sub->dry, &err) < 0)
-                return bd_error("%s", err.msg), -1;
+        if (render_script(&sub->sys, &sub->ro, &sub->script, &err) < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0)
+                return bd_error("%s", err.msg), BD_EXIT_CONFIG;
+        if (check_logdir(sub->logdir, !sub->dry, &err) < 0)
+                return bd_error("%s", err.msg), BD_EXIT_FAIL;
         return 0;
 }
 
@@ -295,7 +297,7 @@ static int dry_run(struct submission *sub)
                        streq(sub->launcher, "local") ? "this machine" : "the configured hosts");
         }
         (void) unlink(tmpl);
-        return r;
+        return r < 0 ? exit_for_error(r) : 0;
 }
 
 /* What a submission keeps besides its job: the config as text, copies of
@@ -368,13 +370,13 @@ static int launch(struct submission *sub)
         sub->config_path = xasprintf("%s/config.json", sub->rundir);
         if (!sub->slurm || streq(slurm_backend(), "sbatch")) {
                 if (write_file_new(sub->script_path, sub->script.s, sub->script.len, 0755, &err) < 0)
-                        return bd_error("%s", err.msg), -1;
+                        return bd_error("%s", err.msg), BD_EXIT_FAIL;
                 sub->script_written = true;
         }
         pthread_t keeper;
         bool threaded = sub->slurm && start_elsewhere(&keeper, keep_run, sub);
         if (!threaded && (keep_run(sub), sub->keep_r < 0))
-                return bd_error("%s", sub->keep_err.msg), -1;
+                return bd_error("%s", sub->keep_err.msg), BD_EXIT_FAIL;
         sub->submitted = (double)time(NULL);
         int r;
         if (sub->slurm) {
@@ -391,10 +393,10 @@ static int launch(struct submission *sub)
         if (threaded)
                 pthread_join(keeper, NULL);
         if (r < 0)
-                return bd_error("%s", err.msg), -1;
+                return bd_error("%s", err.msg), exit_for_error(r);
         sub->started = true;
         if (sub->keep_r < 0)
-                return stop_unrecorded(sub, sub->keep_err.msg), -1;
+                return stop_unrecorded(sub, sub->keep_err.msg), BD_EXIT_FAIL;
         return 0;
 }
 
@@ -421,7 +423,7 @@ static int record(struct submission *sub)
         int r = store_add_run(&sub->store, &run, t, &err);
         trials_free(t, sub->trials);
         if (r < 0)
-                return stop_unrecorded(sub, err.msg), -1;
+                return stop_unrecorded(sub, err.msg), BD_EXIT_FAIL;
         if (sub->slurm)
                 printf("run %s submitted: Slurm job %s (%s), %d trial%s\n", sub->id, sub->job_id, slurm_backend(),
                        sub->trials, sub->trials == 1 ? "" : "s");
@@ -506,14 +508,12 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                          "the background would be killed when benchctl exits; use --wait, or give the container "
                          "an init (docker run --init)");
                 ret = BD_EXIT_FAIL;
-        } else if (claim(&sub) < 0 || render(&sub) < 0)
-                ret = BD_EXIT_FAIL;
-        else if (dry)
-                ret = dry_run(&sub) < 0 ? BD_EXIT_FAIL : BD_EXIT_OK;
-        else if (launch(&sub) < 0 || record(&sub) < 0)
-                ret = BD_EXIT_FAIL;
-        else if (wait)
-                ret = wait_for_run(&sub.store, sub.id, false);
+        } else if (!(ret = claim(&sub)) && !(ret = render(&sub))) {
+                if (dry)
+                        ret = dry_run(&sub);
+                else if (!(ret = launch(&sub)) && !(ret = record(&sub)) && wait)
+                        ret = wait_for_run(&sub.store, sub.id, false);
+        }
         submission_release(&sub);
         return ret;
 }

@@ -40,7 +40,7 @@ int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comma
                 struct bd_err err;
                 if (system_load(ctx_dirs(ctx), *n, NULL, &s, &err) < 0) {
                         bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
+                        ret = BD_EXIT_CONFIG;
                         continue;
                 }
                 const cJSON *j = s.json;

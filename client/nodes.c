@@ -11,6 +11,7 @@
 
 #include "curl-dl.h"
 #include "nodes.h"
+#include "opts.h"
 #include "strutil.h"
 
 #define MAX_BODY (16u << 20)
@@ -386,4 +387,11 @@ int nodes_request(struct node_call *calls, int n, const char *method, const char
         free(hdrs);
         free(errbuf);
         return ok;
+}
+
+int nodes_exit(const struct node_call *c, int ret)
+{
+        if (ret == BD_EXIT_UNREACHABLE || c->status == 0)
+                return BD_EXIT_UNREACHABLE;
+        return BD_EXIT_FAIL;
 }

@@ -56,5 +56,9 @@ int nodes_request(struct node_call *calls, int n, const char *method, const char
 
 /* True when the call got a 2xx JSON answer. */
 bool node_ok(const struct node_call *c);
+/* The exit status of a command after a node that failed, given the status
+ * so far: BD_EXIT_UNREACHABLE once any node gave no answer at all, else
+ * BD_EXIT_FAIL. */
+int nodes_exit(const struct node_call *c, int ret);
 
 #endif

@@ -176,3 +176,18 @@ int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, 
         *ret = v;
         return 0;
 }
+
+int exit_for_error(int r)
+{
+        switch (-r) {
+        case EHOSTUNREACH:
+        case EHOSTDOWN:
+        case ENETUNREACH:
+        case ECONNREFUSED:
+        case ECONNRESET:
+        case ETIMEDOUT:
+                return BD_EXIT_UNREACHABLE;
+        default:
+                return BD_EXIT_FAIL;
+        }
+}

@@ -13,10 +13,18 @@
 
 #include <stdio.h>
 
+/* benchctl's exit status, one value per kind of failure, so that scripts
+ * and CI pipelines can tell them apart (man benchctl(1), EXIT STATUS). */
 enum bd_exit {
         BD_EXIT_OK = 0,
-        BD_EXIT_FAIL = 1,       /* user error: bad config, unknown system, failed action */
-        BD_EXIT_USAGE = 2,      /* bad command line */
+        BD_EXIT_FAIL = 1,               /* failed otherwise: a file, the results store, an unknown run, a refusal */
+        BD_EXIT_USAGE = 2,              /* bad command line */
+        BD_EXIT_CONFIG = 3,             /* bad configuration: unknown system or workload, a system file or
+                                         * --set that does not hold, a trainer this build lacks */
+        BD_EXIT_UNREACHABLE = 4,        /* the scheduler (the Slurm controller) or a node's benchd did not answer */
+        BD_EXIT_RUN = 5,                /* the run ended and not every trial completed: failed, cancelled, did
+                                         * not converge */
+        BD_EXIT_SIGNAL = 128,           /* + the signal's number: interrupted (SIGINT 130, SIGTERM 143) */
 };
 
 struct bd_option {
@@ -49,6 +57,10 @@ int opts_finish(struct bd_opts *o, int c, int min, int max, const char *what);
 /* Parses an option's number in [min, max]; prints a usage error and returns -1 otherwise. */
 int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret);
 void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f);
+/* The exit status of an error (negative errno) from the scheduler or a
+ * node: BD_EXIT_UNREACHABLE where nobody answered (-EHOSTUNREACH,
+ * -ECONNREFUSED, -ETIMEDOUT...), else BD_EXIT_FAIL. */
+int exit_for_error(int r);
 /* Prints "benchctl: MESSAGE" to stderr. */
 void bd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "benchctl: warning: ..." on stderr */

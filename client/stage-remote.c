@@ -351,8 +351,10 @@ int stage_remote(const struct stage_remote_req *q)
         for (int i = 0; i < n; i++)
                 if (!st[i].ok) {
                         bd_error("stage: node %s: %s", calls[i].node, st[i].why);
-                        ret = BD_EXIT_FAIL;
+                        ret = nodes_exit(&calls[i], ret);
                 }
+        if (interrupted)
+                ret = BD_EXIT_SIGNAL + interrupted;
         nodes_release(calls, n);
         return ret;
 }

@@ -111,6 +111,13 @@ int stage_ui_run(struct bd_stage *s, const char *what, bool quiet)
         return r;
 }
 
+int stage_ui_exit(int r)
+{
+        if (got_signal)
+                return BD_EXIT_SIGNAL + got_signal;
+        return r == 0 ? BD_EXIT_OK : BD_EXIT_FAIL;
+}
+
 void stage_ui_problems(struct bd_stage *s, FILE *f, const char *prefix, unsigned severities, size_t max)
 {
         const struct bd_stage_problem *pr;

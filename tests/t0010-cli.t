@@ -79,7 +79,7 @@ like "--version lists the trainers built" "$("$BENCHCTL" --version)" "^$want\$"
 if "$BENCHCTL" --version | grep -q 'features:.* libslurm'; then
     err=$(SLURM_CONF="$tmp/no-slurm.conf" BENCHD_HOME="$tmp/home" "$BENCHCTL" submit --system 4xlocal allreduce \
           --dry-run --set paths.bin="$top_builddir" 2>&1); rc=$?
-    is "a Slurm system without a Slurm configuration: exit 1" "$rc" 1
+    is "a Slurm system without a Slurm configuration: exit 4 (no scheduler to reach)" "$rc" 4
     is "  one line naming it" "$err" "benchctl: no Slurm configuration: SLURM_CONF='$tmp/no-slurm.conf': No such file or directory"
 else
     skip 2 "built without libslurm"

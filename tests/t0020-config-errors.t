@@ -1,14 +1,15 @@
 #!/bin/bash
-# Bad input through the command line: one line on stderr, exit 1, nothing written.
+# Bad input through the command line: one line on stderr, the exit status of
+# its kind (3: configuration, 2: usage, 1: a file), nothing written.
 . "${srcdir:-.}/tests/lib.sh"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 sys="$tmp/systems"; mkdir -p "$sys"
 
-expect_error() {   # description, pattern, command...
+expect_error() {   # description, pattern, command...; want: the exit status (3)
     local desc=$1 pattern=$2; shift 2
     local err rc
     err=$("$@" 2>&1 >/dev/null); rc=$?
-    is "$desc: exit 1" "$rc" 1
+    is "$desc: exit ${want:-3}" "$rc" "${want:-3}"
     like "$desc: message" "$err" "$pattern"
     is "$desc: one line" "$(printf '%s\n' "$err" | wc -l)" 1
 }
@@ -61,7 +62,7 @@ printf '{\n  "allreduce": { "min_bytes": 99999999999999999999 }\n}\n' > "$sys/hu
 expect_error "a file value above a large bound" \
     "huge.json:2: 'allreduce.min_bytes': expected an integer in \[4, 1000000000000\], got 1e\+20" \
     "$BENCHCTL" --systems-dir "$sys" show huge
-expect_error "bind rank out of range" "--local-rank 8: p3dn has 8 ranks per node" \
+want=2 expect_error "bind rank out of range (a usage error)" "--local-rank 8: p3dn has 8 ranks per node" \
     "$BENCHCTL" bind --system p3dn --local-rank 8
 
 # nothing written to -o on any error, and an old file is left alone
@@ -70,7 +71,7 @@ check_fails "no output file after an error" test -e "$tmp/out.sh"
 echo old > "$tmp/keep.sh"
 "$BENCHCTL" render --system local ssd --set ssd.batch_size=-1 -o "$tmp/keep.sh" 2>/dev/null
 is "an existing file is untouched after an error" "$(cat "$tmp/keep.sh")" old
-expect_error "unwritable -o" "cannot create a file next to '/nonexistent/dir/x.sh'" \
+want=1 expect_error "unwritable -o" "cannot create a file next to '/nonexistent/dir/x.sh'" \
     "$BENCHCTL" render --system local ssd -o /nonexistent/dir/x.sh
 check_fails "no temporary files left behind" sh -c "ls '$tmp' | grep -q tmp"
 done_testing

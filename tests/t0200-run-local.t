@@ -91,7 +91,7 @@ chmod +x "$bin/benchd-allreduce"
 
 # 2. a failing trial: state failed, exit code and the last lines of its log
 out=$("$BENCHCTL" submit --system local allreduce --runs 1 --logdir "$logs" --set paths.bin="$bin" --wait 2>&1); rc=$?
-is "submit --wait exits 1 when a trial failed" "$rc" 1
+is "submit --wait exits 5 when a trial failed" "$rc" 5
 like "the failed trial is shown with its exit status" "$out" "^  1 +failed .* 3 +the trainer exited with an error"
 like "with the last lines of its log" "$out" "\| .*out of cheese"
 like "  its line: no trial completed, one failed" "$out" "^run [^ ]+: failed, 1 trial: 0 completed, 1 failed, elapsed "
@@ -292,7 +292,7 @@ like "  one line naming it" "$err" "^benchctl: unknown run 'nosuchrun' \(see 'be
 like "a run id prefix is matched as it is ('%' is no wildcard)" "$("$BENCHCTL" status '2%' 2>&1)" "unknown run '2%'"
 like "  nor '_'" "$("$BENCHCTL" status '2_2' 2>&1)" "unknown run '2_2'"
 err=$("$BENCHCTL" submit --system local allreduce --set allreduce.iters 2>&1); rc=$?
-is "malformed --set: exit 1" "$rc" 1
+is "malformed --set: exit 3 (configuration)" "$rc" 3
 like "  says so" "$err" "expected KEY=VALUE"
 touch "$tmp/afile"
 err=$("$BENCHCTL" submit --system local allreduce --logdir "$tmp/afile/sub" 2>&1); rc=$?
@@ -305,11 +305,11 @@ like "  says where it would run" "$out" "would start 2 ranks with mpirun on this
 is "  and records nothing" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
 nruns=$(ls "$BENCHD_HOME/runs" | wc -l)
 err=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" 2>&1); rc=$?
-is "a workload without a trainer in this build: exit 1" "$rc" 1
+is "a workload without a trainer in this build: exit 3" "$rc" 3
 like "  one line saying so" "$err" "^benchctl: maskrcnn: the Mask R-CNN \(ResNet-50 FPN\) trainer is not built: this build of benchd has no benchd-maskrcnn \(a container image or a paths.bin that has it can run it\)$"
 is "  and starts nothing" "$(ls "$BENCHD_HOME/runs" | wc -l)" "$nruns"
 err=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" --dry-run 2>&1); rc=$?
-is "  --dry-run too: exit 1" "$rc" 1
+is "  --dry-run too: exit 3" "$rc" 3
 like "    saying so" "$err" "the Mask R-CNN \(ResNet-50 FPN\) trainer is not built"
 mkdir -p "$tmp/site-bin"
 printf '#!/bin/sh\necho site maskrcnn "$@"\n' > "$tmp/site-bin/benchd-maskrcnn"
@@ -319,9 +319,9 @@ is "  a paths.bin that has the program: not refused (--dry-run exits 0)" "$rc" 0
 like "    and would start it" "$out" "would start 2 ranks"
 render=$("$BENCHCTL" render --system local maskrcnn 2>&1); rc=$?
 is "  it still renders: exit 0" "$rc" 0
-like "    the launch of benchd-maskrcnn" "$render" "benchd-maskrcnn --data"
+like "    the launch of benchd-maskrcnn" "$render" "/benchd-maskrcnn "
 err=$("$BENCHCTL" submit --system local allreduce --logdir "$logs" --set paths.bin="$tmp/nobin" --dry-run 2>&1); rc=$?
-is "a paths.bin without the trainer, even for --dry-run: exit 1" "$rc" 1
+is "a paths.bin without the trainer, even for --dry-run: exit 3" "$rc" 3
 like "  names it" "$err" "allreduce: no trainer '$tmp/nobin/benchd-allreduce'"
 is "  nothing recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
 is "  and no run directory left" "$(ls "$BENCHD_HOME/runs" | wc -l)" "$nruns"

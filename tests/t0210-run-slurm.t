@@ -135,7 +135,7 @@ ctld=$(cat "$BENCHD_CLUSTER_DIR/run/slurmctld.pid")
 kill "$ctld"
 wait_until 60 eval '! kill -0 "$ctld"'
 err=$("$BENCHCTL" submit --system 4xlocal allreduce --logdir "$logs" 2>&1); rc=$?
-is "submit with the controller down: exit 1" "$rc" 1
+is "submit with the controller down: exit 4 (unreachable)" "$rc" 4
 like "  names the controller" "$err" "cannot reach the Slurm controller [^ ]+"
 is "  in one line" "$(printf '%s\n' "$err" | wc -l)" 1
 is "  and records nothing" "$("$BENCHCTL" runs | tail -n +2 | wc -l)" "$n"
@@ -143,7 +143,7 @@ is "  nor leaves a run directory" "$(find "$BENCHD_HOME/runs" -mindepth 1 -maxde
 # cancel while the controller is down: an error; --force records it
 # cancelled; once the controller is back, cancel stops the job for real
 err=$("$BENCHCTL" cancel "$fid" 2>&1); rc=$?
-is "cancel with the controller down: exit 1" "$rc" 1
+is "cancel with the controller down: exit 4" "$rc" 4
 like "  names the controller" "$err" "cannot reach the Slurm controller"
 err=$("$BENCHCTL" cancel --force "$fid" 2>&1); rc=$?
 is "cancel --force with the controller down: exit 0" "$rc" 0

@@ -59,7 +59,7 @@ wait_until 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$dead"
 down=$(free_port $((dead + 1)))
 start=$SECONDS
 out=$("$BENCHCTL" nodes --timeout 1000 "${nodes[0]}" "127.0.0.1:$down" "127.0.0.1:$dead" 2>"$tmp/err"); rc=$?
-is "a node down: exit 1" "$rc" 1
+is "a node down: exit 4 (unreachable)" "$rc" 4
 like "  the good node is still shown" "$out" "^${nodes[0]} +ok"
 like "  the down node, why" "$out" "^127.0.0.1:$down +error +.*(Couldn't connect|refused)"
 like "  the silent node timed out" "$out" "^127.0.0.1:$dead +error +.*(timed out|Timeout)"
@@ -77,11 +77,11 @@ is "--system and node names: usage error" "$?" 2
 is "--timeout 0: usage error" "$?" 2
 printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "n1/x"] } }\n' "${nodes[0]}" > "$tmp/systems/bad.json"
 out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system bad 2>&1); rc=$?
-is "--system whose hosts hold a bad name: exit 1" "$rc" 1
+is "--system whose hosts hold a bad name: exit 3 (configuration)" "$rc" 3
 like "  naming the entry" "$out" "system 'bad': benchd.hosts\[1\]: 'n1/x' is not a node name"
 printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "%s"] } }\n' "${nodes[0]}" "${nodes[0]}" > "$tmp/systems/twice.json"
 out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system twice 2>&1); rc=$?
-is "--system naming a node twice: exit 1" "$rc" 1
+is "--system naming a node twice: exit 3" "$rc" 3
 like "  saying so" "$out" "benchd.hosts\[1\]: node '${nodes[0]}' is named twice"
 # the same benchd spelled twice: the system's port written out, an IPv6
 # address written another way, a host name in capitals, a URL with its
@@ -89,7 +89,7 @@ like "  saying so" "$out" "benchd.hosts\[1\]: node '${nodes[0]}' is named twice"
 p0=${nodes[0]#127.0.0.1:}
 printf '{ "extends": "p3dn", "benchd": { "port": %s, "hosts": ["127.0.0.1", "%s"] } }\n' "$p0" "${nodes[0]}" > "$tmp/systems/same.json"
 out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system same 2>&1); rc=$?
-is "--system naming a node twice with its port: exit 1" "$rc" 1
+is "--system naming a node twice with its port: exit 3" "$rc" 3
 like "  naming the system and both" "$out" "^benchctl: nodes: system 'same': node '${nodes[0]}' is the same as node '127.0.0.1' \(http://127.0.0.1:$p0\)\$"
 for pair in "localhost:$p0 LocalHost" "[::1]:$p0 [0:0::1]" "[fe80::1%lo]:$p0 [fe80::0:1%25lo]" \
             "http://h/ http://H:80" "https://h/x https://h:443/x" "unix:$tmp/s unix:$tmp//./s/" \
@@ -164,18 +164,19 @@ lines = [cells(l) for l in sys.stdin.read().splitlines()]
 cols = [i for i in range(1, len(lines[0])) if lines[0][i - 1] == " " and lines[0][i] != " "]
 print(len(cols) == 7 and all(l[c - 1] == " " and l[c] not in (" ", "") for l in lines[1:] for c in cols))' <<<"$out")" True
 "$BENCHCTL" nodes --topo "127.0.0.1:$fake" >"$tmp/topo" 2>"$tmp/err"
+is "  a node that answers with an error: exit 1 (it was reached)" "$?" 1
 like "  an error answer with escapes: shown as '?' on stderr" "$(cat "$tmp/err")" "HTTP 500: no\?\[2Jpe"
 is "  and in the table" "$(tr -d '[:print:]\n' < "$tmp/topo" | LC_ALL=C tr -d '\200-\377' | wc -c)" 0
 
 # a Unix socket that takes no connection: why, not curl's "localhost port 80"
 : >"$tmp/file"
 out=$("$BENCHCTL" nodes --timeout 300 "unix:$tmp/none" "unix:$tmp/file" 2>&1); rc=$?
-is "Unix sockets that are not there: exit 1" "$rc" 1
+is "Unix sockets that are not there: exit 4 (unreachable)" "$rc" 4
 like "  a missing one" "$out" "unix:$tmp/none: cannot connect to the Unix socket $tmp/none: No such file or directory"
 like "  a file" "$out" "unix:$tmp/file: cannot connect to $tmp/file: not a Unix socket"
 
 # node names: what goes into a URL is checked first (usage error, nothing
-# sent); the accepted ones are asked (exit 1: nothing listens there)
+# sent); the accepted ones are asked (exit 4: nothing listens there)
 for bad in "http://127.0.0.1:1/x#frag" "http://127.0.0.1:1/a?b" "http://user@127.0.0.1:1" "http://" \
            "http://127.0.0.1:1/a b" "[fe80::1" "[fe80::1]x" "[::1%]:1" "[1234]:80" "[1.2]:80" "[:]" "[::1::2]:80" "127.0.0.1:0" "127.0.0.1:" "n1:123456" "a b"; do
     "$BENCHCTL" nodes --timeout 300 "$bad" >/dev/null 2>"$tmp/err"
@@ -185,7 +186,7 @@ like "  saying what a node name is" "$(cat "$tmp/err")" "'a b' is not a node nam
 for good in "http://127.0.0.1:$down" "http://127.0.0.1:$down/prefix/" "[::1]:$down" "[::1%lo]:$down" \
             "[fe80::1%25lo]:$down" "localhost:$down"; do
     out=$("$BENCHCTL" nodes --timeout 300 "$good" 2>&1)
-    is "node name '$good': asked (exit 1, nothing listens)" "$?" 1
+    is "node name '$good': asked (exit 4, nothing listens)" "$?" 4
 done
 like "  a zone id makes a URL curl takes (refused, not malformed)" "$out$("$BENCHCTL" nodes --timeout 300 "[::1%lo]:$down" 2>&1)" \
     "Couldn't connect|refused|Failed to connect"

@@ -235,7 +235,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 kill -INT "$pid"; wait "$pid"; rc=$?
-is "SIGINT cancels the stage (exit 1)" "$rc" 1
+is "SIGINT cancels the stage (exit 130)" "$rc" 130
 like "  saying how to resume" "$(cat "$tmp/out")" "stage of 'cancelled' cancelled: .* run it again to resume"
 like "progress lines when not on a terminal" "$(cat "$tmp/out")" "^stage cancelled: +[0-9]+% [0-9]+/$nfiles files [0-9.]+ ([KMG]iB|bytes)/[0-9.]+ MiB [0-9.]+ ([KMG]iB|bytes)/s ETA"
 is "  without leaving temporary files" "$(find "$tmp/cancelled" -name '.benchd-tmp.*' | wc -l)" 0
@@ -327,7 +327,7 @@ out=$(env -u BENCHD_TOKEN "$BENCHCTL" stage --system 4xlocal --src "$src" --dst 
 is "--system without benchd's token: exit 1" "$rc" 1
 like "  naming the token file" "$out" "cannot read the token file '$tmp/no-such-token'"
 out=$(BENCHD_TOKEN=0123456789abcdef "$BENCHCTL" stage --nodes 127.0.0.1:1,127.0.0.1:2 --src "$src" --dst "$dst" 2>&1); rc=$?
-is "--nodes whose benchd is not there: exit 1" "$rc" 1
+is "--nodes whose benchd is not there: exit 4 (unreachable)" "$rc" 4
 like "  naming each node" "$out" "node 127.0.0.1:2: .*(Couldn't connect|refused)"
 like "no --dst" "$("$BENCHCTL" stage --local --src "$src" 2>&1)" "missing --dst DIR"
 like "bad --bwlimit" "$("$BENCHCTL" stage --local --src "$src" --dst "$dst" --bwlimit fast 2>&1)" "--bwlimit: expected MB/s above 0, got 'fast'"

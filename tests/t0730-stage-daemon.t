@@ -280,7 +280,7 @@ start=$SECONDS
 wait "$bpid"; rc=$?
 took=$((SECONDS - start))
 kill -CONT "$pidB"
-is "a node silent mid-stage: exit 1" "$rc" 1
+is "a node silent mid-stage: exit 4 (unreachable)" "$rc" 4
 like "  it is named with why" "$(cat "$tmp/s.out")" "$B: .*\(no answer for 3[0-9] s\)"
 check "  after about 30 s ($took s)" test "$took" -ge 29 -a "$took" -le 40
 api -X DELETE "http://$B/v1/datasets/s" >/dev/null
@@ -298,7 +298,7 @@ kill -INT "$bpid"
 sleep 1         # the first DELETE finds nobody
 start_node B "$pB"
 wait "$bpid"; rc=$?
-is "Ctrl-C with the node down: exit 1" "$rc" 1
+is "Ctrl-C with the node down: exit 130 (interrupted)" "$rc" 130
 like "  the node's job was cancelled after all" "$(cat "$tmp/c.out")" "$B +cancelled"
 like "  the job is recorded cancelled" "$(api "http://$B/v1/datasets/c")" '"state": *"cancelled"'
 
