@@ -317,7 +317,8 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
         if ((r = ssd_loss_run(&t->loss, run->ploc, run->plabel, scale, &t->dloc, &t->dconf, &loss, &parts)) < 0)
                 return bd_err_set(err, r, "%s", be->err.msg);
         double v[3] = { loss, parts.loc, parts.conf };
-        bd_dp_sum(&run->dp, v, 3);
+        if ((r = bd_dp_sum(&run->dp, v, 3, err)) < 0)
+                return r;
         for (int i = 0; i < 3; i++)
                 parts_out[i] = v[i] / run->dp.size;
         if (!isfinite(v[0]))
