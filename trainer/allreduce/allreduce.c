@@ -133,8 +133,9 @@ static void usage(FILE *f)
                    "      --version           show the version\n");
 }
 
-/* 0 to run, 1 to exit 0 (help/version), 2 on a usage error (message printed by rank 0) */
-static int parse_args(int argc, char **argv, struct opts *o)
+/* 0 to run, 1 to exit 0 (help or version, printed to out unless NULL),
+ * -EINVAL on a usage error (in err, the same on every rank). */
+static int parse_args(int argc, char **argv, struct opts *o, FILE *out, struct bd_err *err)
 {
         static const struct option longopts[] = {
                 { "min-bytes", required_argument, NULL, 'b' }, { "max-bytes", required_argument, NULL, 'e' },
@@ -168,55 +169,31 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 case 'P': o->platform = optarg; break;
                 case 'J': o->json = optarg; break;
                 case 'I': if (parse_num(optarg, 0, &v) < 0) bad = "--inject-error: expected a rank"; else o->inject = v > INT_MAX ? INT_MAX : (int)v; break;
-                case 'h': if (rank == 0) usage(stdout); return 1;
-                case 'V': if (rank == 0) printf("benchd-allreduce %s\n", PACKAGE_VERSION); return 1;
-                case ':':
-                        if (rank == 0)
-                                fprintf(stderr, "benchd-allreduce: option '%s' needs an argument\n", argv[optind - 1]);
-                        return 2;
-                default:
-                        if (rank == 0)
-                                fprintf(stderr, "benchd-allreduce: unknown option '%s' (see --help)\n", argv[optind - 1]);
-                        return 2;
+                case 'h': if (out) usage(out); return 1;
+                case 'V': if (out) fprintf(out, "benchd-allreduce %s\n", PACKAGE_VERSION); return 1;
+                case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
+                default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
                 }
-                if (bad) {
-                        if (rank == 0)
-                                fprintf(stderr, "benchd-allreduce: %s, got '%s'\n", bad, optarg);
-                        return 2;
-                }
+                if (bad)
+                        return bd_err_set(err, -EINVAL, "%s, got '%s'", bad, optarg);
         }
-        if (optind < argc) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: unexpected argument '%s'\n", argv[optind]);
-                return 2;
-        }
+        if (optind < argc)
+                return bd_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
         /* every rank sees the same argv and rank count: all refuse together */
-        if (o->inject >= nranks) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --inject-error: rank %d does not exist (%d rank%s: 0 to %d)\n",
-                                o->inject, nranks, nranks == 1 ? "" : "s", nranks - 1);
-                return 2;
-        }
-        if (o->min_bytes > o->max_bytes) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --min-bytes (%zu) is larger than --max-bytes (%zu)\n",
-                                o->min_bytes, o->max_bytes);
-                return 2;
-        }
+        if (o->inject >= nranks)
+                return bd_err_set(err, -EINVAL, "--inject-error: rank %d does not exist (%d rank%s: 0 to %d)", o->inject,
+                                  nranks, nranks == 1 ? "" : "s", nranks - 1);
+        if (o->min_bytes > o->max_bytes)
+                return bd_err_set(err, -EINVAL, "--min-bytes (%zu) is larger than --max-bytes (%zu)", o->min_bytes,
+                                  o->max_bytes);
         /* MPI_Allreduce counts elements in an int (NCCL in a size_t) */
-        if (!o->cuda && o->max_bytes / sizeof(float) > INT_MAX) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --max-bytes: at most %zu bytes with --backend cpu "
-                                "(MPI_Allreduce takes at most INT_MAX floats), got %zu\n",
-                                (size_t)INT_MAX * sizeof(float), o->max_bytes);
-                return 2;
-        }
+        if (!o->cuda && o->max_bytes / sizeof(float) > INT_MAX)
+                return bd_err_set(err, -EINVAL, "--max-bytes: at most %zu bytes with --backend cpu "
+                                  "(MPI_Allreduce takes at most INT_MAX floats), got %zu",
+                                  (size_t)INT_MAX * sizeof(float), o->max_bytes);
 #ifndef HAVE_NCCL
-        if (o->cuda) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --backend cuda: built without CUDA/NCCL\n");
-                return 2;
-        }
+        if (o->cuda)
+                return bd_err_set(err, -EINVAL, "--backend cuda: built without CUDA/NCCL");
 #endif
         return 0;
 }
@@ -517,10 +494,12 @@ int main(int argc, char **argv)
         int n = 0, r;
         if ((r = mpi_start(&argc, &argv, &err)) < 0)
                 goto fatal;
-        int pr = parse_args(argc, argv, &o);
-        if (pr) {
+        r = parse_args(argc, argv, &o, rank == 0 ? stdout : NULL, &err);
+        if (r != 0) {
+                if (r < 0 && rank == 0)
+                        fprintf(stderr, "benchd-allreduce: %s\n", err.msg);
                 MPI_Finalize();
-                return pr == 1 ? 0 : 2;
+                return r > 0 ? 0 : 2;
         }
         /* --json: a path that cannot be written fails now, on every rank */
         if (o.json) {
