@@ -510,7 +510,6 @@ int main(int argc, char **argv)
         struct ssd_run *run = &t.run;
         struct ssd_opts *o = &run->o;
         struct bd_err err;
-        char msg[512];
         int r;
 
         if ((r = bd_dp_init(&run->dp, &argc, &argv, &err)) < 0) {
@@ -518,12 +517,12 @@ int main(int argc, char **argv)
                 return 1;
         }
         mllog_init(stdout, run->dp.rank);
-        r = ssd_opts_parse(argc, argv, o, run->dp.rank == 0 ? stdout : NULL, msg, sizeof(msg));
-        if (r) {
-                if (r == 2 && run->dp.rank == 0)
-                        fprintf(stderr, PROG ": %s\n", msg);
+        r = ssd_opts_parse(argc, argv, o, run->dp.rank == 0 ? stdout : NULL, &err);
+        if (r != 0) {
+                if (r < 0 && run->dp.rank == 0)
+                        fprintf(stderr, PROG ": %s\n", err.msg);
                 bd_dp_release(&run->dp);
-                return r == 1 ? 0 : 2;
+                return r > 0 ? 0 : 2;
         }
         if (!o->seed_given) {
                 uint64_t s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
