@@ -60,17 +60,13 @@ static int agree(int r)
         return all;
 }
 
-/* Prints err on the ranks where r failed (rank-prefixed with several ranks);
- * returns the agreed result. */
-static int check(struct ssd_run *run, int r, const char *msg)
+/* main()'s report of this rank's error on stderr (rank-prefixed with several ranks). */
+static void print_err(const struct ssd_run *run, const struct bd_err *err)
 {
-        if (r < 0) {
-                if (run->dp.size > 1)
-                        fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, msg);
-                else
-                        fprintf(stderr, PROG ": %s\n", msg);
-        }
-        return agree(r);
+        if (run->dp.size > 1)
+                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err->msg);
+        else
+                fprintf(stderr, PROG ": %s\n", err->msg);
 }
 
 /* ---- forward ----------------------------------------------------------------------- */
@@ -380,14 +376,20 @@ static int contains(const int *v, int n, int x)
         return 0;
 }
 
-/* The run proper, between run_start and run_stop.  Returns 0 when the target
- * was reached, 1 when it was not (epochs or steps ran out), -1 on NaN, -2 on
- * another error (message printed). */
-static int train_loop(struct train *t)
+/* How the run ended (train_loop). */
+enum run_end {
+        RUN_REACHED,            /* the target mAP */
+        RUN_NOT_REACHED,        /* the epochs (or --max-steps) ran out first */
+        RUN_DIVERGED,           /* a non-finite loss, on every rank alike: err says where */
+        RUN_FAILED,             /* an error on this rank, in err: the others may be waiting in a collective */
+        RUN_FAILED_ELSEWHERE,   /* an evaluation failed on another rank (reported there) */
+};
+
+/* The run proper, between run_start and run_stop. */
+static enum run_end train_loop(struct train *t, struct bd_err *err)
 {
         struct ssd_run *run = &t->run;
         const struct ssd_opts *o = &run->o;
-        struct bd_err err;
         long long step = t->sgd.iter;
         int reached = 0, block_first = 0, block_count = 0;
         for (int epoch = t->start_epoch + 1; epoch <= o->epochs && !reached; epoch++) {
@@ -404,24 +406,16 @@ static int train_loop(struct train *t)
                         struct ssd_batch batch, *b = &batch;
                         double parts[3];
                         struct bd_step_info info = { 0 };
-                        int r = ssd_data_next(t->loader, b, &err);
-                        if (r < 0) {
-                                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
-                                return -2;
-                        }
+                        if (ssd_data_next(t->loader, b, err) < 0)
+                                return RUN_FAILED;
                         step++;
-                        r = train_step(t, b, o->inject_nan == step && run->dp.rank == 0, parts, &info, &err);
-                        if (r < 0) {
-                                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
-                                return -2;
-                        }
+                        if (train_step(t, b, o->inject_nan == step && run->dp.rank == 0, parts, &info, err) < 0)
+                                return RUN_FAILED;
                         if (!isfinite(parts[0])) {
-                                if (run->dp.rank == 0)
-                                        fprintf(stderr, PROG ": the loss is %s at epoch %d, step %lld: stopping (run_stop "
-                                                        "status aborted)\n",
-                                                isnan(parts[0]) ? "NaN" : isinf(parts[0]) ? "infinite" :
-                                                "finite but the gradients are not", epoch, step);
-                                return -1;
+                                bd_err_set(err, -EDOM, "the loss is %s at epoch %d, step %lld: stopping (run_stop status "
+                                           "aborted)", isnan(parts[0]) ? "NaN" : isinf(parts[0]) ? "infinite" :
+                                           "finite but the gradients are not", epoch, step);
+                                return RUN_DIVERGED;
                         }
                         imgs_log += (long)b->n * run->dp.size;
                         imgs += (long)b->n * run->dp.size;
@@ -446,8 +440,9 @@ static int train_loop(struct train *t)
                 if (t->ckpt_path[0] && run->dp.rank == 0) {
                         struct bd_ckpt_meta meta = { .iter = step, .epoch = epoch };
                         snprintf(meta.model, sizeof(meta.model), "%s", t->model_name);
-                        if (bd_ckpt_save(t->ckpt_path, &run->m, &t->sgd, &meta, &err) < 0)
-                                fprintf(stderr, PROG ": %s, continuing without it\n", err.msg);
+                        /* a warning: the run goes on */
+                        if (bd_ckpt_save(t->ckpt_path, &run->m, &t->sgd, &meta, err) < 0)
+                                fprintf(stderr, PROG ": %s, continuing without it\n", err->msg);
                 }
                 int last = (o->max_steps && step >= o->max_steps) || epoch == o->epochs;
                 int evaluate = t->eval && contains(o->eval_epochs, o->neval, epoch);
@@ -459,12 +454,9 @@ static int train_loop(struct train *t)
                         double stats[12];
                         MLLOG_START("eval_start", NULL, epoch_meta(epoch));
                         double te = now();
-                        int r = ssd_eval_run(t->eval, run, stats, &err);
-                        if (agree(r) < 0) {
-                                if (r < 0)
-                                        fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
-                                return -2;
-                        }
+                        int r = ssd_eval_run(t->eval, run, stats, err);
+                        if (agree(r) < 0)
+                                return r < 0 ? RUN_FAILED : RUN_FAILED_ELSEWHERE;
                         MLLOG_EVENT("eval_accuracy", mllog_num(stats[0]), epoch_meta(epoch));
                         MLLOG_END("eval_stop", NULL, epoch_meta(epoch));
                         if (run->dp.rank == 0) {
@@ -477,7 +469,7 @@ static int train_loop(struct train *t)
                 if (o->max_steps && step >= o->max_steps)
                         break;
         }
-        return reached ? 0 : 1;
+        return reached ? RUN_REACHED : RUN_NOT_REACHED;
 }
 
 static void release(struct train *t)
@@ -544,26 +536,27 @@ int main(int argc, char **argv)
                 int per = parallel_cpus() / (run->dp.local_size > 0 ? run->dp.local_size : 1);
                 o->threads = per > 0 ? per : 1;
         }
+        /* each step's failure on any rank stops all of them (r: this rank's) */
         r = bd_backend_new(o->cuda ? "cuda" : "cpu", run->dp.local_rank, o->threads, &run->be, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         r = open_data(&t, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         r = build_model(&t, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         r = bd_dp_attach(&run->dp, &run->m, 16u << 20, &err);
         if (r >= 0)
                 r = bd_dp_broadcast_params(&run->dp, &err);
         if (r >= 0)
                 r = setup_optimizer(&t, &err);
-        if (r >= 0)
-                r = ssd_loss_init(&t.loss, run->be, o->batch_size, run->net.nboxes, run->K) < 0 ? -EINVAL : 0;
-        if (check(run, r, err.msg) < 0)
+        if (r >= 0 && (r = ssd_loss_init(&t.loss, run->be, o->batch_size, run->net.nboxes, run->K)) < 0)
+                r = bd_err_set(&err, r, "%s", run->be->err.msg);
+        if (agree(r) < 0)
                 goto fail_init;
         r = resume(&t, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         if (run->dp.rank == 0) {
                 printf("# benchd-ssd %s: %d ranks x %d images, %s backend (%d threads), %s, resnet%d, %dx%d, width %g, "
@@ -584,27 +577,33 @@ int main(int argc, char **argv)
         bd_dp_barrier(&run->dp);
         MLLOG_START("run_start", NULL, NULL);
 
-        r = train_loop(&t);
-        const char *status = r == 0 ? "success" : "aborted";
+        enum run_end end = train_loop(&t, &err);
+        if (end == RUN_DIVERGED && run->dp.rank == 0)
+                fprintf(stderr, PROG ": %s\n", err.msg);
+        else if (end == RUN_FAILED)
+                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
         char meta[64];
-        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", status);
+        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", end == RUN_REACHED ? "success" : "aborted");
         MLLOG_END("run_stop", NULL, meta);
         if (run->dp.rank == 0) {
-                if (r == 0)
+                if (end == RUN_REACHED)
                         printf("# target mAP %.4f reached\n", o->target_map);
-                else if (r == 1)
+                else if (end == RUN_NOT_REACHED)
                         printf("# target mAP %.4f not reached\n", o->target_map);
                 fflush(stdout);
         }
-        if (r == -2) {
+        if (end == RUN_FAILED || end == RUN_FAILED_ELSEWHERE) {
                 /* an error on some rank: the others may be anywhere, end them all */
                 fflush(NULL);
                 MPI_Abort(MPI_COMM_WORLD, 1);
         }
         release(&t);
-        return r < 0 ? 1 : 0;
+        return end == RUN_DIVERGED ? 1 : 0;
 
 fail_init:
+        /* the ranks where a step failed say why */
+        if (r < 0)
+                print_err(run, &err);
         release(&t);
         return 1;
 }
