@@ -1,5 +1,6 @@
 /* ssd-run.h: the state of one benchd-ssd process, shared by the training
- * loop (ssd-train.c) and the evaluation (ssd-eval.c).
+ * loop (ssd-train.c) and the evaluation (ssd-eval.c); its functions are in
+ * ssd-run.c.
  *
  * On the CPU the network reads the loader's batch memory directly; on CUDA
  * the batch is copied to the device (and cast to half precision with amp,
@@ -12,6 +13,9 @@
 #include "optim.h"
 #include "ssd-net.h"
 #include "ssd-opts.h"
+
+/* the program's name in its messages */
+#define PROG "benchd-ssd"
 
 struct ssd_run {
         struct ssd_opts o;
