@@ -1,6 +1,6 @@
 /* ssd-run.c: what training (ssd-train.c) and evaluation (ssd-eval.c) share
- * of a benchd-ssd process: the forward of a batch in host memory, and the
- * loaders' warnings. */
+ * of a benchd-ssd process: the forward of a batch in host memory, the
+ * loaders' warnings, the release of the state. */
 #include "config.h"
 
 #include <stdio.h>
@@ -45,4 +45,18 @@ void ssd_run_warn(void *ctx, const char *msg)
         struct ssd_run *run = ctx;
         if (run->dp.rank == 0)
                 fprintf(stderr, PROG ": warning: %s\n", msg);
+}
+
+void ssd_run_release(struct ssd_run *run)
+{
+        bd_tensor_release(&run->xdev);
+        bd_tensor_release(&run->xhalf);
+        bd_tensor_release(&run->loc32);
+        bd_tensor_release(&run->conf32);
+        ssd_net_release(&run->net);
+        if (run->be) {
+                bd_model_release(&run->m);
+                bd_backend_free(run->be);
+        }
+        bd_dp_release(&run->dp);
 }

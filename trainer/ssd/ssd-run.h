@@ -39,6 +39,10 @@ int ssd_run_forward(struct ssd_run *run, float *images, int n);
  * ctx is the ssd_run. */
 void ssd_run_warn(void *ctx, const char *msg);
 
+/* Frees what the run holds: tensors, network, model, backend, and the data
+ * parallel state last (it may finalise MPI). */
+void ssd_run_release(struct ssd_run *run);
+
 /* Evaluation of the bbox mAP on val2017, each rank on its share. */
 struct ssd_eval;
 int ssd_eval_open(struct ssd_run *run, struct ssd_eval **ret, struct bd_err *err);

@@ -439,18 +439,9 @@ static void release(struct train *t)
         bd_tensor_release(&t->dconf);
         bd_tensor_release(&t->dloc_h);
         bd_tensor_release(&t->dconf_h);
-        bd_tensor_release(&run->xdev);
-        bd_tensor_release(&run->xhalf);
-        bd_tensor_release(&run->loc32);
-        bd_tensor_release(&run->conf32);
         t->eval = ssd_eval_free(t->eval);
         t->loader = ssd_data_free(t->loader);
-        ssd_net_release(&run->net);
-        if (run->be) {
-                bd_model_release(&run->m);
-                bd_backend_free(run->be);
-        }
-        bd_dp_release(&run->dp);
+        ssd_run_release(run);
 }
 
 int main(int argc, char **argv)
