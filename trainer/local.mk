@@ -10,7 +10,8 @@ benchd_allreduce_SOURCES = \
 	trainer/common/mpi-sanitizer.c \
 	trainer/allreduce/allreduce.c
 benchd_allreduce_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer/common $(MPI_CFLAGS)
-benchd_allreduce_LDADD = $(MPI_LIBS)
+# libbd.a for err.c and xalloc.c only (none of BD_LIBS' libraries)
+benchd_allreduce_LDADD = libbd.a $(MPI_LIBS)
 if HAVE_NCCL
 benchd_allreduce_CPPFLAGS += $(CUDA_CFLAGS)
 benchd_allreduce_LDADD += $(NCCL_LIBS) $(CUDA_LIBS)

@@ -286,7 +286,10 @@ step_failed:
                         goto out_t;
                 }
                 lsum /= o.batch;
-                bd_dp_sum(&dp, &lsum, 1);
+                if (bd_dp_sum(&dp, &lsum, 1, &err) < 0) {
+                        fprintf(stderr, "trainer-tool: step %lld: %s\n", (long long)t, err.msg);
+                        goto out_t;
+                }
                 if (dp.rank == 0) {
                         printf("step %lld loss %.9g lr %.6g", (long long)t + 1, lsum, info.lr);
                         if (o.amp)

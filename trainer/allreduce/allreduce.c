@@ -28,36 +28,37 @@
 #include <nccl.h>
 #endif
 
+#include "err.h"
+#include "macro.h"
 #include "mllog.h"
 
-#define MPI_CHECK(call)                                                                          \
+/* Checked library calls, in functions that have a struct bd_err *err: a
+ * failure returns -EIO from the function, the message naming the call and
+ * where it is ("FILE:LINE: MPI_Barrier(MPI_COMM_WORLD) failed (16)").
+ * main() prints it and ends every rank: the others may be waiting in a
+ * collective. */
+#define MPI_TRY(call)                                                                            \
         do {                                                                                     \
                 int _e = (call);                                                                 \
-                if (_e != MPI_SUCCESS) {                                                         \
-                        fprintf(stderr, "benchd-allreduce: %s:%d: %s failed (%d)\n", __FILE__,    \
-                                __LINE__, #call, _e);                                            \
-                        MPI_Abort(MPI_COMM_WORLD, 1);                                            \
-                }                                                                                \
+                if (_e != MPI_SUCCESS)                                                           \
+                        return bd_err_set(err, -EIO, "%s:%d: %s failed (%d)", __FILE__, __LINE__, \
+                                          #call, _e);                                            \
         } while (0)
 
 #ifdef HAVE_NCCL
-#define CUDA_CHECK(call)                                                                         \
+#define CUDA_TRY(call)                                                                           \
         do {                                                                                     \
                 cudaError_t _e = (call);                                                         \
-                if (_e != cudaSuccess) {                                                         \
-                        fprintf(stderr, "benchd-allreduce: %s:%d: %s: %s\n", __FILE__, __LINE__,  \
-                                #call, cudaGetErrorString(_e));                                  \
-                        MPI_Abort(MPI_COMM_WORLD, 1);                                            \
-                }                                                                                \
+                if (_e != cudaSuccess)                                                           \
+                        return bd_err_set(err, -EIO, "%s:%d: %s: %s", __FILE__, __LINE__, #call,  \
+                                          cudaGetErrorString(_e));                               \
         } while (0)
-#define NCCL_CHECK(call)                                                                         \
+#define NCCL_TRY(call)                                                                           \
         do {                                                                                     \
                 ncclResult_t _e = (call);                                                        \
-                if (_e != ncclSuccess) {                                                         \
-                        fprintf(stderr, "benchd-allreduce: %s:%d: %s: %s\n", __FILE__, __LINE__,  \
-                                #call, ncclGetErrorString(_e));                                  \
-                        MPI_Abort(MPI_COMM_WORLD, 1);                                            \
-                }                                                                                \
+                if (_e != ncclSuccess)                                                           \
+                        return bd_err_set(err, -EIO, "%s:%d: %s: %s", __FILE__, __LINE__, #call,  \
+                                          ncclGetErrorString(_e));                               \
         } while (0)
 #endif
 
@@ -71,6 +72,14 @@ struct opts {
 };
 
 static int rank, nranks;
+
+static int mpi_start(int *argc, char ***argv, struct bd_err *err)
+{
+        MPI_TRY(MPI_Init(argc, argv));
+        MPI_TRY(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+        MPI_TRY(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
+        return 0;
+}
 
 /* "64M" -> 67108864; K, M, G are powers of 1024 */
 static int parse_size(const char *s, size_t *ret)
@@ -124,8 +133,9 @@ static void usage(FILE *f)
                    "      --version           show the version\n");
 }
 
-/* 0 to run, 1 to exit 0 (help/version), 2 on a usage error (message printed by rank 0) */
-static int parse_args(int argc, char **argv, struct opts *o)
+/* 0 to run, 1 to exit 0 (help or version, printed to out unless NULL),
+ * -EINVAL on a usage error (in err, the same on every rank). */
+static int parse_args(int argc, char **argv, struct opts *o, FILE *out, struct bd_err *err)
 {
         static const struct option longopts[] = {
                 { "min-bytes", required_argument, NULL, 'b' }, { "max-bytes", required_argument, NULL, 'e' },
@@ -159,55 +169,31 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 case 'P': o->platform = optarg; break;
                 case 'J': o->json = optarg; break;
                 case 'I': if (parse_num(optarg, 0, &v) < 0) bad = "--inject-error: expected a rank"; else o->inject = v > INT_MAX ? INT_MAX : (int)v; break;
-                case 'h': if (rank == 0) usage(stdout); return 1;
-                case 'V': if (rank == 0) printf("benchd-allreduce %s\n", PACKAGE_VERSION); return 1;
-                case ':':
-                        if (rank == 0)
-                                fprintf(stderr, "benchd-allreduce: option '%s' needs an argument\n", argv[optind - 1]);
-                        return 2;
-                default:
-                        if (rank == 0)
-                                fprintf(stderr, "benchd-allreduce: unknown option '%s' (see --help)\n", argv[optind - 1]);
-                        return 2;
+                case 'h': if (out) usage(out); return 1;
+                case 'V': if (out) fprintf(out, "benchd-allreduce %s\n", PACKAGE_VERSION); return 1;
+                case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
+                default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
                 }
-                if (bad) {
-                        if (rank == 0)
-                                fprintf(stderr, "benchd-allreduce: %s, got '%s'\n", bad, optarg);
-                        return 2;
-                }
+                if (bad)
+                        return bd_err_set(err, -EINVAL, "%s, got '%s'", bad, optarg);
         }
-        if (optind < argc) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: unexpected argument '%s'\n", argv[optind]);
-                return 2;
-        }
+        if (optind < argc)
+                return bd_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
         /* every rank sees the same argv and rank count: all refuse together */
-        if (o->inject >= nranks) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --inject-error: rank %d does not exist (%d rank%s: 0 to %d)\n",
-                                o->inject, nranks, nranks == 1 ? "" : "s", nranks - 1);
-                return 2;
-        }
-        if (o->min_bytes > o->max_bytes) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --min-bytes (%zu) is larger than --max-bytes (%zu)\n",
-                                o->min_bytes, o->max_bytes);
-                return 2;
-        }
+        if (o->inject >= nranks)
+                return bd_err_set(err, -EINVAL, "--inject-error: rank %d does not exist (%d rank%s: 0 to %d)", o->inject,
+                                  nranks, nranks == 1 ? "" : "s", nranks - 1);
+        if (o->min_bytes > o->max_bytes)
+                return bd_err_set(err, -EINVAL, "--min-bytes (%zu) is larger than --max-bytes (%zu)", o->min_bytes,
+                                  o->max_bytes);
         /* MPI_Allreduce counts elements in an int (NCCL in a size_t) */
-        if (!o->cuda && o->max_bytes / sizeof(float) > INT_MAX) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --max-bytes: at most %zu bytes with --backend cpu "
-                                "(MPI_Allreduce takes at most INT_MAX floats), got %zu\n",
-                                (size_t)INT_MAX * sizeof(float), o->max_bytes);
-                return 2;
-        }
+        if (!o->cuda && o->max_bytes / sizeof(float) > INT_MAX)
+                return bd_err_set(err, -EINVAL, "--max-bytes: at most %zu bytes with --backend cpu "
+                                  "(MPI_Allreduce takes at most INT_MAX floats), got %zu",
+                                  (size_t)INT_MAX * sizeof(float), o->max_bytes);
 #ifndef HAVE_NCCL
-        if (o->cuda) {
-                if (rank == 0)
-                        fprintf(stderr, "benchd-allreduce: --backend cuda: built without CUDA/NCCL\n");
-                return 2;
-        }
+        if (o->cuda)
+                return bd_err_set(err, -EINVAL, "--backend cuda: built without CUDA/NCCL");
 #endif
         return 0;
 }
@@ -236,58 +222,170 @@ struct result {
         long long wrong;
 };
 
-/* One size: warm up, time iters, check the last result.  Returns the result
+/* The buffers of --max-bytes: send and receive (on the GPU with NCCL) and a
+ * host copy of the result. */
+struct bufs {
+        float *send, *recv, *host;
+#ifdef HAVE_NCCL
+        ncclComm_t comm;
+#endif
+};
+
+#ifdef HAVE_NCCL
+/* One GPU per local rank, the NCCL communicator over all ranks (the unique id
+ * broadcast over MPI) and the device buffers. */
+static int nccl_setup(size_t max_count, struct bufs *b, struct bd_err *err)
+{
+        MPI_Comm local;
+        int lrank, ndev;
+        MPI_TRY(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
+        MPI_TRY(MPI_Comm_rank(local, &lrank));
+        MPI_Comm_free(&local);
+        CUDA_TRY(cudaGetDeviceCount(&ndev));
+        CUDA_TRY(cudaSetDevice(lrank % ndev));
+        ncclUniqueId id;
+        if (rank == 0)
+                NCCL_TRY(ncclGetUniqueId(&id));
+        MPI_TRY(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
+        NCCL_TRY(ncclCommInitRank(&b->comm, nranks, id, rank));
+        CUDA_TRY(cudaMalloc((void **)&b->send, max_count * sizeof(float)));
+        CUDA_TRY(cudaMalloc((void **)&b->recv, max_count * sizeof(float)));
+        return 0;
+}
+#endif
+
+/* The buffers for --max-bytes (-ENOMEM names the rank). */
+static int bufs_alloc(const struct opts *o, struct bufs *b, struct bd_err *err)
+{
+        size_t max_count = o->max_bytes / sizeof(float);
+        b->host = malloc(max_count * sizeof(float));
+#ifdef HAVE_NCCL
+        if (o->cuda) {
+                int r = nccl_setup(max_count, b, err);
+                if (r < 0)
+                        return r;
+        } else
+#endif
+        {
+                b->send = malloc(max_count * sizeof(float));
+                b->recv = malloc(max_count * sizeof(float));
+        }
+        if (!b->send || !b->recv || !b->host)
+                return bd_err_set(err, -ENOMEM, "rank %d: out of memory for %zu-byte buffers", rank, o->max_bytes);
+        return 0;
+}
+
+static void bufs_free(const struct opts *o, struct bufs *b)
+{
+        free(b->host);
+#ifdef HAVE_NCCL
+        if (o->cuda) {
+                cudaFree(b->send);
+                cudaFree(b->recv);
+                ncclCommDestroy(b->comm);
+        } else
+#endif
+        {
+                free(b->send);
+                free(b->recv);
+        }
+        (void)o;
+}
+
+/* One size: warm up, time iters, check the last result.  *ret: the result
  * as seen by rank 0 (time: the slowest rank's). */
-static struct result run_size(const struct opts *o, size_t count, float *send, float *recv, float *host,
-                              void *comm_ctx)
+static int run_size(const struct opts *o, size_t count, struct bufs *b, struct result *ret, struct bd_err *err)
 {
         struct result res = { .bytes = count * sizeof(float) };
-        (void) comm_ctx;
-        double t0, t1;
+        float *send = b->send, *recv = b->recv, *host = b->host;
+        double t0 = 0, t1 = 0;
+        /* o->cuda only when built with NCCL: parse_args refuses it otherwise */
         if (!o->cuda) {
                 fill(send, count);
                 for (long i = 0; i < o->warmup; i++)
-                        MPI_CHECK(MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
-                MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+                        MPI_TRY(MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+                MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
                 t0 = MPI_Wtime();
                 for (long i = 0; i < o->iters; i++)
-                        MPI_CHECK(MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+                        MPI_TRY(MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
                 t1 = MPI_Wtime();
                 memcpy(host, recv, count * sizeof(float));
         }
 #ifdef HAVE_NCCL
         else {
-                ncclComm_t comm = *(ncclComm_t *)comm_ctx;
+                ncclComm_t comm = b->comm;
                 cudaStream_t stream;
-                CUDA_CHECK(cudaStreamCreate(&stream));
+                CUDA_TRY(cudaStreamCreate(&stream));
                 fill(host, count);
-                CUDA_CHECK(cudaMemcpy(send, host, count * sizeof(float), cudaMemcpyHostToDevice));
+                CUDA_TRY(cudaMemcpy(send, host, count * sizeof(float), cudaMemcpyHostToDevice));
                 for (long i = 0; i < o->warmup; i++)
-                        NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, stream));
-                CUDA_CHECK(cudaStreamSynchronize(stream));
-                MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+                        NCCL_TRY(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, stream));
+                CUDA_TRY(cudaStreamSynchronize(stream));
+                MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
                 t0 = MPI_Wtime();
                 for (long i = 0; i < o->iters; i++)
-                        NCCL_CHECK(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, stream));
-                CUDA_CHECK(cudaStreamSynchronize(stream));
+                        NCCL_TRY(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, comm, stream));
+                CUDA_TRY(cudaStreamSynchronize(stream));
                 t1 = MPI_Wtime();
-                CUDA_CHECK(cudaMemcpy(host, recv, count * sizeof(float), cudaMemcpyDeviceToHost));
-                CUDA_CHECK(cudaStreamDestroy(stream));
+                CUDA_TRY(cudaMemcpy(host, recv, count * sizeof(float), cudaMemcpyDeviceToHost));
+                CUDA_TRY(cudaStreamDestroy(stream));
         }
-#else
-        else
-                abort(); /* refused in parse_args */
 #endif
         if (o->inject == rank)
                 host[count / 2] += 1.0f;
         long long wrong = count_wrong(host, count);
         double t = (t1 - t0) / (double)o->iters, tmax;
-        MPI_CHECK(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
-        MPI_CHECK(MPI_Reduce(&wrong, &res.wrong, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
+        MPI_TRY(MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD));
+        MPI_TRY(MPI_Reduce(&wrong, &res.wrong, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
         res.time_us = tmax * 1e6;
         res.algbw = tmax > 0 ? (double)res.bytes / tmax / 1e9 : 0;
         res.busbw = res.algbw * 2.0 * (nranks - 1) / nranks;
-        return res;
+        *ret = res;
+        return 0;
+}
+
+/* Every size from --min-bytes to --max-bytes: a line and an MLPerf event per
+ * size from rank 0, which keeps the results (*ret, *ret_n; the caller frees
+ * *ret, after an error too); *ret_wrong: the wrong elements of all sizes, on
+ * every rank. */
+static int run_sizes(const struct opts *o, struct bufs *b, struct result **ret, int *ret_n, long long *ret_wrong,
+                     struct bd_err *err)
+{
+        int cap = 64, n = 0, r;
+        struct result *res = xcalloc((size_t)cap, sizeof(*res));
+        long long wrong_total = 0;
+        *ret = res;
+        *ret_n = 0;
+        for (size_t bytes = o->min_bytes; bytes <= o->max_bytes;) {
+                size_t count = bytes / sizeof(float);
+                if (count == 0)
+                        count = 1;
+                struct result rs;
+                if ((r = run_size(o, count, b, &rs, err)) < 0)
+                        return r;
+                if (rank == 0) {
+                        printf("  %12zu %12zu %6s %12.2f %10.3f %10.3f %8lld\n", rs.bytes, count, "float", rs.time_us,
+                               rs.algbw, rs.busbw, rs.wrong);
+                        fflush(stdout);
+                        char meta[512], value[512];
+                        snprintf(value, sizeof(value),
+                                 "{\"bytes\": %zu, \"time_us\": %s, \"algbw_gbps\": %s, \"busbw_gbps\": %s, \"wrong\": %lld}",
+                                 rs.bytes, mllog_num(rs.time_us), mllog_num(rs.algbw), mllog_num(rs.busbw), rs.wrong);
+                        snprintf(meta, sizeof(meta), "\"ranks\": %d", nranks);
+                        MLLOG_EVENT("allreduce_result", value, meta);
+                        if (n == cap)
+                                *ret = res = xrealloc(res, (size_t)(cap *= 2) * sizeof(*res));
+                        res[n++] = rs;
+                        *ret_n = n;
+                        wrong_total += rs.wrong;
+                }
+                if (bytes > SIZE_MAX / (size_t)o->factor)
+                        break;
+                bytes *= (size_t)o->factor;
+        }
+        MPI_TRY(MPI_Bcast(&wrong_total, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD));
+        *ret_wrong = wrong_total;
+        return 0;
 }
 
 /* The process's umask, read without changing it (umask(2) can only set it,
@@ -311,17 +409,24 @@ static mode_t current_umask(void)
  * runs, and nothing is left behind however the run ends. *
  * json_temp: a new temporary file for path, open (ret), or created and
  * removed again (ret NULL). */
-static int json_temp(const char *path, char tmp[PATH_MAX], FILE **ret)
+static int json_temp(const char *path, char tmp[PATH_MAX], FILE **ret, struct bd_err *err)
 {
         struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-                return -EISDIR;
+        int e;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+                e = EISDIR;
+                goto fail;
+        }
         int n = snprintf(tmp, PATH_MAX, "%s.tmp.XXXXXX", path);
-        if (n < 0 || n >= PATH_MAX)
-                return -ENAMETOOLONG;
+        if (n < 0 || n >= PATH_MAX) {
+                e = ENAMETOOLONG;
+                goto fail;
+        }
         int fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
+        if (fd < 0) {
+                e = errno;
+                goto fail;
+        }
         if (!ret) {
                 close(fd);
                 unlink(tmp);
@@ -330,20 +435,34 @@ static int json_temp(const char *path, char tmp[PATH_MAX], FILE **ret)
         /* mkostemp makes it 0600: as open(O_CREAT, 0666) would have */
         FILE *f = fchmod(fd, 0666 & ~current_umask()) == 0 ? fdopen(fd, "w") : NULL;
         if (!f) {
-                int e = errno;
+                e = errno;
                 close(fd);
                 unlink(tmp);
-                return -e;
+                goto fail;
         }
         *ret = f;
         return 0;
+fail:
+        return bd_err_set(err, -e, "cannot write '%s': %s", path, strerror(e));
 }
 
-static int json_write(const char *path, const struct result *r, int n)
+/* Whether rank 0 can write --json's file, before the benchmark: *ret_writable
+ * is 0 or rank 0's negative errno (its message in err on rank 0), the same on
+ * every rank. */
+static int json_probe(const char *path, int *ret_writable, struct bd_err *err)
+{
+        char tmp[PATH_MAX];
+        int r = rank == 0 ? json_temp(path, tmp, NULL, err) : 0;
+        MPI_TRY(MPI_Bcast(&r, 1, MPI_INT, 0, MPI_COMM_WORLD));
+        *ret_writable = r;
+        return 0;
+}
+
+static int json_write(const char *path, const struct result *r, int n, struct bd_err *err)
 {
         char tmp[PATH_MAX];
         FILE *f;
-        int e = json_temp(path, tmp, &f);
+        int e = json_temp(path, tmp, &f, err);
         if (e < 0)
                 return e;
         fprintf(f, "[\n");
@@ -354,36 +473,42 @@ static int json_write(const char *path, const struct result *r, int n)
                         mllog_num(r[i].algbw), mllog_num(r[i].busbw), r[i].wrong, i + 1 < n ? "," : "");
         fprintf(f, "]\n");
         errno = 0;
-        int err = ferror(f);
+        int failed = ferror(f);
         if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-                err = 1;
-        if (fclose(f) != 0 || err || rename(tmp, path) != 0) {
+                failed = 1;
+        if (fclose(f) != 0 || failed || rename(tmp, path) != 0) {
                 e = errno ? errno : EIO;
                 unlink(tmp);
-                return -e;
+                return bd_err_set(err, -e, "cannot write '%s': %s", path, strerror(e));
         }
         return 0;
 }
 
 int main(int argc, char **argv)
 {
-        MPI_CHECK(MPI_Init(&argc, &argv));
-        MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-        MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &nranks));
+        struct bd_err err;
         struct opts o;
-        int pr = parse_args(argc, argv, &o);
-        if (pr) {
+        struct bufs b = { 0 };
+        struct result *res = NULL;
+        long long wrong_total = 0;
+        int n = 0, r;
+        if ((r = mpi_start(&argc, &argv, &err)) < 0)
+                goto fatal;
+        r = parse_args(argc, argv, &o, rank == 0 ? stdout : NULL, &err);
+        if (r != 0) {
+                if (r < 0 && rank == 0)
+                        fprintf(stderr, "benchd-allreduce: %s\n", err.msg);
                 MPI_Finalize();
-                return pr == 1 ? 0 : 2;
+                return r > 0 ? 0 : 2;
         }
         /* --json: a path that cannot be written fails now, on every rank */
         if (o.json) {
-                char probe[PATH_MAX];
-                int r = rank == 0 ? json_temp(o.json, probe, NULL) : 0;
-                if (r < 0)
-                        fprintf(stderr, "benchd-allreduce: cannot write '%s': %s\n", o.json, strerror(-r));
-                MPI_CHECK(MPI_Bcast(&r, 1, MPI_INT, 0, MPI_COMM_WORLD));
-                if (r < 0) {
+                int writable = 0;
+                if ((r = json_probe(o.json, &writable, &err)) < 0)
+                        goto fatal;
+                if (writable < 0) {
+                        if (rank == 0)
+                                fprintf(stderr, "benchd-allreduce: %s\n", err.msg);
                         MPI_Finalize();
                         return 1;
                 }
@@ -398,38 +523,8 @@ int main(int argc, char **argv)
         MLLOG_EVENT("submission_status", mllog_str("onprem"), NULL);
         MLLOG_EVENT("submission_platform", mllog_str(o.platform ? o.platform : host), NULL);
 
-        size_t max_count = o.max_bytes / sizeof(float);
-        float *send = NULL, *recv = NULL;
-        float *hbuf = malloc(max_count * sizeof(float));
-        void *comm_ctx = NULL;
-#ifdef HAVE_NCCL
-        ncclComm_t comm;
-        if (o.cuda) {
-                MPI_Comm local;
-                int lrank, ndev;
-                MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local));
-                MPI_CHECK(MPI_Comm_rank(local, &lrank));
-                MPI_Comm_free(&local);
-                CUDA_CHECK(cudaGetDeviceCount(&ndev));
-                CUDA_CHECK(cudaSetDevice(lrank % ndev));
-                ncclUniqueId id;
-                if (rank == 0)
-                        NCCL_CHECK(ncclGetUniqueId(&id));
-                MPI_CHECK(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD));
-                NCCL_CHECK(ncclCommInitRank(&comm, nranks, id, rank));
-                CUDA_CHECK(cudaMalloc((void **)&send, max_count * sizeof(float)));
-                CUDA_CHECK(cudaMalloc((void **)&recv, max_count * sizeof(float)));
-                comm_ctx = &comm;
-        } else
-#endif
-        {
-                send = malloc(max_count * sizeof(float));
-                recv = malloc(max_count * sizeof(float));
-        }
-        if (!send || !recv || !hbuf) {
-                fprintf(stderr, "benchd-allreduce: rank %d: out of memory for %zu-byte buffers\n", rank, o.max_bytes);
-                MPI_Abort(MPI_COMM_WORLD, 1);
-        }
+        if ((r = bufs_alloc(&o, &b, &err)) < 0)
+                goto fatal;
         MLLOG_END("init_stop", NULL, NULL);
         MLLOG_START("run_start", NULL, NULL);
 
@@ -439,64 +534,31 @@ int main(int argc, char **argv)
                 printf("# %12s %12s %6s %12s %10s %10s %8s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
                        "busbw(GB/s)", "#wrong");
         }
-        int cap = 64, n = 0;
-        struct result *res = calloc((size_t)cap, sizeof(*res));
-        long long wrong_total = 0;
-        double busbw_sum = 0;
-        for (size_t bytes = o.min_bytes; bytes <= o.max_bytes;) {
-                size_t count = bytes / sizeof(float);
-                if (count == 0)
-                        count = 1;
-                struct result r = run_size(&o, count, send, recv, hbuf, comm_ctx);
-                if (rank == 0) {
-                        printf("  %12zu %12zu %6s %12.2f %10.3f %10.3f %8lld\n", r.bytes, count, "float", r.time_us,
-                               r.algbw, r.busbw, r.wrong);
-                        fflush(stdout);
-                        char meta[512], value[512];
-                        snprintf(value, sizeof(value),
-                                 "{\"bytes\": %zu, \"time_us\": %s, \"algbw_gbps\": %s, \"busbw_gbps\": %s, \"wrong\": %lld}",
-                                 r.bytes, mllog_num(r.time_us), mllog_num(r.algbw), mllog_num(r.busbw), r.wrong);
-                        snprintf(meta, sizeof(meta), "\"ranks\": %d", nranks);
-                        MLLOG_EVENT("allreduce_result", value, meta);
-                        if (n == cap)
-                                res = realloc(res, (size_t)(cap *= 2) * sizeof(*res));
-                        res[n++] = r;
-                        wrong_total += r.wrong;
-                        busbw_sum += r.busbw;
-                }
-                if (bytes > SIZE_MAX / (size_t)o.factor)
-                        break;
-                bytes *= (size_t)o.factor;
-        }
-        MPI_CHECK(MPI_Bcast(&wrong_total, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD));
+        if ((r = run_sizes(&o, &b, &res, &n, &wrong_total, &err)) < 0)
+                goto fatal;
         int status = wrong_total ? 1 : 0;
         if (rank == 0) {
+                double busbw_sum = 0;
+                for (int i = 0; i < n; i++)
+                        busbw_sum += res[i].busbw;
                 printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
                 printf("# Avg bus bandwidth    : %.3f GB/s\n", n ? busbw_sum / n : 0);
                 if (wrong_total)
                         fprintf(stderr, "benchd-allreduce: %lld wrong elements in the allreduce results\n", wrong_total);
-                if (o.json) {
-                        int r = json_write(o.json, res, n);
-                        if (r < 0) {
-                                fprintf(stderr, "benchd-allreduce: cannot write '%s': %s\n", o.json, strerror(-r));
-                                status = 1;
-                        }
+                if (o.json && json_write(o.json, res, n, &err) < 0) {
+                        fprintf(stderr, "benchd-allreduce: %s\n", err.msg);
+                        status = 1;
                 }
         }
         MLLOG_END("run_stop", NULL, wrong_total ? "\"status\": \"aborted\"" : "\"status\": \"success\"");
         free(res);
-        free(hbuf);
-#ifdef HAVE_NCCL
-        if (o.cuda) {
-                cudaFree(send);
-                cudaFree(recv);
-                ncclCommDestroy(comm);
-        } else
-#endif
-        {
-                free(send);
-                free(recv);
-        }
+        bufs_free(&o, &b);
         MPI_Finalize();
         return status;
+
+fatal:
+        /* this rank failed: the others may be waiting in a collective */
+        fprintf(stderr, "benchd-allreduce: %s\n", err.msg);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        return 1;
 }

@@ -178,8 +178,9 @@ int bd_dp_broadcast_params(struct bd_dp *dp, struct bd_err *err)
         return 0;
 }
 
-/* starts buckets that are ready, in order */
-static int launch_ready(struct bd_dp *dp)
+/* starts buckets that are ready, in order; err may be NULL (from the ready
+ * hook, inside the backward: bd_dp_finish tries the bucket again) */
+static int launch_ready(struct bd_dp *dp, struct bd_err *err)
 {
         struct bd_model *m = dp->m;
         struct dp_impl *im = dp->impl;
@@ -196,7 +197,8 @@ static int launch_ready(struct bd_dp *dp)
                             cudaStreamWaitEvent(im->comm_stream, im->ready[dp->next], 0) != cudaSuccess ||
                             ncclAllReduce(p, p, b->n, m->dtype == BD_F64 ? ncclDouble : ncclFloat, ncclSum, im->comm,
                                           im->comm_stream) != ncclSuccess)
-                                return -EIO;
+                                return bd_err_set(err, -EIO, "gradient allreduce failed to start: bucket %d: "
+                                                  "ncclAllReduce failed", dp->next);
                         b->launched = 1;
                         dp->next++;
                         continue;
@@ -204,10 +206,12 @@ static int launch_ready(struct bd_dp *dp)
 #endif
 #ifdef HAVE_MPI
                 if (b->n > INT_MAX)
-                        return -E2BIG;
+                        return bd_err_set(err, -E2BIG, "gradient allreduce failed to start: bucket %d has %zu "
+                                          "elements, MPI counts at most INT_MAX", dp->next, b->n);
                 if (MPI_Iallreduce(MPI_IN_PLACE, p, (int)b->n, mpi_type(m), MPI_SUM, MPI_COMM_WORLD,
                                    &im->req[dp->next]) != MPI_SUCCESS)
-                        return -EIO;
+                        return bd_err_set(err, -EIO, "gradient allreduce failed to start: bucket %d: "
+                                          "MPI_Iallreduce failed", dp->next);
                 /* let MPI move the earlier ones along */
                 int flag;
                 MPI_Testall(dp->next + 1, im->req, &flag, MPI_STATUSES_IGNORE);
@@ -226,7 +230,7 @@ static void on_ready(void *ctx, struct bd_model *m, int id)
                 return;
         if (dp->b[k].pending > 0)
                 dp->b[k].pending--;
-        (void)launch_ready(dp);
+        (void)launch_ready(dp, NULL);
 }
 
 int bd_dp_begin_backward(struct bd_dp *dp, struct bd_err *err)
@@ -252,8 +256,9 @@ int bd_dp_finish(struct bd_dp *dp, struct bd_err *err)
                 for (int i = 0; i < dp->nb; i++)
                         dp->b[i].pending = 0;
         }
-        if (launch_ready(dp) < 0)
-                return bd_err_set(err, -EIO, "gradient allreduce failed to start");
+        int r = launch_ready(dp, err);
+        if (r < 0)
+                return r;
         if (dp->next < dp->nb) {
                 /* name a parameter whose gradient never became final */
                 for (int i = 0; i < m->np; i++)
@@ -292,7 +297,7 @@ int bd_dp_finish(struct bd_dp *dp, struct bd_err *err)
         if (nbuf) {
                 int64_t n = (int64_t)nbuf;
                 struct bd_tensor b = bd_tensor_view(bufs, m->be->dev, m->dtype, BD_NCHW, 1, &n);
-                int r = bd_op_axpby(m->be, 1.0 / dp->size, &b, 0, &b);
+                r = bd_op_axpby(m->be, 1.0 / dp->size, &b, 0, &b);
                 if (r < 0)
                         return bd_err_set(err, r, "%s", m->be->err.msg);
         }
@@ -300,12 +305,13 @@ int bd_dp_finish(struct bd_dp *dp, struct bd_err *err)
         return 0;
 }
 
-int bd_dp_sum(struct bd_dp *dp, double *v, int n)
+int bd_dp_sum(struct bd_dp *dp, double *v, int n, struct bd_err *err)
 {
 #ifdef HAVE_MPI
         if (dp->size > 1 && MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
-                return -EIO;
+                return bd_err_set(err, -EIO, "MPI_Allreduce of %d values failed", n);
 #endif
+        (void)err;
         return 0;
 }
 
@@ -328,12 +334,12 @@ int bd_dp_params_identical(struct bd_dp *dp, int *ret_same, struct bd_err *err)
         *ret_same = 1;
 #ifdef HAVE_MPI
         if (dp->size > 1) {
-                unsigned *all = xcalloc((size_t)dp->size, sizeof(unsigned));
-                MPI_Allgather(&crc, 1, MPI_UNSIGNED, all, 1, MPI_UNSIGNED, MPI_COMM_WORLD);
+                _cleanup_free_ unsigned *all = xcalloc((size_t)dp->size, sizeof(unsigned));
+                if (MPI_Allgather(&crc, 1, MPI_UNSIGNED, all, 1, MPI_UNSIGNED, MPI_COMM_WORLD) != MPI_SUCCESS)
+                        return bd_err_set(err, -EIO, "MPI_Allgather of the parameter checksums failed");
                 for (int i = 0; i < dp->size; i++)
                         if (all[i] != crc)
                                 *ret_same = 0;
-                free(all);
         }
 #endif
         (void)crc;

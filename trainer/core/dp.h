@@ -56,7 +56,7 @@ int bd_dp_begin_backward(struct bd_dp *dp, struct bd_err *err);
 /* After it: every gradient summed over the ranks, buffers averaged. */
 int bd_dp_finish(struct bd_dp *dp, struct bd_err *err);
 /* Sum of a few host values over the ranks (losses, counts). */
-int bd_dp_sum(struct bd_dp *dp, double *v, int n);
+int bd_dp_sum(struct bd_dp *dp, double *v, int n, struct bd_err *err);
 /* Whether every rank holds bit-identical parameters. */
 int bd_dp_params_identical(struct bd_dp *dp, int *ret_same, struct bd_err *err);
 void bd_dp_barrier(struct bd_dp *dp);

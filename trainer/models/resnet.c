@@ -272,8 +272,10 @@ int bd_resnet_bwd(struct bd_model *m, struct bd_resnet *r, const struct bd_tenso
                         if (r->stage_end[s] != i || !dstage || !dstage[s])
                                 continue;
                         if (!g) {
-                                if (!(g = bd_scratch_get_like(sp, &b->out)) || (rc = bd_op_axpby(be, 1, dstage[s], 0, g)) < 0)
-                                        return rc < 0 ? rc : -ENOMEM;
+                                if (!(g = bd_scratch_get_like(sp, &b->out)))
+                                        return -ENOMEM;
+                                if ((rc = bd_op_axpby(be, 1, dstage[s], 0, g)) < 0)
+                                        return rc;
                         } else if ((rc = bd_op_add(be, g, dstage[s], g, 0)) < 0) {
                                 return rc;
                         }

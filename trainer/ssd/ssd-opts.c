@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "ssd-opts.h"
@@ -73,16 +72,6 @@ static void usage(FILE *f)
         }
 }
 
-static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-        return 2;
-}
-
 static int int_in(const char *s, long lo, long hi, long *ret)
 {
         long v;
@@ -121,7 +110,7 @@ static int num_list(const char *s, double lo, double hi, double *ret, int max, i
         return 0;
 }
 
-int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *err, size_t errlen)
+int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct bd_err *err)
 {
         static const double def_decay[] = { 44, 55 };
         static const int def_eval[] = { 40, 50, 55, 60, 65, 70, 75, 80 };
@@ -213,31 +202,31 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *e
                         if (out)
                                 fprintf(out, "benchd-ssd %s\n", PACKAGE_VERSION);
                         return 1;
-                case ':': return fail(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
-                default: return fail(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+                case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
+                default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
                 }
                 if (bad) {
                         const char *name = "?";
                         for (size_t i = 0; i < nopts; i++)
                                 if (opts[i].id == c)
                                         name = opts[i].name;
-                        return fail(err, errlen, "--%s: expected %s, got '%s'", name, bad, optarg);
+                        return bd_err_set(err, -EINVAL, "--%s: expected %s, got '%s'", name, bad, optarg);
                 }
         }
         if (optind < argc)
-                return fail(err, errlen, "unexpected argument '%s'", argv[optind]);
+                return bd_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
         /* an evaluation after the last epoch never happens: the run would end
          * "aborted" without it; the default list is cut at --epochs */
         for (int i = 0; i < o->neval; i++)
                 if (o->eval_epochs[i] > o->epochs) {
                         if (eval_given)
-                                return fail(err, errlen, "--eval-epochs: epoch %d is beyond --epochs %d",
-                                            o->eval_epochs[i], o->epochs);
+                                return bd_err_set(err, -EINVAL, "--eval-epochs: epoch %d is beyond --epochs %d",
+                                                  o->eval_epochs[i], o->epochs);
                         o->neval = i;
                 }
         if (!o->data && !o->synthetic)
-                return fail(err, errlen, "--data DIR is required (or --synthetic)");
+                return bd_err_set(err, -EINVAL, "--data DIR is required (or --synthetic)");
         if (o->amp && !o->cuda)
-                return fail(err, errlen, "--precision amp needs --backend cuda");
+                return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda");
         return 0;
 }

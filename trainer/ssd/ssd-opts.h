@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
+
 #define SSD_MAX_EVALS 64
 #define SSD_MAX_DECAYS 8
 
@@ -46,8 +48,8 @@ struct ssd_opts {
         long long inject_nan;           /* testing: the step (1-based) before which rank 0's weights go NaN */
 };
 
-/* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL); 2: usage error,
- * message in err (one line, without the program name). */
-int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, char *err, size_t errlen);
+/* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL);
+ * -EINVAL: usage error, message in err (one line, without the program name). */
+int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct bd_err *err);
 
 #endif

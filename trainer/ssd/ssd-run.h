@@ -1,5 +1,6 @@
 /* ssd-run.h: the state of one benchd-ssd process, shared by the training
- * loop (ssd-train.c) and the evaluation (ssd-eval.c).
+ * loop (ssd-train.c) and the evaluation (ssd-eval.c); its functions are in
+ * ssd-run.c.
  *
  * On the CPU the network reads the loader's batch memory directly; on CUDA
  * the batch is copied to the device (and cast to half precision with amp,
@@ -12,6 +13,9 @@
 #include "optim.h"
 #include "ssd-net.h"
 #include "ssd-opts.h"
+
+/* the program's name in its messages */
+#define PROG "benchd-ssd"
 
 struct ssd_run {
         struct ssd_opts o;
@@ -34,6 +38,10 @@ int ssd_run_forward(struct ssd_run *run, float *images, int n);
 /* The loaders' warnings (bad images, boxes, JPEGs): on rank 0's stderr;
  * ctx is the ssd_run. */
 void ssd_run_warn(void *ctx, const char *msg);
+
+/* Frees what the run holds: tensors, network, model, backend, and the data
+ * parallel state last (it may finalise MPI). */
+void ssd_run_release(struct ssd_run *run);
 
 /* Evaluation of the bbox mAP on val2017, each rank on its share. */
 struct ssd_eval;

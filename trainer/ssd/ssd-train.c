@@ -36,7 +36,6 @@
 #include "ssd-loss.h"
 #include "ssd-run.h"
 
-#define PROG "benchd-ssd"
 #define SSD_BASE_LR 2.5e-3
 
 static double now(void)
@@ -60,52 +59,13 @@ static int agree(int r)
         return all;
 }
 
-/* Prints err on the ranks where r failed (rank-prefixed with several ranks);
- * returns the agreed result. */
-static int check(struct ssd_run *run, int r, const char *msg)
+/* main()'s report of this rank's error on stderr (rank-prefixed with several ranks). */
+static void print_err(const struct ssd_run *run, const struct bd_err *err)
 {
-        if (r < 0) {
-                if (run->dp.size > 1)
-                        fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, msg);
-                else
-                        fprintf(stderr, PROG ": %s\n", msg);
-        }
-        return agree(r);
-}
-
-/* ---- forward ----------------------------------------------------------------------- */
-
-int ssd_run_forward(struct ssd_run *run, float *images, int n)
-{
-        struct bd_backend *be = run->be;
-        const int64_t S = run->o.image_size;
-        int64_t dims[4] = { n, 3, S, S };
-        int r;
-        run->xhost = bd_tensor_view(images, BD_CPU, BD_F32, BD_NCHW, 4, dims);
-        const struct bd_tensor *x = &run->xhost;
-        if (be->dev != BD_CPU) {
-                if ((r = bd_tensor_resize(be, &run->xdev, BD_F32, BD_NCHW, 4, dims)) < 0 ||
-                    (r = bd_op_copy(be, &run->xhost, &run->xdev)) < 0)
-                        return r;
-                x = &run->xdev;
-                if (run->o.amp) {
-                        if ((r = bd_op_cast(be, &run->xdev, BD_F16, 1.0, &run->xhalf)) < 0)
-                                return r;
-                        x = &run->xhalf;
-                }
-        }
-        if ((r = ssd_net_fwd(&run->m, &run->net, x)) < 0)
-                return r;
-        run->ploc = &run->net.ploc;
-        run->plabel = &run->net.plabel;
-        if (run->net.ploc.dtype != BD_F32) {
-                if ((r = bd_op_cast(be, &run->net.ploc, BD_F32, 1.0, &run->loc32)) < 0 ||
-                    (r = bd_op_cast(be, &run->net.plabel, BD_F32, 1.0, &run->conf32)) < 0)
-                        return r;
-                run->ploc = &run->loc32;
-                run->plabel = &run->conf32;
-        }
-        return 0;
+        if (run->dp.size > 1)
+                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err->msg);
+        else
+                fprintf(stderr, PROG ": %s\n", err->msg);
 }
 
 /* ---- MLPerf log helpers -------------------------------------------------------------- */
@@ -146,13 +106,6 @@ struct train {
         char model_name[64];
         int start_epoch;
 };
-
-void ssd_run_warn(void *ctx, const char *msg)
-{
-        struct ssd_run *run = ctx;
-        if (run->dp.rank == 0)
-                fprintf(stderr, PROG ": warning: %s\n", msg);
-}
 
 static int open_data(struct train *t, struct bd_err *err)
 {
@@ -317,7 +270,8 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
         if ((r = ssd_loss_run(&t->loss, run->ploc, run->plabel, scale, &t->dloc, &t->dconf, &loss, &parts)) < 0)
                 return bd_err_set(err, r, "%s", be->err.msg);
         double v[3] = { loss, parts.loc, parts.conf };
-        bd_dp_sum(&run->dp, v, 3);
+        if ((r = bd_dp_sum(&run->dp, v, 3, err)) < 0)
+                return r;
         for (int i = 0; i < 3; i++)
                 parts_out[i] = v[i] / run->dp.size;
         if (!isfinite(v[0]))
@@ -379,14 +333,20 @@ static int contains(const int *v, int n, int x)
         return 0;
 }
 
-/* The run proper, between run_start and run_stop.  Returns 0 when the target
- * was reached, 1 when it was not (epochs or steps ran out), -1 on NaN, -2 on
- * another error (message printed). */
-static int train_loop(struct train *t)
+/* How the run ended (train_loop). */
+enum run_end {
+        RUN_REACHED,            /* the target mAP */
+        RUN_NOT_REACHED,        /* the epochs (or --max-steps) ran out first */
+        RUN_DIVERGED,           /* a non-finite loss, on every rank alike: err says where */
+        RUN_FAILED,             /* an error on this rank, in err: the others may be waiting in a collective */
+        RUN_FAILED_ELSEWHERE,   /* an evaluation failed on another rank (reported there) */
+};
+
+/* The run proper, between run_start and run_stop. */
+static enum run_end train_loop(struct train *t, struct bd_err *err)
 {
         struct ssd_run *run = &t->run;
         const struct ssd_opts *o = &run->o;
-        struct bd_err err;
         long long step = t->sgd.iter;
         int reached = 0, block_first = 0, block_count = 0;
         for (int epoch = t->start_epoch + 1; epoch <= o->epochs && !reached; epoch++) {
@@ -403,24 +363,16 @@ static int train_loop(struct train *t)
                         struct ssd_batch batch, *b = &batch;
                         double parts[3];
                         struct bd_step_info info = { 0 };
-                        int r = ssd_data_next(t->loader, b, &err);
-                        if (r < 0) {
-                                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
-                                return -2;
-                        }
+                        if (ssd_data_next(t->loader, b, err) < 0)
+                                return RUN_FAILED;
                         step++;
-                        r = train_step(t, b, o->inject_nan == step && run->dp.rank == 0, parts, &info, &err);
-                        if (r < 0) {
-                                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
-                                return -2;
-                        }
+                        if (train_step(t, b, o->inject_nan == step && run->dp.rank == 0, parts, &info, err) < 0)
+                                return RUN_FAILED;
                         if (!isfinite(parts[0])) {
-                                if (run->dp.rank == 0)
-                                        fprintf(stderr, PROG ": the loss is %s at epoch %d, step %lld: stopping (run_stop "
-                                                        "status aborted)\n",
-                                                isnan(parts[0]) ? "NaN" : isinf(parts[0]) ? "infinite" :
-                                                "finite but the gradients are not", epoch, step);
-                                return -1;
+                                bd_err_set(err, -EDOM, "the loss is %s at epoch %d, step %lld: stopping (run_stop status "
+                                           "aborted)", isnan(parts[0]) ? "NaN" : isinf(parts[0]) ? "infinite" :
+                                           "finite but the gradients are not", epoch, step);
+                                return RUN_DIVERGED;
                         }
                         imgs_log += (long)b->n * run->dp.size;
                         imgs += (long)b->n * run->dp.size;
@@ -445,8 +397,9 @@ static int train_loop(struct train *t)
                 if (t->ckpt_path[0] && run->dp.rank == 0) {
                         struct bd_ckpt_meta meta = { .iter = step, .epoch = epoch };
                         snprintf(meta.model, sizeof(meta.model), "%s", t->model_name);
-                        if (bd_ckpt_save(t->ckpt_path, &run->m, &t->sgd, &meta, &err) < 0)
-                                fprintf(stderr, PROG ": %s, continuing without it\n", err.msg);
+                        /* a warning: the run goes on */
+                        if (bd_ckpt_save(t->ckpt_path, &run->m, &t->sgd, &meta, err) < 0)
+                                fprintf(stderr, PROG ": %s, continuing without it\n", err->msg);
                 }
                 int last = (o->max_steps && step >= o->max_steps) || epoch == o->epochs;
                 int evaluate = t->eval && contains(o->eval_epochs, o->neval, epoch);
@@ -458,12 +411,9 @@ static int train_loop(struct train *t)
                         double stats[12];
                         MLLOG_START("eval_start", NULL, epoch_meta(epoch));
                         double te = now();
-                        int r = ssd_eval_run(t->eval, run, stats, &err);
-                        if (agree(r) < 0) {
-                                if (r < 0)
-                                        fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
-                                return -2;
-                        }
+                        int r = ssd_eval_run(t->eval, run, stats, err);
+                        if (agree(r) < 0)
+                                return r < 0 ? RUN_FAILED : RUN_FAILED_ELSEWHERE;
                         MLLOG_EVENT("eval_accuracy", mllog_num(stats[0]), epoch_meta(epoch));
                         MLLOG_END("eval_stop", NULL, epoch_meta(epoch));
                         if (run->dp.rank == 0) {
@@ -476,7 +426,7 @@ static int train_loop(struct train *t)
                 if (o->max_steps && step >= o->max_steps)
                         break;
         }
-        return reached ? 0 : 1;
+        return reached ? RUN_REACHED : RUN_NOT_REACHED;
 }
 
 static void release(struct train *t)
@@ -489,18 +439,9 @@ static void release(struct train *t)
         bd_tensor_release(&t->dconf);
         bd_tensor_release(&t->dloc_h);
         bd_tensor_release(&t->dconf_h);
-        bd_tensor_release(&run->xdev);
-        bd_tensor_release(&run->xhalf);
-        bd_tensor_release(&run->loc32);
-        bd_tensor_release(&run->conf32);
         t->eval = ssd_eval_free(t->eval);
         t->loader = ssd_data_free(t->loader);
-        ssd_net_release(&run->net);
-        if (run->be) {
-                bd_model_release(&run->m);
-                bd_backend_free(run->be);
-        }
-        bd_dp_release(&run->dp);
+        ssd_run_release(run);
 }
 
 int main(int argc, char **argv)
@@ -509,7 +450,6 @@ int main(int argc, char **argv)
         struct ssd_run *run = &t.run;
         struct ssd_opts *o = &run->o;
         struct bd_err err;
-        char msg[512];
         int r;
 
         if ((r = bd_dp_init(&run->dp, &argc, &argv, &err)) < 0) {
@@ -517,12 +457,12 @@ int main(int argc, char **argv)
                 return 1;
         }
         mllog_init(stdout, run->dp.rank);
-        r = ssd_opts_parse(argc, argv, o, run->dp.rank == 0 ? stdout : NULL, msg, sizeof(msg));
-        if (r) {
-                if (r == 2 && run->dp.rank == 0)
-                        fprintf(stderr, PROG ": %s\n", msg);
+        r = ssd_opts_parse(argc, argv, o, run->dp.rank == 0 ? stdout : NULL, &err);
+        if (r != 0) {
+                if (r < 0 && run->dp.rank == 0)
+                        fprintf(stderr, PROG ": %s\n", err.msg);
                 bd_dp_release(&run->dp);
-                return r == 1 ? 0 : 2;
+                return r > 0 ? 0 : 2;
         }
         if (!o->seed_given) {
                 uint64_t s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
@@ -544,26 +484,27 @@ int main(int argc, char **argv)
                 int per = parallel_cpus() / (run->dp.local_size > 0 ? run->dp.local_size : 1);
                 o->threads = per > 0 ? per : 1;
         }
+        /* each step's failure on any rank stops all of them (r: this rank's) */
         r = bd_backend_new(o->cuda ? "cuda" : "cpu", run->dp.local_rank, o->threads, &run->be, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         r = open_data(&t, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         r = build_model(&t, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         r = bd_dp_attach(&run->dp, &run->m, 16u << 20, &err);
         if (r >= 0)
                 r = bd_dp_broadcast_params(&run->dp, &err);
         if (r >= 0)
                 r = setup_optimizer(&t, &err);
-        if (r >= 0)
-                r = ssd_loss_init(&t.loss, run->be, o->batch_size, run->net.nboxes, run->K) < 0 ? -EINVAL : 0;
-        if (check(run, r, err.msg) < 0)
+        if (r >= 0 && (r = ssd_loss_init(&t.loss, run->be, o->batch_size, run->net.nboxes, run->K)) < 0)
+                r = bd_err_set(&err, r, "%s", run->be->err.msg);
+        if (agree(r) < 0)
                 goto fail_init;
         r = resume(&t, &err);
-        if (check(run, r, err.msg) < 0)
+        if (agree(r) < 0)
                 goto fail_init;
         if (run->dp.rank == 0) {
                 printf("# benchd-ssd %s: %d ranks x %d images, %s backend (%d threads), %s, resnet%d, %dx%d, width %g, "
@@ -584,27 +525,33 @@ int main(int argc, char **argv)
         bd_dp_barrier(&run->dp);
         MLLOG_START("run_start", NULL, NULL);
 
-        r = train_loop(&t);
-        const char *status = r == 0 ? "success" : "aborted";
+        enum run_end end = train_loop(&t, &err);
+        if (end == RUN_DIVERGED && run->dp.rank == 0)
+                fprintf(stderr, PROG ": %s\n", err.msg);
+        else if (end == RUN_FAILED)
+                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
         char meta[64];
-        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", status);
+        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", end == RUN_REACHED ? "success" : "aborted");
         MLLOG_END("run_stop", NULL, meta);
         if (run->dp.rank == 0) {
-                if (r == 0)
+                if (end == RUN_REACHED)
                         printf("# target mAP %.4f reached\n", o->target_map);
-                else if (r == 1)
+                else if (end == RUN_NOT_REACHED)
                         printf("# target mAP %.4f not reached\n", o->target_map);
                 fflush(stdout);
         }
-        if (r == -2) {
+        if (end == RUN_FAILED || end == RUN_FAILED_ELSEWHERE) {
                 /* an error on some rank: the others may be anywhere, end them all */
                 fflush(NULL);
                 MPI_Abort(MPI_COMM_WORLD, 1);
         }
         release(&t);
-        return r < 0 ? 1 : 0;
+        return end == RUN_DIVERGED ? 1 : 0;
 
 fail_init:
+        /* the ranks where a step failed say why */
+        if (r < 0)
+                print_err(run, &err);
         release(&t);
         return 1;
 }
