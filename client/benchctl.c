@@ -42,13 +42,6 @@ static const struct bd_command commands[] = {
         { 0 }
 };
 
-void sets_add(char ***sets, size_t *n, const char *v)
-{
-        *sets = xrealloc(*sets, (*n + 2) * sizeof(char *));
-        (*sets)[(*n)++] = (char *)v;
-        (*sets)[*n] = NULL;
-}
-
 const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx)
 {
         if (!ctx->dirs.dirs)

@@ -17,23 +17,14 @@ struct bd_command {
         const char *summary;
 };
 
-/* Options every command that reads systems accepts. */
-#define OPT_SYSTEMS_DIR 300
-#define OPT_SET 301
-#define COMMON_SYSTEM_OPTIONS \
-        { "systems-dir", OPT_SYSTEMS_DIR, "DIR", "look for system files in DIR first" }, \
-        { "set", OPT_SET, "KEY=VALUE", "override a configuration value (dotted key; repeatable)" }
-
 /* The search path, built on first use from --systems-dir and the environment. */
 const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx);
-/* Loads a system with overrides; prints the error and returns BD_EXIT_CONFIG on failure. */
+/* Loads a system with overrides (a command's --set values: o.sets, opts.h);
+ * prints the error and returns BD_EXIT_CONFIG on failure. */
 int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret);
 
 /* "WORKLOAD (ssd, maskrcnn or allreduce)": the operand of render and submit. */
 const char *workload_operand(void);
-
-/* Collects --set values; returns NULL-terminated array (caller frees the array only). */
-void sets_add(char ***sets, size_t *n, const char *v);
 
 int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);

@@ -78,20 +78,10 @@ static const struct bd_option check_options[] = {
         { 0 }
 };
 
-static int number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret,
-                  struct bd_opts *o)
-{
-        if (opts_number(cmd, opt, arg, min, max, ret) < 0) {
-                opts_release(o);
-                return -1;
-        }
-        return 0;
-}
-
 static int dataset_synth(int argc, char **argv)
 {
         const struct bd_command *cmd = &sub_synth;
-        struct bd_opts o = { argc, argv, synth_options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, synth_options, cmd, NULL);
         struct synth_config c;
         synth_config_init(&c);
         c.threads = parallel_cpus();
@@ -114,14 +104,13 @@ static int dataset_synth(int argc, char **argv)
         const char *arg;
         int opt;
         while ((opt = opts_next(&o, &arg)) > 0) {
-                if (opt == 'h')
-                        return opts_release(&o), BD_EXIT_OK;
                 if (opt == 'o')
                         out = arg;
                 else if (opt == OPT_FORCE)
                         c.force = true;
                 for (size_t i = 0; i < ARRAY_SIZE(nums); i++)
-                        if (nums[i].key == opt && number(cmd, nums[i].name, arg, nums[i].min, nums[i].max, nums[i].v, &o) < 0)
+                        if (nums[i].key == opt &&
+                            opts_number(cmd, nums[i].name, arg, nums[i].min, nums[i].max, nums[i].v) < 0)
                                 return BD_EXIT_USAGE;
         }
         c.train_images = images;
@@ -132,8 +121,9 @@ static int dataset_synth(int argc, char **argv)
         c.max_objects = (int)objects;
         c.noise = (int)noise;
         c.threads = (int)threads;
-        if (opts_finish(&o, opt, 0, 0, NULL) < 0)
-                return BD_EXIT_USAGE;
+        int next = opts_finish(&o, 0, 0, NULL);
+        if (next < 0)
+                return opts_exit(next);
         if (!out)
                 return usage_error(cmd, "missing -o DIR");
         c.val_images = val >= 0 ? val : (c.train_images + 4) / 5;
@@ -157,21 +147,20 @@ static long peak_rss_kb(void)
 static int dataset_index(int argc, char **argv)
 {
         const struct bd_command *cmd = &sub_index;
-        struct bd_opts o = { argc, argv, index_options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, index_options, cmd, NULL);
         const char *cache = NULL;
         bool json = false;
         const char *arg;
         int opt;
         while ((opt = opts_next(&o, &arg)) > 0) {
                 switch (opt) {
-                case 'h': opts_release(&o); return BD_EXIT_OK;
                 case OPT_CACHE: cache = arg; break;
                 case 'j': json = true; break;
                 }
         }
-        int next = opts_finish(&o, opt, 1, 1, "ANNOTATIONS.json");
+        int next = opts_finish(&o, 1, 1, "ANNOTATIONS.json");
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         struct bd_err err;
         _cleanup_(coco_index_freep) struct coco_index *x = NULL;
         if (coco_index_open(argv[next], cache, 0, &x, &err) < 0) {
@@ -290,7 +279,7 @@ static int check_split(const char *dir, const char *split, bool decode, int thre
 static int dataset_check(int argc, char **argv)
 {
         const struct bd_command *cmd = &sub_check;
-        struct bd_opts o = { argc, argv, check_options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, check_options, cmd, NULL);
         const char *split = "both", *cache = NULL;
         bool decode = false, json = false;
         long threads = parallel_cpus();
@@ -298,20 +287,19 @@ static int dataset_check(int argc, char **argv)
         int opt;
         while ((opt = opts_next(&o, &arg)) > 0) {
                 switch (opt) {
-                case 'h': opts_release(&o); return BD_EXIT_OK;
                 case OPT_SPLIT: split = arg; break;
                 case OPT_DECODE: decode = true; break;
                 case OPT_CACHE: cache = arg; break;
                 case 'j': json = true; break;
                 case OPT_THREADS:
-                        if (number(cmd, "threads", arg, 1, 1024, &threads, &o) < 0)
+                        if (opts_number(cmd, "threads", arg, 1, 1024, &threads) < 0)
                                 return BD_EXIT_USAGE;
                         break;
                 }
         }
-        int next = opts_finish(&o, opt, 1, 1, "DIR");
+        int next = opts_finish(&o, 1, 1, "DIR");
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         const char *splits[2] = { NULL, NULL };
         if (streq(split, "both")) {
                 splits[0] = "train2017";

@@ -22,39 +22,33 @@ static const struct bd_option options[] = {
 
 int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL;
         long rank = -1;
         bool all = false, json = false;
-        _cleanup_free_ char **sets = NULL;
-        size_t nsets = 0;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h':
-                        opts_release(&o);
-                        return BD_EXIT_OK;
                 case 's': system = arg; break;
                 case 'j': json = true; break;
                 case OPT_ALL: all = true; break;
-                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
-                case OPT_SET: sets_add(&sets, &nsets, arg); break;
                 case 'r':
                         if (opts_number(cmd, "local-rank", arg, 0, LONG_MAX, &rank) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 }
         }
-        if (opts_finish(&o, c, 0, 0, NULL) < 0)
-                return BD_EXIT_USAGE;
+        int next = opts_finish(&o, 0, 0, NULL);
+        if (next < 0)
+                return opts_exit(next);
         if (!system)
                 return usage_error(cmd, "missing --system SYSTEM");
         if (rank < 0 && !all)
                 return usage_error(cmd, "missing --local-rank R (or --all)");
 
         struct bd_system s;
-        int ret = ctx_load_system(ctx, system, sets, &s);
+        int ret = ctx_load_system(ctx, system, o.sets, &s);
         if (ret)
                 return ret;
         long ranks = sys_int(s.json, "ranks_per_node");

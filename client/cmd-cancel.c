@@ -21,19 +21,16 @@ static const struct bd_option options[] = {
 
 int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *arg;
         bool force = false;
         int c;
-        while ((c = opts_next(&o, &arg)) > 0) {
-                if (c == 'h')
-                        return opts_release(&o), BD_EXIT_OK;
+        while ((c = opts_next(&o, &arg)) > 0)
                 if (c == OPT_FORCE)
                         force = true;
-        }
-        int next = opts_finish(&o, c, 1, 1, "RUN");
+        int next = opts_finish(&o, 1, 1, "RUN");
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         struct bd_store store;
         if (open_store(&store))
                 return BD_EXIT_FAIL;

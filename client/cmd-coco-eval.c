@@ -23,30 +23,27 @@ static const struct bd_option options[] = {
 
 int cmd_coco_eval(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         bool json = false;
         long threads = 0;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h': opts_release(&o); return BD_EXIT_OK;
                 case 'j': json = true; break;
                 case OPT_TYPE:
-                        if (!streq(arg, "bbox")) {
-                                opts_release(&o);
+                        if (!streq(arg, "bbox"))
                                 return usage_error(cmd, "--type: only 'bbox' is supported, got '%s'", arg);
-                        }
                         break;
                 case OPT_THREADS:
                         if (opts_number(cmd, "threads", arg, 1, 1024, &threads) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 }
         }
-        int next = opts_finish(&o, c, 2, 2, "ANNOTATIONS.json and DETECTIONS.json");
+        int next = opts_finish(&o, 2, 2, "ANNOTATIONS.json and DETECTIONS.json");
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         if (!threads)
                 threads = parallel_cpus();
         struct bd_err err;

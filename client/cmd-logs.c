@@ -105,22 +105,20 @@ static int follow(struct bd_store *store, const char *id, long only)
 
 int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         bool fol = false;
         long only = 0;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
-                if (c == 'h')
-                        return opts_release(&o), BD_EXIT_OK;
                 if (c == OPT_FOLLOW)
                         fol = true;
                 else if (c == OPT_TRIAL && opts_number(cmd, "trial", arg, 1, LONG_MAX, &only) < 0)
-                        return opts_release(&o), BD_EXIT_USAGE;
+                        return BD_EXIT_USAGE;
         }
-        int next = opts_finish(&o, c, 1, 1, "RUN");
+        int next = opts_finish(&o, 1, 1, "RUN");
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         struct bd_store store;
         if (open_store(&store))
                 return BD_EXIT_FAIL;

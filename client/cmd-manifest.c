@@ -22,7 +22,7 @@ static const struct bd_option options[] = {
 
 int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         struct bd_stage_opts so = { .mode = STAGE_MANIFEST_ONLY, .copy_method = COPY_AUTO };
         const char *out = NULL, *arg;
         bool quiet = false;
@@ -30,21 +30,20 @@ int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comm
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h': opts_release(&o); return BD_EXIT_OK;
                 case 'o': out = arg; break;
                 case 'q': quiet = true; break;
                 case OPT_REHASH: so.rehash = true; break;
                 case OPT_NO_STORE: so.no_store = true; break;
                 case 'j':
                         if (opts_number(cmd, "workers", arg, 1, 256, &n) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         so.workers = (unsigned)n;
                         break;
                 }
         }
-        int next = opts_finish(&o, c, 1, 1, "DIR");
+        int next = opts_finish(&o, 1, 1, "DIR");
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         so.src = argv[next];
         struct bd_err err;
         _cleanup_(stage_freep) struct bd_stage *s = stage_new(&so, &err);

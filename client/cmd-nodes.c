@@ -255,46 +255,36 @@ static void print_topology(const struct node_call *c)
 
 int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL, *arg;
         bool json = false, topo = false;
         long port = 0, timeout = 3000;
-        char **sets = NULL, **names = NULL;
-        size_t nsets = 0;
+        char **names = NULL;
         int c, next, n, ret = BD_EXIT_OK;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h': opts_release(&o); free(sets); return BD_EXIT_OK;
                 case 's': system = arg; break;
                 case 'j': json = true; break;
                 case OPT_TOPO: topo = true; break;
-                case OPT_SET: sets_add(&sets, &nsets, arg); break;
-                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
                 case OPT_PORT:
                         if (opts_number(cmd, "port", arg, 1, 65535, &port) < 0)
-                                return opts_release(&o), free(sets), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 case OPT_TIMEOUT:
                         if (opts_number(cmd, "timeout", arg, 1, 600000, &timeout) < 0)
-                                return opts_release(&o), free(sets), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 }
         }
-        next = opts_finish(&o, c, 0, INT_MAX, NULL);
-        if (next < 0) {
-                free(sets);
-                return BD_EXIT_USAGE;
-        }
-        if (system && next < argc) {
-                free(sets);
+        next = opts_finish(&o, 0, INT_MAX, NULL);
+        if (next < 0)
+                return opts_exit(next);
+        if (system && next < argc)
                 return usage_error(cmd, "give either --system or node names, not both");
-        }
         if (system) {
                 struct bd_system sys;
-                if (ctx_load_system(ctx, system, sets, &sys)) {
-                        free(sets);
+                if (ctx_load_system(ctx, system, o.sets, &sys))
                         return BD_EXIT_FAIL;
-                }
                 struct bd_err err;
                 int r = nodes_of_system(sys.json, &names, &err);
                 if (r < 0)
@@ -302,10 +292,8 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 if (!port)
                         port = sys_int(sys.json, "benchd.port");
                 system_release(&sys);
-                if (r < 0) {
-                        free(sets);
+                if (r < 0)
                         return BD_EXIT_CONFIG;
-                }
         } else {
                 size_t k = 0;
                 struct bd_err err;
@@ -313,13 +301,11 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         if (nodes_add(&names, &k, argv[i], "nodes", &err) < 0) {
                                 bd_error("%s", err.msg);
                                 strv_free(names);
-                                free(sets);
                                 return BD_EXIT_USAGE;
                         }
                 if (!names)
                         (void) nodes_add(&names, &k, "localhost", "nodes", &err);
         }
-        free(sets);
         struct bd_err err;
         if (nodes_check(names, port ? (int)port : BD_PORT, system, &err) < 0) {
                 bd_error("nodes: %s", err.msg);

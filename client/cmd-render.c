@@ -38,35 +38,28 @@ static int emit(const char *script, size_t len, const char *output)
 
 int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL, *output = NULL, *run_id = NULL, *run = NULL;
         long runs = 0;
-        _cleanup_free_ char **sets = NULL;
-        size_t nsets = 0;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h':
-                        opts_release(&o);
-                        return BD_EXIT_OK;
                 case 's': system = arg; break;
                 case 'o': output = arg; break;
                 case OPT_RUN_ID: run_id = arg; break;
                 case OPT_RUN: run = arg; break;
-                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
-                case OPT_SET: sets_add(&sets, &nsets, arg); break;
                 case 'n':
                         if (opts_number(cmd, "runs", arg, 1, 100, &runs) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 }
         }
-        int next = opts_finish(&o, c, run ? 0 : 1, run ? 0 : 1, workload_operand());
+        int next = opts_finish(&o, run ? 0 : 1, run ? 0 : 1, workload_operand());
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         if (run) {
-                if (system || runs || run_id || nsets)
+                if (system || runs || run_id || o.sets)
                         return usage_error(cmd, "--run prints what was recorded: no --system, --runs, --run-id "
                                                 "or --set with it");
                 struct bd_run r;
@@ -87,7 +80,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return usage_error(cmd, "--run-id: use letters, digits and _.- only");
 
         struct bd_system s;
-        int ret = ctx_load_system(ctx, system, sets, &s);
+        int ret = ctx_load_system(ctx, system, o.sets, &s);
         if (ret)
                 return ret;
         _cleanup_free_ char *id = run_id ? xstrdup(run_id) : run_id_new();

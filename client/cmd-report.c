@@ -118,7 +118,7 @@ static void loaded_run_release(struct loaded_run *x)
 
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         enum report_format format = REPORT_TEXT;
         unsigned flags = 0;
         bool json = false, csv = false;
@@ -126,8 +126,6 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         int c, next, n, loaded = 0, ret = BD_EXIT_OK, r;
         struct bd_store store;
         while ((c = opts_next(&o, &arg)) > 0) {
-                if (c == 'h')
-                        return opts_release(&o), BD_EXIT_OK;
                 if (c == 'j')
                         json = true;
                 else if (c == OPT_CSV)
@@ -135,9 +133,9 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 else if (c == OPT_REFERENCE)
                         flags |= REPORT_REFERENCE;
         }
-        next = opts_finish(&o, c, 1, 64, "RUN");
+        next = opts_finish(&o, 1, 64, "RUN");
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         if (json && csv)
                 return usage_error(cmd, "--json and --csv exclude each other");
         format = json ? REPORT_JSON : csv ? REPORT_CSV : REPORT_TEXT;

@@ -117,7 +117,7 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
 
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL, *workload = NULL;
         long limit = 50;
         struct list l = { 0 };
@@ -125,18 +125,18 @@ int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h': opts_release(&o); return BD_EXIT_OK;
                 case 's': system = arg; break;
                 case 'j': l.json = true; break;
                 case OPT_WORKLOAD: workload = arg; break;
                 case OPT_LIMIT:
                         if (opts_number(cmd, "limit", arg, 1, LONG_MAX, &limit) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 }
         }
-        if (opts_finish(&o, c, 0, 0, NULL) < 0)
-                return BD_EXIT_USAGE;
+        int next = opts_finish(&o, 0, 0, NULL);
+        if (next < 0)
+                return opts_exit(next);
         struct bd_store store;
         if (open_store(&store))
                 return BD_EXIT_FAIL;

@@ -33,29 +33,21 @@ static void print_flat(const cJSON *v, const char *prefix, struct bd_buf *out)
 
 int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         bool json = false;
         const char *run = NULL;
-        _cleanup_free_ char **sets = NULL;
-        size_t nsets = 0;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
-                if (c == 'h')
-                        return opts_release(&o), BD_EXIT_OK;
                 if (c == 'j')
                         json = true;
                 else if (c == OPT_RUN)
                         run = arg;
-                else if (c == OPT_SYSTEMS_DIR)
-                        ctx->systems_dir = arg;
-                else if (c == OPT_SET)
-                        sets_add(&sets, &nsets, arg);
         }
-        int next = opts_finish(&o, c, run ? 0 : 1, run ? 0 : 1, "SYSTEM");
+        int next = opts_finish(&o, run ? 0 : 1, run ? 0 : 1, "SYSTEM");
         if (next < 0)
-                return BD_EXIT_USAGE;
-        if (run && nsets)
+                return opts_exit(next);
+        if (run && o.sets)
                 return usage_error(cmd, "--run prints what was recorded: no --set with it");
 
         struct bd_system s = { 0 };
@@ -78,7 +70,7 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 cJSON_AddStringToObject(out, "name", r.system);
                 cJSON_AddStringToObject(out, "run", r.id);
         } else {
-                int ret = ctx_load_system(ctx, argv[next], sets, &s);
+                int ret = ctx_load_system(ctx, argv[next], o.sets, &s);
                 if (ret)
                         return ret;
                 values = s.json;

@@ -202,34 +202,29 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
 
 int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         struct bd_stage_opts so = { .mode = STAGE_COPY, .fsync = FSYNC_END, .copy_method = COPY_AUTO };
         const char *where = NULL, *name = NULL, *state_dir = NULL, *system = NULL, *nodes = NULL;
         const char *token_file = NULL, *copy_method = NULL;
         bool json = false, quiet = false;
         long port = 0, timeout = 0;
-        _cleanup_free_ char **sets = NULL;
-        size_t nsets = 0;
         const char *arg;
         long n;
         double d;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h': opts_release(&o); return BD_EXIT_OK;
                 case 'l': where = where ? "several" : "local"; break;
                 case 's': where = where ? "several" : "benchd"; system = arg; break;
                 case OPT_NODES: where = where ? "several" : "benchd"; nodes = arg; break;
                 case OPT_TOKEN_FILE: token_file = arg; break;
-                case OPT_SET: sets_add(&sets, &nsets, arg); break;
-                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
                 case OPT_PORT:
                         if (opts_number(cmd, "port", arg, 1, 65535, &port) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 case OPT_TIMEOUT:
                         if (opts_number(cmd, "timeout", arg, 1, 600000, &timeout) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 case OPT_SRC: so.src = arg; break;
                 case OPT_DST: so.dst = arg; break;
@@ -242,36 +237,31 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 case OPT_JSON: json = true; break;
                 case 'q': quiet = true; break;
                 case OPT_BWLIMIT:
-                        if (parse_double(arg, &d) < 0 || !(d > 0) || d > 1e9) {
-                                opts_release(&o);
+                        if (parse_double(arg, &d) < 0 || !(d > 0) || d > 1e9)
                                 return usage_error(cmd, "--bwlimit: expected MB/s above 0, got '%s'", arg);
-                        }
                         so.bwlimit = d * 1e6;
                         break;
                 case 'j':
                         if (opts_number(cmd, "workers", arg, 1, 256, &n) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         so.workers = (unsigned)n;
                         break;
                 case OPT_FSYNC:
-                        if (stage_fsync_policy_parse(arg, &so.fsync) < 0) {
-                                opts_release(&o);
+                        if (stage_fsync_policy_parse(arg, &so.fsync) < 0)
                                 return usage_error(cmd, "--fsync: expected none, end or file, got '%s'", arg);
-                        }
                         break;
                 case OPT_COPY_METHOD:
                         copy_method = arg;
-                        if (copy_method_parse(arg, &so.copy_method) < 0) {
-                                opts_release(&o);
+                        if (copy_method_parse(arg, &so.copy_method) < 0)
                                 return usage_error(cmd,
                                                    "--copy-method: expected auto, copy_file_range, sendfile or "
                                                    "readwrite, got '%s'", arg);
-                        }
                         break;
                 }
         }
-        if (opts_finish(&o, c, 0, 0, NULL) < 0)
-                return BD_EXIT_USAGE;
+        int next = opts_finish(&o, 0, 0, NULL);
+        if (next < 0)
+                return opts_exit(next);
         if (!where)
                 return usage_error(cmd, "say where to stage: --local, --system SYSTEM or --nodes N1,N2");
         if (streq(where, "several"))
@@ -299,7 +289,7 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 if (state_dir || copy_method)
                         return usage_error(cmd, "--state-dir and --copy-method are benchd's business with --system "
                                                 "and --nodes");
-                return stage_on_nodes(ctx, &so, name, system, nodes, sets, token_file, (int)port, timeout, quiet,
+                return stage_on_nodes(ctx, &so, name, system, nodes, o.sets, token_file, (int)port, timeout, quiet,
                                       json);
         }
         if (timeout || port || token_file)

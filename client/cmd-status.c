@@ -257,21 +257,19 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
 
 int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         bool json = false, watch = false;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
-                if (c == 'h')
-                        return opts_release(&o), BD_EXIT_OK;
                 if (c == 'j')
                         json = true;
                 else if (c == OPT_WATCH)
                         watch = true;
         }
-        int next = opts_finish(&o, c, 0, 1, NULL);
+        int next = opts_finish(&o, 0, 1, NULL);
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         const char *id = next < argc ? argv[next] : "last";
         struct bd_store store;
         if (open_store(&store))

@@ -447,25 +447,19 @@ static char *path_set(const char *key, const char *dir)
 
 int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        /* declared first, freed last: o.sets ends with these two */
+        _cleanup_free_ char *data_set = NULL, *log_set = NULL;
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL;
         long runs = 0;
         bool wait = false, dry = false;
-        _cleanup_free_ char **sets = NULL;
-        _cleanup_free_ char *data_set = NULL, *log_set = NULL;
-        size_t nsets = 0;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
-                case 'h':
-                        opts_release(&o);
-                        return BD_EXIT_OK;
                 case 's': system = arg; break;
                 case OPT_WAIT: wait = true; break;
                 case OPT_DRY: dry = true; break;
-                case OPT_SYSTEMS_DIR: ctx->systems_dir = arg; break;
-                case OPT_SET: sets_add(&sets, &nsets, arg); break;
                 case OPT_DATA:
                         free(data_set);
                         data_set = path_set("paths.data", arg);
@@ -476,22 +470,22 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         break;
                 case 'n':
                         if (opts_number(cmd, "runs", arg, 1, 100, &runs) < 0)
-                                return opts_release(&o), BD_EXIT_USAGE;
+                                return BD_EXIT_USAGE;
                         break;
                 }
         }
-        int next = opts_finish(&o, c, 1, 1, workload_operand());
+        int next = opts_finish(&o, 1, 1, workload_operand());
         if (next < 0)
-                return BD_EXIT_USAGE;
+                return opts_exit(next);
         if (!system)
                 return usage_error(cmd, "missing --system SYSTEM");
         if (data_set)
-                sets_add(&sets, &nsets, data_set);
+                opts_add_set(&o, data_set);
         if (log_set)
-                sets_add(&sets, &nsets, log_set);
+                opts_add_set(&o, log_set);
 
         struct submission sub = { .workload = argv[next], .dry = dry, .script = BD_BUF_INIT };
-        int ret = ctx_load_system(ctx, system, sets, &sub.sys);
+        int ret = ctx_load_system(ctx, system, o.sets, &sub.sys);
         if (ret)
                 return ret;
         const cJSON *j = sub.sys.json;

@@ -8,26 +8,22 @@
 
 static const struct bd_option options[] = {
         { "json", 'j', NULL, "print JSON" },
-        { "systems-dir", OPT_SYSTEMS_DIR, "DIR", "look for system files in DIR first" },
+        SYSTEMS_DIR_OPTION,
         { 0 }
 };
 
 int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        struct bd_opts o = { argc, argv, options, cmd, NULL };
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         bool json = false;
         const char *arg;
         int c;
-        while ((c = opts_next(&o, &arg)) > 0) {
-                if (c == 'h')
-                        return opts_release(&o), BD_EXIT_OK;
+        while ((c = opts_next(&o, &arg)) > 0)
                 if (c == 'j')
                         json = true;
-                else if (c == OPT_SYSTEMS_DIR)
-                        ctx->systems_dir = arg;
-        }
-        if (opts_finish(&o, c, 0, 0, NULL) < 0)
-                return BD_EXIT_USAGE;
+        int next = opts_finish(&o, 0, 0, NULL);
+        if (next < 0)
+                return opts_exit(next);
 
         char **names = system_list(ctx_dirs(ctx));
         int ret = BD_EXIT_OK;

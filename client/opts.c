@@ -44,15 +44,30 @@ static struct state *state_new(const struct bd_option *options)
         return s;
 }
 
-void opts_release(struct bd_opts *o)
+static void state_free(struct bd_opts *o)
 {
         struct state *s = o->getopt_state;
-        if (!s)
-                return;
-        free(s->longopts);
-        free(s->shortopts);
-        free(s);
-        o->getopt_state = NULL;
+        if (s) {
+                free(s->longopts);
+                free(s->shortopts);
+                free(s);
+                o->getopt_state = NULL;
+        }
+}
+
+void opts_release(struct bd_opts *o)
+{
+        state_free(o);
+        free(o->sets);
+        o->sets = NULL;
+        o->nsets = 0;
+}
+
+void opts_add_set(struct bd_opts *o, const char *v)
+{
+        o->sets = xrealloc(o->sets, (o->nsets + 2) * sizeof(char *));
+        o->sets[o->nsets++] = (char *)v;
+        o->sets[o->nsets] = NULL;
 }
 
 static void say(const char *prefix, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
@@ -108,26 +123,33 @@ int opts_next(struct bd_opts *o, const char **ret_arg)
                 opterr = 0;
         }
         struct state *s = o->getopt_state;
-        int prev = optind;
-        int c = getopt_long(o->argc, o->argv, s->shortopts, s->longopts, NULL);
-        *ret_arg = optarg;
-        if (c == -1)
-                return 0;
-        if (c == 'h') {
-                opts_help(o->cmd, o->options, stdout);
-                return 'h';
-        }
-        if (c == '?' || c == ':') {
-                const char *bad = prev < o->argc ? o->argv[prev] : "?";
-                if (c == ':')
-                        usage_error(o->cmd, "option '%s' needs an argument", bad);
-                else if (optopt && optopt < 256 && bad[0] == '-' && bad[1] != '-')
-                        usage_error(o->cmd, "unknown option '-%c'", optopt);
+        for (;;) {
+                int prev = optind;
+                int c = getopt_long(o->argc, o->argv, s->shortopts, s->longopts, NULL);
+                *ret_arg = optarg;
+                if (c == -1)
+                        return 0;
+                if (c == 'h') {
+                        opts_help(o->cmd, o->options, stdout);
+                        return o->end = OPTS_HELP;
+                }
+                if (c == '?' || c == ':') {
+                        const char *bad = prev < o->argc ? o->argv[prev] : "?";
+                        if (c == ':')
+                                usage_error(o->cmd, "option '%s' needs an argument", bad);
+                        else if (optopt && optopt < 256 && bad[0] == '-' && bad[1] != '-')
+                                usage_error(o->cmd, "unknown option '-%c'", optopt);
+                        else
+                                usage_error(o->cmd, "unknown option '%s'", bad);
+                        return o->end = OPTS_USAGE;
+                }
+                if (c == OPT_SYSTEMS_DIR)
+                        o->ctx->systems_dir = optarg;
+                else if (c == OPT_SET)
+                        opts_add_set(o, optarg);
                 else
-                        usage_error(o->cmd, "unknown option '%s'", bad);
-                return -1;
+                        return c;
         }
-        return c;
 }
 
 void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f)
@@ -145,22 +167,27 @@ void opts_help(const struct bd_command *cmd, const struct bd_option *options, FI
         fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
 }
 
-int opts_finish(struct bd_opts *o, int c, int min, int max, const char *what)
+int opts_finish(struct bd_opts *o, int min, int max, const char *what)
 {
         int next = optind;
-        opts_release(o);
-        if (c < 0)
-                return -1;
+        state_free(o);
+        if (o->end < 0)
+                return o->end;
         int n = o->argc - next;
         if (n < min) {
                 usage_error(o->cmd, "missing %s", what);
-                return -1;
+                return OPTS_USAGE;
         }
         if (n > max) {
                 usage_error(o->cmd, "unexpected argument '%s'", o->argv[next + max]);
-                return -1;
+                return OPTS_USAGE;
         }
         return next;
+}
+
+int opts_exit(int r)
+{
+        return r == OPTS_HELP ? BD_EXIT_OK : BD_EXIT_USAGE;
 }
 
 int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret)

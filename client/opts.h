@@ -3,15 +3,32 @@
  * Each command declares
  *     static const struct bd_option options[] = {
  *             { "system", 's', "SYSTEM", "system to use" }, ...
+ *             COMMON_SYSTEM_OPTIONS,  (where it reads systems)
  *             { NULL }
  *     };
- * and loops over opts_next().  Errors print one line and return -1; the
- * caller exits with BD_EXIT_USAGE.
+ * and parses its command line with
+ *     _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
+ *     const char *arg;
+ *     int c;
+ *     while ((c = opts_next(&o, &arg)) > 0)
+ *             ...its own options...
+ *     int next = opts_finish(&o, 1, 1, "RUN");
+ *     if (next < 0)
+ *             return opts_exit(next);
+ * opts_next() prints --help and usage errors itself and ends the loop on
+ * them; opts_exit() then gives BD_EXIT_OK after --help, BD_EXIT_USAGE after
+ * an error.  opts_next() also takes the common system options itself:
+ * --systems-dir goes to ctx->systems_dir, each --set to o.sets, which the
+ * command passes to ctx_load_system().  _cleanup_opts_ frees what o holds
+ * at every return.
  */
 #ifndef BD_OPTS_H
 #define BD_OPTS_H
 
+#include <stddef.h>
 #include <stdio.h>
+
+#include "macro.h"
 
 /* benchctl's exit status, one value per kind of failure, so that scripts
  * and CI pipelines can tell them apart (man benchctl(1), EXIT STATUS). */
@@ -35,25 +52,57 @@ struct bd_option {
 };
 
 struct bd_command;
+struct bd_ctx;
+
+/* The options of every command that reads systems, which opts_next() takes
+ * itself. */
+#define OPT_SYSTEMS_DIR 300
+#define OPT_SET 301
+#define SYSTEMS_DIR_OPTION { "systems-dir", OPT_SYSTEMS_DIR, "DIR", "look for system files in DIR first" }
+#define COMMON_SYSTEM_OPTIONS \
+        SYSTEMS_DIR_OPTION, \
+        { "set", OPT_SET, "KEY=VALUE", "override a configuration value (dotted key; repeatable)" }
 
 struct bd_opts {
         int argc;
         char **argv;
         const struct bd_option *options;
         const struct bd_command *cmd;
+        struct bd_ctx *ctx;     /* where --systems-dir goes; NULL where the table has no SYSTEMS_DIR_OPTION */
+        char **sets;            /* the --set values in order, NULL-terminated (NULL when none); the array is
+                                 * o's, the strings are not */
+        size_t nsets;
+        int end;                /* how the option loop ended: 0, OPTS_HELP or OPTS_USAGE */
         void *getopt_state;
 };
+#define OPTS_INIT(ac, av, table, command, context) \
+        { .argc = (ac), .argv = (av), .options = (table), .cmd = (command), .ctx = (context) }
 
-/* Returns the next option's key, 0 at the end of the options, -1 on an error
- * (already printed), 'h' for --help (after printing it).  *ret_arg is the
- * option's argument. */
+/* opts_next() and opts_finish() below 0 */
+enum {
+        OPTS_USAGE = -1,        /* a usage error, printed */
+        OPTS_HELP = -2,         /* --help, printed */
+};
+
+/* Returns the next option's key (> 0), or ends the loop: 0 at the end of
+ * the options, OPTS_HELP after printing --help, OPTS_USAGE after printing a
+ * usage error.  *ret_arg is the option's argument.  --systems-dir and --set
+ * are taken here (see struct bd_opts), not returned. */
 int opts_next(struct bd_opts *o, const char **ret_arg);
+/* Appends a KEY=VALUE override to o->sets; v must outlive o. */
+void opts_add_set(struct bd_opts *o, const char *v);
+/* Frees what o holds (the getopt state, the array of o->sets). */
 void opts_release(struct bd_opts *o);
-/* After the option loop (c is its last opts_next() value): releases o and
- * checks that min..max positional arguments follow (what names the first
- * missing one).  Returns the index of the first one, or -1 after printing a
- * usage error. */
-int opts_finish(struct bd_opts *o, int c, int min, int max, const char *what);
+#define _cleanup_opts_ _cleanup_(opts_release)
+/* After the option loop: frees the getopt state and checks that min..max
+ * positional arguments follow (what names the first missing one).  Returns
+ * the index of the first one; below 0 where the loop ended on --help
+ * (OPTS_HELP) or an error (OPTS_USAGE), or after printing a usage error
+ * (OPTS_USAGE). */
+int opts_finish(struct bd_opts *o, int min, int max, const char *what);
+/* The exit status of a command whose options ended in r < 0: BD_EXIT_OK
+ * after --help, BD_EXIT_USAGE after a usage error. */
+int opts_exit(int r);
 /* Parses an option's number in [min, max]; prints a usage error and returns -1 otherwise. */
 int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret);
 void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f);
