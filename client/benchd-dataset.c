@@ -109,9 +109,8 @@ static int dataset_synth(int argc, char **argv)
                 else if (opt == OPT_FORCE)
                         c.force = true;
                 for (size_t i = 0; i < ARRAY_SIZE(nums); i++)
-                        if (nums[i].key == opt &&
-                            opts_number(cmd, nums[i].name, arg, nums[i].min, nums[i].max, nums[i].v) < 0)
-                                return BD_EXIT_USAGE;
+                        if (nums[i].key == opt)
+                                opts_number(&o, nums[i].name, arg, nums[i].min, nums[i].max, nums[i].v);
         }
         c.train_images = images;
         c.seed = (uint64_t)seed;
@@ -291,10 +290,7 @@ static int dataset_check(int argc, char **argv)
                 case OPT_DECODE: decode = true; break;
                 case OPT_CACHE: cache = arg; break;
                 case 'j': json = true; break;
-                case OPT_THREADS:
-                        if (opts_number(cmd, "threads", arg, 1, 1024, &threads) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case OPT_THREADS: opts_number(&o, "threads", arg, 1, 1024, &threads); break;
                 }
         }
         int next = opts_finish(&o, 1, 1, "DIR");

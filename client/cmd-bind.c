@@ -33,10 +33,7 @@ int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 case 's': system = arg; break;
                 case 'j': json = true; break;
                 case OPT_ALL: all = true; break;
-                case 'r':
-                        if (opts_number(cmd, "local-rank", arg, 0, LONG_MAX, &rank) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case 'r': opts_number(&o, "local-rank", arg, 0, LONG_MAX, &rank); break;
                 }
         }
         int next = opts_finish(&o, 0, 0, NULL);

@@ -35,10 +35,7 @@ int cmd_coco_eval(int argc, char **argv, struct bd_ctx *ctx, const struct bd_com
                         if (!streq(arg, "bbox"))
                                 return usage_error(cmd, "--type: only 'bbox' is supported, got '%s'", arg);
                         break;
-                case OPT_THREADS:
-                        if (opts_number(cmd, "threads", arg, 1, 1024, &threads) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case OPT_THREADS: opts_number(&o, "threads", arg, 1, 1024, &threads); break;
                 }
         }
         int next = opts_finish(&o, 2, 2, "ANNOTATIONS.json and DETECTIONS.json");

@@ -113,8 +113,8 @@ int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         while ((c = opts_next(&o, &arg)) > 0) {
                 if (c == OPT_FOLLOW)
                         fol = true;
-                else if (c == OPT_TRIAL && opts_number(cmd, "trial", arg, 1, LONG_MAX, &only) < 0)
-                        return BD_EXIT_USAGE;
+                else if (c == OPT_TRIAL)
+                        opts_number(&o, "trial", arg, 1, LONG_MAX, &only);
         }
         int next = opts_finish(&o, 1, 1, "RUN");
         if (next < 0)

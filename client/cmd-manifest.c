@@ -35,9 +35,8 @@ int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comm
                 case OPT_REHASH: so.rehash = true; break;
                 case OPT_NO_STORE: so.no_store = true; break;
                 case 'j':
-                        if (opts_number(cmd, "workers", arg, 1, 256, &n) < 0)
-                                return BD_EXIT_USAGE;
-                        so.workers = (unsigned)n;
+                        if (opts_number(&o, "workers", arg, 1, 256, &n) == 0)
+                                so.workers = (unsigned)n;
                         break;
                 }
         }

@@ -266,14 +266,8 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 case 's': system = arg; break;
                 case 'j': json = true; break;
                 case OPT_TOPO: topo = true; break;
-                case OPT_PORT:
-                        if (opts_number(cmd, "port", arg, 1, 65535, &port) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
-                case OPT_TIMEOUT:
-                        if (opts_number(cmd, "timeout", arg, 1, 600000, &timeout) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case OPT_PORT: opts_number(&o, "port", arg, 1, 65535, &port); break;
+                case OPT_TIMEOUT: opts_number(&o, "timeout", arg, 1, 600000, &timeout); break;
                 }
         }
         next = opts_finish(&o, 0, INT_MAX, NULL);

@@ -49,10 +49,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 'o': output = arg; break;
                 case OPT_RUN_ID: run_id = arg; break;
                 case OPT_RUN: run = arg; break;
-                case 'n':
-                        if (opts_number(cmd, "runs", arg, 1, 100, &runs) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case 'n': opts_number(&o, "runs", arg, 1, 100, &runs); break;
                 }
         }
         int next = opts_finish(&o, run ? 0 : 1, run ? 0 : 1, workload_operand());

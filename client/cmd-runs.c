@@ -128,10 +128,7 @@ int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 case 's': system = arg; break;
                 case 'j': l.json = true; break;
                 case OPT_WORKLOAD: workload = arg; break;
-                case OPT_LIMIT:
-                        if (opts_number(cmd, "limit", arg, 1, LONG_MAX, &limit) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case OPT_LIMIT: opts_number(&o, "limit", arg, 1, LONG_MAX, &limit); break;
                 }
         }
         int next = opts_finish(&o, 0, 0, NULL);

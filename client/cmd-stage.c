@@ -218,14 +218,8 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 case 's': where = where ? "several" : "benchd"; system = arg; break;
                 case OPT_NODES: where = where ? "several" : "benchd"; nodes = arg; break;
                 case OPT_TOKEN_FILE: token_file = arg; break;
-                case OPT_PORT:
-                        if (opts_number(cmd, "port", arg, 1, 65535, &port) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
-                case OPT_TIMEOUT:
-                        if (opts_number(cmd, "timeout", arg, 1, 600000, &timeout) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case OPT_PORT: opts_number(&o, "port", arg, 1, 65535, &port); break;
+                case OPT_TIMEOUT: opts_number(&o, "timeout", arg, 1, 600000, &timeout); break;
                 case OPT_SRC: so.src = arg; break;
                 case OPT_DST: so.dst = arg; break;
                 case 'n': name = arg; break;
@@ -242,9 +236,8 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                         so.bwlimit = d * 1e6;
                         break;
                 case 'j':
-                        if (opts_number(cmd, "workers", arg, 1, 256, &n) < 0)
-                                return BD_EXIT_USAGE;
-                        so.workers = (unsigned)n;
+                        if (opts_number(&o, "workers", arg, 1, 256, &n) == 0)
+                                so.workers = (unsigned)n;
                         break;
                 case OPT_FSYNC:
                         if (stage_fsync_policy_parse(arg, &so.fsync) < 0)

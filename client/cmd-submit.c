@@ -468,10 +468,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         free(log_set);
                         log_set = path_set("paths.logs", arg);
                         break;
-                case 'n':
-                        if (opts_number(cmd, "runs", arg, 1, 100, &runs) < 0)
-                                return BD_EXIT_USAGE;
-                        break;
+                case 'n': opts_number(&o, "runs", arg, 1, 100, &runs); break;
                 }
         }
         int next = opts_finish(&o, 1, 1, workload_operand());

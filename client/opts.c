@@ -117,6 +117,8 @@ int usage_error(const struct bd_command *cmd, const char *fmt, ...)
 
 int opts_next(struct bd_opts *o, const char **ret_arg)
 {
+        if (o->end < 0)
+                return o->end;  /* opts_number() found an error */
         if (!o->getopt_state) {
                 o->getopt_state = state_new(o->options);
                 optind = 1;
@@ -190,15 +192,15 @@ int opts_exit(int r)
         return r == OPTS_HELP ? BD_EXIT_OK : BD_EXIT_USAGE;
 }
 
-int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret)
+int opts_number(struct bd_opts *o, const char *opt, const char *arg, long min, long max, long *ret)
 {
         long v;
         if (parse_long(arg, &v) < 0 || v < min || v > max) {
                 if (max == LONG_MAX)
-                        usage_error(cmd, "--%s: expected a number >= %ld, got '%s'", opt, min, arg);
+                        usage_error(o->cmd, "--%s: expected a number >= %ld, got '%s'", opt, min, arg);
                 else
-                        usage_error(cmd, "--%s: expected a number from %ld to %ld, got '%s'", opt, min, max, arg);
-                return -1;
+                        usage_error(o->cmd, "--%s: expected a number from %ld to %ld, got '%s'", opt, min, max, arg);
+                return o->end = OPTS_USAGE;
         }
         *ret = v;
         return 0;

@@ -16,8 +16,8 @@
  *     if (next < 0)
  *             return opts_exit(next);
  * opts_next() prints --help and usage errors itself and ends the loop on
- * them; opts_exit() then gives BD_EXIT_OK after --help, BD_EXIT_USAGE after
- * an error.  opts_next() also takes the common system options itself:
+ * them (so does opts_number() on a bad number); opts_exit() then gives
+ * BD_EXIT_OK after --help, BD_EXIT_USAGE after an error.  opts_next() also takes the common system options itself:
  * --systems-dir goes to ctx->systems_dir, each --set to o.sets, which the
  * command passes to ctx_load_system().  _cleanup_opts_ frees what o holds
  * at every return.
@@ -103,8 +103,10 @@ int opts_finish(struct bd_opts *o, int min, int max, const char *what);
 /* The exit status of a command whose options ended in r < 0: BD_EXIT_OK
  * after --help, BD_EXIT_USAGE after a usage error. */
 int opts_exit(int r);
-/* Parses an option's number in [min, max]; prints a usage error and returns -1 otherwise. */
-int opts_number(const struct bd_command *cmd, const char *opt, const char *arg, long min, long max, long *ret);
+/* In the option loop: parses an option's number in [min, max] into *ret;
+ * otherwise prints a usage error, returns -1 and ends the loop (the next
+ * opts_next() returns OPTS_USAGE). */
+int opts_number(struct bd_opts *o, const char *opt, const char *arg, long min, long max, long *ret);
 void opts_help(const struct bd_command *cmd, const struct bd_option *options, FILE *f);
 /* The exit status of an error (negative errno) from the scheduler or a
  * node: BD_EXIT_UNREACHABLE where nobody answered (-EHOSTUNREACH,
