@@ -277,8 +277,9 @@ int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 return usage_error(cmd, "give either --system or node names, not both");
         if (system) {
                 struct bd_system sys;
-                if (ctx_load_system(ctx, system, o.sets, &sys))
-                        return BD_EXIT_FAIL;
+                int bad = ctx_load_system(ctx, system, o.sets, &sys);
+                if (bad)
+                        return bad;
                 struct bd_err err;
                 int r = nodes_of_system(sys.json, &names, &err);
                 if (r < 0)

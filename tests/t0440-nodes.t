@@ -75,6 +75,8 @@ is "--system: its benchd.hosts" "$rc $(grep -c ' ok ' <<<"$out")" "0 2"
 is "--system and node names: usage error" "$?" 2
 "$BENCHCTL" nodes --timeout 0 >/dev/null 2>&1
 is "--timeout 0: usage error" "$?" 2
+"$BENCHCTL" nodes --system nosuch >/dev/null 2>&1
+is "--system that does not exist: exit 3 (configuration)" "$?" 3
 printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "n1/x"] } }\n' "${nodes[0]}" > "$tmp/systems/bad.json"
 out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system bad 2>&1); rc=$?
 is "--system whose hosts hold a bad name: exit 3 (configuration)" "$rc" 3
