@@ -140,11 +140,18 @@ static int handle(int i, nvmlDevice_t *ret)
         return nv.by_index((unsigned)i, ret) == 0 ? 0 : -EIO;
 }
 
+/* The GPU's memory, when NVML says. */
+static void read_memory(nvmlDevice_t d, struct nvml_gpu *g)
+{
+        nvmlMemory_t mem;
+        if (nv.memory(d, &mem) == 0)
+                g->mem_total = mem.total, g->mem_used = mem.used;
+}
+
 int nvml_describe(int i, struct nvml_gpu *g)
 {
         nvmlDevice_t d;
         nvmlPciInfo_t pci;
-        nvmlMemory_t mem;
         int r = handle(i, &d);
         if (r < 0)
                 return r;
@@ -156,8 +163,7 @@ int nvml_describe(int i, struct nvml_gpu *g)
                 g->name[0] = '\0';
         if (nv.uuid(d, g->uuid, sizeof(g->uuid)) != 0)
                 g->uuid[0] = '\0';
-        if (nv.memory(d, &mem) == 0)
-                g->mem_total = mem.total, g->mem_used = mem.used;
+        read_memory(d, g);
         for (unsigned l = 0; nv.nvlink_state && nv.nvlink_remote && l < NVML_MAX_LINKS; l++) {
                 int active = 0;
                 nvmlPciInfo_t remote;
@@ -174,13 +180,11 @@ int nvml_describe(int i, struct nvml_gpu *g)
 int nvml_sample(int i, struct nvml_gpu *g)
 {
         nvmlDevice_t d;
-        nvmlMemory_t mem;
         nvmlUtilization_t u;
         int r = handle(i, &d);
         if (r < 0)
                 return r;
-        if (nv.memory(d, &mem) == 0)
-                g->mem_total = mem.total, g->mem_used = mem.used;
+        read_memory(d, g);
         g->has_util = nv.utilization && nv.utilization(d, &u) == 0;
         if (g->has_util)
                 g->util_gpu = u.gpu, g->util_mem = u.memory;
