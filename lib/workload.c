@@ -17,16 +17,20 @@
 
 static const char *const backbones[] = { "resnet18", "resnet34", NULL };
 
-/* Keys every trainer's section has (allreduce has backend only). */
+/* Keys every workload's section has. */
+#define COMMON_KEYS(backend_help)                                                                       \
+        { "backend", S_STRING, NULL, ANY, schema_backends, W_ANY, backend_help },                      \
+        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more arguments for its program" },      \
+        { "published", S_OBJECT, schema_published_keys, ANY, NULL, W_ANY, "published result on this system" }
+
+/* And those of a trainer's. */
 #define TRAIN_KEYS                                                                                      \
-        { "backend", S_STRING, NULL, ANY, schema_backends, W_ANY, "cpu or cuda" },                     \
+        COMMON_KEYS("cpu or cuda"),                                                                     \
         { "precision", S_STRING, NULL, ANY, schema_precisions, W_ANY, "fp32 or amp" },                 \
         { "seed", S_INT, NULL, RANGE(0, 4294967295.0), NULL, W_ANY, "base seed (trial t uses seed+t)" }, \
         { "threads", S_INT, NULL, RANGE(1, 1024), NULL, W_ANY, "CPU threads per rank" },                \
         { "loader_workers", S_INT, NULL, RANGE(0, 256), NULL, W_ANY, "data loader threads per rank" },  \
-        { "max_steps", S_INT, NULL, RANGE(0, 1e12), NULL, W_ANY, "stop after this many steps (0: off)" }, \
-        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more trainer arguments" },              \
-        { "published", S_OBJECT, schema_published_keys, ANY, NULL, W_ANY, "published result on this system" }
+        { "max_steps", S_INT, NULL, RANGE(0, 1e12), NULL, W_ANY, "stop after this many steps (0: off)" }
 
 static const struct schema_key ssd_keys[] = {
         { "batch_size", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per rank per step" },
@@ -70,9 +74,7 @@ static const struct schema_key allreduce_keys[] = {
         { "max_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY, "largest buffer" },
         { "iters", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "timed iterations per size" },
         { "warmup", S_INT, NULL, RANGE(0, 1e6), NULL, W_ANY, "untimed iterations per size" },
-        { "backend", S_STRING, NULL, ANY, schema_backends, W_ANY, "cpu (MPI) or cuda (NCCL)" },
-        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more arguments" },
-        { "published", S_OBJECT, schema_published_keys, ANY, NULL, W_ANY, "published result on this system" },
+        COMMON_KEYS("cpu (MPI) or cuda (NCCL)"),
         { 0 }
 };
 
