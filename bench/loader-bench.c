@@ -114,7 +114,7 @@ int main(int argc, char **argv)
                         mode = argv[i + 1];
                         continue;
                 }
-                if (parse_long(argv[i + 1], &v) < 0 || v < 0) {
+                if (str_parse_long(argv[i + 1], &v) < 0 || v < 0) {
                         fprintf(stderr, "loader-bench: bad value '%s'\n", argv[i + 1]);
                         return 2;
                 }

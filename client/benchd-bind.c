@@ -49,7 +49,7 @@ struct plan {
 /* The same directory, however spelled ("/a/./b/" is "/a/b"). */
 static bool same_path(const char *a, const char *b)
 {
-        _cleanup_free_ char *x = path_clean(a), *y = path_clean(b);
+        _cleanup_free_ char *x = fs_path_clean(a), *y = fs_path_clean(b);
         return streq(x, y);
 }
 
@@ -90,7 +90,7 @@ static int parse_spec(char *spec, struct plan *p)
         }
         p->nic = nic;
         long m;
-        if (parse_long(mem, &m) < 0 || m < 0 || m >= MAX_NUMA_NODES)
+        if (str_parse_long(mem, &m) < 0 || m < 0 || m >= MAX_NUMA_NODES)
                 return -EINVAL;
         p->mem = (int)m;
         if (cpuset_parse(&p->cpus, spec) < 0 || cpuset_count(&p->cpus) == 0)
@@ -103,7 +103,7 @@ static int local_rank(const char **ret_var)
         for (const char *const *v = rank_vars; *v; v++) {
                 const char *s = getenv(*v);
                 long r;
-                if (s && parse_long(s, &r) == 0 && r >= 0 && r < MAX_RANKS) {
+                if (s && str_parse_long(s, &r) == 0 && r >= 0 && r < MAX_RANKS) {
                         *ret_var = *v;
                         return (int)r;
                 }

@@ -55,7 +55,7 @@ int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         if (rank >= ranks) {
                 bd_error("--local-rank %ld: %s has %ld ranks per node (0..%ld)", rank, s.name, ranks, ranks - 1);
                 ret = BD_EXIT_USAGE;
-        } else if (topo_from_system(s.json, &topo, &err) < 0 || bind_plan(&topo, (int)ranks, &plan, &err) < 0) {
+        } else if (system_topo(s.json, &topo, &err) < 0 || bind_plan(&topo, (int)ranks, &plan, &err) < 0) {
                 bd_error("%s: %s", s.name, err.msg);
                 ret = BD_EXIT_CONFIG;
         } else {

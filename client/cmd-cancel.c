@@ -43,8 +43,8 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         }
         /* recorded cancelled with --force, not stopped: try again to stop it */
         bool again = r.state == ST_CANCELLED && r.reason && str_has_prefix(r.reason, FORCED);
-        if (state_final(r.state) && !again) {
-                printf("run %s already ended: %s\n", r.id, state_name(r.state));
+        if (bd_state_final(r.state) && !again) {
+                printf("run %s already ended: %s\n", r.id, bd_state_name(r.state));
         } else {
                 struct bd_err err;
                 bool here = run_started_here(&r);
@@ -80,7 +80,7 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         free(r.reason);
                         r.reason = xstrdup(reason ? reason : "cancelled by benchctl");
                         for (int i = 0; i < r.ntrials; i++)
-                                if (!state_final(t[i].state)) {
+                                if (!bd_state_final(t[i].state)) {
                                         if (t[i].state == ST_RUNNING)
                                                 t[i].end_time = now;
                                         t[i].state = ST_CANCELLED;
@@ -94,8 +94,8 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                                 printf("run %s cancelled\n", r.id);
                 }
         }
-        trials_free(t, r.ntrials);
-        run_release(&r);
+        bd_trials_free(t, r.ntrials);
+        bd_run_release(&r);
         store_close(&store);
         return ret;
 }

@@ -13,7 +13,7 @@
 
 static char *helper_path(const char *prog)
 {
-        _cleanup_free_ char *dir = exe_dir();
+        _cleanup_free_ char *dir = fs_exe_dir();
         if (dir) {
                 char *p = xasprintf("%s/%s", dir, prog);
                 if (access(p, X_OK) == 0)

@@ -36,13 +36,13 @@ static char *collect(const struct bd_run *r, const struct bd_trial *t, char **re
                 bd_err_set(err, -ENOENT, "no log recorded");
                 return NULL;
         }
-        if (read_file(*ret_path, 1u << 30, &text, &len, err) < 0)
+        if (fs_read_file(*ret_path, 1u << 30, &text, &len, err) < 0)
                 return NULL;
         if (!*ret_kept) {
                 _cleanup_free_ char *dst = trial_log_copy(r, t);
                 _cleanup_free_ char *dir = xasprintf("%s/logs", r->rundir);
-                if (mkdir_p(dir, 0755) == 0)
-                        (void) write_file_atomic(dst, text, len, 0644, NULL);
+                if (fs_mkdir_p(dir, 0755) == 0)
+                        (void) fs_write_atomic(dst, text, len, 0644, NULL);
         }
         return text;
 }
@@ -60,13 +60,13 @@ static int follow(struct bd_store *store, const char *id, long only)
                         n = r.ntrials;
                         off = xcalloc((size_t)n, sizeof(*off));
                 }
-                bool final = state_final(r.state);
+                bool final = bd_state_final(r.state);
                 for (int i = 0; i < n; i++) {
                         if ((only && t[i].trial != only) || !t[i].log_path)
                                 continue;
                         _cleanup_free_ char *text = NULL;
                         size_t len = 0;
-                        if (read_file(t[i].log_path, 1u << 30, &text, &len, NULL) < 0 || len <= off[i])
+                        if (fs_read_file(t[i].log_path, 1u << 30, &text, &len, NULL) < 0 || len <= off[i])
                                 continue;
                         if (off[i] == 0)
                                 printf("==> trial %d: %s <==\n", t[i].trial, t[i].log_path);
@@ -80,7 +80,7 @@ static int follow(struct bd_store *store, const char *id, long only)
                 if (final && !printed) {
                         /* nothing to show: say why, rather than end in silence */
                         ret = BD_EXIT_FAIL;
-                        bd_error("run %s ended (%s%s%s) before %s wrote a log", r.id, state_name(r.state),
+                        bd_error("run %s ended (%s%s%s) before %s wrote a log", r.id, bd_state_name(r.state),
                                  r.reason ? ": " : "", r.reason ? r.reason : "",
                                  only ? "the trial" : "any trial");
                 }
@@ -93,8 +93,8 @@ static int follow(struct bd_store *store, const char *id, long only)
                                         free(collect(&r, &t[i], &path, &kept, &err));
                                         free(path);
                                 }
-                trials_free(t, r.ntrials);
-                run_release(&r);
+                bd_trials_free(t, r.ntrials);
+                bd_run_release(&r);
                 if (final)
                         break;
                 sleep(1);
@@ -145,10 +145,10 @@ int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 _cleanup_free_ char *path = NULL;
                 bool kept = false;
                 _cleanup_free_ char *text = collect(&r, &t[i], &path, &kept, &err);
-                if (!text && !state_final(t[i].state))
-                        printf("==> trial %d: no log yet (%s) <==\n", t[i].trial, state_name(t[i].state));
+                if (!text && !bd_state_final(t[i].state))
+                        printf("==> trial %d: no log yet (%s) <==\n", t[i].trial, bd_state_name(t[i].state));
                 else if (!text)
-                        printf("==> trial %d: no log (%s): %s <==\n", t[i].trial, state_name(t[i].state), err.msg);
+                        printf("==> trial %d: no log (%s): %s <==\n", t[i].trial, bd_state_name(t[i].state), err.msg);
                 if (!text)
                         continue;
                 if (kept)
@@ -159,8 +159,8 @@ int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 if (*text && text[strlen(text) - 1] != '\n')
                         putchar('\n');
         }
-        trials_free(t, r.ntrials);
-        run_release(&r);
+        bd_trials_free(t, r.ntrials);
+        bd_run_release(&r);
         store_close(&store);
         return ret;
 }

@@ -67,7 +67,7 @@ int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comm
                 return BD_EXIT_FAIL;
         }
         if (out) {
-                if (write_file_atomic(out, text.s, text.len, 0644, &err) < 0) {
+                if (fs_write_atomic(out, text.s, text.len, 0644, &err) < 0) {
                         bd_error("manifest: %s", err.msg);
                         return BD_EXIT_FAIL;
                 }

@@ -71,7 +71,7 @@ static int char_columns(const char *s, int *len)
 {
         static locale_t utf8;
         static bool tried;
-        *len = (int)utf8_char_len(s) ?: 1;
+        *len = (int)str_utf8_char_len(s) ?: 1;
         if (!tried) {
                 tried = true;
                 utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);

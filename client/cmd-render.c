@@ -29,7 +29,7 @@ static int emit(const char *script, size_t len, const char *output)
         struct bd_err err;
         if (!output)
                 fputs(script, stdout);
-        else if (write_file_atomic(output, script, len, 0755, &err) < 0) {
+        else if (fs_write_atomic(output, script, len, 0755, &err) < 0) {
                 bd_error("%s", err.msg);
                 return BD_EXIT_FAIL;
         }
@@ -67,7 +67,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         bd_error("run %s has no recorded script", r.id);
                 else
                         ret = emit(r.script, strlen(r.script), output);
-                run_release(&r);
+                bd_run_release(&r);
                 return ret;
         }
         if (!system)
@@ -81,7 +81,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (ret)
                 return ret;
         _cleanup_free_ char *id = run_id ? xstrdup(run_id) : run_id_new();
-        _cleanup_free_ char *bin = exe_dir();
+        _cleanup_free_ char *bin = fs_exe_dir();
         struct render_opts ro = {
                 .workload = argv[next],
                 .trials = (int)runs,

@@ -50,7 +50,7 @@ static double target_of(const cJSON *config, const char *workload)
  * there yet), is running or pending: not killed, not missing. */
 static void live_outcome(const struct bd_run *run, const struct bd_trial *trial, struct mlperf_trial *t)
 {
-        if (state_final(run->state) || (t->outcome != OUT_INCOMPLETE && t->outcome != OUT_NO_RUN &&
+        if (bd_state_final(run->state) || (t->outcome != OUT_INCOMPLETE && t->outcome != OUT_NO_RUN &&
                                         t->outcome != OUT_MISSING))
                 return;
         if (trial->state == ST_RUNNING) {
@@ -97,7 +97,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 .id = x->run.id,
                 .system = x->run.system,
                 .workload = w,
-                .state = state_name(x->run.state),
+                .state = bd_state_name(x->run.state),
                 .trials = x->rt,
                 .ntrials = x->run.ntrials,
                 .reference = &x->ref,
@@ -112,8 +112,8 @@ static void loaded_run_release(struct loaded_run *x)
         free(x->paths);
         free(x->pub_source);
         cJSON_Delete(x->config);
-        trials_free(x->trials, x->run.ntrials);
-        run_release(&x->run);
+        bd_trials_free(x->trials, x->run.ntrials);
+        bd_run_release(&x->run);
 }
 
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)

@@ -36,7 +36,7 @@ static int print_one(const struct bd_run *r, void *data)
                 cJSON_AddStringToObject(o, "run", r->id);
                 cJSON_AddStringToObject(o, "system", r->system);
                 cJSON_AddStringToObject(o, "workload", r->workload);
-                cJSON_AddStringToObject(o, "state", state_name(r->state));
+                cJSON_AddStringToObject(o, "state", bd_state_name(r->state));
                 cJSON_AddNumberToObject(o, "trials", r->ntrials);
                 cJSON_AddNumberToObject(o, "submit_time", r->submit_time);
                 cJSON_AddItemToObject(o, "job_id", r->job_id ? cJSON_CreateString(r->job_id) : cJSON_CreateNull());
@@ -49,7 +49,7 @@ static int print_one(const struct bd_run *r, void *data)
         struct tm tm;
         if (t > 0 && localtime_r(&t, &tm))
                 strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
-        printf("%-22s %-10s %-10s %-14s %-6d %-16s %s\n", r->id, r->system, r->workload, state_name(r->state),
+        printf("%-22s %-10s %-10s %-14s %-6d %-16s %s\n", r->id, r->system, r->workload, bd_state_name(r->state),
                r->ntrials, when, r->job_id ? r->job_id : "-");
         return 0;
 }
@@ -62,7 +62,7 @@ struct live {
 static int collect_live(const struct bd_run *r, void *data)
 {
         struct live *l = data;
-        if (!state_final(r->state)) {
+        if (!bd_state_final(r->state)) {
                 l->ids = xrealloc(l->ids, (l->n + 1) * sizeof(*l->ids));
                 l->ids[l->n++] = xstrdup(r->id);
         }
@@ -102,8 +102,8 @@ static void refresh_live(struct bd_store *store, const char *system, const char 
                                         break;
                                 }
                         }
-                        trials_free(t, r.ntrials);
-                        run_release(&r);
+                        bd_trials_free(t, r.ntrials);
+                        bd_run_release(&r);
                 }
                 free(l.ids[i]);
         }

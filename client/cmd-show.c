@@ -62,7 +62,7 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
                 if (!cJSON_IsObject(conf)) {
                         bd_error("run %s: its recorded configuration is %s", r.id, r.config ? "not a JSON object" : "missing");
                         cJSON_Delete(conf);
-                        run_release(&r);
+                        bd_run_release(&r);
                         return BD_EXIT_FAIL;
                 }
                 values = conf;
@@ -81,7 +81,7 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
         for (const cJSON *e = values->child; e; e = e->next)
                 cJSON_AddItemToObject(out, e->string, cJSON_Duplicate(e, true));
         cJSON_Delete(conf);
-        run_release(&r);
+        bd_run_release(&r);
         if (json) {
                 _cleanup_free_ char *text = cJSON_Print(out);
                 puts(text);

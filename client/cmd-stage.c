@@ -231,7 +231,7 @@ int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 case OPT_JSON: json = true; break;
                 case 'q': quiet = true; break;
                 case OPT_BWLIMIT:
-                        if (parse_double(arg, &d) < 0 || !(d > 0) || d > 1e9)
+                        if (str_parse_double(arg, &d) < 0 || !(d > 0) || d > 1e9)
                                 return usage_error(cmd, "--bwlimit: expected MB/s above 0, got '%s'", arg);
                         so.bwlimit = d * 1e6;
                         break;

@@ -46,7 +46,7 @@ cJSON *run_json(const struct bd_run *r, const struct bd_trial *t)
         cJSON_AddStringToObject(o, "launcher", r->launcher);
         cJSON_AddItemToObject(o, "job_id", r->job_id ? cJSON_CreateString(r->job_id) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "pid", r->pid > 0 ? cJSON_CreateNumber((double)r->pid) : cJSON_CreateNull());
-        cJSON_AddStringToObject(o, "state", state_name(r->state));
+        cJSON_AddStringToObject(o, "state", bd_state_name(r->state));
         cJSON_AddItemToObject(o, "reason", r->reason ? cJSON_CreateString(r->reason) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "exit_code", r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull());
         cJSON_AddItemToObject(o, "submit_time", time_json(r->submit_time));
@@ -61,7 +61,7 @@ cJSON *run_json(const struct bd_run *r, const struct bd_trial *t)
         for (int i = 0; t && i < r->ntrials; i++) {
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddNumberToObject(e, "trial", t[i].trial);
-                cJSON_AddStringToObject(e, "state", state_name(t[i].state));
+                cJSON_AddStringToObject(e, "state", bd_state_name(t[i].state));
                 cJSON_AddItemToObject(e, "reason", t[i].reason ? cJSON_CreateString(t[i].reason) : cJSON_CreateNull());
                 cJSON_AddItemToObject(e, "nodes", t[i].nodes ? cJSON_CreateString(t[i].nodes) : cJSON_CreateNull());
                 cJSON_AddItemToObject(e, "start_time", time_json(t[i].start_time));
@@ -108,10 +108,10 @@ static void print_status(const struct bd_run *r, const struct bd_trial *t)
 {
         char el[32];
         fmt_elapsed(r->start_time, r->end_time, el, sizeof(el));
-        printf("run %s: %s on %s, %s", r->id, r->workload, r->system, state_name(r->state));
+        printf("run %s: %s on %s, %s", r->id, r->workload, r->system, bd_state_name(r->state));
         if (r->reason)
                 printf(" (%s)", r->reason);
-        if (r->exit_code >= 0 && state_final(r->state))
+        if (r->exit_code >= 0 && bd_state_final(r->state))
                 printf(", exit code %d", r->exit_code);
         if (streq(r->launcher, "slurm"))
                 printf("\n  Slurm job %s, elapsed %s, logs in %s\n", r->job_id ? r->job_id : "-", el, r->logdir);
@@ -123,7 +123,7 @@ static void print_status(const struct bd_run *r, const struct bd_trial *t)
                 char code[16] = "-";
                 if (t[i].exit_code >= 0)
                         snprintf(code, sizeof(code), "%d", t[i].exit_code);
-                printf("  %-6d %-14s %-12s %-10s %-5s %s\n", t[i].trial, state_name(t[i].state),
+                printf("  %-6d %-14s %-12s %-10s %-5s %s\n", t[i].trial, bd_state_name(t[i].state),
                        t[i].nodes ? t[i].nodes : "-", el, code, t[i].reason ? t[i].reason : "");
                 if (t[i].state == ST_FAILED || t[i].state == ST_INCOMPLETE)
                         tail_lines(t[i].log_path, 12, stdout);
@@ -138,9 +138,9 @@ static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty
                 if (t[i].state == ST_RUNNING)
                         cur = i + 1;
                 /* a trial the run ended before did not end: it never started */
-                if (state_final(t[i].state) && t[i].start_time <= 0)
+                if (bd_state_final(t[i].state) && t[i].start_time <= 0)
                         never++;
-                else if (state_final(t[i].state) && (unsigned)t[i].state < _ST_MAX)
+                else if (bd_state_final(t[i].state) && (unsigned)t[i].state < _ST_MAX)
                         ended[t[i].state]++;
         }
         /* "2 completed, 1 failed": how the trials that ran ended */
@@ -149,15 +149,15 @@ static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty
         for (int st = 0; st < _ST_MAX; st++)
                 if (st != ST_COMPLETED && ended[st] && len < (int)sizeof(outcomes))
                         len += snprintf(outcomes + len, sizeof(outcomes) - (size_t)len, ", %d %s", ended[st],
-                                        state_name((enum bd_state)st));
+                                        bd_state_name((enum bd_state)st));
         if (never && len < (int)sizeof(outcomes))
                 snprintf(outcomes + len, sizeof(outcomes) - (size_t)len, ", %d never started", never);
         fmt_elapsed(r->start_time > 0 ? r->start_time : r->submit_time, r->end_time, el, sizeof(el));
         if (cur)
-                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %s, elapsed %s", r->id, state_name(r->state),
+                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %s, elapsed %s", r->id, bd_state_name(r->state),
                          cur, r->ntrials, outcomes, el);
         else
-                snprintf(line, sizeof(line), "run %s: %s, %d trial%s: %s, elapsed %s", r->id, state_name(r->state),
+                snprintf(line, sizeof(line), "run %s: %s, %d trial%s: %s, elapsed %s", r->id, bd_state_name(r->state),
                          r->ntrials, r->ntrials == 1 ? "" : "s", outcomes, el);
         if (tty) {
                 printf("\r\033[K%s", line);
@@ -165,7 +165,7 @@ static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty
         } else {
                 /* one line per change, without the ticking clock */
                 char key[300];
-                snprintf(key, sizeof(key), "%s %d %s", state_name(r->state), cur, outcomes);
+                snprintf(key, sizeof(key), "%s %d %s", bd_state_name(r->state), cur, outcomes);
                 if (strcmp(key, last)) {
                         printf("%s\n", line);
                         fflush(stdout);
@@ -220,7 +220,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                         ret = BD_EXIT_FAIL;
                         break;
                 }
-                bool final = state_final(r.state);
+                bool final = bd_state_final(r.state);
                 if (json)
                         json_line(&r, t, &last_json);
                 else
@@ -232,8 +232,8 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                 }
                 enum bd_state st = r.state;
                 _cleanup_free_ char *rid = xstrdup(r.id);
-                trials_free(t, r.ntrials);
-                run_release(&r);
+                bd_trials_free(t, r.ntrials);
+                bd_run_release(&r);
                 if (final) {
                         ret = st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_RUN;
                         break;
@@ -293,8 +293,8 @@ int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 cJSON_Delete(j);
         } else
                 print_status(&r, t);
-        trials_free(t, r.ntrials);
-        run_release(&r);
+        bd_trials_free(t, r.ntrials);
+        bd_run_release(&r);
         store_close(&store);
         return ret;
 }

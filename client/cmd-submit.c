@@ -100,7 +100,7 @@ static int check_logdir(const char *dir, bool create, struct bd_err *err)
                 return bd_err_set(err, -errno, "log directory '%s' cannot be created: '%s' is not writable: %s", dir, d,
                                   strerror(errno));
         }
-        int r = mkdir_p(dir, 0755);
+        int r = fs_mkdir_p(dir, 0755);
         if (r < 0)
                 return bd_err_set(err, r, "log directory '%s': %s", dir, strerror(-r));
         if (access(dir, W_OK | X_OK) < 0)
@@ -160,7 +160,7 @@ static int check_trainer(const struct bd_system *s, const struct render_opts *ro
 static int claim_run_dir(const char *home, char **ret_id, char **ret_dir, struct bd_err *err)
 {
         _cleanup_free_ char *runs = xasprintf("%s/runs", home);
-        int r = mkdir_p(runs, 0755);
+        int r = fs_mkdir_p(runs, 0755);
         if (r < 0)
                 return bd_err_set(err, r, "cannot create '%s': %s", runs, strerror(-r));
         for (int i = 0; i < 64; i++) {
@@ -281,7 +281,7 @@ static int dry_run(struct submission *sub)
         int fd = mkstemp(tmpl);
         if (fd >= 0)
                 close(fd);
-        write_file_atomic(tmpl, sub->script.s, sub->script.len, 0755, NULL);
+        fs_write_atomic(tmpl, sub->script.s, sub->script.len, 0755, NULL);
         const cJSON *j = sub->sys.json;
         if (sub->slurm) {
                 struct sched_request req = { j, sub->name, NULL, sub->script.s, tmpl, sub->logdir, NULL };
@@ -314,8 +314,8 @@ static void *keep_run(void *p)
         sub->user = user_name();
         sub->host = host_name();
         if ((!sub->script_written &&
-             write_file_new(sub->script_path, sub->script.s, sub->script.len, 0755, &sub->keep_err) < 0) ||
-            write_file_new(sub->config_path, sub->config, strlen(sub->config), 0644, &sub->keep_err) < 0 ||
+             fs_write_new(sub->script_path, sub->script.s, sub->script.len, 0755, &sub->keep_err) < 0) ||
+            fs_write_new(sub->config_path, sub->config, strlen(sub->config), 0644, &sub->keep_err) < 0 ||
             store_open(&sub->store, sub->home, &sub->keep_err) < 0)
                 sub->keep_r = -1;
         return NULL;
@@ -369,7 +369,7 @@ static int launch(struct submission *sub)
         sub->script_path = xasprintf("%s/script.sh", sub->rundir);
         sub->config_path = xasprintf("%s/config.json", sub->rundir);
         if (!sub->slurm || streq(slurm_backend(), "sbatch")) {
-                if (write_file_new(sub->script_path, sub->script.s, sub->script.len, 0755, &err) < 0)
+                if (fs_write_new(sub->script_path, sub->script.s, sub->script.len, 0755, &err) < 0)
                         return bd_error("%s", err.msg), BD_EXIT_FAIL;
                 sub->script_written = true;
         }
@@ -421,7 +421,7 @@ static int record(struct submission *sub)
                 t[i].log_path = xasprintf("%s/%s_%d.log", sub->logdir, sub->id, i + 1);
         }
         int r = store_add_run(&sub->store, &run, t, &err);
-        trials_free(t, sub->trials);
+        bd_trials_free(t, sub->trials);
         if (r < 0)
                 return stop_unrecorded(sub, err.msg), BD_EXIT_FAIL;
         if (sub->slurm)
@@ -441,7 +441,7 @@ static char *path_set(const char *key, const char *dir)
 {
         if (dir[0] == '~' || !dir[0])
                 return xasprintf("%s=%s", key, dir);
-        _cleanup_free_ char *abs = path_clean(dir);
+        _cleanup_free_ char *abs = fs_path_clean(dir);
         return xasprintf("%s=%s", key, abs);
 }
 
@@ -490,7 +490,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         sub.slurm = streq(sub.launcher, "slurm");
         sub.trials = runs > 0 ? (int)runs : (int)sys_int(j, "trials");
         sub.home = store_home();
-        sub.bin = exe_dir();
+        sub.bin = fs_exe_dir();
         sub.logdir = expand_home(sys_str(j, "paths.logs"));
         sub.name = xasprintf("benchd-%s-%s", sub.workload, sub.sys.name);
         if (!sub.slurm && !dry && !wait && getpid() == 1) {

@@ -195,7 +195,7 @@ int opts_exit(int r)
 int opts_number(struct bd_opts *o, const char *opt, const char *arg, long min, long max, long *ret)
 {
         long v;
-        if (parse_long(arg, &v) < 0 || v < min || v > max) {
+        if (str_parse_long(arg, &v) < 0 || v < min || v > max) {
                 if (max == LONG_MAX)
                         usage_error(o->cmd, "--%s: expected a number >= %ld, got '%s'", opt, min, arg);
                 else

@@ -255,7 +255,7 @@ static int binding_args(const struct ctx *c, const char *bind_bin, struct words 
         if (!streq(sys_str(c->sys, "binding.policy"), "auto"))
                 return 0;
         struct bd_topo topo;
-        int r = topo_from_system(c->sys, &topo, err);
+        int r = system_topo(c->sys, &topo, err);
         if (r < 0)
                 return r;
         _cleanup_free_ struct bd_rank_bind *plan = NULL;
@@ -268,7 +268,7 @@ static int binding_args(const struct ctx *c, const char *bind_bin, struct words 
                 cpuset_format(&plan[i].cpus, &spec);
                 buf_printf(&spec, ":%d", plan[i].numa);
                 if (plan[i].nic >= 0 && topo.nics[plan[i].nic].kind != NIC_EFA &&
-                    nic_kind_rdma(topo.nics[plan[i].nic].kind))
+                    bd_nic_kind_rdma(topo.nics[plan[i].nic].kind))
                         buf_printf(&spec, ":%s", topo.nics[plan[i].nic].name);
                 words_add(w, "-r");
                 words_add(w, spec.s);

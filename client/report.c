@@ -165,7 +165,7 @@ static void text_trials(const struct report_run *r, const struct mlperf_score *s
                 const struct mlperf_trial *t = &r->trials[i].result;
                 _cleanup_buf_ struct bd_buf notes = BD_BUF_INIT;
                 char tts[32], ttm[32], acc[32] = "-", tgt[32] = "-", tp[32];
-                const char *status = trial_outcome_name(t->outcome);
+                const char *status = mlperf_outcome_name(t->outcome);
                 trial_notes(r, s, i, &notes);
                 fmt_time(tts, sizeof(tts), t, 1, ar ? 3 : 1);
                 if (ar && t->ar_sizes) {
@@ -338,7 +338,7 @@ static cJSON *trial_json(const struct report_run *r, const struct mlperf_score *
         cJSON *o = cJSON_CreateObject(), *bad;
         cJSON_AddNumberToObject(o, "trial", rt->number);
         add_str(o, "log", rt->log_path);
-        cJSON_AddStringToObject(o, "status", trial_outcome_name(t->outcome));
+        cJSON_AddStringToObject(o, "status", mlperf_outcome_name(t->outcome));
         add_str(o, "reason", t->reason);
         add_str(o, "benchmark", t->benchmark);
         add_num(o, "time_to_train_s", t->time_to_train, t->timed);
@@ -538,7 +538,7 @@ void report_csv(const struct report_run *runs, int n, unsigned flags, struct bd_
                         csv_str(out, r->workload);
                         buf_printf(out, ",%d", r->trials[k].number);
                         csv_str(out, r->trials[k].log_path);
-                        csv_str(out, trial_outcome_name(t->outcome));
+                        csv_str(out, mlperf_outcome_name(t->outcome));
                         csv_num(out, 3, t->time_to_train, t->timed);
                         csv_num(out, 4, t->time_to_train / 60, t->timed);
                         csv_num(out, 0, t->epochs, read);

@@ -101,7 +101,7 @@ static void read_fate(const char *line, struct fate *f)
 static int read_marks(const char *path, struct marks *m, int n, struct fate *f)
 {
         _cleanup_free_ char *text = NULL;
-        if (read_file(path, 64u << 20, &text, NULL, NULL) < 0)
+        if (fs_read_file(path, 64u << 20, &text, NULL, NULL) < 0)
                 return -1;
         int closing = -1;
         char *save = NULL;
@@ -167,7 +167,7 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
 {
         if (ret_warning)
                 *ret_warning = NULL;
-        if (state_final(r->state))
+        if (bd_state_final(r->state))
                 return 0;
         struct bd_trial before[r->ntrials > 0 ? r->ntrials : 1];
         memcpy(before, trials, sizeof(*trials) * (size_t)r->ntrials);
@@ -235,7 +235,7 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                 snprintf(job.reason + l, sizeof(job.reason) - l, "%sthe job output says %d of %d trials succeeded",
                          l ? "; " : "", closing, r->ntrials);
         }
-        bool final = state_final(job.state);
+        bool final = bd_state_final(job.state);
         if (final && job.end_time <= 0) {
                 /* when it was last seen: its output's last change */
                 struct stat st;
@@ -313,7 +313,7 @@ int load_recorded_run(const char *id, struct bd_run *r)
                 bd_error("%s", err.msg);
                 return BD_EXIT_FAIL;
         }
-        trials_free(t, r->ntrials);
+        bd_trials_free(t, r->ntrials);
         return 0;
 }
 
@@ -327,8 +327,8 @@ int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_tri
         const char *warning = NULL;
         if (run_refresh(s, r, *trials, &warning, &err) < 0) {
                 bd_error("%s", err.msg);
-                run_release(r);
-                trials_free(*trials, r->ntrials);
+                bd_run_release(r);
+                bd_trials_free(*trials, r->ntrials);
                 return BD_EXIT_FAIL;
         }
         if (warning)

@@ -39,7 +39,7 @@ static void first_line(const char *path, char *buf, size_t size)
 {
         _cleanup_free_ char *t = NULL;
         buf[0] = '\0';
-        if (read_file(path, 4096, &t, NULL, NULL) == 0) {
+        if (fs_read_file(path, 4096, &t, NULL, NULL) == 0) {
                 t[strcspn(t, "\n")] = '\0';
                 str_copy(buf, size, t);
         }
@@ -69,7 +69,7 @@ static int proc_stat(long pid, char *state, long *sid, unsigned long long *start
 {
         _cleanup_free_ char *path = xasprintf("/proc/%ld/stat", pid);
         _cleanup_free_ char *stat = NULL;
-        if (read_file(path, 4096, &stat, NULL, NULL) < 0)
+        if (fs_read_file(path, 4096, &stat, NULL, NULL) < 0)
                 return -ESRCH;
         const char *p = strrchr(stat, ')');
         long ppid, pgrp;
@@ -87,7 +87,7 @@ static int proc_write(const char *rundir, long pid, unsigned long long start)
         _cleanup_free_ char *path = xasprintf("%s/process", rundir);
         _cleanup_free_ char *text = xasprintf("host=%s\nmachine=%s\nboot=%s\npidns=%llu\npid=%ld\nstart=%llu\n", p.host,
                                               p.machine, p.boot, p.pidns, pid, start);
-        return write_file_replace(path, text, strlen(text), 0644, NULL);
+        return fs_write_replace(path, text, strlen(text), 0644, NULL);
 }
 
 static bool all_of(const char *v, const char *set)
@@ -112,7 +112,7 @@ static int proc_read(const char *rundir, long pid, struct proc_rec *p, char *why
         _cleanup_free_ char *path = xasprintf("%s/process", rundir);
         _cleanup_free_ char *text = NULL;
         memset(p, 0, sizeof(*p));
-        int r = read_file(path, 4096, &text, NULL, NULL);
+        int r = fs_read_file(path, 4096, &text, NULL, NULL);
         if (r == -ENOENT)
                 return r;
         if (r < 0) {
@@ -260,7 +260,7 @@ static size_t session_members(long pid, unsigned long long start, long *members,
         struct dirent *e;
         while ((e = readdir(d))) {
                 long p;
-                if (parse_long(e->d_name, &p) < 0 || p <= 0)
+                if (str_parse_long(e->d_name, &p) < 0 || p <= 0)
                         continue;
                 if (proc_stat(p, &state, &sid, &t) == 0 && sid == pid && state != 'Z') {
                         if (n < max)
@@ -306,7 +306,7 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
         ret->exit_code = -1;
         _cleanup_free_ char *status = xasprintf("%s/exit_status", rundir);
         _cleanup_free_ char *text = NULL;
-        if (read_file(status, 64, &text, NULL, NULL) == 0) {
+        if (fs_read_file(status, 64, &text, NULL, NULL) == 0) {
                 struct stat st;
                 if (stat(status, &st) == 0)
                         ret->end_time = (double)st.st_mtime;
@@ -331,7 +331,7 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
                 return 0;
         }
         /* it may have ended between the two looks */
-        if (read_file(status, 64, &text, NULL, NULL) == 0)
+        if (fs_read_file(status, 64, &text, NULL, NULL) == 0)
                 return local_query(rundir, pid, here, ret);
         ret->state = ST_INCOMPLETE;
         snprintf(ret->reason, sizeof(ret->reason), "%sprocess %ld ended without an exit status%s%s",

@@ -144,7 +144,7 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
                 snprintf(ret->nodes, sizeof(ret->nodes), "%s", v);
         if (ret->state != ST_PENDING && field(out.s, "StartTime", v, sizeof(v)))
                 ret->start_time = parse_time(v);
-        if (state_final(ret->state)) {
+        if (bd_state_final(ret->state)) {
                 if (field(out.s, "EndTime", v, sizeof(v)))
                         ret->end_time = parse_time(v);
                 long code, sig;

@@ -315,8 +315,8 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
         if (j->nodes)
                 snprintf(ret->nodes, sizeof(ret->nodes), "%s", j->nodes);
         ret->start_time = j->start_time > 0 && ret->state != ST_PENDING ? (double)j->start_time : 0;
-        ret->end_time = state_final(ret->state) && j->end_time > 0 ? (double)j->end_time : 0;
-        if (state_final(ret->state)) {
+        ret->end_time = bd_state_final(ret->state) && j->end_time > 0 ? (double)j->end_time : 0;
+        if (bd_state_final(ret->state)) {
                 /* exit_code holds a wait status: exit code or terminating signal */
                 if (WIFSIGNALED(j->exit_code))
                         ret->exit_code = 128 + WTERMSIG(j->exit_code);

@@ -79,7 +79,7 @@ int stage_remote_token(const char *file, char **ret, struct bd_err *err)
         }
         if (!file)
                 return bd_err_set(err, -ENOENT, "no token: give --token-file or set BENCHD_TOKEN");
-        r = read_file(file, 4096, &text, &len, NULL);
+        r = fs_read_file(file, 4096, &text, &len, NULL);
         if (r < 0)
                 return bd_err_set(err, r, "cannot read the token file '%s': %s (benchd creates it; it is readable "
                                           "by benchd's user only)", file, strerror(-r));
@@ -141,7 +141,7 @@ static void update(const struct node_call *c, struct node_state *ns);
 static void poll_update(struct node_call *c, struct node_state *ns, double sent)
 {
         if (c->status == 0) {
-                double now = now_monotonic();
+                double now = clock_monotonic();
                 if (ns->silent_since == 0)
                         ns->silent_since = sent;
                 if (now - ns->silent_since < SILENT_S)
@@ -308,7 +308,7 @@ int stage_remote(const struct stage_remote_req *q)
                 for (int i = 0; i < n; i++)
                         if (!st[i].ended)
                                 live[k++] = calls[i];
-                double sent = now_monotonic();
+                double sent = clock_monotonic();
                 nodes_request(live, k, "GET", get, NULL, NULL, q->timeout_ms);
                 k = 0;
                 for (int i = 0; i < n; i++)

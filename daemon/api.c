@@ -41,8 +41,8 @@ static void api_health(struct daemon *d, struct http_request *rq, struct http_re
         cJSON_AddStringToObject(j, "status", "ok");
         cJSON_AddStringToObject(j, "version", PACKAGE_VERSION);
         cJSON_AddStringToObject(j, "hostname", s->inv.hostname);
-        cJSON_AddNumberToObject(j, "uptime_seconds", now_monotonic() - d->start_time);
-        cJSON_AddNumberToObject(j, "inventory_age_seconds", now_monotonic() - s->taken);
+        cJSON_AddNumberToObject(j, "uptime_seconds", clock_monotonic() - d->start_time);
+        cJSON_AddNumberToObject(j, "inventory_age_seconds", clock_monotonic() - s->taken);
         cJSON_AddNumberToObject(j, "inventory_warnings", cJSON_GetArraySize(s->inv.warnings));
         daemon_inventory_put(s);
         http_json(rs, 200, j);
@@ -86,7 +86,7 @@ static void api_binding(struct daemon *d, struct http_request *rq, struct http_r
         const char *v = http_arg(rq, "ranks");
         long ranks = 0;
         struct bd_err err;
-        if (v && (parse_long(v, &ranks) < 0 || ranks < 1 || ranks > BD_MAX_GPUS)) {
+        if (v && (str_parse_long(v, &ranks) < 0 || ranks < 1 || ranks > BD_MAX_GPUS)) {
                 http_error(rs, 400, "ranks: expected an integer from 1 to %d, not '%s'", BD_MAX_GPUS, v);
                 return;
         }

@@ -47,7 +47,7 @@ static bool arg_foreground, arg_inventory, arg_json;
  * the daemon works from / and reads its configuration again on SIGHUP. */
 static const char *absolute(const char *path)
 {
-        return path[0] ? path_clean(path) : path;
+        return path[0] ? fs_path_clean(path) : path;
 }
 
 static void usage(FILE *f)
@@ -313,8 +313,8 @@ static int serve(void)
         sigaddset(&set, SIGINT);
         pthread_sigmask(SIG_BLOCK, &set, NULL);         /* before any thread starts: they inherit it */
         signal(SIGPIPE, SIG_IGN);
-        d.start_time = now_monotonic();
-        d.start_wall = now_wall();
+        d.start_time = clock_monotonic();
+        d.start_wall = clock_wall();
         if (daemon_load_token(&d, true, &err) < 0)
                 log_warning("%s: mutating requests are refused", err.msg);
         daemon_inventory_rescan(&d);

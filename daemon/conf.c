@@ -89,7 +89,7 @@ int conf_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *
                         return bd_err_set(err, -EINVAL, "expected ADDR:PORT, [IPv6]:PORT or *:PORT, not '%s'", spec);
                 host = xstrndup(spec, (size_t)(colon - spec));
         }
-        if (parse_long(colon + 1, &port) < 0 || port < 1 || port > 65535)
+        if (str_parse_long(colon + 1, &port) < 0 || port < 1 || port > 65535)
                 return bd_err_set(err, -EINVAL, "'%s': expected a port from 1 to 65535", spec);
         struct sockaddr_in *in = (struct sockaddr_in *)ss;
         struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
@@ -152,7 +152,7 @@ static int set_entry(struct conf *c, const struct conf_entry *e, const char *val
                 set_string(field, value);
                 return 0;
         case T_INT:
-                if (parse_long(value, &n) < 0 || n < e->min || n > e->max)
+                if (str_parse_long(value, &n) < 0 || n < e->min || n > e->max)
                         return bd_err_set(err, -EINVAL, "%s'%s': expected an integer from %ld to %ld, not '%s'", where,
                                           e->name, e->min, e->max, value);
                 *(int *)field = (int)n;
@@ -188,7 +188,7 @@ static const char *const *key_names(void)
 
 static int unknown_key(const char *where, const char *key, struct bd_err *err)
 {
-        const char *near = closest_word(key, key_names());
+        const char *near = str_closest_word(key, key_names());
         if (near)
                 return bd_err_set(err, -EINVAL, "%sunknown key '%s' (did you mean '%s'?)", where, key, near);
         return bd_err_set(err, -EINVAL, "%sunknown key '%s'", where, key);
@@ -236,7 +236,7 @@ int conf_load(struct conf *c, const char *path, struct bd_err *err)
         bool seen[ARRAY_SIZE(table)] = { false };
         char where[600];
         size_t len;
-        int r = read_file(path, 1u << 20, &text, &len, NULL);
+        int r = fs_read_file(path, 1u << 20, &text, &len, NULL);
         if (r < 0)
                 return bd_err_set(err, r, "cannot read '%s': %s", path, strerror(-r));
         if (strlen(text) != len)

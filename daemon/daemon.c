@@ -27,7 +27,7 @@ static struct inv_snapshot *snapshot_take(const char *root)
         s->json = xasprintf("%s\n", text);
         s->json_len = strlen(s->json);
         free(text);
-        s->taken = now_monotonic();
+        s->taken = clock_monotonic();
         return s;
 }
 
@@ -46,7 +46,7 @@ struct inv_snapshot *daemon_inventory_get(struct daemon *d, double max_age)
         pthread_mutex_lock(&d->lock);
         if (max_age < 0)
                 max_age = d->conf.inventory_ttl;
-        if (!d->snap || now_monotonic() - d->snap->taken >= max_age) {
+        if (!d->snap || clock_monotonic() - d->snap->taken >= max_age) {
                 /* scanned under the lock: concurrent requests wait for one scan instead of starting many */
                 old = d->snap;
                 d->snap = snapshot_take(d->conf.sysfs_root);
@@ -100,7 +100,7 @@ static int token_create(const char *path, struct bd_err *err)
         char *slash = strrchr(dir, '/');
         if (slash && slash != dir) {
                 *slash = '\0';
-                if (mkdir_p(dir, 0700) < 0)
+                if (fs_mkdir_p(dir, 0700) < 0)
                         return bd_err_set(err, -errno, "cannot create '%s' for the token: %s", dir, strerror(errno));
         }
         if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
@@ -109,7 +109,7 @@ static int token_create(const char *path, struct bd_err *err)
                 snprintf(hex + 2 * i, 3, "%02x", raw[i]);
         hex[sizeof(raw) * 2] = '\n';
         hex[sizeof(raw) * 2 + 1] = '\0';
-        return write_file_atomic(path, hex, strlen(hex), 0600, err);
+        return fs_write_atomic(path, hex, strlen(hex), 0600, err);
 }
 
 int daemon_load_token(struct daemon *d, bool create, struct bd_err *err)

@@ -175,7 +175,7 @@ static int job_start(struct datasets *ds, struct ds_job *j, const char *name, co
         j->mode = o->mode;
         j->src = o->src ? xstrdup(o->src) : NULL;
         j->dst = o->dst ? xstrdup(o->dst) : NULL;
-        j->started = now_wall();
+        j->started = clock_wall();
         j->joined = false;
         log_notice("dataset '%s': %s started: %s -> %s", name, mode_name(o->mode), o->src ? o->src : "-",
                    o->dst ? o->dst : "-");
@@ -429,7 +429,7 @@ static bool parse_stage(const cJSON *j, struct bd_stage_opts *o, struct http_res
                 for (const char *const *f = stage_fields; *f; f++)
                         known |= streq(e->string, *f);
                 if (!known) {
-                        const char *near = closest_word(e->string, stage_fields);
+                        const char *near = str_closest_word(e->string, stage_fields);
                         http_error(rs, 400, "unknown field '%s'%s%s%s", e->string, near ? " (did you mean '" : "",
                                    near ? near : "", near ? "'?)" : "");
                         return false;
@@ -501,8 +501,8 @@ static void start(struct daemon *d, struct datasets *ds, struct http_request *rq
                 return;
         }
         /* one spelling of each path, as the job records it ("/a/./b/" is "/a/b") */
-        _cleanup_free_ char *dst = path_clean(o->dst);
-        _cleanup_free_ char *src = o->src ? path_clean(o->src) : NULL;
+        _cleanup_free_ char *dst = fs_path_clean(o->dst);
+        _cleanup_free_ char *src = o->src ? fs_path_clean(o->src) : NULL;
         o->dst = dst;
         if (src && o->src[0] == '/')
                 o->src = src;
@@ -577,10 +577,10 @@ void api_dataset_verify(struct daemon *d, struct http_request *rq, struct http_r
                 return;
         bool have_rec = stage_record_load(ds->state_dir, rq->params[0], &rec, NULL) == 0;
         if (parse_stage(j, &o, rs)) {
-                _cleanup_free_ char *want = o.dst && o.dst[0] == '/' ? path_clean(o.dst) : NULL;
-                _cleanup_free_ char *have = have_rec && rec.dst ? path_clean(rec.dst) : NULL;
-                _cleanup_free_ char *want_src = o.src && o.src[0] == '/' ? path_clean(o.src) : NULL;
-                _cleanup_free_ char *have_src = have_rec && rec.mode == STAGE_COPY && rec.src ? path_clean(rec.src)
+                _cleanup_free_ char *want = o.dst && o.dst[0] == '/' ? fs_path_clean(o.dst) : NULL;
+                _cleanup_free_ char *have = have_rec && rec.dst ? fs_path_clean(rec.dst) : NULL;
+                _cleanup_free_ char *want_src = o.src && o.src[0] == '/' ? fs_path_clean(o.src) : NULL;
+                _cleanup_free_ char *have_src = have_rec && rec.mode == STAGE_COPY && rec.src ? fs_path_clean(rec.src)
                                                                                                 : NULL;
                 if (want && have && !streq(want, have))
                         /* a verify elsewhere would make the dataset's record point there */
@@ -659,7 +659,7 @@ static void not_resumed(struct datasets *ds, struct bd_stage_record *rec, const 
         struct bd_err err;
         log_error("dataset '%s': not resumed: %s", rec->name, why);
         rec->state = STAGE_FAILED;
-        rec->finished = now_wall();
+        rec->finished = clock_wall();
         free(rec->error);
         rec->error = xasprintf("not resumed: %s", why);
         if (stage_record_save(ds->state_dir, rec, &err) < 0)
@@ -734,7 +734,7 @@ struct datasets *datasets_new(struct daemon *d)
         pthread_mutex_lock(&d->lock);
         ds->state_dir = xasprintf("%s/stage", d->conf.state_dir);
         pthread_mutex_unlock(&d->lock);
-        int r = mkdir_p(ds->state_dir, 0700);
+        int r = fs_mkdir_p(ds->state_dir, 0700);
         if (r < 0) {
                 log_warning("cannot create '%s': %s: dataset staging is off", ds->state_dir, strerror(-r));
                 free(ds->state_dir);

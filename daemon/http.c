@@ -183,7 +183,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 ctx->local = addr_is_local(ci ? ci->client_addr : NULL);
                 if (check_header_size(s, c, method, version, ctx, &rs) < 0)
                         return send_response(s, c, &rs);
-                if (cl && (parse_long(cl, &n) < 0 || n > s->max_body)) {
+                if (cl && (str_parse_long(cl, &n) < 0 || n > s->max_body)) {
                         http_error(&rs, 413, "request body larger than %d bytes", s->max_body);
                         return send_response(s, c, &rs);
                 }
@@ -244,7 +244,7 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
         char *w = s;
         for (const char *r = s; *r;) {
                 int hi, lo;
-                if (r[0] == '%' && (hi = hex_digit(r[1])) >= 0 && (lo = hex_digit(r[2])) >= 0 && (hi | lo)) {
+                if (r[0] == '%' && (hi = str_hex_digit(r[1])) >= 0 && (lo = str_hex_digit(r[2])) >= 0 && (hi | lo)) {
                         *w++ = (char)(hi << 4 | lo);
                         r += 3;
                 } else

@@ -31,7 +31,7 @@ int inv_read(const struct inventory *inv, const char *path, char *buf, size_t n)
         _cleanup_free_ char *p = inv_path(inv, path);
         _cleanup_free_ char *text = NULL;
         size_t len;
-        int r = read_file(p, 1u << 20, &text, &len, NULL);
+        int r = fs_read_file(p, 1u << 20, &text, &len, NULL);
         if (r < 0)
                 return r;
         while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
@@ -124,12 +124,12 @@ static void scan_cpus(struct inventory *inv, long *keys)
                 char p[128], v[64];
                 long pkg, core;
                 snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", c);
-                if (inv_read(inv, p, v, sizeof(v)) < 0 || parse_long(v, &pkg) < 0) {
+                if (inv_read(inv, p, v, sizeof(v)) < 0 || str_parse_long(v, &pkg) < 0) {
                         inv_warn(inv, "cpu%d: no physical_package_id, skipped", c);
                         continue;
                 }
                 snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%d/topology/core_id", c);
-                if (inv_read(inv, p, v, sizeof(v)) < 0 || parse_long(v, &core) < 0) {
+                if (inv_read(inv, p, v, sizeof(v)) < 0 || str_parse_long(v, &core) < 0) {
                         inv_warn(inv, "cpu%d: no core_id, skipped", c);
                         continue;
                 }

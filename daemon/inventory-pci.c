@@ -71,7 +71,7 @@ static int read_int(struct inventory *inv, const char *path, long min, long max,
         int r = inv_read(inv, path, v, sizeof(v));
         if (r < 0)
                 return r;
-        if (parse_long(v, ret) < 0 || *ret < min || *ret > max) {
+        if (str_parse_long(v, ret) < 0 || *ret < min || *ret > max) {
                 snprintf(want, sizeof(want), "an integer from %ld to %ld", min, max);
                 return odd_value(inv, path, v, want);
         }
@@ -204,7 +204,7 @@ static void gpu_info(struct inventory *inv, struct inv_gpu *g)
                         STR_COPY(g->uuid, v);
                 else if (streq(l, "Device Minor")) {
                         long m;
-                        if (parse_long(v, &m) == 0 && m >= 0 && m <= 255)
+                        if (str_parse_long(v, &m) == 0 && m >= 0 && m <= 255)
                                 g->minor = (int)m;
                         else
                                 (void) odd_value(inv, path, v, "a Device Minor from 0 to 255");

@@ -78,7 +78,7 @@ void inventory_print(const struct inventory *inv, FILE *f)
         }
         for (int i = 0; i < inv->nnics; i++) {
                 const struct inv_nic *n = &inv->nics[i];
-                fprintf(f, "nic       %-12s %-10s %s numa %d %s %s%s%s\n", n->name, nic_kind_name(n->kind),
+                fprintf(f, "nic       %-12s %-10s %s numa %d %s %s%s%s\n", n->name, bd_nic_kind_name(n->kind),
                         n->has_pci ? n->pci.bdf : "-", n->pci.numa, n->state, n->rate,
                         (n->netdev[0] || n->rdma[0]) ? " paired with " : "", n->is_rdma ? n->netdev : n->rdma);
         }

@@ -110,7 +110,7 @@ static bool read_text(struct inventory *inv, const char *path, char **ret)
 {
         _cleanup_free_ char *p = inv_path(inv, path);
         size_t len;
-        return read_file(p, 4u << 20, ret, &len, NULL) == 0;
+        return fs_read_file(p, 4u << 20, ret, &len, NULL) == 0;
 }
 
 static void cuda_version(struct inventory *inv)

@@ -268,7 +268,7 @@ cJSON *inventory_json(const struct inventory *inv)
                 const struct inv_nic *n = &inv->nics[i];
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddStringToObject(e, "name", n->name);
-                cJSON_AddStringToObject(e, "kind", nic_kind_name(n->kind));
+                cJSON_AddStringToObject(e, "kind", bd_nic_kind_name(n->kind));
                 cJSON_AddBoolToObject(e, "rdma", n->is_rdma);
                 cJSON_AddItemToObject(e, "pci", n->has_pci ? pci_json(&n->pci) : cJSON_CreateNull());
                 cJSON_AddItemToObject(e, "state", str_or_null(n->state));
@@ -364,7 +364,7 @@ cJSON *inventory_binding_json(const struct inventory *inv, int ranks, struct bd_
                 cJSON_AddNumberToObject(e, "membind", plan[r].numa);
                 cJSON_AddItemToObject(e, "nic", plan[r].nic >= 0 ? cJSON_CreateString(t.nics[plan[r].nic].name)
                                                                  : cJSON_CreateNull());
-                cJSON_AddItemToObject(e, "nic_kind", plan[r].nic >= 0 ? cJSON_CreateString(nic_kind_name(t.nics[plan[r].nic].kind))
+                cJSON_AddItemToObject(e, "nic_kind", plan[r].nic >= 0 ? cJSON_CreateString(bd_nic_kind_name(t.nics[plan[r].nic].kind))
                                                                       : cJSON_CreateNull());
                 bind_format_numactl(&plan[r], &nb);
                 cJSON_AddStringToObject(e, "numactl", nb.s ? nb.s : "");

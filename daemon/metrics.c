@@ -32,7 +32,7 @@ static void label(struct bd_buf *b, const char *name, const char *value, bool fi
 {
         buf_printf(b, "%s%s=\"", first ? "" : ",", name);
         for (const char *p = value ? value : ""; *p;) {
-                size_t len = utf8_char_len(p);
+                size_t len = str_utf8_char_len(p);
                 if (*p == '\\' || *p == '"')
                         buf_putc(b, '\\');
                 if (*p == '\n')
@@ -151,7 +151,7 @@ static void nic_metrics(struct bd_buf *b, const struct inventory *inv)
                 const struct inv_nic *n = &inv->nics[i];
                 char numa[16];
                 snprintf(numa, sizeof(numa), "%d", n->pci.numa);
-                metrics_sample(b, "nic_info", 1, 5, "device", n->name, "kind", nic_kind_name(n->kind), "pci_bus_id",
+                metrics_sample(b, "nic_info", 1, 5, "device", n->name, "kind", bd_nic_kind_name(n->kind), "pci_bus_id",
                        n->has_pci ? n->pci.bdf : "", "numa_node", numa, "paired_with", n->is_rdma ? n->netdev : n->rdma);
         }
         metrics_family(b, "nic_up", "gauge", "1 when the NIC's link is up (operstate up, or port state ACTIVE).");
@@ -301,7 +301,7 @@ static const char *features(void)
 
 void metrics_write(struct daemon *d, struct bd_buf *out)
 {
-        double t0 = now_monotonic();
+        double t0 = clock_monotonic();
         struct inv_snapshot *s = daemon_inventory_get(d, -1);
         const struct inventory *inv = &s->inv;
         buf_grow(out, 16384);
@@ -315,7 +315,7 @@ void metrics_write(struct daemon *d, struct bd_buf *out)
         metrics_family(out, "inventory_warnings", "gauge", "Items the last inventory skipped (unreadable or odd files).");
         metrics_sample(out, "inventory_warnings", cJSON_GetArraySize(inv->warnings), 0);
         metrics_family(out, "inventory_age_seconds", "gauge", "Age of the inventory these metrics describe.");
-        metrics_sample(out, "inventory_age_seconds", now_monotonic() - s->taken, 0);
+        metrics_sample(out, "inventory_age_seconds", clock_monotonic() - s->taken, 0);
         daemon_inventory_put(s);
         datasets_metrics(d, out);
         metrics_family(out, "http_requests_total", "counter", "HTTP requests answered, by status class.");
@@ -325,5 +325,5 @@ void metrics_write(struct daemon *d, struct bd_buf *out)
         metrics_family(out, "scrapes_total", "counter", "Scrapes of /metrics served.");
         metrics_sample(out, "scrapes_total", (double)atomic_fetch_add(&d->scrapes, 1) + 1, 0);
         metrics_family(out, "scrape_duration_seconds", "gauge", "Time this scrape took to collect, in seconds.");
-        metrics_sample(out, "scrape_duration_seconds", now_monotonic() - t0, 0);
+        metrics_sample(out, "scrape_duration_seconds", clock_monotonic() - t0, 0);
 }

@@ -880,7 +880,7 @@ int coco_index_open(const char *json_path, const char *cache_dir, unsigned flags
                 return 0;
         }
         x = coco_index_free(x);
-        if ((r = mkdir_p(dir, 0755)) < 0)
+        if ((r = fs_mkdir_p(dir, 0755)) < 0)
                 return bd_err_set(err, r, "cannot create the index directory '%s': %s", dir, strerror(-r));
         _cleanup_free_ char *lock = xasprintf("%s/%s.bdidx.lock", dir, stem);
         _cleanup_close_ int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -457,7 +457,7 @@ static void job_fn(void *ctx, size_t i, int thread)
         }
         _cleanup_free_ char *path = xasprintf("%s/%s/%012lld.jpg", j->dir, val ? "val2017" : "train2017",
                                               (long long)image_id((long)i));
-        if (write_file_replace(path, jpg, len, 0644, &err) < 0) {
+        if (fs_write_replace(path, jpg, len, 0644, &err) < 0) {
                 im->error = -EIO;
                 STR_COPY(im->msg, err.msg);
                 return;
@@ -515,7 +515,7 @@ static int write_json(const struct synth_config *c, const char *path, const stru
                         synth_class_id(k), name, shape_names[class_shape(k)]);
         }
         buf_printf(&f, "\n]}\n");
-        return write_file_atomic(path, f.s, f.len, 0644, err);
+        return fs_write_atomic(path, f.s, f.len, 0644, err);
 }
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw)
@@ -588,7 +588,7 @@ int synth_write(const struct synth_config *c, const char *dir, struct synth_coun
         char *slash = strrchr(parent, '/');
         if (slash && slash != parent) {
                 *slash = '\0';
-                r = mkdir_p(parent, 0755);
+                r = fs_mkdir_p(parent, 0755);
                 if (r < 0)
                         return bd_err_set(err, r, "cannot create '%s': %s", parent, strerror(-r));
         }

@@ -11,7 +11,7 @@ static const char *const kind_names[] = {
         [NIC_ETHERNET] = "ethernet", [NIC_INFINIBAND] = "infiniband", [NIC_ROCE] = "roce", [NIC_EFA] = "efa",
 };
 
-int nic_kind_parse(const char *s, enum bd_nic_kind *ret)
+int bd_nic_kind_parse(const char *s, enum bd_nic_kind *ret)
 {
         for (size_t i = 0; i < ARRAY_SIZE(kind_names); i++)
                 if (streq(s, kind_names[i])) {
@@ -21,12 +21,12 @@ int nic_kind_parse(const char *s, enum bd_nic_kind *ret)
         return -EINVAL;
 }
 
-const char *nic_kind_name(enum bd_nic_kind k)
+const char *bd_nic_kind_name(enum bd_nic_kind k)
 {
         return (size_t)k < ARRAY_SIZE(kind_names) ? kind_names[k] : "unknown";
 }
 
-bool nic_kind_rdma(enum bd_nic_kind k)
+bool bd_nic_kind_rdma(enum bd_nic_kind k)
 {
         return k == NIC_INFINIBAND || k == NIC_ROCE || k == NIC_EFA;
 }
@@ -149,7 +149,7 @@ int bind_plan(const struct bd_topo *t, int ranks, struct bd_rank_bind **ret_plan
         /* RDMA NICs when there are any, else every NIC */
         int cand[BD_MAX_NICS], ncand = 0;
         for (int i = 0; i < t->nnics; i++)
-                if (nic_kind_rdma(t->nics[i].kind))
+                if (bd_nic_kind_rdma(t->nics[i].kind))
                         cand[ncand++] = i;
         if (ncand == 0)
                 for (int i = 0; i < t->nnics; i++)

@@ -70,9 +70,9 @@ struct bd_rank_bind {
         int nic;        /* index into topo->nics, -1: none */
 };
 
-int nic_kind_parse(const char *s, enum bd_nic_kind *ret);
-const char *nic_kind_name(enum bd_nic_kind k);
-bool nic_kind_rdma(enum bd_nic_kind k);
+int bd_nic_kind_parse(const char *s, enum bd_nic_kind *ret);
+const char *bd_nic_kind_name(enum bd_nic_kind k);
+bool bd_nic_kind_rdma(enum bd_nic_kind k);
 
 /* A plan for `ranks` local ranks; *ret_plan (ranks entries) belongs to the caller. */
 int bind_plan(const struct bd_topo *t, int ranks, struct bd_rank_bind **ret_plan, struct bd_err *err);

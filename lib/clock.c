@@ -12,12 +12,12 @@ static double now(clockid_t c)
         return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-double now_monotonic(void)
+double clock_monotonic(void)
 {
         return now(CLOCK_MONOTONIC);
 }
 
-double now_wall(void)
+double clock_wall(void)
 {
         return now(CLOCK_REALTIME);
 }

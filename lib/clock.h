@@ -2,7 +2,7 @@
 #ifndef BD_CLOCK_H
 #define BD_CLOCK_H
 
-double now_monotonic(void);
-double now_wall(void);
+double clock_monotonic(void);
+double clock_wall(void);
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "fs.h"
 
-int read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, struct bd_err *err)
+int fs_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, struct bd_err *err)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -82,17 +82,17 @@ static int write_tmp_rename(const char *path, const void *data, size_t len, mode
         return 0;
 }
 
-int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
 {
         return write_tmp_rename(path, data, len, mode, true, err);
 }
 
-int write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+int fs_write_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
 {
         return write_tmp_rename(path, data, len, mode, false, err);
 }
 
-int mkdir_p(const char *path, mode_t mode)
+int fs_mkdir_p(const char *path, mode_t mode)
 {
         struct stat st;
         /* the common case: it is there already (one syscall, not one per component) */
@@ -112,7 +112,7 @@ int mkdir_p(const char *path, mode_t mode)
         return 0;
 }
 
-char *exe_dir(void)
+char *fs_exe_dir(void)
 {
         char buf[PATH_MAX];
         ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -122,7 +122,7 @@ char *exe_dir(void)
         return xstrdup(dirname(buf));
 }
 
-char *path_clean(const char *path)
+char *fs_path_clean(const char *path)
 {
         char cwd[4096];
         _cleanup_free_ char *abs = NULL;
@@ -152,7 +152,7 @@ char *path_clean(const char *path)
         return out;
 }
 
-int write_file_new(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
+int fs_write_new(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err)
 {
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd < 0)

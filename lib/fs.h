@@ -11,23 +11,23 @@
 
 /* Reads a whole file (at most max bytes, else -EFBIG) into a NUL-terminated
  * buffer.  On success *ret_data belongs to the caller. */
-int read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, struct bd_err *err);
-int write_file_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
+int fs_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len, struct bd_err *err);
+int fs_write_atomic(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
 /* The same without fsync: still never a partial file under the final name,
  * but a crash may lose the new content.  For copies of what is stored elsewhere. */
-int write_file_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
+int fs_write_replace(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
 /* Creates a new file (an existing one is an error, -EEXIST) and writes it
  * all, or removes it.  Not atomic: for a directory that this process has
  * just created and that no reader knows yet (a run's directory before the
  * run is recorded).  The mode is subject to the umask. */
-int write_file_new(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
+int fs_write_new(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
 /* Creates a directory and its parents (mode for new ones). */
-int mkdir_p(const char *path, mode_t mode);
+int fs_mkdir_p(const char *path, mode_t mode);
 /* path made absolute (from the working directory) and written one way: no
  * empty or "." components, no trailing '/' ("..": kept, it depends on links);
  * caller frees. */
-char *path_clean(const char *path);
+char *fs_path_clean(const char *path);
 /* Directory of the running executable (from /proc/self/exe), caller frees. */
-char *exe_dir(void);
+char *fs_exe_dir(void);
 
 #endif

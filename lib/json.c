@@ -136,7 +136,7 @@ int json_parse(const char *text, const char *label, cJSON **ret, struct bd_err *
 int json_load_file(const char *path, cJSON **ret, char **ret_text, struct bd_err *err)
 {
         _cleanup_free_ char *text = NULL;
-        int r = read_file(path, JSON_FILE_MAX, &text, NULL, err);
+        int r = fs_read_file(path, JSON_FILE_MAX, &text, NULL, err);
         if (r < 0)
                 return r;
         if (json_strip_comments(text) < 0)

@@ -61,7 +61,7 @@ bool log_to_journal(void)
 int log_level_parse(const char *s)
 {
         long n;
-        if (parse_long(s, &n) == 0)
+        if (str_parse_long(s, &n) == 0)
                 return n >= 0 && n <= 7 ? (int)n : -EINVAL;
         for (size_t i = 0; i < ARRAY_SIZE(level_names); i++)
                 if (streq(s, level_names[i]))

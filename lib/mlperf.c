@@ -19,7 +19,7 @@
 #define TRIAL_LOG_MAX (1u << 30)        /* bytes of one trial log */
 #define EPOCH_MAX 1000000               /* larger epoch numbers are taken as garbage */
 
-const char *trial_outcome_name(enum trial_outcome o)
+const char *mlperf_outcome_name(enum trial_outcome o)
 {
         static const char *const names[] = {
                 [OUT_SUCCESS] = "success",
@@ -336,7 +336,7 @@ static void result_line(struct mlperf_trial *t, const char *p, const char *end)
                 return;
         memcpy(tmp, p, n);
         tmp[n] = '\0';
-        if (parse_double(tmp, &sec) == 0 && sec >= 0)
+        if (str_parse_double(tmp, &sec) == 0 && sec >= 0)
                 t->result_seconds = sec;
 }
 
@@ -460,7 +460,7 @@ int mlperf_read_trial(const char *path, double target, struct mlperf_trial *t, s
         _cleanup_free_ char *text = NULL;
         struct bd_err e;
         size_t len;
-        int r = read_file(path, TRIAL_LOG_MAX, &text, &len, &e);
+        int r = fs_read_file(path, TRIAL_LOG_MAX, &text, &len, &e);
         if (r < 0) {
                 memset(t, 0, sizeof(*t));
                 t->outcome = OUT_MISSING;

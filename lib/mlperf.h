@@ -60,7 +60,7 @@ enum trial_outcome {
 };
 
 /* "success", "aborted", "incomplete", "no run", "missing" */
-const char *trial_outcome_name(enum trial_outcome o);
+const char *mlperf_outcome_name(enum trial_outcome o);
 
 #define MLPERF_BAD_KEPT 5
 

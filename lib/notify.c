@@ -54,7 +54,7 @@ static int pid_is_ours(const char *var, bool required)
         long pid;
         if (!s)
                 return !required;
-        return parse_long(s, &pid) == 0 && pid == (long)getpid();
+        return str_parse_long(s, &pid) == 0 && pid == (long)getpid();
 }
 
 uint64_t notify_watchdog_usec(void)
@@ -77,7 +77,7 @@ int notify_listen_fds(void)
         long n;
         if (!s || !pid_is_ours("LISTEN_PID", true))
                 return 0;
-        if (parse_long(s, &n) < 0 || n < 0 || n > 1024)
+        if (str_parse_long(s, &n) < 0 || n < 0 || n > 1024)
                 return -EINVAL;
         for (int fd = NOTIFY_LISTEN_FDS_START; fd < NOTIFY_LISTEN_FDS_START + n; fd++) {
                 int flags = fcntl(fd, F_GETFD);

@@ -410,7 +410,7 @@ const char *schema_suggest(const char *dotted)
         const char **names = NULL;
         size_t n = 0;
         key_names(system_schema(), NULL, &names, &n);
-        const char *b = closest_word(dotted, names);
+        const char *b = str_closest_word(dotted, names);
         /* a misspelt last component: compare with the siblings' full names */
         if (b)
                 snprintf(best, sizeof(best), "%s", b);

@@ -32,12 +32,12 @@ static const char *const state_names[_ST_MAX] = {
         [ST_NODE_FAIL] = "node_fail", [ST_OOM] = "out_of_memory", [ST_INCOMPLETE] = "incomplete",
 };
 
-const char *state_name(enum bd_state s)
+const char *bd_state_name(enum bd_state s)
 {
         return (unsigned)s < _ST_MAX ? state_names[s] : "unknown";
 }
 
-int state_parse(const char *s, enum bd_state *ret)
+int bd_state_parse(const char *s, enum bd_state *ret)
 {
         for (int i = 0; i < _ST_MAX; i++)
                 if (streq(state_names[i], s)) {
@@ -47,7 +47,7 @@ int state_parse(const char *s, enum bd_state *ret)
         return -EINVAL;
 }
 
-bool state_final(enum bd_state s)
+bool bd_state_final(enum bd_state s)
 {
         return s != ST_PENDING && s != ST_RUNNING;
 }
@@ -137,7 +137,7 @@ int store_open(struct bd_store *s, const char *home, struct bd_err *err)
 {
         memset(s, 0, sizeof(*s));
         s->home = xstrdup(home);
-        int r = mkdir_p(home, 0700);
+        int r = fs_mkdir_p(home, 0700);
         if (r < 0) {
                 store_close(s);
                 return bd_err_set(err, r, "cannot create '%s': %s", home, strerror(-r));
@@ -223,7 +223,7 @@ static int put_trials(struct bd_store *s, const char *run_id, const struct bd_tr
                         return r;
                 bind_text(st, 1, run_id);
                 sqlite3_bind_int(st, 2, t[i].trial);
-                bind_text(st, 3, state_name(t[i].state));
+                bind_text(st, 3, bd_state_name(t[i].state));
                 bind_text(st, 4, t[i].reason);
                 bind_text(st, 5, t[i].nodes);
                 bind_time(st, 6, t[i].start_time);
@@ -267,7 +267,7 @@ static int put_run(struct bd_store *s, const struct bd_run *r, bool insert, stru
         bind_time(st, 13, r->submit_time);
         bind_time(st, 14, r->start_time);
         bind_time(st, 15, r->end_time);
-        bind_text(st, 16, state_name(r->state));
+        bind_text(st, 16, bd_state_name(r->state));
         bind_code(st, 17, r->exit_code);
         bind_text(st, 18, r->reason);
         sqlite3_bind_int(st, 19, r->ntrials);
@@ -339,7 +339,7 @@ static void row_to_run(sqlite3_stmt *st, struct bd_run *r)
         r->start_time = col_time(st, 14);
         r->end_time = col_time(st, 15);
         _cleanup_free_ char *state = col_text(st, 16);
-        if (!state || state_parse(state, &r->state) < 0)
+        if (!state || bd_state_parse(state, &r->state) < 0)
                 r->state = ST_INCOMPLETE;
         r->exit_code = col_code(st, 17);
         r->reason = col_text(st, 18);
@@ -376,7 +376,7 @@ int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_
         row_to_run(st, &run);
         if (!streq(id, "last") && !streq(run.id, id) && sqlite3_step(st) == SQLITE_ROW) {
                 sqlite3_finalize(st);
-                run_release(&run);
+                bd_run_release(&run);
                 return bd_err_set(err, -EINVAL, "run id '%s' is ambiguous: give more characters", id);
         }
         sqlite3_finalize(st);
@@ -390,7 +390,7 @@ int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_
         r = prepare(s, "SELECT trial, state, reason, nodes, start_time, end_time, exit_code, log_path"
                        " FROM trials WHERE run_id = ? ORDER BY trial", &st, err);
         if (r < 0) {
-                run_release(&run);
+                bd_run_release(&run);
                 free(t);
                 return r;
         }
@@ -401,7 +401,7 @@ int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_
                         continue;
                 struct bd_trial *x = &t[n - 1];
                 _cleanup_free_ char *state = col_text(st, 1);
-                if (!state || state_parse(state, &x->state) < 0)
+                if (!state || bd_state_parse(state, &x->state) < 0)
                         x->state = ST_INCOMPLETE;
                 x->reason = col_text(st, 2);
                 x->nodes = col_text(st, 3);
@@ -433,7 +433,7 @@ int store_list(struct bd_store *s, const char *system, const char *workload, int
                 struct bd_run run;
                 row_to_run(st, &run);
                 r = fn(&run, data);
-                run_release(&run);
+                bd_run_release(&run);
                 if (r < 0)
                         break;
         }
@@ -443,7 +443,7 @@ int store_list(struct bd_store *s, const char *system, const char *workload, int
         return r < 0 ? r : 0;
 }
 
-void run_release(struct bd_run *r)
+void bd_run_release(struct bd_run *r)
 {
         free(r->id);
         free(r->system);
@@ -461,7 +461,7 @@ void run_release(struct bd_run *r)
         memset(r, 0, sizeof(*r));
 }
 
-void trials_free(struct bd_trial *t, int n)
+void bd_trials_free(struct bd_trial *t, int n)
 {
         for (int i = 0; t && i < n; i++) {
                 free(t[i].reason);

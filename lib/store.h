@@ -29,9 +29,9 @@ enum bd_state {
         _ST_MAX,
 };
 
-const char *state_name(enum bd_state s);
-int state_parse(const char *s, enum bd_state *ret);
-bool state_final(enum bd_state s);
+const char *bd_state_name(enum bd_state s);
+int bd_state_parse(const char *s, enum bd_state *ret);
+bool bd_state_final(enum bd_state s);
 
 struct bd_run {
         char *id;
@@ -86,7 +86,7 @@ int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_
 int store_list(struct bd_store *s, const char *system, const char *workload, int limit,
                int (*fn)(const struct bd_run *r, void *data), void *data, struct bd_err *err);
 
-void run_release(struct bd_run *r);
-void trials_free(struct bd_trial *t, int n);
+void bd_run_release(struct bd_run *r);
+void bd_trials_free(struct bd_trial *t, int n);
 
 #endif

@@ -10,7 +10,7 @@
 #include "macro.h"
 #include "strutil.h"
 
-int parse_long(const char *s, long *ret)
+int str_parse_long(const char *s, long *ret)
 {
         if (!s || !*s || isspace((unsigned char)*s))
                 return -EINVAL;
@@ -25,7 +25,7 @@ int parse_long(const char *s, long *ret)
         return 0;
 }
 
-int parse_double(const char *s, double *ret)
+int str_parse_double(const char *s, double *ret)
 {
         if (!s || !*s || isspace((unsigned char)*s))
                 return -EINVAL;
@@ -40,7 +40,7 @@ int parse_double(const char *s, double *ret)
         return 0;
 }
 
-int edit_distance(const char *a, const char *b)
+int str_edit_distance(const char *a, const char *b)
 {
         size_t n = strlen(a), m = strlen(b);
         _cleanup_free_ int *d = xcalloc((n + 1) * (m + 1), sizeof(int));
@@ -67,12 +67,12 @@ int edit_distance(const char *a, const char *b)
         return r;
 }
 
-const char *closest_word(const char *word, const char *const *candidates)
+const char *str_closest_word(const char *word, const char *const *candidates)
 {
         const char *best = NULL;
         int best_d = 0;
         for (const char *const *c = candidates; c && *c; c++) {
-                int d = edit_distance(word, *c);
+                int d = str_edit_distance(word, *c);
                 if (!best || d < best_d) {
                         best = *c;
                         best_d = d;
@@ -105,7 +105,7 @@ void str_copy(char *dst, size_t n, const char *src)
         dst[l] = '\0';
 }
 
-int hex_digit(char c)
+int str_hex_digit(char c)
 {
         if (c >= '0' && c <= '9')
                 return c - '0';
@@ -116,7 +116,7 @@ int hex_digit(char c)
         return -1;
 }
 
-size_t utf8_char_len(const char *s)
+size_t str_utf8_char_len(const char *s)
 {
         const unsigned char *p = (const unsigned char *)s;
         size_t len;
@@ -156,7 +156,7 @@ size_t str_sanitize(char *dst, size_t n, const char *src, const char *repl)
         _cleanup_free_ char *copy = xstrdup(src);
         size_t w = 0, bad = 0, rl = strlen(repl);
         for (const char *p = copy; *p;) {
-                size_t len = utf8_char_len(p);
+                size_t len = str_utf8_char_len(p);
                 const char *c = p;
                 size_t cl = len;
                 bool replace = !len || is_control(p, len);

@@ -7,13 +7,13 @@
 #include <stdint.h>
 
 /* Whole-string integer parse: no trailing junk, no overflow.  0 or -EINVAL/-ERANGE. */
-int parse_long(const char *s, long *ret);
-int parse_double(const char *s, double *ret);
+int str_parse_long(const char *s, long *ret);
+int str_parse_double(const char *s, double *ret);
 /* Edit distance (Damerau: transpositions count as one edit). */
-int edit_distance(const char *a, const char *b);
+int str_edit_distance(const char *a, const char *b);
 /* The candidate closest to word, or NULL when none is close enough to be a
  * plausible typo.  candidates is NULL-terminated. */
-const char *closest_word(const char *word, const char *const *candidates);
+const char *str_closest_word(const char *word, const char *const *candidates);
 bool str_has_suffix(const char *s, const char *suffix);
 bool str_has_prefix(const char *s, const char *prefix);
 /* Copies src into dst[n], cut to fit, always terminated. */
@@ -21,12 +21,12 @@ void str_copy(char *dst, size_t n, const char *src);
 #define STR_COPY(dst, src) str_copy((dst), sizeof(dst), (src))
 
 /* The value of a hexadecimal digit, -1 for any other character. */
-int hex_digit(char c);
+int str_hex_digit(char c);
 
 /* The length (1 to 4) of the valid UTF-8 character s starts with; 0 for a
  * byte that starts none (stray continuation, overlong form, surrogate, past
  * U+10FFFF, cut short). */
-size_t utf8_char_len(const char *s);
+size_t str_utf8_char_len(const char *s);
 /* Copies src into dst[n] as printable UTF-8: each byte that starts no valid
  * character and each control character (C0, DEL, C1) becomes repl; cut to
  * fit at a character boundary, always terminated.  dst may be src.  Returns

@@ -99,7 +99,7 @@ void sysdirs_init(struct bd_sysdirs *d, const char *cli_dir)
                 dirs_add(d, p);
         }
         /* Run from the build tree: the source tree's systems; installed: the bundled ones. */
-        _cleanup_free_ char *exe = exe_dir();
+        _cleanup_free_ char *exe = fs_exe_dir();
         _cleanup_free_ char *build = realpath(BD_BUILDDIR, NULL);
         if (exe && build && streq(exe, build))
                 dirs_add(d, BD_SRCDIR "/systems");
@@ -175,7 +175,7 @@ static int unknown_system(const struct bd_sysdirs *d, const char *name, const ch
         _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
         for (char **p = names; *p; p++)
                 buf_printf(&list, "%s%s", p == names ? "" : ", ", *p);
-        const char *close = closest_word(name, (const char *const *)names);
+        const char *close = str_closest_word(name, (const char *const *)names);
         int r;
         if (close)
                 r = bd_err_set(err, -ENOENT, "%s'%s' (did you mean '%s'?); known systems: %s", what, name,
@@ -269,7 +269,7 @@ bool sys_bool(const cJSON *cfg, const char *dotted)
         return json_bool(cfg, dotted, false);
 }
 
-int topo_from_system(const cJSON *sys, struct bd_topo *t, struct bd_err *err)
+int system_topo(const cJSON *sys, struct bd_topo *t, struct bd_err *err)
 {
         memset(t, 0, sizeof(*t));
         t->sockets = (int)sys_int(sys, "cpu.sockets");
@@ -290,7 +290,7 @@ int topo_from_system(const cJSON *sys, struct bd_topo *t, struct bd_err *err)
                         return bd_err_set(err, -E2BIG, "more than %d NICs per node", BD_MAX_NICS);
                 struct bd_nic *n = &t->nics[t->nnics++];
                 snprintf(n->name, sizeof(n->name), "%s", json_str(e, "name", "?"));
-                if (nic_kind_parse(json_str(e, "kind", ""), &n->kind) < 0)
+                if (bd_nic_kind_parse(json_str(e, "kind", ""), &n->kind) < 0)
                         n->kind = NIC_ETHERNET;
                 n->numa = (int)json_int(e, "numa", -1);
         }
@@ -335,7 +335,7 @@ static int parse_set(const char *assign, cJSON **ret, struct bd_err *err)
                         char *save = NULL;
                         for (char *p = strtok_r(copy, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
                                 double d;
-                                if (k->type != S_STRING_LIST && parse_double(p, &d) == 0)
+                                if (k->type != S_STRING_LIST && str_parse_double(p, &d) == 0)
                                         cJSON_AddItemToArray(value, cJSON_CreateNumber(d));
                                 else
                                         cJSON_AddItemToArray(value, cJSON_CreateString(p));
@@ -467,7 +467,7 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
         }
 
         struct bd_topo topo;
-        int r = topo_from_system(root, &topo, err);
+        int r = system_topo(root, &topo, err);
         if (r < 0)
                 return r;
         _cleanup_free_ struct bd_rank_bind *plan = NULL;

@@ -64,6 +64,6 @@ bool sys_bool(const cJSON *cfg, const char *dotted);
 
 /* The declared topology of a (validated) configuration: cpu, gpus_per_node,
  * topology and binding.hyperthreads (bind.h has the rule it plans by). */
-int topo_from_system(const cJSON *cfg, struct bd_topo *ret, struct bd_err *err);
+int system_topo(const cJSON *cfg, struct bd_topo *ret, struct bd_err *err);
 
 #endif

@@ -88,7 +88,7 @@ void copy_bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *canc
         if (!b || b->rate <= 0 || n == 0)
                 return;
         pthread_mutex_lock(&b->lock);
-        double now = now_monotonic();
+        double now = clock_monotonic();
         if (b->next < now)
                 b->next = now;
         b->next += (double)n / b->rate;
@@ -98,7 +98,7 @@ void copy_bwlimit_take(struct bd_bwlimit *b, uint64_t n, const atomic_bool *canc
         for (;;) {
                 if (cancel && atomic_load_explicit(cancel, memory_order_relaxed))
                         return;
-                double left = until - now_monotonic();
+                double left = until - clock_monotonic();
                 if (left <= 0)
                         return;
                 if (left > 0.1)

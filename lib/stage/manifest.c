@@ -135,7 +135,7 @@ int manifest_unescape(const char *s, size_t len, char **ret)
                 }
                 if (i + 2 >= len)
                         return -EINVAL;
-                int h = hex_digit(s[i + 1]), l = hex_digit(s[i + 2]);
+                int h = str_hex_digit(s[i + 1]), l = str_hex_digit(s[i + 2]);
                 if (h < 0 || l < 0 || (h == 0 && l == 0))
                         return -EINVAL;
                 out[o++] = (char)(h * 16 + l);
@@ -159,7 +159,7 @@ void manifest_sum_hex(const uint8_t sum[16], char out[33])
 int manifest_sum_parse(const char *s, uint8_t sum[16])
 {
         for (int i = 0; i < 16; i++) {
-                int h = hex_digit(s[2 * i]), l = h < 0 ? -1 : hex_digit(s[2 * i + 1]);
+                int h = str_hex_digit(s[2 * i]), l = h < 0 ? -1 : str_hex_digit(s[2 * i + 1]);
                 if (h < 0 || l < 0 || (s[2 * i] >= 'A' && s[2 * i] <= 'F') ||
                     (s[2 * i + 1] >= 'A' && s[2 * i + 1] <= 'F'))
                         return -EINVAL;
@@ -471,7 +471,7 @@ int manifest_load(const char *path, struct bd_manifest *ret, struct bd_err *err)
 {
         _cleanup_free_ char *data = NULL;
         size_t len;
-        int r = read_file(path, MANIFEST_MAX_BYTES, &data, &len, err);
+        int r = fs_read_file(path, MANIFEST_MAX_BYTES, &data, &len, err);
         if (r < 0)
                 return r;
         return manifest_parse(data, len, path, ret, err);

@@ -159,7 +159,7 @@ void stage_store_manifest(struct bd_stage *s)
         if (s->o.mode == STAGE_MANIFEST_ONLY && s->o.no_store)
                 return;
         _cleanup_free_ char *in_src = xasprintf("%s/%s", s->src, MANIFEST_NAME);
-        int r = write_file_atomic(in_src, b.s, b.len, 0644, &err);
+        int r = fs_write_atomic(in_src, b.s, b.len, 0644, &err);
         if (r == 0) {
                 free(s->manifest_path);
                 s->manifest_path = TAKE_PTR(in_src);
@@ -168,8 +168,8 @@ void stage_store_manifest(struct bd_stage *s)
         _cleanup_free_ char *in_state = state_manifest_path(s);
         if (in_state && (r == -EACCES || r == -EROFS || r == -EPERM)) {
                 _cleanup_free_ char *dir = xasprintf("%s/manifests", s->state_dir);
-                int x = mkdir_p(dir, 0700);
-                if (x == 0 && write_file_atomic(in_state, b.s, b.len, 0644, &err) == 0) {
+                int x = fs_mkdir_p(dir, 0700);
+                if (x == 0 && fs_write_atomic(in_state, b.s, b.len, 0644, &err) == 0) {
                         free(s->manifest_path);
                         s->manifest_path = TAKE_PTR(in_state);
                         return;
@@ -587,7 +587,7 @@ void stage_write_dst_manifest(struct bd_stage *s)
         buf_init(&b);
         struct bd_err err;
         _cleanup_free_ char *path = xasprintf("%s/%s", s->dst, MANIFEST_NAME);
-        if (manifest_format(&s->m, &b, &err) < 0 || write_file_atomic(path, b.s, b.len, 0644, &err) < 0)
+        if (manifest_format(&s->m, &b, &err) < 0 || fs_write_atomic(path, b.s, b.len, 0644, &err) < 0)
                 stage_problem(s, PROB_DEST, MANIFEST_NAME, "cannot store the manifest in the destination: %s", err.msg);
 }
 

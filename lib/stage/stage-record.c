@@ -165,17 +165,17 @@ int stage_record_save(const char *state_dir, const struct bd_stage_record *r, st
                    r->verify, r->delete_extra, stage_fsync_policy_name(r->fsync));
         for (size_t i = 0; i < r->nsuspects; i++)
                 put_str(&b, "suspect", r->suspects[i]);
-        int x = mkdir_p(state_dir, 0700);
+        int x = fs_mkdir_p(state_dir, 0700);
         if (x < 0)
                 return bd_err_set(err, x, "cannot create state directory '%s': %s", state_dir, strerror(-x));
         _cleanup_free_ char *path = record_path(state_dir, r->name);
-        return write_file_atomic(path, b.s, b.len, 0644, err);
+        return fs_write_atomic(path, b.s, b.len, 0644, err);
 }
 
 static int parse_u64_field(const char *v, uint64_t *ret)
 {
         long x;
-        if (parse_long(v, &x) < 0 || x < 0)
+        if (str_parse_long(v, &x) < 0 || x < 0)
                 return -EINVAL;
         *ret = (uint64_t)x;
         return 0;
@@ -189,7 +189,7 @@ int stage_record_load(const char *state_dir, const char *name, struct bd_stage_r
         _cleanup_free_ char *data = NULL;
         if (access(path, F_OK) < 0 && errno == ENOENT)
                 return -ENOENT;
-        int r = read_file(path, 64 << 20, &data, NULL, err);
+        int r = fs_read_file(path, 64 << 20, &data, NULL, err);
         if (r < 0)
                 return r;
         struct bd_stage_record rec = { 0 };
@@ -261,7 +261,7 @@ int stage_record_load(const char *state_dir, const char *name, struct bd_stage_r
                         rec.have_manifest = x == 0;
                 } else if (streq(k, "started") || streq(k, "finished") || streq(k, "verified") ||
                            streq(k, "bwlimit")) {
-                        x = parse_double(v, &d);
+                        x = str_parse_double(v, &d);
                         if (x == 0)
                                 *(streq(k, "started") ? &rec.started : streq(k, "finished") ? &rec.finished
                                                                       : streq(k, "verified") ? &rec.verified

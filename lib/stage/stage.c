@@ -79,7 +79,7 @@ int stage_fatal(struct bd_stage *s, const char *fmt, ...)
 /* Absolute (the state file outlives the working directory), one spelling. */
 static char *clean_path(const char *p)
 {
-        return p ? path_clean(p) : NULL;
+        return p ? fs_path_clean(p) : NULL;
 }
 
 struct bd_stage *stage_new(const struct bd_stage_opts *o, struct bd_err *err)
@@ -148,7 +148,7 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
                 r->state = state;
                 r->pid = (long)getpid();
                 r->started = s->started;
-                r->finished = final ? now_wall() : 0;
+                r->finished = final ? clock_wall() : 0;
                 r->workers = s->o.workers;
                 r->bwlimit = s->o.bwlimit;
                 r->verify = s->o.verify;
@@ -163,7 +163,7 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
                 r->errors = GET(errors);
                 if (final && state == STAGE_COMPLETE) {
                         if (s->o.verify)
-                                r->verified = now_wall();
+                                r->verified = clock_wall();
                         for (size_t i = 0; i < r->nsuspects; i++)
                                 free(r->suspects[i]);
                         r->nsuspects = 0;
@@ -181,7 +181,7 @@ static void save_record(struct bd_stage *s, enum bd_stage_state state, bool fina
                         }
                 pthread_mutex_unlock(&s->lock);
                 if (state == STAGE_COMPLETE)
-                        r->verified = now_wall();
+                        r->verified = clock_wall();
                 if (!r->dst)
                         r->dst = xstrdup(s->dst);
         } else
@@ -204,7 +204,7 @@ static void set_phase(struct bd_stage *s, enum bd_stage_phase p)
 {
         if (p == PHASE_TRANSFER) {
                 atomic_store(&s->phase_bytes0, GET(bytes_done));
-                atomic_store(&s->phase_t0, now_monotonic());
+                atomic_store(&s->phase_t0, clock_monotonic());
         }
         atomic_store(&s->phase, p);
 }
@@ -277,7 +277,7 @@ static int open_roots(struct bd_stage *s)
                 }
         }
         if (s->o.mode == STAGE_COPY) {
-                int r = mkdir_p(s->dst, 0755);
+                int r = fs_mkdir_p(s->dst, 0755);
                 if (r < 0)
                         return stage_fatal(s, "cannot create destination directory '%s': %s", s->dst, strerror(-r));
         }
@@ -289,7 +289,7 @@ static int open_roots(struct bd_stage *s)
         if (s->name && s->state_dir && s->o.mode != STAGE_MANIFEST_ONLY) {
                 /* the state file is the name's: two stages of one name to two
                  * destinations would overwrite each other's */
-                int r = mkdir_p(s->state_dir, 0700);
+                int r = fs_mkdir_p(s->state_dir, 0700);
                 _cleanup_free_ char *path = xasprintf("%s/%s.lock", s->state_dir, s->name);
                 s->namefd = r < 0 ? r : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
                 if (s->namefd < 0)
@@ -324,8 +324,8 @@ static int open_roots(struct bd_stage *s)
 
 static int run(struct bd_stage *s)
 {
-        s->t0 = now_monotonic();
-        s->started = now_wall();
+        s->t0 = clock_monotonic();
+        s->started = clock_wall();
         atomic_store(&s->state, STAGE_RUNNING);
         if (s->name && s->state_dir) {
                 struct bd_err err;
@@ -467,7 +467,7 @@ int stage_run(struct bd_stage *s)
         s->srcfd = s->dstfd = s->namefd = -1;
         s->result = st == STAGE_COMPLETE ? 0 : st == STAGE_CANCELLED ? -ECANCELED : -EIO;
         pthread_mutex_lock(&s->lock);
-        s->t_end = now_monotonic();
+        s->t_end = clock_monotonic();
         set_phase(s, PHASE_DONE);
         atomic_store(&s->state, st);
         s->done = true;
@@ -532,7 +532,7 @@ void stage_progress(struct bd_stage *s, struct bd_stage_progress *p)
         memset(p, 0, sizeof(*p));
         p->state = (enum bd_stage_state)atomic_load(&s->state);
         p->phase = (enum bd_stage_phase)atomic_load(&s->phase);
-        double now = now_monotonic();
+        double now = clock_monotonic();
         pthread_mutex_lock(&s->lock);
         double end = s->done ? s->t_end : now;
         pthread_mutex_unlock(&s->lock);

@@ -52,7 +52,7 @@ static int load_golden(const char *path)
         char *buf;
         size_t len;
         struct bd_err err;
-        if (read_file(path, (size_t)1 << 31, &buf, &len, &err) < 0) {
+        if (fs_read_file(path, (size_t)1 << 31, &buf, &len, &err) < 0) {
                 printf("# %s\n", err.msg);
                 return -1;
         }
@@ -183,11 +183,11 @@ int main(int argc, char **argv)
         while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
                 int r = 0;
                 switch (c) {
-                case 'd': r = parse_long(optarg, &v); cfg.depth = (int)v; break;
-                case 's': r = parse_long(optarg, &v); cfg.image_size = (int)v; break;
-                case 'w': r = parse_double(optarg, &cfg.width_mult); break;
-                case 'k': r = parse_long(optarg, &v); cfg.num_classes = (int)v; break;
-                case 't': r = parse_long(optarg, &v); threads = (int)v; break;
+                case 'd': r = str_parse_long(optarg, &v); cfg.depth = (int)v; break;
+                case 's': r = str_parse_long(optarg, &v); cfg.image_size = (int)v; break;
+                case 'w': r = str_parse_double(optarg, &cfg.width_mult); break;
+                case 'k': r = str_parse_long(optarg, &v); cfg.num_classes = (int)v; break;
+                case 't': r = str_parse_long(optarg, &v); threads = (int)v; break;
                 case 'D': f64 = 1; break;
                 default: return 2;
                 }

@@ -320,7 +320,7 @@ step_failed:
                         _cleanup_free_ float *p = xmalloc(n.m.n_all * sizeof(float) + 1);
                         bd_model_get_params(&n.m, p);
                         be->ops->sync(be);
-                        if (write_file_atomic(o.params_out, p, n.m.n_all * sizeof(float), 0644, &err) < 0) {
+                        if (fs_write_atomic(o.params_out, p, n.m.n_all * sizeof(float), 0644, &err) < 0) {
                                 fprintf(stderr, "trainer-tool: %s\n", err.msg);
                                 goto out_t;
                         }
@@ -359,7 +359,7 @@ static int cmd_compare(int argc, char **argv)
         struct bd_err err;
         _cleanup_free_ char *a = NULL, *b = NULL;
         size_t la, lb;
-        if (read_file(argv[1], (size_t)1 << 32, &a, &la, &err) < 0 || read_file(argv[2], (size_t)1 << 32, &b, &lb, &err) < 0) {
+        if (fs_read_file(argv[1], (size_t)1 << 32, &a, &la, &err) < 0 || fs_read_file(argv[2], (size_t)1 << 32, &b, &lb, &err) < 0) {
                 fprintf(stderr, "trainer-tool: %s\n", err.msg);
                 return 1;
         }

@@ -27,7 +27,7 @@ static void check_system(const char *name, const char *const *want, const char *
         }
         struct bd_topo t;
         struct bd_rank_bind *plan = NULL;
-        ok(topo_from_system(s.json, &t, &err) == 0 && bind_plan(&t, n, &plan, &err) == 0, name);
+        ok(system_topo(s.json, &t, &err) == 0 && bind_plan(&t, n, &plan, &err) == 0, name);
         for (int r = 0; plan && r < n; r++) {
                 struct bd_buf b = BD_BUF_INIT;
                 bind_format_numactl(&plan[r], &b);

@@ -40,7 +40,7 @@ static struct coco_index *make_gt(int rank, uint64_t seed)
         snprintf(path, sizeof(path), "/tmp/test-coco-eval-mpi.%d.%d.json", (int)getpid(), rank);
         struct bd_err err;
         struct coco_index *x = NULL;
-        if (write_file_atomic(path, b.s, b.len, 0644, &err) < 0 ||
+        if (fs_write_atomic(path, b.s, b.len, 0644, &err) < 0 ||
             coco_index_open(path, NULL, COCO_INDEX_NO_CACHE, &x, &err) < 0) {
                 printf("Bail out! %s\n", err.msg);
                 MPI_Abort(MPI_COMM_WORLD, 1);

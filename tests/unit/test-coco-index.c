@@ -79,7 +79,7 @@ static char *write_tmp(const char *name, const char *text)
 {
         char *p = xasprintf("%s/%s", tmpdir, name);
         struct bd_err err;
-        if (write_file_atomic(p, text, strlen(text), 0644, &err) < 0) {
+        if (fs_write_atomic(p, text, strlen(text), 0644, &err) < 0) {
                 printf("# %s\n", err.msg);
                 abort();
         }

@@ -22,7 +22,7 @@ static void put(const char *dir, const char *name, const char *text)
 {
         char path[1024];
         snprintf(path, sizeof(path), "%s/%s.json", dir, name);
-        if (write_file_atomic(path, text, strlen(text), 0644, NULL) < 0) {
+        if (fs_write_atomic(path, text, strlen(text), 0644, NULL) < 0) {
                 perror(path);
                 exit(99);
         }
@@ -376,8 +376,8 @@ int main(void)
                 return perror("mkdtemp"), 99;
         snprintf(dir_a, sizeof(dir_a), "%s/a", tmp);
         snprintf(dir_b, sizeof(dir_b), "%s/b", tmp);
-        mkdir_p(dir_a, 0755);
-        mkdir_p(dir_b, 0755);
+        fs_mkdir_p(dir_a, 0755);
+        fs_mkdir_p(dir_b, 0755);
         test_comments();
         test_merge();
         test_inheritance();

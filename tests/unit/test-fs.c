@@ -16,7 +16,7 @@ static char dir[] = "/tmp/benchd-test-fs.XXXXXX";
 static void is_content(const char *path, const char *want, const char *what)
 {
         char *data = NULL;
-        if (read_file(path, 1 << 20, &data, NULL, NULL) < 0)
+        if (fs_read_file(path, 1 << 20, &data, NULL, NULL) < 0)
                 data = NULL;
         is_str(data, want, what);
         free(data);
@@ -28,20 +28,20 @@ static void test_new(void)
         struct bd_err err;
         snprintf(path, sizeof(path), "%s/script.sh", dir);
         mode_t old = umask(022);
-        is_int(write_file_new(path, "#!/bin/sh\n", 10, 0755, &err), 0, "a new file is written");
+        is_int(fs_write_new(path, "#!/bin/sh\n", 10, 0755, &err), 0, "a new file is written");
         is_content(path, "#!/bin/sh\n", "with all its content");
         struct stat st;
         ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0755, "with the mode asked for");
-        is_int(write_file_new(path, "other", 5, 0644, &err), -EEXIST, "an existing file is not overwritten");
+        is_int(fs_write_new(path, "other", 5, 0644, &err), -EEXIST, "an existing file is not overwritten");
         ok(strstr(err.msg, path) != NULL, "the error names the file");
         is_content(path, "#!/bin/sh\n", "and keeps its content");
         umask(077);
         snprintf(path, sizeof(path), "%s/config.json", dir);
-        is_int(write_file_new(path, "{}", 2, 0644, &err), 0, "a second file");
+        is_int(fs_write_new(path, "{}", 2, 0644, &err), 0, "a second file");
         ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600, "its mode follows the umask");
         umask(old);
         snprintf(path, sizeof(path), "%s/missing/config.json", dir);
-        is_int(write_file_new(path, "{}", 2, 0644, &err), -ENOENT, "no file in a missing directory");
+        is_int(fs_write_new(path, "{}", 2, 0644, &err), -ENOENT, "no file in a missing directory");
         ok(strstr(err.msg, path) != NULL, "the error names the file");
         ok(access(path, F_OK) < 0, "and nothing is left");
 }
@@ -51,17 +51,17 @@ static void test_replace(void)
         char path[256], sub[256];
         struct bd_err err;
         snprintf(path, sizeof(path), "%s/state.json", dir);
-        is_int(write_file_atomic(path, "one", 3, 0640, &err), 0, "an atomic write creates");
-        is_int(write_file_replace(path, "two", 3, 0644, &err), 0, "and a replacement replaces");
+        is_int(fs_write_atomic(path, "one", 3, 0640, &err), 0, "an atomic write creates");
+        is_int(fs_write_replace(path, "two", 3, 0644, &err), 0, "and a replacement replaces");
         is_content(path, "two", "with the new content");
         struct stat st;
         ok(stat(path, &st) == 0 && (st.st_mode & 07777) == 0644, "and the new mode");
-        is_int(write_file_atomic(dir, "x", 1, 0644, &err), -EISDIR, "a directory is not replaced by a file");
+        is_int(fs_write_atomic(dir, "x", 1, 0644, &err), -EISDIR, "a directory is not replaced by a file");
         snprintf(sub, sizeof(sub), "%s/a/b/c", dir);
-        is_int(mkdir_p(sub, 0755), 0, "mkdir -p creates the parents");
+        is_int(fs_mkdir_p(sub, 0755), 0, "mkdir -p creates the parents");
         ok(stat(sub, &st) == 0 && S_ISDIR(st.st_mode), "the directory exists");
-        is_int(mkdir_p(sub, 0755), 0, "and an existing one is fine");
-        is_int(mkdir_p(path, 0755), -ENOTDIR, "a file in the way is an error");
+        is_int(fs_mkdir_p(sub, 0755), 0, "and an existing one is fine");
+        is_int(fs_mkdir_p(path, 0755), -ENOTDIR, "a file in the way is an error");
 }
 
 int main(void)

@@ -48,8 +48,8 @@ static void make_rects(const char *dir, int n, bool extras)
         struct bd_err err;
         _cleanup_free_ char *imgs = xasprintf("%s/train2017", dir);
         _cleanup_free_ char *anns = xasprintf("%s/annotations", dir);
-        mkdir_p(imgs, 0755);
-        mkdir_p(anns, 0755);
+        fs_mkdir_p(imgs, 0755);
+        fs_mkdir_p(anns, 0755);
         struct bd_buf j = BD_BUF_INIT, a = BD_BUF_INIT;
         buf_init(&j);
         buf_init(&a);
@@ -77,7 +77,7 @@ static void make_rects(const char *dir, int n, bool extras)
                         die("encode", &err);
                 _cleanup_free_ char *p = xasprintf("%s/%d.jpg", imgs, i + 1);
                 if (!(extras && i == n + 1))    /* the last one's file is missing */
-                        write_file_atomic(p, jpg, len, 0644, &err);
+                        fs_write_atomic(p, jpg, len, 0644, &err);
                 free(jpg);
                 free(rgb);
                 buf_printf(&j, "%s{\"id\": %d, \"file_name\": \"%d.jpg\", \"width\": %d, \"height\": %d}", i ? "," : "",
@@ -98,7 +98,7 @@ static void make_rects(const char *dir, int n, bool extras)
         buf_printf(&j, "], \"categories\": [{\"id\": 4, \"name\": \"b\"}, {\"id\": 3, \"name\": \"a\"}], \"annotations\": [%s]}",
                    a.s);
         _cleanup_free_ char *jp = xasprintf("%s/instances_train2017.json", anns);
-        if (write_file_atomic(jp, j.s, j.len, 0644, &err) < 0)
+        if (fs_write_atomic(jp, j.s, j.len, 0644, &err) < 0)
                 die("write", &err);
         buf_release(&j);
         buf_release(&a);
@@ -450,7 +450,7 @@ static void test_bad_data(void)
         if (truncate(p3, st.st_size / 2) < 0)
                 printf("# truncate: %s\n", strerror(errno));
         struct bd_err err;
-        write_file_atomic(p5, "\xff\xd8 this is not a JPEG \xff\xd9", 24, 0644, &err);
+        fs_write_atomic(p5, "\xff\xd8 this is not a JPEG \xff\xd9", 24, 0644, &err);
         struct loader_config c = config(dir, LOADER_TRAIN, 1, 2);
         c.warn = count_warning;
         c.max_warnings = 3;
@@ -511,7 +511,7 @@ static void test_bad_data(void)
         make_rects(dir2, 6, false);
         for (int i = 1; i <= 6; i++) {
                 _cleanup_free_ char *p = xasprintf("%s/train2017/%d.jpg", dir2, i);
-                write_file_atomic(p, "garbage", 7, 0644, &err);
+                fs_write_atomic(p, "garbage", 7, 0644, &err);
         }
         c = config(dir2, LOADER_TRAIN, 1, 2);
         l = open_or_die(&c);

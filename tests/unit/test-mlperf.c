@@ -150,7 +150,7 @@ static char *write_log(const char *name, const char *text)
 {
         char *path = xasprintf("%s/%s", dir, name);
         struct bd_err err;
-        if (write_file_replace(path, text, strlen(text), 0644, &err) < 0) {
+        if (fs_write_replace(path, text, strlen(text), 0644, &err) < 0) {
                 printf("Bail out! %s\n", err.msg);
                 exit(1);
         }
@@ -206,7 +206,7 @@ static void test_trial_logs(void)
         const struct mlperf_trial *t = &f->trials[0].result;
 
         /* 1: a plain success */
-        is_str(trial_outcome_name(t->outcome), "success", "trial 1: success");
+        is_str(mlperf_outcome_name(t->outcome), "success", "trial 1: success");
         is_str(t->reason, "", "  no reason");
         is_str(t->benchmark, "ssd", "  submission_benchmark");
         ok(near(t->run_start_ms, T0_MS), "  run_start time_ms");
@@ -236,7 +236,7 @@ static void test_trial_logs(void)
 
         /* 2: aborted after 80 epochs */
         t = &f->trials[1].result;
-        is_str(trial_outcome_name(t->outcome), "aborted", "trial 2: aborted");
+        is_str(mlperf_outcome_name(t->outcome), "aborted", "trial 2: aborted");
         like(t->reason, "run_stop status 'aborted'", "  says why");
         ok(near(t->time_to_train, 80 * 12 + 8 * 10), "  time to train still measured: 1040 s");
         is_int(t->epochs, 80, "  80 epochs");
@@ -246,7 +246,7 @@ static void test_trial_logs(void)
 
         /* 3: truncated in epoch 52 */
         t = &f->trials[2].result;
-        is_str(trial_outcome_name(t->outcome), "incomplete", "trial 3: a truncated log is incomplete");
+        is_str(mlperf_outcome_name(t->outcome), "incomplete", "trial 3: a truncated log is incomplete");
         like(t->reason, "ends in epoch 52", "  and where it ends");
         ok(!t->converged && !t->reached && t->time_to_train == 0, "  never a success, no time to train");
         is_int(t->epochs, 52, "  epochs reached: 52 (epoch_start)");
@@ -257,7 +257,7 @@ static void test_trial_logs(void)
 
         /* 4: garbage, a broken MLLOG line, one without time_ms, CRLF, a duplicate run_stop */
         t = &f->trials[3].result;
-        is_str(trial_outcome_name(t->outcome), "success", "trial 4: success despite garbage");
+        is_str(mlperf_outcome_name(t->outcome), "success", "trial 4: success despite garbage");
         ok(near(t->time_to_train, 50 * 12 + 2 * 10), "  the first run_stop counts: 620 s");
         is_int(t->bad_lines, 2, "  two unparseable MLLOG lines");
         is_int(t->first_bad_line, f->gens[3].bad_at[0], "  the first one's line number");
@@ -268,7 +268,7 @@ static void test_trial_logs(void)
 
         /* 5: every line behind mpirun --tag-output, plus a line of rank 3 */
         t = &f->trials[4].result;
-        is_str(trial_outcome_name(t->outcome), "success", "trial 5: tag-output prefixed lines are read");
+        is_str(mlperf_outcome_name(t->outcome), "success", "trial 5: tag-output prefixed lines are read");
         ok(near(t->time_to_train, 60 * 12 + 4 * 10), "  time to train 760 s");
         is_int(t->epochs, 60, "  60 epochs");
         is_int(t->other_rank_lines, 1, "  rank 3's MLLOG line is counted and ignored");
@@ -306,7 +306,7 @@ static void test_corner_cases(void)
         int r = mlperf_read_trial("/nonexistent/trial.log", TARGET, &t, &err);
         is_int(r, -ENOENT, "a missing log: -ENOENT");
         like(err.msg, "/nonexistent/trial.log", "  the error names the file");
-        is_str(trial_outcome_name(t.outcome), "missing", "  outcome missing");
+        is_str(mlperf_outcome_name(t.outcome), "missing", "  outcome missing");
         like(t.reason, "cannot open", "  the reason is the error");
         ok(!t.converged, "  not converged");
         r = mlperf_parse_file(dir, TARGET, &t);
@@ -456,7 +456,7 @@ static void test_allreduce(void)
         ok(f->trials[1].result.converged && near(f->trials[1].result.ar_busbw, 14), "trial 2 (tagged) read");
         t = &f->trials[2].result;
         ok(t->ar_wrong == 7 && !t->reached && !t->converged, "trial 3: 7 wrong elements, not reached");
-        is_str(trial_outcome_name(t->outcome), "aborted", "  and aborted");
+        is_str(mlperf_outcome_name(t->outcome), "aborted", "  and aborted");
 
         struct mlperf_trial arr[3] = { f->trials[0].result, f->trials[1].result, f->trials[2].result };
         struct mlperf_score s;
@@ -620,7 +620,7 @@ static const cJSON *jget(const cJSON *o, const char *path)
                 long i;
                 snprintf(k, sizeof(k), "%.*s", (int)n, path);
                 if (cJSON_IsArray(o))
-                        o = parse_long(k, &i) == 0 ? cJSON_GetArrayItem(o, (int)i) : NULL;
+                        o = str_parse_long(k, &i) == 0 ? cJSON_GetArrayItem(o, (int)i) : NULL;
                 else
                         o = cJSON_GetObjectItemCaseSensitive(o, k);
                 path += n + (path[n] == '.');

@@ -80,7 +80,7 @@ static int load_cases(const char *path, struct gcase **ret, int *ret_n)
         _cleanup_free_ char *buf = NULL;
         size_t len, at = 8;
         struct bd_err err;
-        if (read_file(path, 64 << 20, &buf, &len, &err) < 0 || len < 12 || memcmp(buf, "BDGOLD01", 8)) {
+        if (fs_read_file(path, 64 << 20, &buf, &len, &err) < 0 || len < 12 || memcmp(buf, "BDGOLD01", 8)) {
                 printf("# cannot read %s\n", path);
                 return -1;
         }
@@ -473,15 +473,15 @@ static void resnet_checks(const char *dir, const struct bd_resnet_cfg *rcfg)
                 goto out;
         }
         snprintf(path, sizeof(path), "%s/input.f32", dir);
-        read_file(path, 1 << 26, &xb, &n1, &err);
+        fs_read_file(path, 1 << 26, &xb, &n1, &err);
         snprintf(path, sizeof(path), "%s/labels.i32", dir);
-        read_file(path, 1 << 20, &lb, &n2, &err);
+        fs_read_file(path, 1 << 20, &lb, &n2, &err);
         snprintf(path, sizeof(path), "%s/logits.f32", dir);
-        read_file(path, 1 << 24, &logb, &n3, &err);
+        fs_read_file(path, 1 << 24, &logb, &n3, &err);
         snprintf(path, sizeof(path), "%s/losses.txt", dir);
-        read_file(path, 1 << 20, &lossb, &n4, &err);
+        fs_read_file(path, 1 << 20, &lossb, &n4, &err);
         snprintf(path, sizeof(path), "%s/losses32.txt", dir);
-        read_file(path, 1 << 20, &loss32b, &n5, &err);
+        fs_read_file(path, 1 << 20, &loss32b, &n5, &err);
         int64_t N = (int64_t)(n2 / 4), S = N > 0 ? (int64_t)sqrt((double)n1 / (double)(N * 3 * 4)) : 0;
         if (!ok(xb && lb && logb && lossb && loss32b && N > 0 && n1 == (size_t)(N * 3 * S * S * 4) &&
                 n3 == (size_t)N * 1000 * 4, "resnet: golden files readable"))

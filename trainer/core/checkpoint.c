@@ -403,7 +403,7 @@ int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, co
         _cleanup_free_ char *buf = NULL;
         size_t len;
         struct bd_err rerr;
-        int r = read_file(path, (size_t)4 << 30, &buf, &len, &rerr);
+        int r = fs_read_file(path, (size_t)4 << 30, &buf, &len, &rerr);
         if (r < 0)
                 return bd_err_set(err, r, "%s", rerr.msg);
         if (len < 80 + TRAILER || memcmp(buf, WT_MAGIC, 8) != 0)

@@ -75,7 +75,7 @@ static void usage(FILE *f)
 static int int_in(const char *s, long lo, long hi, long *ret)
 {
         long v;
-        if (parse_long(s, &v) < 0 || v < lo || v > hi)
+        if (str_parse_long(s, &v) < 0 || v < lo || v > hi)
                 return -EINVAL;
         *ret = v;
         return 0;
@@ -84,7 +84,7 @@ static int int_in(const char *s, long lo, long hi, long *ret)
 static int num_in(const char *s, double lo, double hi, double *ret)
 {
         double v;
-        if (parse_double(s, &v) < 0 || !isfinite(v) || v < lo || v > hi)
+        if (str_parse_double(s, &v) < 0 || !isfinite(v) || v < lo || v > hi)
                 return -EINVAL;
         *ret = v;
         return 0;
