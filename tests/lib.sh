@@ -182,3 +182,32 @@ mlperf_check() {
                  --ruleset "$1" "$2" 2>&1)
     rm -rf "$d"
 }
+
+# A temporary directory $tmp and a results store of the test's own
+# ($BENCHD_HOME); on exit the runs recorded there are cancelled (their
+# recorded processes or jobs, nothing else) and $tmp is removed.
+own_runs() {
+    tmp=$(mktemp -d)
+    export BENCHD_HOME="$tmp/home"
+    trap _own_runs_end EXIT
+}
+_own_runs_end() {
+    local d
+    for d in "$BENCHD_HOME"/runs/*; do
+        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
+    done
+    rm -rf "$tmp"
+}
+
+# A temporary directory $tmp and the list pids of the servers the test
+# starts (pids+=($!)); on exit each is stopped and $tmp is removed.
+own_servers() {
+    tmp=$(mktemp -d)
+    pids=()
+    trap _own_servers_end EXIT
+}
+_own_servers_end() {
+    local p
+    for p in "${pids[@]}"; do stop_pid "$p"; done
+    rm -rf "$tmp"
+}

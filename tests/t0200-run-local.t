@@ -3,16 +3,7 @@
 # (no Slurm): the script runs detached, the results store records it.
 . "${srcdir:-.}/tests/lib.sh"
 command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
-tmp=$(mktemp -d)
-export BENCHD_HOME="$tmp/home"
-cleanup() {
-    # stop only what this test started: its runs, by their recorded process ids
-    for d in "$BENCHD_HOME"/runs/*; do
-        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+own_runs     # its runs, stopped at the end by their recorded process ids
 logs="$tmp/logs"
 set_fast=(--set allreduce.max_bytes=65536 --set allreduce.iters=2 --set allreduce.warmup=1)
 ALLREDUCE="$top_builddir/benchd-allreduce"

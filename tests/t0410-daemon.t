@@ -7,10 +7,7 @@
 BENCHD="$top_builddir/benchd"
 "$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
 command -v curl >/dev/null || skip_all "curl not installed"
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
-trap cleanup EXIT
+own_servers
 py() { /usr/bin/python3 -c "$@"; }
 jget() { py "import json,sys; j=json.load(sys.stdin); print($1)"; }
 

@@ -5,10 +5,7 @@ BENCHD="$top_builddir/benchd"
 "$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
 command -v prometheus >/dev/null || skip_all "prometheus not installed (Debian package prometheus)"
 command -v curl >/dev/null || skip_all "curl not installed"
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
-trap cleanup EXIT
+own_servers
 
 port=$(free_port 19440)
 pport=$(free_port $((port + 1)))

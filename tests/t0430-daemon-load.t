@@ -5,10 +5,7 @@
 BENCHD="$top_builddir/benchd"
 "$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
 command -v wrk >/dev/null || skip_all "wrk not installed (Debian package wrk)"
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
-trap cleanup EXIT
+own_servers
 secs=${BENCHD_LOAD_SECONDS:-30}
 
 port=$(free_port 19450)

@@ -5,10 +5,7 @@
 . "${srcdir:-.}/tests/lib.sh"
 BENCHD="$top_builddir/benchd"
 "$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
-trap cleanup EXIT
+own_servers
 jget() { /usr/bin/python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
 
 base=$(free_port 19480)

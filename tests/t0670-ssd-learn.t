@@ -16,15 +16,7 @@
 [ "${SSD_LEARN:-1}" = 0 ] && skip_all "SSD_LEARN=0"
 [ -x "$top_builddir/benchd-ssd" ] || skip_all "benchd-ssd not built (needs MPI and the COCO data pipeline)"
 command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
-tmp=$(mktemp -d)
-export BENCHD_HOME="$tmp/home"
-cleanup() {
-    for d in "$BENCHD_HOME"/runs/*; do
-        [ -d "$d" ] && "$BENCHCTL" cancel "$(basename "$d")" >/dev/null 2>&1
-    done
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+own_runs
 
 check "the shapes dataset" "$BENCHCTL" dataset synth --images 1200 --val-images 200 --seed 1 -o "$tmp/coco-synth"
 start=$(date +%s)

@@ -9,10 +9,7 @@ BENCHD="$top_builddir/benchd"
 "$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (mount namespaces)"
 unshare --mount --propagation private true 2>/dev/null || skip_all "cannot make mount namespaces here"
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do stop_pid "$p"; done; rm -rf "$tmp"; }
-trap cleanup EXIT
+own_servers
 py() { /usr/bin/python3 -c "$@"; }
 
 # the dataset on "shared storage"
