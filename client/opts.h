@@ -17,10 +17,10 @@
  *             return opts_exit(next);
  * opts_next() prints --help and usage errors itself and ends the loop on
  * them (so does opts_number() on a bad number); opts_exit() then gives
- * BD_EXIT_OK after --help, BD_EXIT_USAGE after an error.  opts_next() also takes the common system options itself:
- * --systems-dir goes to ctx->systems_dir, each --set to o.sets, which the
- * command passes to ctx_load_system().  _cleanup_opts_ frees what o holds
- * at every return.
+ * BD_EXIT_OK after --help, BD_EXIT_USAGE after an error.  opts_next() also
+ * takes the common system options itself: --systems-dir goes to
+ * ctx->systems_dir, each --set to o.sets, which the command passes to
+ * ctx_load_system().  _cleanup_opts_ frees what o holds at every return.
  */
 #ifndef BD_OPTS_H
 #define BD_OPTS_H
