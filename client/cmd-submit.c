@@ -184,9 +184,9 @@ static int claim_run_dir(const char *home, char **ret_id, char **ret_dir, struct
 
 /* One submission, from its claimed run directory to its recorded run.  The
  * steps below fill it in order, each returning 0 or the exit status of its
- * failure (after printing it); submission_release() frees it and removes
- * what a submission that failed before its job started leaves: its run
- * directory. */
+ * failure (after printing it); submission_release(), its cleanup, frees it
+ * and removes what a submission that failed before its job started leaves:
+ * its run directory. */
 struct submission {
         struct bd_system sys;
         const char *workload;
@@ -481,7 +481,8 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (log_set)
                 opts_add_set(&o, log_set);
 
-        struct submission sub = { .workload = argv[next], .dry = dry, .script = BD_BUF_INIT };
+        _cleanup_(submission_release) struct submission sub = { .workload = argv[next], .dry = dry,
+                                                                .script = BD_BUF_INIT };
         int ret = ctx_load_system(ctx, system, o.sets, &sub.sys);
         if (ret)
                 return ret;
@@ -505,6 +506,5 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 else if (!(ret = launch(&sub)) && !(ret = record(&sub)) && wait)
                         ret = wait_for_run(&sub.store, sub.id, false);
         }
-        submission_release(&sub);
         return ret;
 }
