@@ -59,9 +59,32 @@ static int write_all(int fd, const void *data, size_t len)
         return 0;
 }
 
+/* What is at path when it is there but no regular file (or a link to
+ * one): a device, a FIFO or a socket takes the bytes where it is (rename
+ * would put a regular file in its place: /dev/null, for one); a directory is
+ * an error.  1: written, 0: a regular file or nothing there, to be replaced. */
+static int write_in_place(const char *path, const void *data, size_t len, struct bd_err *err)
+{
+        struct stat st;
+        if (stat(path, &st) < 0 || S_ISREG(st.st_mode))
+                return 0;
+        if (S_ISDIR(st.st_mode))
+                return bd_err_set(err, -EISDIR, "cannot write '%s': it is a directory", path);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        int r = fd < 0 ? -errno : write_all(fd, data, len);
+        if (r == 0 && close(TAKE_FD(fd)) < 0)
+                r = -errno;
+        if (r < 0)
+                return bd_err_set(err, r, "cannot write '%s': %s", path, strerror(-r));
+        return 1;
+}
+
 static int write_tmp_rename(const char *path, const void *data, size_t len, mode_t mode, bool sync,
                             struct bd_err *err)
 {
+        int w = write_in_place(path, data, len, err);
+        if (w != 0)
+                return w < 0 ? w : 0;
         _cleanup_free_ char *tmp = xasprintf("%s.tmp.XXXXXX", path);
         _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)

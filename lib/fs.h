@@ -1,6 +1,9 @@
 /* fs.h: file helpers.  Writes are atomic: a temporary file in the same
  * directory, fsync, then rename over the target, so a reader never sees a
- * partial file and a failed write leaves the old file (or none) in place. */
+ * partial file and a failed write leaves the old file (or none) in place.
+ * A target that is there and is no regular file (-o /dev/null, a FIFO,
+ * /dev/stdout) is written where it is instead: renaming over it would
+ * replace the device with a file. */
 #ifndef BD_FS_H
 #define BD_FS_H
 

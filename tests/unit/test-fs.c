@@ -2,9 +2,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -46,6 +48,39 @@ static void test_new(void)
         ok(access(path, F_OK) < 0, "and nothing is left");
 }
 
+/* A target that is no regular file is written where it is: a device stays a
+ * device (-o /dev/null), a FIFO gets the bytes, a directory is an error. */
+static void test_not_regular(void)
+{
+        char path[256];
+        struct bd_err err;
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/fifo", dir);
+        if (mkfifo(path, 0600) == 0) {
+                int rd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC); /* a reader, so the write does not block */
+                is_int(fs_write_atomic(path, "bytes", 5, 0644, &err), 0, "a FIFO is written");
+                char buf[16] = "";
+                ok(rd >= 0 && read(rd, buf, sizeof(buf) - 1) == 5 && !strcmp(buf, "bytes"), "  it gets the bytes");
+                ok(stat(path, &st) == 0 && S_ISFIFO(st.st_mode), "  and is still a FIFO");
+                if (rd >= 0)
+                        close(rd);
+        } else
+                ok(0, "mkfifo");
+        snprintf(path, sizeof(path), "%s/null", dir);
+        if (mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0) {
+                is_int(fs_write_atomic(path, "x", 1, 0644, &err), 0, "a character device (a /dev/null of our own) is written");
+                ok(stat(path, &st) == 0 && S_ISCHR(st.st_mode), "  and is still a device, not a file");
+                is_int(fs_write_replace(path, "x", 1, 0644, &err), 0, "  fs_write_replace too");
+                ok(stat(path, &st) == 0 && S_ISCHR(st.st_mode), "  still a device");
+        } else
+                printf("# skipped the device case: mknod: %s (not root)\n", strerror(errno));
+        snprintf(path, sizeof(path), "%s/adir", dir);
+        mkdir(path, 0755);
+        is_int(fs_write_atomic(path, "x", 1, 0644, &err), -EISDIR, "a directory is an error");
+        like(err.msg, "it is a directory", "  saying so");
+        ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode), "  and stays a directory");
+}
+
 static void test_replace(void)
 {
         char path[256], sub[256];
@@ -72,6 +107,7 @@ int main(void)
         }
         test_new();
         test_replace();
+        test_not_regular();
         char cmd[300];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
         if (system(cmd) != 0)
