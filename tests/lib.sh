@@ -90,6 +90,8 @@ skip_all() {
 }
 
 done_testing() {
+    # a test that put a file in place of /dev/null would go unseen otherwise
+    [ -c /dev/null ] || _t_result 1 "/dev/null is still a character device (something replaced it with a file)"
     echo "1..$t_n"
     [ "$t_failed" -eq 0 ]
 }
