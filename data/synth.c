@@ -583,6 +583,9 @@ int synth_write(const struct synth_config *c, const char *dir, struct synth_coun
         bool exists = lstat(dir, &st) == 0;
         if (exists && !c->force)
                 return bd_err_set(err, -EEXIST, "'%s' already exists (--force replaces it)", dir);
+        if (exists && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+                return bd_err_set(err, -EEXIST, "'%s' is a device, FIFO or socket: --force replaces a directory "
+                                  "or a file only", dir);
         /* the parent may not exist yet (~/.local/share/benchd/data on a new machine) */
         _cleanup_free_ char *parent = xstrdup(dir);
         char *slash = strrchr(parent, '/');

@@ -88,6 +88,12 @@ check "--force replaces a plain file too" "$BENCHCTL" dataset synth --images 2 -
 is "  with the dataset" "$(find "$tmp/f/train2017" -name '*.jpg' | wc -l)" 2
 is "  and nothing left beside it" "$(cd "$tmp" && echo *)" "a b c f"
 rm -rf "$tmp/f"
+mkfifo "$tmp/fifo"
+err=$("$BENCHCTL" dataset synth --images 2 --val-images 1 --size 64 --force -o "$tmp/fifo" 2>&1); rc=$?
+is "--force onto a FIFO (or a device: /dev/null): exit 1" "$rc" 1
+like "  refused, naming it" "$err" "'$tmp/fifo' is a device, FIFO or socket: --force replaces a directory or a file only"
+check "  and it is still a FIFO" test -p "$tmp/fifo"
+rm -f "$tmp/fifo"
 check "a directory whose parents do not exist yet" "$BENCHCTL" dataset synth --images 2 --val-images 1 --size 64 \
     -o "$tmp/new/parents/d"
 is "  is created with them" "$(find "$tmp/new/parents/d/train2017" -name '*.jpg' | wc -l)" 2
