@@ -166,22 +166,48 @@ int json_key_line(const char *text, const char *dotted)
         return line;
 }
 
-void json_merge(cJSON *dst, const cJSON *src)
+/* Removes the null members of an object, recursively. */
+static void strip_nulls(cJSON *o)
+{
+        cJSON *e = o->child;
+        while (e) {
+                cJSON *next = e->next;
+                if (cJSON_IsNull(e))
+                        cJSON_Delete(cJSON_DetachItemViaPointer(o, e));
+                else if (cJSON_IsObject(e))
+                        strip_nulls(e);
+                e = next;
+        }
+}
+
+static void merge(cJSON *dst, const cJSON *src, bool keep_nulls)
 {
         for (const cJSON *s = src->child; s; s = s->next) {
                 cJSON *d = cJSON_GetObjectItemCaseSensitive(dst, s->string);
-                if (cJSON_IsNull(s)) {
+                if (cJSON_IsNull(s) && !keep_nulls) {
                         cJSON_DeleteItemFromObjectCaseSensitive(dst, s->string);
                 } else if (d && cJSON_IsObject(d) && cJSON_IsObject(s)) {
-                        json_merge(d, s);
+                        merge(d, s, keep_nulls);
                 } else {
                         cJSON *copy = cJSON_Duplicate(s, true);
+                        if (!keep_nulls && cJSON_IsObject(copy))
+                                strip_nulls(copy); /* nothing there for them to remove */
                         if (d)
                                 cJSON_ReplaceItemInObjectCaseSensitive(dst, s->string, copy);
                         else
                                 cJSON_AddItemToObject(dst, s->string, copy);
                 }
         }
+}
+
+void json_merge(cJSON *dst, const cJSON *src)
+{
+        merge(dst, src, false);
+}
+
+void json_overlay(cJSON *dst, const cJSON *src)
+{
+        merge(dst, src, true);
 }
 
 void json_quote(struct bd_buf *out, const char *s)

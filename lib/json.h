@@ -27,6 +27,10 @@ int json_key_line(const char *text, const char *dotted);
 /* Merges src into dst key by key: objects recursively, src winning; a null
  * value in src removes the key.  src is not modified. */
 void json_merge(cJSON *dst, const cJSON *src);
+/* The same, but a null in src replaces dst's value and stays, to remove the
+ * key from whatever the result is merged into later (a child system's null
+ * reaches the built-in values through its parents). */
+void json_overlay(cJSON *dst, const cJSON *src);
 /* Adds every key of defaults that dst lacks (a copy), objects recursively:
  * what a null in a merged file removed comes back from defaults. */
 void json_fill(cJSON *dst, const cJSON *defaults);

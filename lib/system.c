@@ -236,7 +236,7 @@ static int load_chain(const struct bd_sysdirs *d, const char *name, size_t from,
         } else {
                 base = cJSON_CreateObject();
         }
-        json_merge(base, self);
+        json_overlay(base, self);
         cJSON_DeleteItemFromObjectCaseSensitive(base, "extends");
         *ret = base;
         if (ret_path)

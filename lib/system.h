@@ -2,9 +2,9 @@
  *
  * A system file is JSON with comments.  "extends": "PARENT" makes it inherit
  * from another system: values merge key by key, objects recursively, the
- * child winning, null removing an inherited or built-in key: a system key
- * with a built-in value gets that back, a workload's key is left out (its
- * trainer's own default applies).  Under everything lie the built-in values.  Files
+ * child winning, null removing an inherited or built-in key (through any
+ * number of parents): a system key with a built-in value gets that back, a
+ * workload's key is left out (its trainer's own default applies).  Under everything lie the built-in values.  Files
  * are found in a search path: --systems-dir, then $BENCHD_SYSTEMS
  * (colon-separated), then ~/.config/benchd/systems, then the bundled
  * directory; the first file of a name wins, and a file may extend the system

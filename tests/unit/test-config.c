@@ -116,6 +116,18 @@ static void test_inheritance(void)
                 ok(json_get(s.json, "cpu.model") && json_get(s.json, "cpu.sockets"), "  filled beside what is set");
                 system_release(&s);
         }
+        /* through a parent that sets the key, and one that names a section
+         * without built-in values */
+        put(dir_a, "nulls2", "{ \"extends\": \"mid\", \"ssd\": {\"lr\": null},"
+                             "  \"topology\": {\"gpu_numa\": null} }");
+        put(dir_a, "nulls3", "{ \"extends\": \"nulls2\" }");
+        ok(load("nulls3", NULL, &s, &err) == 0, "nulls through two levels load");
+        if (s.json) {
+                ok(json_get(s.json, "ssd.lr") == NULL, "ssd.lr: null removes the parent's value and the built-in one");
+                ok(json_get(s.json, "ssd.batch_size") != NULL, "  and nothing else of the section");
+                ok(json_get(s.json, "topology.gpu_numa") == NULL, "no null is left in the result");
+                system_release(&s);
+        }
 
         /* a user's file refines the bundled system of the same name */
         put(dir_b, "same", "{ \"description\": \"bundled\", \"nodes\": 3, \"launcher\": \"slurm\" }");
