@@ -44,14 +44,20 @@ static const char defaults_json[] =
         " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\""
         "}";
 
-/* The built-in values of the system's keys; with_workloads: and of the
- * workload sections. */
-static cJSON *builtin_values(bool with_workloads)
+/* The built-in values of the system's keys. */
+static cJSON *system_values(void)
 {
         cJSON *root = cJSON_Parse(defaults_json);
         if (!root)
                 abort(); /* the built-in defaults are valid JSON */
-        for (const struct workload *w = workloads; with_workloads && w->name; w++) {
+        return root;
+}
+
+/* Those and each workload's section: what a configuration starts from. */
+static cJSON *all_values(const cJSON *system)
+{
+        cJSON *root = cJSON_Duplicate(system, true);
+        for (const struct workload *w = workloads; w->name; w++) {
                 cJSON *sec = cJSON_Parse(w->defaults);
                 if (!sec)
                         abort(); /* so are the workloads' */
@@ -488,7 +494,8 @@ int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
         int r = load_chain(d, name, 0, NULL, chain, 0, &merged, &path, err);
         if (r < 0)
                 return r;
-        cJSON *root = builtin_values(true);
+        _cleanup_json_ cJSON *builtin = system_values();
+        cJSON *root = all_values(builtin);
         json_merge(root, merged);
         for (char *const *s = sets; s && *s; s++) {
                 cJSON *o = NULL;
@@ -500,7 +507,6 @@ int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
                 json_merge(root, o);
                 cJSON_Delete(o);
         }
-        _cleanup_json_ cJSON *builtin = builtin_values(false);
         json_fill(root, builtin);
         complete(root);
         r = check_whole(root, path, err);
