@@ -213,3 +213,11 @@ _own_servers_end() {
     for p in "${pids[@]}"; do stop_pid "$p"; done
     rm -rf "$tmp"
 }
+
+# flip_byte FILE OFFSET: inverts the byte at OFFSET, so the file surely
+# changes (writing a fixed byte leaves it as it was once in 256 times).
+flip_byte() {
+    /usr/bin/python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    o = int(sys.argv[2]); f.seek(o); b = f.read(1); f.seek(o); f.write(bytes([b[0] ^ 0xff]))' "$1" "$2"
+}

@@ -55,7 +55,7 @@ bad "truncated in the header" "truncated \\(100 bytes\\)" "$tmp/short"
 cp "$tmp/ck" "$tmp/v2"; printf '\002' | dd of="$tmp/v2" bs=1 seek=8 conv=notrunc 2>/dev/null
 bad "another format version" "format version 2, this build reads version 1" "$tmp/v2"
 cp "$tmp/ck" "$tmp/flip"; size=$(stat -c %s "$tmp/flip")
-printf '\377' | dd of="$tmp/flip" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+flip_byte "$tmp/flip" $((size / 2))
 bad "one byte changed" "checksum mismatch" "$tmp/flip"
 cat "$tmp/ck" > "$tmp/long"; printf 'x' >> "$tmp/long"
 bad "a byte appended" "unexpected bytes at the end" "$tmp/long"

@@ -55,7 +55,7 @@ bad "truncated" "truncated in tensor" "$tmp/trunc.bdw" "${r18[@]}"
 cp "$tmp/r18.bdw" "$tmp/v9.bdw"; printf '\011' | dd of="$tmp/v9.bdw" bs=1 seek=8 conv=notrunc 2>/dev/null
 bad "another format version" "format version 9, this build reads version 1" "$tmp/v9.bdw" "${r18[@]}"
 cp "$tmp/r18.bdw" "$tmp/flip.bdw"; size=$(stat -c %s "$tmp/flip.bdw")
-printf '\377' | dd of="$tmp/flip.bdw" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+flip_byte "$tmp/flip.bdw" $((size / 2))
 bad "one byte changed" "checksum mismatch" "$tmp/flip.bdw" "${r18[@]}"
 head -c 300 /dev/urandom > "$tmp/junk.bdw"
 bad "not a weights file" "not a benchd weights file" "$tmp/junk.bdw" "${r18[@]}"

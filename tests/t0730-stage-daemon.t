@@ -184,7 +184,7 @@ api -X DELETE "http://$A/v1/datasets/slow2" >/dev/null
 
 # verification: a flipped byte is found on its node, the next stage repairs it
 f=$(find "$tmp/diskA/coco/train" -name 'f*.bin' | sort | head -1)
-printf '\xff' | dd of="$f" bs=1 seek=1000 conv=notrunc status=none
+flip_byte "$f" 1000
 touch -r "$tmp/src/train/$(basename "$f")" "$f"
 out=$("$BENCHCTL" stage --nodes "$A,$B" --name coco --dst "$local_dir/coco" --verify-only --token-file "$tmp/token" 2>"$tmp/err"); rc=$?
 is "verify-only with a damaged file on node A: exit 1" "$rc" 1
@@ -319,7 +319,7 @@ api -X DELETE "http://$B/v1/datasets/t" >/dev/null
 # after a restart /metrics still has the datasets staged before it
 # (its last job a verify that found a damaged file)
 f=$(find "$tmp/diskA/coco/train" -name 'f*.bin' | sort | head -1)
-printf '\xff' | dd of="$f" bs=1 seek=1000 conv=notrunc status=none
+flip_byte "$f" 1000
 touch -r "$tmp/src/train/$(basename "$f")" "$f"
 "$BENCHCTL" stage --nodes "$A" --name coco --dst "$local_dir/coco" --verify-only --token-file "$tmp/token" >/dev/null 2>&1
 samples() { curl -s "http://$A/metrics" | grep "^benchd_dataset_[a-z_]*{name=\"coco\"}" | sort; }
