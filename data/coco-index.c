@@ -234,7 +234,11 @@ static int add_polygons(struct builder *b, const cJSON *seg, long line)
         }
         put_words(b, &n, 1);
         put_words(b, lens, n);
-        _cleanup_free_ float *xy = xmalloc((total + 1) * sizeof(float));
+        if (b->seg_words % 2) {         /* the coordinates start on an 8-byte boundary */
+                uint32_t pad = 0;
+                put_words(b, &pad, 1);
+        }
+        _cleanup_free_ double *xy = xmalloc((total + 1) * sizeof(double));
         size_t k = 0;
         cJSON_ArrayForEach(poly, seg) {
                 const cJSON *v;
@@ -242,10 +246,10 @@ static int add_polygons(struct builder *b, const cJSON *seg, long line)
                         double d = 0;
                         if (get_number(b, v, "segmentation", line, "annotation", &d) < 0)
                                 return -EINVAL;
-                        xy[k++] = (float)d;
+                        xy[k++] = d;
                 }
         }
-        put_words(b, xy, total);
+        put_words(b, xy, 2 * total);
         return 0;
 }
 
@@ -696,7 +700,7 @@ static int check_index(struct coco_index *x, const char *path, struct bd_err *er
             !section_ok(h->off_anns, h->n_anns, sizeof(struct coco_ann), fs) ||
             !section_ok(h->off_cats, h->n_cats, sizeof(struct coco_category), fs) ||
             !section_ok(h->off_by_id, h->n_images, 4, fs) ||
-            !section_ok(h->off_strings, h->strings_size, 1, fs) || h->off_segs % 4 || h->off_by_id % 4 ||
+            !section_ok(h->off_strings, h->strings_size, 1, fs) || h->off_segs % 8 || h->off_by_id % 4 ||
             h->off_images % 8 || h->off_anns % 8 || h->off_cats % 8)
                 return BAD("a section lies outside the file", path);
         const char *base = x->map;
@@ -963,12 +967,12 @@ int coco_ann_polygons(const struct coco_index *x, const struct coco_ann *a, stru
         uint64_t total = 0;
         for (uint32_t i = 0; i < n; i++)
                 total += len[i];
-        w += n;
-        if (total > end - w)
+        w += n + (w + n) % 2;
+        if (w > end || 2 * total > end - w)
                 return -EBADMSG;
         ret->n = n;
         ret->len = len;
-        ret->xy = (const float *)(x->segs + w);
+        ret->xy = (const double *)(const void *)(x->segs + w);
         return 0;
 }
 

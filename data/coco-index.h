@@ -33,11 +33,12 @@
 #include "err.h"
 
 #define COCO_INDEX_MAGIC "BDCOCOIX"
-#define COCO_INDEX_VERSION 1
+#define COCO_INDEX_VERSION 2
 
 enum coco_seg_kind {
         COCO_SEG_NONE = 0,
-        COCO_SEG_POLYGONS = 1,  /* words: npoly, len[npoly] (floats each), then the floats */
+        COCO_SEG_POLYGONS = 1,  /* words: npoly, len[npoly] (coordinates each), a pad word to an
+                                 * 8-byte boundary where needed, then the coordinates as doubles */
         COCO_SEG_RLE = 2,       /* words: height, width, ncounts, counts[ncounts] (column-major) */
 };
 
@@ -138,8 +139,9 @@ static inline const char *coco_index_str(const struct coco_index *idx, uint32_t 
 
 struct coco_polygons {
         uint32_t n;             /* polygons */
-        const uint32_t *len;    /* floats in each polygon (x, y pairs) */
-        const float *xy;        /* all polygons' coordinates, one after the other */
+        const uint32_t *len;    /* coordinates in each polygon (x, y pairs) */
+        const double *xy;       /* all polygons' coordinates, one after the other, exactly as
+                                 * in the JSON (pycocotools rasterises doubles) */
 };
 struct coco_rle {
         uint32_t height, width;

@@ -153,7 +153,7 @@ static void check_round_trip(const struct coco_index *x, const char *text)
                                         const cJSON *poly = cJSON_GetArrayItem(seg, (int)q);
                                         bad += p.len[q] != (uint32_t)cJSON_GetArraySize(poly);
                                         for (uint32_t v = 0; v < p.len[q]; v++)
-                                                bad += p.xy[off + v] != (float)cJSON_GetArrayItem(poly, (int)v)->valuedouble;
+                                                bad += p.xy[off + v] != cJSON_GetArrayItem(poly, (int)v)->valuedouble;
                                         off += p.len[q];
                                 }
                         } else if (cJSON_IsObject(seg)) {
