@@ -11,6 +11,7 @@ libbddata_a_SOURCES = \
 	data/parallel.h data/parallel.c \
 	data/json-stream.h data/json-stream.c \
 	data/coco-index.h data/coco-index.c \
+	data/mask.h data/mask.c \
 	data/coco-eval.h data/coco-eval.c \
 	data/jpeg.h data/jpeg.c \
 	data/augment.h data/augment.c data/resample.c \
