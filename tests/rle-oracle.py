@@ -9,7 +9,9 @@ Files (JSON, one case per line):
   masks.json      encode/decode, area, toBbox of small binary masks
                   (bits: row-major, hex, most significant bit first)
   odd-counts.json area and toBbox of hand-made counts pycocotools accepts
-                  (zero-length runs, a trailing empty run of 1, sums off h*w)
+                  (zero-length runs, sums off h*w): 2.0.11's rleToBbox skips
+                  empty runs of 1, and a mask without any other run of 1
+                  gets the box [w, h, 2^32 + 1 - w, 2^32 + 1 - h]
   merge.json      merge (union and intersection) of 1-4 masks
   iou.json        iou of masks (crowd flags, size mismatch) and of boxes
   poly.json       frPyObjects of one or more polygons, each part's string
@@ -330,6 +332,18 @@ def record_iou(rnd):
     add_masks([left, right, diag_a, diag_b, wrap, mid, full, z, other, far],
               [left, diag_b, wrap, full, z], [1, 1, 1, 1, 1])
     add_masks([other, far, left], [other, left, far], [0, 1, 0])
+    # odd counts: 2.0.11's rleToBbox skips empty runs of 1, so a mask with
+    # only such runs has a box beyond the image and meets nothing (not even
+    # a mask of another size, which would give -1)
+    odd = [(3, 4, [12, 0]), (3, 4, [5, 0, 7]), (3, 4, [2, 3, 0, 4, 3]), (3, 4, [0, 0, 4, 8])]
+    plain = [(3, 4, [0, 12]), (4, 3, [0, 12]), (3, 4, [1, 4, 7])]
+    for crowd in (0, 1):
+        dr = [rle_of(h, w, c) for h, w, c in plain]
+        gr = [rle_of(h, w, c) for h, w, c in odd]
+        o = M.iou(dr, gr, [crowd] * len(odd))
+        cases.append({"dt": [{"h": h, "w": w, "counts": c} for h, w, c in plain],
+                      "gt": [{"h": h, "w": w, "counts": c} for h, w, c in odd],
+                      "iscrowd": [crowd] * len(odd), "iou": floats(o)})
     return cases
 
 
