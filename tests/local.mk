@@ -38,7 +38,8 @@ endif
 
 # ---- data/ ----
 if BUILD_DATA
-check_PROGRAMS += tests/unit/test-coco-index tests/unit/test-coco-eval tests/unit/test-augment tests/unit/test-loader
+check_PROGRAMS += tests/unit/test-coco-index tests/unit/test-coco-eval tests/unit/test-augment tests/unit/test-loader \
+	tests/unit/test-mask
 tests_unit_test_coco_index_SOURCES = tests/unit/tap.h tests/unit/test-coco-index.c
 tests_unit_test_coco_index_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 tests_unit_test_coco_index_LDADD = $(DATA_LIBS)
@@ -51,6 +52,9 @@ tests_unit_test_augment_LDADD = $(DATA_LIBS)
 tests_unit_test_loader_SOURCES = tests/unit/tap.h tests/unit/test-loader.c
 tests_unit_test_loader_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 tests_unit_test_loader_LDADD = $(DATA_LIBS)
+tests_unit_test_mask_SOURCES = tests/unit/tap.h tests/unit/test-mask.c
+tests_unit_test_mask_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_unit_test_mask_LDADD = $(DATA_LIBS)
 if HAVE_MPI
 check_PROGRAMS += tests/unit/test-coco-eval-mpi
 tests_unit_test_coco_eval_mpi_SOURCES = tests/unit/tap.h tests/unit/test-coco-eval-mpi.c trainer/common/mpi-sanitizer.c
