@@ -5,3 +5,9 @@ bench_resnet34_step_SOURCES = bench/resnet34-step.c
 bench_resnet34_step_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 bench_resnet34_step_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_resnet34_step_LDADD = $(BD_TRAIN_LIBS)
+if BUILD_DATA
+noinst_PROGRAMS += bench/rle-bench
+endif
+bench_rle_bench_SOURCES = bench/rle-bench.c
+bench_rle_bench_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+bench_rle_bench_LDADD = $(DATA_LIBS)
