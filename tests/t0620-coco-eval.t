@@ -133,6 +133,26 @@ for a in g["annotations"]:
                 "segmentation": {"size": r["size"], "counts": r["counts"].decode()}})
 json.dump(out, open(sys.argv[2], "w"))
 PY
+is "synth: every area is its mask's pixels as pycocotools rasterises it; no two masks share a pixel" "$("$PY" - "$gt" <<'PY'
+import json, sys
+import numpy as np
+import pycocotools.mask as M
+g = json.load(open(sys.argv[1]))
+ims = {i["id"]: i for i in g["images"]}
+taken, bad = {}, []
+for a in g["annotations"]:
+    im = ims[a["image_id"]]
+    h, w = im["height"], im["width"]
+    s = a["segmentation"]
+    r = M.merge(M.frPyObjects(s, h, w)) if isinstance(s, list) else M.frPyObjects(s, h, w)
+    m = M.decode(r).astype(bool)
+    t = taken.setdefault(a["image_id"], np.zeros((h, w), bool))
+    if M.area(r) != a["area"] or (t & m).any() or not m.any():
+        bad.append(a["id"])
+    t |= m
+print("ok" if not bad else "annotations %s" % bad[:5])
+PY
+)" ok
 compare "$gt" "$tmp/perfect-segm.json" "perfect masks" segm
 like "  segm AP 1.000" "$("$BENCHCTL" coco-eval "$gt" "$tmp/perfect-segm.json" --type segm | head -1)" "= 1\.000$"
 
