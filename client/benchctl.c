@@ -31,8 +31,8 @@ static const struct bd_command commands[] = {
         { "nodes", cmd_nodes, "[--system S | NODE...] [--json] [--topo]",
           "Ask the benchd of each node what it has and how it is wired." },
         { "dataset", cmd_dataset, DATASET_USAGE, DATASET_SUMMARY },
-        { "coco-eval", cmd_coco_eval, "ANNOTATIONS.json DETECTIONS.json [--type bbox] [--json]",
-          "COCO bbox mAP of detections, the 12 numbers of pycocotools' COCOeval." },
+        { "coco-eval", cmd_coco_eval, "ANNOTATIONS.json RESULTS.json [--type bbox|segm|both] [--json] [--threads N]",
+          "COCO bbox or segm mAP of detections, the 12 numbers of pycocotools' COCOeval." },
         { "stage", cmd_stage,
           "{--local | --system SYSTEM | --nodes N1,N2} --src DIR --dst DIR [--name NAME] [--verify] "
           "[--verify-only] [--delete] [--bwlimit MB/s] [--workers N]",

@@ -10,6 +10,7 @@
 #include "coco-eval.h"
 #include "json-stream.h"
 #include "macro.h"
+#include "mask.h"
 #include "parallel.h"
 
 #define T_THRS 10               /* IoU thresholds */
@@ -65,8 +66,11 @@ struct img_result {
         uint8_t *blob;          /* entries, increasing (k, a) */
 };
 
+#define NO_MASK UINT64_MAX
+
 struct coco_eval {
         const struct coco_index *gt;
+        enum coco_eval_type type;
         int threads;
         size_t n_img;           /* images, in increasing id order */
         size_t n_cat;
@@ -76,6 +80,9 @@ struct coco_eval {
         uint32_t *det_img;      /* sorted-order image position of each detection */
         uint32_t *det_k;
         double *det_score;      /* the scores again, for sorting */
+        double *det_area;       /* what the area ranges see: loadRes' 'area' */
+        uint64_t *det_mask;     /* offset of the mask's compressed counts in masks, or NO_MASK */
+        struct bd_buf masks;    /* NUL-terminated compressed counts, one after the other */
         size_t n_dets, cap_dets;
         /* detections grouped by (image, category, order added): valid when grouped */
         uint32_t *group;
@@ -109,15 +116,47 @@ struct coco_eval *coco_eval_new(const struct coco_index *gt, int threads)
                 ev->k_cat_id[k] = gt->cats[ord[k]].id;
         }
         ev->res = xcalloc(ev->n_img + 1, sizeof(*ev->res));
+        buf_init(&ev->masks);
         return ev;
+}
+
+struct coco_eval *coco_eval_new_type(const struct coco_index *gt, enum coco_eval_type type, int threads)
+{
+        struct coco_eval *ev = coco_eval_new(gt, threads);
+        ev->type = type;
+        return ev;
+}
+
+static void clear_results(struct coco_eval *ev)
+{
+        for (size_t i = 0; i < ev->n_img; i++) {
+                free(ev->res[i].blob);
+                ev->res[i] = (struct img_result){ 0 };
+        }
+}
+
+void coco_eval_set_type(struct coco_eval *ev, enum coco_eval_type type)
+{
+        if (ev->type != type)
+                clear_results(ev);
+        ev->type = type;
+}
+
+enum coco_eval_type coco_eval_get_type(const struct coco_eval *ev)
+{
+        return ev->type;
+}
+
+const char *coco_eval_type_name(enum coco_eval_type type)
+{
+        return type == COCO_EVAL_SEGM ? "segm" : "bbox";
 }
 
 struct coco_eval *coco_eval_free(struct coco_eval *ev)
 {
         if (!ev)
                 return NULL;
-        for (size_t i = 0; i < ev->n_img; i++)
-                free(ev->res[i].blob);
+        clear_results(ev);
         free(ev->res);
         free(ev->cat_k);
         free(ev->k_cat_id);
@@ -125,6 +164,9 @@ struct coco_eval *coco_eval_free(struct coco_eval *ev)
         free(ev->det_img);
         free(ev->det_k);
         free(ev->det_score);
+        free(ev->det_area);
+        free(ev->det_mask);
+        buf_release(&ev->masks);
         free(ev->group);
         free(ev->img_first);
         free(ev);
@@ -153,7 +195,10 @@ static long image_pos(const struct coco_index *gt, int64_t id)
         return -1;
 }
 
-static int add_one(struct coco_eval *ev, const struct coco_det *d, const char *where, struct bd_err *err)
+/* One detection: its mask (NULL: none; then segm evaluation rasterises its
+ * box, as loadRes' bbox branch does) and its area for the area ranges. */
+static int add_one(struct coco_eval *ev, const struct coco_det *d, const struct rle *mask, double area,
+                   const char *where, struct bd_err *err)
 {
         size_t i = ev->n_dets;
         long p = image_pos(ev->gt, d->image_id);
@@ -172,13 +217,34 @@ static int add_one(struct coco_eval *ev, const struct coco_det *d, const char *w
         if (!isfinite(d->score))
                 return bd_err_set(err, -EINVAL, "%sdetection %zu: score is %s", where, i,
                                   isnan(d->score) ? "NaN" : "infinite");
+        if (mask) {
+                const struct coco_image *im = &ev->gt->images[ev->gt->by_id[p]];
+                if (mask->h != im->height || mask->w != im->width)
+                        return bd_err_set(err, -EINVAL,
+                                          "%sdetection %zu: segmentation size %ux%u (height x width) differs from "
+                                          "image %lld's %ux%u", where, i, mask->h, mask->w, (long long)d->image_id,
+                                          im->height, im->width);
+                if (rle_check(mask) < 0)
+                        return bd_err_set(err, -EINVAL,
+                                          "%sdetection %zu: segmentation counts do not cover its %ux%u pixels", where,
+                                          i, mask->h, mask->w);
+        }
         if (ev->n_dets == ev->cap_dets) {
                 ev->cap_dets = ev->cap_dets ? 2 * ev->cap_dets : 4096;
                 ev->dets = xrealloc(ev->dets, ev->cap_dets * sizeof(*ev->dets));
                 ev->det_img = xrealloc(ev->det_img, ev->cap_dets * sizeof(*ev->det_img));
                 ev->det_k = xrealloc(ev->det_k, ev->cap_dets * sizeof(*ev->det_k));
                 ev->det_score = xrealloc(ev->det_score, ev->cap_dets * sizeof(*ev->det_score));
+                ev->det_area = xrealloc(ev->det_area, ev->cap_dets * sizeof(*ev->det_area));
+                ev->det_mask = xrealloc(ev->det_mask, ev->cap_dets * sizeof(*ev->det_mask));
         }
+        ev->det_mask[i] = NO_MASK;
+        if (mask) {
+                _cleanup_free_ char *str = rle_to_string(mask);
+                ev->det_mask[i] = ev->masks.len;
+                buf_add(&ev->masks, str, strlen(str) + 1);
+        }
+        ev->det_area[i] = area;
         ev->dets[i] = *d;
         ev->det_img[i] = (uint32_t)p;
         ev->det_k[i] = (uint32_t)ev->cat_k[c];
@@ -191,74 +257,156 @@ static int add_one(struct coco_eval *ev, const struct coco_det *d, const char *w
 int coco_eval_add(struct coco_eval *ev, const struct coco_det *d, size_t n, struct bd_err *err)
 {
         for (size_t i = 0; i < n; i++) {
-                int r = add_one(ev, &d[i], "", err);
+                int r = add_one(ev, &d[i], NULL, d[i].bbox[2] * d[i].bbox[3], "", err);
                 if (r < 0)
                         return r;
         }
         return 0;
 }
 
-static int det_from_json(const cJSON *o, struct coco_det *d)
+int coco_eval_add_masks(struct coco_eval *ev, const struct coco_det *d, const struct rle *masks, size_t n,
+                        struct bd_err *err)
 {
+        for (size_t i = 0; i < n; i++) {
+                int r = add_one(ev, &d[i], &masks[i], rle_area(&masks[i]), "", err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* loadRes decides by the first result: with a non-empty 'bbox' every result
+ * is a box (area w * h; a segmentation, when given, is kept for segm
+ * evaluation; without one, segm evaluation uses the box's polygon), else
+ * with a 'segmentation' every result is a mask (area of the mask; the box
+ * is the given one or the mask's). */
+enum res_kind { RES_UNKNOWN, RES_BBOX, RES_SEGM };
+
+/* A result's segmentation: {"size": [h, w], "counts": "compressed" or [counts]}.
+ * Returns NULL or what is wrong. */
+static const char *mask_from_json(const cJSON *seg, struct rle *m)
+{
+        const cJSON *size = cJSON_GetObjectItemCaseSensitive(seg, "size");
+        const cJSON *counts = cJSON_GetObjectItemCaseSensitive(seg, "counts");
+        if (!cJSON_IsObject(seg) || !size || !counts)
+                return "'segmentation': expected RLE {\"size\": [height, width], \"counts\": ...}";
+        const cJSON *h = cJSON_GetArrayItem(size, 0), *w = cJSON_GetArrayItem(size, 1);
+        if (!cJSON_IsArray(size) || cJSON_GetArraySize(size) != 2 || !cJSON_IsNumber(h) || !cJSON_IsNumber(w) ||
+            h->valuedouble < 0 || w->valuedouble < 0 || h->valuedouble > (1 << 20) || w->valuedouble > (1 << 20) ||
+            h->valuedouble != floor(h->valuedouble) || w->valuedouble != floor(w->valuedouble))
+                return "'segmentation.size': expected [height, width]";
+        uint32_t hh = (uint32_t)h->valuedouble, ww = (uint32_t)w->valuedouble;
+        if (cJSON_IsString(counts)) {
+                if (rle_from_string(m, counts->valuestring, hh, ww) < 0)
+                        return "'segmentation.counts': not a compressed RLE string";
+                return NULL;
+        }
+        if (!cJSON_IsArray(counts))
+                return "'segmentation.counts': expected a compressed RLE string or a list of counts";
+        int n = cJSON_GetArraySize(counts);
+        _cleanup_free_ uint32_t *c = xmalloc(((size_t)n + 1) * sizeof(uint32_t));
+        int i = 0;
+        const cJSON *v;
+        cJSON_ArrayForEach(v, counts) {
+                if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > UINT32_MAX ||
+                    v->valuedouble != floor(v->valuedouble))
+                        return "'segmentation.counts': expected non-negative integers";
+                c[i++] = (uint32_t)v->valuedouble;
+        }
+        rle_set(m, hh, ww, c, (uint32_t)n);
+        return NULL;
+}
+
+/* One result; *kind is set by the first.  Returns NULL or what is wrong. */
+static const char *det_from_json(const cJSON *o, enum res_kind *kind, struct coco_det *d, struct rle *m,
+                                 bool *has_mask, double *area)
+{
+        if (!cJSON_IsObject(o))
+                return "expected an object";
         const cJSON *img = cJSON_GetObjectItemCaseSensitive(o, "image_id");
         const cJSON *cat = cJSON_GetObjectItemCaseSensitive(o, "category_id");
         const cJSON *bbox = cJSON_GetObjectItemCaseSensitive(o, "bbox");
+        const cJSON *seg = cJSON_GetObjectItemCaseSensitive(o, "segmentation");
         const cJSON *score = cJSON_GetObjectItemCaseSensitive(o, "score");
         if (!cJSON_IsNumber(img) || img->valuedouble != floor(img->valuedouble) || fabs(img->valuedouble) > 9e15)
-                return 'i';
+                return "'image_id': expected an integer";
         if (!cJSON_IsNumber(cat) || cat->valuedouble != floor(cat->valuedouble) || fabs(cat->valuedouble) > 2e9)
-                return 'c';
-        if (!cJSON_IsArray(bbox) || cJSON_GetArraySize(bbox) != 4)
-                return 'b';
+                return "'category_id': expected an integer";
         if (!cJSON_IsNumber(score))
-                return 's';
+                return "'score': expected a number";
+        bool box = cJSON_IsArray(bbox) && cJSON_GetArraySize(bbox) > 0;
+        if (*kind == RES_UNKNOWN) {
+                if (box)
+                        *kind = RES_BBOX;
+                else if (seg)
+                        *kind = RES_SEGM;
+                else
+                        return "expected 'bbox' or 'segmentation'";
+        }
+        if (*kind == RES_BBOX && !box)
+                return "'bbox': expected [x, y, width, height] (the first detection has a box, so every one must)";
+        if (*kind == RES_SEGM && !seg)
+                return "'segmentation': missing (the first detection is a mask, so every one must be)";
+        if (box) {
+                if (cJSON_GetArraySize(bbox) != 4)
+                        return "'bbox': expected [x, y, width, height]";
+                for (int j = 0; j < 4; j++) {
+                        const cJSON *v = cJSON_GetArrayItem(bbox, j);
+                        if (!cJSON_IsNumber(v))
+                                return "'bbox': expected [x, y, width, height]";
+                        d->bbox[j] = v->valuedouble;
+                }
+        }
+        *has_mask = false;
+        if (seg && !cJSON_IsNull(seg)) {
+                const char *bad = mask_from_json(seg, m);
+                if (bad)
+                        return bad;
+                *has_mask = true;
+                if (!box)
+                        rle_to_bbox(m, d->bbox);
+        }
         d->image_id = (int64_t)img->valuedouble;
         d->category_id = (int32_t)cat->valuedouble;
-        for (int j = 0; j < 4; j++) {
-                const cJSON *v = cJSON_GetArrayItem(bbox, j);
-                if (!cJSON_IsNumber(v))
-                        return 'b';
-                d->bbox[j] = v->valuedouble;
-        }
         d->score = score->valuedouble;
-        return 0;
+        *area = *kind == RES_BBOX ? d->bbox[2] * d->bbox[3] : (double)rle_area(m);
+        return NULL;
 }
 
 int coco_eval_load_json(struct coco_eval *ev, const char *path, struct bd_err *err)
 {
-        struct json_map m = { 0 };
-        int r = json_map_file(path, &m, err);
+        struct json_map jm = { 0 };
+        int r = json_map_file(path, &jm, err);
         if (r < 0)
                 return r;
         struct json_stream s;
-        json_stream_init(&s, m.p, m.size, path);
+        json_stream_init(&s, jm.p, jm.size, path);
         r = json_stream_array_begin(&s, err);
         if (r < 0 && s.pos < s.len)
                 r = bd_err_set(err, -EINVAL, "%s: results are not a JSON list of detections", path);
+        enum res_kind kind = RES_UNKNOWN;
+        _cleanup_rle_ struct rle m = RLE_INIT;
         while (r >= 0) {
                 cJSON *item = NULL;
                 long line;
                 r = json_stream_next_item(&s, &item, &line, err);
                 if (r <= 0)
                         break;
-                struct coco_det d;
-                int bad = cJSON_IsObject(item) ? det_from_json(item, &d) : 'o';
+                struct coco_det d = { 0 };
+                bool has_mask;
+                double area;
+                const char *bad = det_from_json(item, &kind, &d, &m, &has_mask, &area);
                 cJSON_Delete(item);
                 if (bad) {
-                        const char *what = bad == 'i' ? "'image_id': expected an integer"
-                                         : bad == 'c' ? "'category_id': expected an integer"
-                                         : bad == 'b' ? "'bbox': expected [x, y, width, height]"
-                                         : bad == 's' ? "'score': expected a number"
-                                                      : "expected an object";
-                        r = bd_err_set(err, -EINVAL, "%s:%ld: detection %zu: %s", path, line, ev->n_dets, what);
+                        r = bd_err_set(err, -EINVAL, "%s:%ld: detection %zu: %s", path, line, ev->n_dets, bad);
                         break;
                 }
                 _cleanup_free_ char *where = xasprintf("%s:%ld: ", path, line);
-                r = add_one(ev, &d, where, err);
+                r = add_one(ev, &d, has_mask ? &m : NULL, area, where, err);
         }
         if (r >= 0)
                 r = json_stream_end(&s, err);
-        json_unmap(&m);
+        json_unmap(&jm);
         return r < 0 ? r : 0;
 }
 
@@ -298,27 +446,13 @@ static void group_dets(struct coco_eval *ev)
 /* ---- evaluateImg --------------------------------------------------------------------- */
 
 struct gt_box {
+        const struct coco_ann *ann;
         int64_t id;
         double bbox[4];
         double area;
         uint32_t k;
         uint8_t crowd;
 };
-
-/* maskApi.c bbIou for one pair */
-static double box_iou(const double *d, const double *g, int crowd)
-{
-        double w = fmin(d[2] + d[0], g[2] + g[0]) - fmax(d[0], g[0]);
-        if (w <= 0)
-                return 0;
-        double h = fmin(d[3] + d[1], g[3] + g[1]) - fmax(d[1], g[1]);
-        if (h <= 0)
-                return 0;
-        double i = w * h;
-        double da = d[2] * d[3], ga = g[2] * g[3];
-        double u = crowd ? da : da + ga - i;
-        return i / u;
-}
 
 /* Indices by score[index], highest first; ties keep their order, as numpy's
  * argsort(-score, kind='mergesort'). */
@@ -348,15 +482,56 @@ static void *blob_grow(struct blob *b, size_t n)
         return q;
 }
 
-/* One category of one image: G ground truth boxes (JSON order), D detections
- * (score order, cut to MAX_DET).  Appends the four area-range entries. */
-static void eval_category(struct blob *out, uint32_t k, const struct gt_box *const *g, size_t G,
-                          const struct coco_det *const *d, const uint32_t *d_id, size_t D)
+/* The IoU of D detections (score order) and G ground truth objects (JSON
+ * order): iou[d * G + g], boxes or masks as computeIoU does. */
+static void compute_iou(const struct coco_eval *ev, const struct gt_box *const *g, size_t G,
+                        const uint32_t *dix, size_t D, double *iou)
+{
+        if (!D || !G)
+                return;
+        _cleanup_free_ uint8_t *crowd = xmalloc(G + 1);
+        for (size_t j = 0; j < G; j++)
+                crowd[j] = g[j]->crowd;
+        if (ev->type == COCO_EVAL_BBOX) {
+                _cleanup_free_ double *db = xmalloc((D * 4 + 1) * sizeof(double));
+                _cleanup_free_ double *gb = xmalloc((G * 4 + 1) * sizeof(double));
+                for (size_t i = 0; i < D; i++)
+                        memcpy(db + 4 * i, ev->dets[dix[i]].bbox, 4 * sizeof(double));
+                for (size_t j = 0; j < G; j++)
+                        memcpy(gb + 4 * j, g[j]->bbox, 4 * sizeof(double));
+                bbox_iou(db, D, gb, G, crowd, iou);
+                return;
+        }
+        /* masks are decoded here, for this (image, category) only */
+        struct rle *dm = xcalloc(D, sizeof(*dm)), *gm = xcalloc(G, sizeof(*gm));
+        const struct coco_image *im = &ev->gt->images[g[0]->ann->image];
+        for (size_t i = 0; i < D; i++) {
+                uint32_t x = dix[i];
+                if (ev->det_mask[x] == NO_MASK)
+                        rle_from_bbox(&dm[i], ev->dets[x].bbox, im->height, im->width);
+                else
+                        (void) rle_from_string(&dm[i], ev->masks.s + ev->det_mask[x], im->height, im->width);
+        }
+        for (size_t j = 0; j < G; j++)
+                if (coco_ann_mask(ev->gt, g[j]->ann, &gm[j]) < 0)
+                        rle_set(&gm[j], 0, 0, NULL, 0);        /* checked when the index was built */
+        rle_iou(dm, D, gm, G, crowd, iou);
+        for (size_t i = 0; i < D; i++)
+                rle_free(&dm[i]);
+        for (size_t j = 0; j < G; j++)
+                rle_free(&gm[j]);
+        free(dm);
+        free(gm);
+}
+
+/* One category of one image: G ground truth objects (JSON order), D
+ * detections (score order, cut to MAX_DET).  Appends the four area-range
+ * entries. */
+static void eval_category(const struct coco_eval *ev, struct blob *out, uint32_t k, const struct gt_box *const *g,
+                          size_t G, const uint32_t *dix, size_t D)
 {
         _cleanup_free_ double *iou = xmalloc((D * G + 1) * sizeof(double));     /* [d][g] in JSON order */
-        for (size_t i = 0; i < D; i++)
-                for (size_t j = 0; j < G; j++)
-                        iou[i * G + j] = box_iou(d[i]->bbox, g[j]->bbox, g[j]->crowd);
+        compute_iou(ev, g, G, dix, D, iou);
         _cleanup_free_ uint32_t *gind = xmalloc((G + 1) * sizeof(uint32_t));
         _cleanup_free_ uint8_t *gig = xmalloc(G + 1);
         _cleanup_free_ uint32_t *gtm = xmalloc((G + 1) * sizeof(uint32_t));   /* matched detection id, 0 = none */
@@ -382,7 +557,7 @@ static void eval_category(struct blob *out, uint32_t k, const struct gt_box *con
                 double *scores = (double *)(h + 1);
                 uint8_t *flags = (uint8_t *)(scores + D);
                 for (size_t i = 0; i < D; i++)
-                        scores[i] = d[i]->score;
+                        scores[i] = ev->dets[dix[i]].score;
                 for (int t = 0; t < T_THRS; t++) {
                         double thr = coco_eval_iou_threshold(t);
                         memset(gtm, 0, (G + 1) * sizeof(uint32_t));
@@ -408,9 +583,9 @@ static void eval_category(struct blob *out, uint32_t k, const struct gt_box *con
                                                 f |= F_MATCHED;
                                         if (gig[m])
                                                 f |= F_IGNORED;
-                                        gtm[m] = d_id[i];
+                                        gtm[m] = dix[i] + 1;    /* loadRes numbers results from 1 */
                                 }
-                                double da = d[i]->bbox[2] * d[i]->bbox[3];
+                                double da = ev->det_area[dix[i]];
                                 if (!(f & F_MATCHED) && (da < lo || da > hi))
                                         f |= F_IGNORED;
                                 flags[(size_t)t * D + i] = f;
@@ -430,6 +605,7 @@ static void eval_image(struct coco_eval *ev, size_t p)
                 if (a->label < 0)
                         continue;       /* not in catIds */
                 struct gt_box *b = &gts[ng++];
+                b->ann = a;
                 b->id = a->id;
                 memcpy(b->bbox, a->bbox, sizeof(b->bbox));
                 b->area = a->area;
@@ -439,8 +615,6 @@ static void eval_image(struct coco_eval *ev, size_t p)
         size_t d0 = ev->img_first[p], d1 = ev->img_first[p + 1];
         struct blob out = { 0 };
         _cleanup_free_ const struct gt_box **g = xmalloc((ng + 1) * sizeof(*g));
-        _cleanup_free_ const struct coco_det **d = xmalloc((d1 - d0 + 1) * sizeof(*d));
-        _cleanup_free_ uint32_t *d_id = xmalloc((d1 - d0 + 1) * sizeof(uint32_t));
         _cleanup_free_ uint32_t *ord = xmalloc((d1 - d0 + 1) * sizeof(uint32_t));
         /* categories present, in increasing k: merge of gts' and dets' k */
         size_t di = d0;
@@ -462,11 +636,7 @@ static void eval_image(struct coco_eval *ev, size_t p)
                         ord[nd++] = ev->group[di++];
                 qsort_r(ord, nd, sizeof(uint32_t), cmp_score_desc, ev->det_score);
                 size_t D = nd < MAX_DET ? nd : MAX_DET;
-                for (size_t i = 0; i < D; i++) {
-                        d[i] = &ev->dets[ord[i]];
-                        d_id[i] = ord[i] + 1;   /* loadRes numbers results from 1 */
-                }
-                eval_category(&out, k, g, G, d, d_id, D);
+                eval_category(ev, &out, k, g, G, ord, D);
                 /* done with k: drop those ground truth boxes */
                 size_t w = 0;
                 for (size_t j = 0; j < ng; j++)

@@ -1,4 +1,5 @@
-/* coco-eval.h: COCO bbox evaluation with the numbers of pycocotools' COCOeval.
+/* coco-eval.h: COCO evaluation, bbox and segm, with the numbers of
+ * pycocotools' COCOeval.
  *
  * The evaluation follows cocoeval.py step by step: images in increasing id
  * order, categories in increasing id order, detections sorted by score
@@ -18,6 +19,14 @@
  *     coco_eval_load_json(ev, "dets.json", err);     or coco_eval_add()
  *     coco_eval_accumulate(ev, stats, err);
  *     coco_eval_summary(stats, &text);
+ *
+ * segm evaluation (coco_eval_new_type(..., COCO_EVAL_SEGM, ...)) is the same
+ * with mask IoU (mask.h's rle_iou, crowd rule included): ground truth masks
+ * are rasterised from the index per image as they are needed (annToRLE), the
+ * detections' masks are kept as compressed strings (about 2 bytes a run) and
+ * decoded per image, so memory follows the results file, not the images.
+ * Area ranges use the ground truth's JSON area and the detection's loadRes
+ * area: the mask's for mask results, width x height for box results.
  */
 #ifndef BD_DATA_COCO_EVAL_H
 #define BD_DATA_COCO_EVAL_H
@@ -28,6 +37,7 @@
 #include "buf.h"
 #include "coco-index.h"
 #include "err.h"
+#include "mask.h"
 
 #define COCO_EVAL_NSTATS 12
 
@@ -40,7 +50,19 @@ struct coco_det {
 
 struct coco_eval;
 
+enum coco_eval_type {
+        COCO_EVAL_BBOX,
+        COCO_EVAL_SEGM,
+};
+
+/* A bbox evaluation. */
 struct coco_eval *coco_eval_new(const struct coco_index *gt, int threads);
+struct coco_eval *coco_eval_new_type(const struct coco_index *gt, enum coco_eval_type type, int threads);
+/* Switches the type, keeping the detections and dropping the per-image
+ * results evaluated so far: one results file, bbox then segm. */
+void coco_eval_set_type(struct coco_eval *ev, enum coco_eval_type type);
+enum coco_eval_type coco_eval_get_type(const struct coco_eval *ev);
+const char *coco_eval_type_name(enum coco_eval_type type);
 struct coco_eval *coco_eval_free(struct coco_eval *ev);
 DEFINE_CLEANUP(struct coco_eval *, coco_eval_free)
 
@@ -48,9 +70,16 @@ DEFINE_CLEANUP(struct coco_eval *, coco_eval_free)
  * height, a non-finite box or score are errors naming the detection (its
  * index counted over all the detections added so far). */
 int coco_eval_add(struct coco_eval *ev, const struct coco_det *d, size_t n, struct bd_err *err);
+/* Adds detections with masks (of the image's size, counts covering it: an
+ * error otherwise); d's boxes serve bbox evaluation, the masks segm, and the
+ * masks' areas the area ranges of both (as loadRes does for mask results). */
+int coco_eval_add_masks(struct coco_eval *ev, const struct coco_det *d, const struct rle *masks, size_t n,
+                        struct bd_err *err);
 /* Adds the detections of a results file in pycocotools' loadRes format: a
- * JSON list of {"image_id", "category_id", "bbox", "score"}.  Errors name the
- * file and line. */
+ * JSON list of {"image_id", "category_id", "bbox", "score"} or of
+ * {"image_id", "category_id", "segmentation": {"size": [h, w], "counts":
+ * "..."}, "score"} (counts compressed, or a list), chosen by the first as
+ * loadRes does (see coco-eval.c).  Errors name the file, line and detection. */
 int coco_eval_load_json(struct coco_eval *ev, const char *path, struct bd_err *err);
 size_t coco_eval_n_dets(const struct coco_eval *ev);
 

@@ -1,7 +1,8 @@
 # data/: the COCO data library (libbddata.a): annotation index, JPEG
-# decoding, SSD augmentation, the loader, the synthetic dataset generator and
-# COCO bbox evaluation.  Used by benchctl (dataset, coco-eval), benchd-dataset,
-# the bench and the trainers; it uses only lib/.
+# decoding, SSD augmentation, the loader, the synthetic dataset generator,
+# run-length masks and COCO bbox and segm evaluation.  Used by benchctl
+# (dataset, coco-eval), benchd-dataset, the bench and the trainers; it uses
+# only lib/.
 DATA_CPPFLAGS = -I$(top_srcdir)/data
 DATA_CFLAGS = -pthread -ffp-contract=off
 EXTRA_DIST += data/README.md

@@ -230,24 +230,30 @@ void rle_to_bbox(const struct rle *r, double bb[4])
                 bb[0] = bb[1] = bb[2] = bb[3] = 0;
                 return;
         }
-        uint32_t xs = w, ys = h, xe = 0, ye = 0, cc = 0, xp = 0;
+        /* pycocotools 2.x: each non-empty run of 1 from its first to its last
+         * pixel; one that crosses a column spans every row.  Without any, the
+         * box is [w, h, 1 - w, 1 - h] in 32-bit arithmetic, as there. */
+        uint32_t xs = w, ys = h, xe = 0, ye = 0, cc = 0;
         for (uint32_t j = 0; j < m; j++) {
+                uint32_t start = cc;
                 cc += r->cnts[j];
-                uint32_t t = cc - j % 2, y = t % h, x = (t - y) / h;
-                if (j % 2 == 0)
-                        xp = x;
-                else if (xp < x) {
+                if (j % 2 == 0 || r->cnts[j] == 0)
+                        continue;
+                uint32_t y0 = start % h, x0 = (start - y0) / h;
+                uint32_t y1 = (cc - 1) % h, x1 = (cc - 1 - y1) / h;
+                if (x0 < xs)
+                        xs = x0;
+                if (x1 > xe)
+                        xe = x1;
+                if (x0 < x1) {
                         ys = 0;
                         ye = h - 1;
+                } else {
+                        if (y0 < ys)
+                                ys = y0;
+                        if (y1 > ye)
+                                ye = y1;
                 }
-                if (x < xs)
-                        xs = x;
-                if (x > xe)
-                        xe = x;
-                if (y < ys)
-                        ys = y;
-                if (y > ye)
-                        ye = y;
         }
         bb[0] = xs;
         bb[2] = (double)(uint32_t)(xe - xs + 1);

@@ -18,8 +18,9 @@
  *   - the IoU of a pair is computed only where their boxes (rle_to_bbox)
  *     overlap; no intersection gives 0; against a crowd ground truth the
  *     union is the detection's area; masks of different sizes give -1;
- *   - the box of a mask ignores a trailing run of 0 and spans all rows when
- *     a run of 1 wraps into the next column;
+ *   - the box of a mask spans all rows when a run of 1 crosses into the
+ *     next column, and skips runs of 1 of no length (pycocotools 2.x; the
+ *     older maskApi.c counted their position);
  *   - areas and intersections are counted in 32 bits, as maskApi.c does.
  */
 #ifndef BD_DATA_MASK_H

@@ -14,6 +14,7 @@
 #include "fs.h"
 #include "jpeg.h"
 #include "macro.h"
+#include "mask.h"
 #include "parallel.h"
 #include "rng.h"
 #include "strutil.h"
@@ -135,55 +136,49 @@ static void poly_bbox(const struct poly *p, double *b)
         b[3] = round((y1 - y0) * 100) / 100;
 }
 
-static double poly_area(const struct poly *p)
+/* The polygon's pixels as COCO rasterises its annotation (pycocotools'
+ * rleFrPoly, mask.h), as rows of 0/1 in m (W x H): what is painted is
+ * exactly the ground truth mask.  Returns the number of pixels. */
+static uint32_t raster_poly(const struct poly *p, int W, int H, uint8_t *m)
 {
-        double s = 0;
-        for (int i = 0; i < p->n; i++) {
-                int j = (i + 1) % p->n;
-                s += p->xy[2 * i] * p->xy[2 * j + 1] - p->xy[2 * j] * p->xy[2 * i + 1];
-        }
-        return fabs(s) / 2;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return (x > y) - (x < y);
+        _cleanup_rle_ struct rle r = RLE_INIT;
+        rle_from_poly(&r, p->xy, (size_t)p->n, (uint32_t)H, (uint32_t)W);
+        rle_decode_rows(&r, m, (size_t)W);
+        return rle_area(&r);
 }
 
 typedef void span_fn(void *ctx, int y, int x0, int x1);
 
-/* Even-odd scanline fill at pixel centres. */
-static void fill_poly(const struct poly *p, int W, int H, span_fn *fn, void *ctx)
+/* Calls fn for every run of set pixels of a row-major mask. */
+static void mask_spans(const uint8_t *m, int W, int H, span_fn *fn, void *ctx)
 {
-        double b[4];
-        poly_bbox(p, b);
-        int ya = (int)floor(b[1]), yb = (int)ceil(b[1] + b[3]);
-        if (ya < 0)
-                ya = 0;
-        if (yb > H)
-                yb = H;
-        double xs[MAX_PTS];
-        for (int y = ya; y < yb; y++) {
-                double yc = y + 0.5;
-                int n = 0;
-                for (int i = 0; i < p->n; i++) {
-                        int j = (i + 1) % p->n;
-                        double x1 = p->xy[2 * i], y1 = p->xy[2 * i + 1], x2 = p->xy[2 * j], y2 = p->xy[2 * j + 1];
-                        if ((y1 <= yc) != (y2 <= yc))
-                                xs[n++] = x1 + (yc - y1) * (x2 - x1) / (y2 - y1);
-                }
-                qsort(xs, (size_t)n, sizeof(double), cmp_double);
-                for (int k = 0; k + 1 < n; k += 2) {
-                        int xa = (int)ceil(xs[k] - 0.5), xb = (int)ceil(xs[k + 1] - 0.5);
-                        if (xa < 0)
-                                xa = 0;
-                        if (xb > W)
-                                xb = W;
-                        if (xa < xb)
-                                fn(ctx, y, xa, xb);
+        for (int y = 0; y < H; y++) {
+                const uint8_t *row = m + (size_t)y * (size_t)W;
+                for (int x = 0; x < W;) {
+                        if (!row[x]) {
+                                x++;
+                                continue;
+                        }
+                        int x0 = x;
+                        while (x < W && row[x])
+                                x++;
+                        fn(ctx, y, x0, x);
                 }
         }
+}
+
+static bool masks_overlap(const uint8_t *a, const uint8_t *b, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (a[i] & b[i])
+                        return true;
+        return false;
+}
+
+static void mask_or(uint8_t *dst, const uint8_t *src, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                dst[i] |= src[i];
 }
 
 struct paint {
@@ -207,17 +202,6 @@ static void paint_span(void *ctx, int y, int x0, int x1)
                 for (int c = 0; c < 3; c++)
                         row[c] = clamp_u8(p->rgb[c] + (int)((v >> (8 * c)) & 15) - 8);
         }
-}
-
-struct mask {
-        uint8_t *m;
-        int W;
-};
-
-static void mask_span(void *ctx, int y, int x0, int x1)
-{
-        struct mask *m = ctx;
-        memset(m->m + (size_t)y * (size_t)m->W + (size_t)x0, 1, (size_t)(x1 - x0));
 }
 
 /* ---- one image ------------------------------------------------------------------------ */
@@ -299,7 +283,8 @@ static struct s_ann *new_ann(struct s_image *im, int cap)
         return &im->anns[im->nann++];
 }
 
-static void add_crowd(struct bd_rng *r, const struct synth_config *c, struct s_image *im, uint8_t *img, int cap)
+static void add_crowd(struct bd_rng *r, const struct synth_config *c, struct s_image *im, uint8_t *img, uint8_t *occ,
+                      int cap)
 {
         int k = (int)bd_rng_pick(r, (uint64_t)c->classes);
         int S = im->W > im->H ? im->W : im->H;
@@ -309,8 +294,9 @@ static void add_crowd(struct bd_rng *r, const struct synth_config *c, struct s_i
         if (rh > im->H - 2)
                 rh = im->H - 2;
         double region[4] = { bd_rng_range(r, 0, im->W - rw), bd_rng_range(r, 0, im->H - rh), rw, rh };
-        _cleanup_free_ uint8_t *m = xcalloc((size_t)im->W * (size_t)im->H, 1);
-        struct mask mk = { m, im->W };
+        size_t npix = (size_t)im->W * (size_t)im->H;
+        _cleanup_free_ uint8_t *m = xcalloc(npix, 1);
+        _cleanup_free_ uint8_t *one = xmalloc(npix);
         struct paint pt = { img, im->W, colours[class_colour(k)].rgb, r };
         int n = 8 + (int)bd_rng_pick(r, 9);
         for (int i = 0; i < n; i++) {
@@ -318,9 +304,11 @@ static void add_crowd(struct bd_rng *r, const struct synth_config *c, struct s_i
                 double b[4];
                 if (!place_object(r, im, k, S * bd_rng_range(r, 0.03, 0.06), &p, b, region))
                         continue;
-                fill_poly(&p, im->W, im->H, paint_span, &pt);
-                fill_poly(&p, im->W, im->H, mask_span, &mk);
+                raster_poly(&p, im->W, im->H, one);
+                mask_spans(one, im->W, im->H, paint_span, &pt);
+                mask_or(m, one, npix);
         }
+        mask_or(occ, m, npix);
         /* the region's mask: bbox, area, column-major runs starting with zeros */
         long area = 0;
         int x0 = im->W, y0 = im->H, x1 = -1, y1 = -1;
@@ -403,8 +391,12 @@ static void make_image(const struct synth_config *c, uint64_t key, struct s_imag
                 *ret_rgb = img;
                 return;
         }
+        /* pixels taken: no object hides part of another, so every mask is
+         * exactly what the image shows of its object */
+        _cleanup_free_ uint8_t *occ = xcalloc(npix, 1);
+        _cleanup_free_ uint8_t *one = xmalloc(npix);
         if (bd_rng_uniform(&r) < c->crowd_fraction)
-                add_crowd(&r, c, im, img, cap);
+                add_crowd(&r, c, im, img, occ, cap);
         int n = 1 + (int)bd_rng_pick(&r, (uint64_t)c->max_objects);
         for (int i = 0; i < n; i++) {
                 int k = (int)bd_rng_pick(&r, (uint64_t)c->classes);
@@ -412,15 +404,24 @@ static void make_image(const struct synth_config *c, uint64_t key, struct s_imag
                 double L = S * exp(bd_rng_range(&r, log(0.05), log(0.55)));
                 struct poly p;
                 double b[4];
-                if (!place_object(&r, im, k, L, &p, b, NULL))
+                uint32_t area = 0;
+                for (int tries = 0; tries < 3 && !area; tries++) {
+                        if (!place_object(&r, im, k, L, &p, b, NULL))
+                                break;
+                        area = raster_poly(&p, im->W, im->H, one);
+                        if (masks_overlap(one, occ, npix))
+                                area = 0;
+                }
+                if (!area)
                         continue;
                 struct paint pt = { img, im->W, colours[class_colour(k)].rgb, &r };
-                fill_poly(&p, im->W, im->H, paint_span, &pt);
+                mask_spans(one, im->W, im->H, paint_span, &pt);
+                mask_or(occ, one, npix);
                 struct s_ann *a = new_ann(im, cap);
                 a->cls = k;
                 a->poly = p;
                 memcpy(a->bbox, b, sizeof(b));
-                a->area = poly_area(&p);
+                a->area = area;         /* COCO's area: the mask's pixels */
         }
         *ret_rgb = img;
 }

@@ -45,7 +45,8 @@ for split, n in (("train2017", 40), ("val2017", 8)):
         if a["category_id"] not in cats: problems.append("category of %d" % a["id"])
         if not (x >= 0 and y >= 0 and x + w <= im["width"] + 1e-6 and y + h <= im["height"] + 1e-6 and w > 0 and h > 0):
             problems.append("bbox of %d" % a["id"])
-        if a["area"] <= 0 or a["area"] > w * h + 1e-6: problems.append("area of %d" % a["id"])
+        # the mask's pixels: may pass the polygon's box by the pixels its edges touch
+        if a["area"] <= 0 or a["area"] > (w + 1) * (h + 1) + 1e-6: problems.append("area of %d" % a["id"])
         if a["iscrowd"]:
             s = a["segmentation"]
             if s["size"] != [im["height"], im["width"]] or sum(s["counts"]) != im["height"] * im["width"] \

@@ -29,11 +29,13 @@ static struct coco_index *make_gt(int rank, uint64_t seed)
         int id = 1;
         for (int i = 0; i < ni; i++)
                 for (int k = 0; k < (int)bd_rng_pick(&r, 5); k++, id++) {
-                        double w = bd_rng_range(&r, 5, 150), h = bd_rng_range(&r, 5, 150);
+                        double w = round(bd_rng_range(&r, 5, 150) * 10) / 10, h = round(bd_rng_range(&r, 5, 150) * 10) / 10;
+                        double x = round(bd_rng_range(&r, 0, 300 - w) * 10) / 10, y = round(bd_rng_range(&r, 0, 300 - h) * 10) / 10;
+                        /* a triangle in the box: masks and boxes give different numbers */
                         buf_printf(&b, "%s{\"id\": %d, \"image_id\": %d, \"category_id\": %d, \"bbox\": [%.1f, %.1f, %.1f, %.1f], "
-                                       "\"area\": %.1f, \"iscrowd\": %d}",
-                                   id > 1 ? "," : "", id, 3 * i + 1, 1 + (int)bd_rng_pick(&r, 2), bd_rng_range(&r, 0, 300 - w),
-                                   bd_rng_range(&r, 0, 300 - h), w, h, w * h, bd_rng_uniform(&r) < 0.1);
+                                       "\"area\": %.1f, \"iscrowd\": %d, \"segmentation\": [[%.1f, %.1f, %.1f, %.1f, %.1f, %.1f]]}",
+                                   id > 1 ? "," : "", id, 3 * i + 1, 1 + (int)bd_rng_pick(&r, 2), x, y, w, h, w * h / 2,
+                                   bd_rng_uniform(&r) < 0.1, x, y, x + w, y, x, y + h);
                 }
         buf_puts(&b, "]}");
         char path[64];
@@ -93,19 +95,30 @@ int main(int argc, char **argv)
         MPI_Comm_size(MPI_COMM_WORLD, &size);
         if (rank != 0 && !freopen("/dev/null", "w", stdout))
                 MPI_Abort(MPI_COMM_WORLD, 1);
-        for (uint64_t seed = 1; seed <= 3; seed++) {
+        for (uint64_t seed = 1; seed <= 6; seed++) {
+                enum coco_eval_type type = seed > 3 ? COCO_EVAL_SEGM : COCO_EVAL_BBOX;
                 _cleanup_(coco_index_freep) struct coco_index *gt = make_gt(rank, seed);
                 _cleanup_free_ struct coco_det *d = NULL;
                 size_t nd;
                 make_dets(gt, seed + 100, &d, &nd);
+                /* segm: triangles in the detections' boxes, as the ground truth's */
+                struct rle *masks = xcalloc(nd + 1, sizeof(*masks));
+                for (size_t k = 0; k < nd; k++) {
+                        const double *b = d[k].bbox;
+                        double xy[6] = { b[0], b[1], b[0] + b[2], b[1], b[0], b[1] + b[3] };
+                        rle_from_poly(&masks[k], xy, 3, 300, 300);
+                }
                 struct bd_err err;
                 /* the reference: one process, all detections */
                 double whole[12], gathered[12];
-                _cleanup_(coco_eval_freep) struct coco_eval *one = coco_eval_new(gt, 1);
-                coco_eval_add(one, d, nd, &err);
+                _cleanup_(coco_eval_freep) struct coco_eval *one = coco_eval_new_type(gt, type, 1);
+                if (type == COCO_EVAL_SEGM)
+                        coco_eval_add_masks(one, d, masks, nd, &err);
+                else
+                        coco_eval_add(one, d, nd, &err);
                 coco_eval_accumulate(one, whole, &err);
                 /* each rank: the detections of its images, evaluated there */
-                _cleanup_(coco_eval_freep) struct coco_eval *ev = coco_eval_new(gt, 2);
+                _cleanup_(coco_eval_freep) struct coco_eval *ev = coco_eval_new_type(gt, type, 2);
                 int64_t *ids = xmalloc(gt->n_images * sizeof(int64_t));
                 size_t n = 0;
                 for (size_t i = 0; i < gt->n_images; i++)
@@ -114,7 +127,11 @@ int main(int argc, char **argv)
                 int r = 0;
                 for (size_t k = 0; k < nd; k++)
                         if ((int)(coco_index_find_image(gt, d[k].image_id) % size) == rank)
-                                r |= coco_eval_add(ev, &d[k], 1, &err);
+                                r |= type == COCO_EVAL_SEGM ? coco_eval_add_masks(ev, &d[k], &masks[k], 1, &err)
+                                                            : coco_eval_add(ev, &d[k], 1, &err);
+                for (size_t k = 0; k < nd; k++)
+                        rle_free(&masks[k]);
+                free(masks);
                 r |= coco_eval_images(ev, ids, n, &err);
                 free(ids);
                 r |= coco_eval_gather_stats(ev, MPI_COMM_WORLD, 0, gathered, &err);
@@ -122,8 +139,8 @@ int main(int argc, char **argv)
                 int same = r == 0 && memcmp(whole, gathered, sizeof(whole)) == 0, all = 0;
                 MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
                 char what[128];
-                snprintf(what, sizeof(what), "seed %d: %d ranks gather the numbers of one process, on every rank",
-                         (int)seed, size);
+                snprintf(what, sizeof(what), "%s, seed %d: %d ranks gather the numbers of one process, on every rank",
+                         coco_eval_type_name(type), (int)seed, size);
                 ok(all, what);
                 ok(whole[0] > 0.05 && whole[0] < 1, "  a non-trivial mAP");
         }

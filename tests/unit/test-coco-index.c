@@ -17,31 +17,16 @@
 #include "json.h"
 #include "macro.h"
 #include "strutil.h"
+#include "mask.h"
 #include "tap.h"
 
 static char tmpdir[] = "/tmp/test-coco-index.XXXXXX";
 
-/* pycocotools' rleToString: counts to the compressed string */
+/* counts to the compressed string (mask.c, checked against pycocotools by test-mask) */
 static char *rle_string(const uint32_t *cnts, size_t m)
 {
-        char *s = xmalloc(m * 7 + 1);
-        size_t p = 0;
-        for (size_t i = 0; i < m; i++) {
-                long long x = cnts[i];
-                if (i > 2)
-                        x -= cnts[i - 2];
-                int more = 1;
-                while (more) {
-                        long long c = x & 0x1f;
-                        x >>= 5;
-                        more = (c & 0x10) ? x != -1 : x != 0;
-                        if (more)
-                                c |= 0x20;
-                        s[p++] = (char)(c + 48);
-                }
-        }
-        s[p] = '\0';
-        return s;
+        struct rle r = { 10, 8, (uint32_t)m, (uint32_t *)cnts };
+        return rle_to_string(&r);
 }
 
 static const uint32_t crowd_counts[] = { 5, 3, 10, 2, 40, 1, 0, 19 };     /* 80 pixels: 10 x 8 */
