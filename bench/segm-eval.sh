@@ -6,11 +6,12 @@
 # objects each (polygons of 1-3 parts, 1% crowd RLE) and 100 Mask R-CNN-like
 # detections per image (gen-segm.py: 28x28 soft masks resized into their box,
 # thresholded at 0.5, encoded by pycocotools).  benchctl runs as a whole
-# process (reading both files included) on 1 thread, then on all CPUs; the
+# process (reading both files included) on 1 thread, then on all CPUs, the
+# median of ROUNDS runs each (pycocotools, about a minute, runs once); the
 # ratio is pycocotools' time / ours (target >= 10 on one thread), and both
 # must print the same 12 lines.
 #
-#   bench/segm-eval.sh [BUILD_DIR] [IMAGES] [DETS_PER_IMAGE]
+#   bench/segm-eval.sh [BUILD_DIR] [IMAGES] [DETS_PER_IMAGE] [ROUNDS]
 #   PYTHON=... a python with numpy and pycocotools (default: BUILD_DIR/venv,
 #              which t0620 makes)
 #   SEGM_EVAL_DATA=DIR keeps (and reuses) the generated files; they take a
@@ -20,6 +21,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$src/build}
 images=${2:-5000}
 dets=${3:-100}
+rounds=${4:-3}
 py=${PYTHON:-$build/venv/bin/python}
 B="$build/benchctl"
 [ -x "$B" ] || { echo "segm-eval.sh: no $B (build first)" >&2; exit 1; }
@@ -62,9 +64,14 @@ print("total %.3f load %.3f loadRes %.3f evaluate %.3f accumulate %.3f summarize
 PY
 ref=$(awk '{print $2}' "$tmp/ref.times")
 
-ours() {   # THREADS: wall seconds and peak RSS (MB) of a whole benchctl run
-    /usr/bin/time -f '%e %M' -o "$tmp/time" "$B" coco-eval "$gt" "$dt" --type segm --threads "$1" > "$tmp/ours$1.txt"
-    awk '{printf "%s %.0f\n", $1, $2 / 1024}' "$tmp/time"
+ours() {   # THREADS: median wall seconds and peak RSS (MB) of ROUNDS whole benchctl runs
+    : > "$tmp/times"
+    for _ in $(seq "$rounds"); do
+        /usr/bin/time -f '%e %M' -a -o "$tmp/times" "$B" coco-eval "$gt" "$dt" --type segm --threads "$1" \
+            > "$tmp/ours$1.txt"
+    done
+    sort -g "$tmp/times" | awk '{t[NR] = $1; if ($2 > m) m = $2}
+        END {printf "%s %.0f\n", NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2, m / 1024}'
 }
 read -r one rss1 < <(ours 1)
 n=$(nproc)
@@ -73,7 +80,7 @@ read -r many rssn < <(ours "$n")
 same() { if diff -q "$tmp/ref.txt" "$1" >/dev/null; then echo "same 12 lines"; else echo "DIFFERENT lines"; fi; }
 echo "pycocotools $("$py" -c 'import importlib.metadata as m; print(m.version("pycocotools"))'), $(lscpu | sed -n 's/^Model name: *//p'), $n CPUs"
 echo "pycocotools phases (s): $(cut -d' ' -f3- "$tmp/ref.times")"
-printf '%-40s %9s %9s %8s  %s\n' "" "seconds" "peak MB" "ratio" "12 numbers"
+printf '%-40s %9s %9s %8s  %s\n' "" "seconds" "peak MB" "ratio" "12 numbers (benchctl: median of $rounds runs)"
 printf '%-40s %9.2f %9s %8s\n' "pycocotools COCOeval (segm)" "$ref" "" ""
 printf '%-40s %9.2f %9s %8.1f  %s\n' "benchctl coco-eval --threads 1" "$one" "$rss1" "$(echo "$ref / $one" | bc -l)" \
     "$(same "$tmp/ours1.txt")"
