@@ -390,7 +390,9 @@ void rle_from_poly(struct rle *r, const double *xy, size_t k, uint32_t h, uint32
                         ye = t;
                 }
                 if (dx >= dy) {
-                        double s = (double)(ye - ys) / dx;
+                        /* an edge of no length: maskApi.c divides 0 by 0 here; that point's y
+                         * is never read (its neighbours share its x), so 0 will do */
+                        double s = dx ? (double)(ye - ys) / dx : 0;
                         for (int d = 0; d <= dx; d++) {
                                 int t = flip ? dx - d : d;
                                 u[n] = t + xs;
