@@ -82,6 +82,7 @@ struct coco_eval {
         double *det_score;      /* the scores again, for sorting */
         double *det_area;       /* what the area ranges see: loadRes' 'area' */
         uint64_t *det_mask;     /* offset of the mask's compressed counts in masks, or NO_MASK */
+        double *det_mbox;       /* the mask's box (rle_to_bbox), 4 per detection */
         struct bd_buf masks;    /* NUL-terminated compressed counts, one after the other */
         size_t n_dets, cap_dets;
         /* detections grouped by (image, category, order added): valid when grouped */
@@ -166,6 +167,7 @@ struct coco_eval *coco_eval_free(struct coco_eval *ev)
         free(ev->det_score);
         free(ev->det_area);
         free(ev->det_mask);
+        free(ev->det_mbox);
         buf_release(&ev->masks);
         free(ev->group);
         free(ev->img_first);
@@ -196,9 +198,11 @@ static long image_pos(const struct coco_index *gt, int64_t id)
 }
 
 /* One detection: its mask (NULL: none; then segm evaluation rasterises its
- * box, as loadRes' bbox branch does) and its area for the area ranges. */
-static int add_one(struct coco_eval *ev, const struct coco_det *d, const struct rle *mask, double area,
-                   const char *where, struct bd_err *err)
+ * box, as loadRes' bbox branch does), the mask's compressed string when the
+ * caller has it (NULL: made here), and its area for the area ranges (< 0:
+ * the mask's).  box_given false: the detection's box is the mask's. */
+static int add_one(struct coco_eval *ev, const struct coco_det *d, bool box_given, const struct rle *mask,
+                   const char *str, double area, const char *where, struct bd_err *err)
 {
         size_t i = ev->n_dets;
         long p = image_pos(ev->gt, d->image_id);
@@ -237,15 +241,20 @@ static int add_one(struct coco_eval *ev, const struct coco_det *d, const struct 
                 ev->det_score = xrealloc(ev->det_score, ev->cap_dets * sizeof(*ev->det_score));
                 ev->det_area = xrealloc(ev->det_area, ev->cap_dets * sizeof(*ev->det_area));
                 ev->det_mask = xrealloc(ev->det_mask, ev->cap_dets * sizeof(*ev->det_mask));
+                ev->det_mbox = xrealloc(ev->det_mbox, ev->cap_dets * 4 * sizeof(*ev->det_mbox));
         }
+        ev->dets[i] = *d;
         ev->det_mask[i] = NO_MASK;
         if (mask) {
-                _cleanup_free_ char *str = rle_to_string(mask);
+                _cleanup_free_ char *made = str ? NULL : rle_to_string(mask);
+                const char *s = str ? str : made;
                 ev->det_mask[i] = ev->masks.len;
-                buf_add(&ev->masks, str, strlen(str) + 1);
+                buf_add(&ev->masks, s, strlen(s) + 1);
+                rle_to_bbox(mask, ev->det_mbox + 4 * i);
+                if (!box_given)
+                        memcpy(ev->dets[i].bbox, ev->det_mbox + 4 * i, 4 * sizeof(double));
         }
-        ev->det_area[i] = area;
-        ev->dets[i] = *d;
+        ev->det_area[i] = area >= 0 ? area : (double)rle_area(mask);
         ev->det_img[i] = (uint32_t)p;
         ev->det_k[i] = (uint32_t)ev->cat_k[c];
         ev->det_score[i] = d->score;
@@ -257,7 +266,7 @@ static int add_one(struct coco_eval *ev, const struct coco_det *d, const struct 
 int coco_eval_add(struct coco_eval *ev, const struct coco_det *d, size_t n, struct bd_err *err)
 {
         for (size_t i = 0; i < n; i++) {
-                int r = add_one(ev, &d[i], NULL, d[i].bbox[2] * d[i].bbox[3], "", err);
+                int r = add_one(ev, &d[i], true, NULL, NULL, d[i].bbox[2] * d[i].bbox[3], "", err);
                 if (r < 0)
                         return r;
         }
@@ -268,7 +277,7 @@ int coco_eval_add_masks(struct coco_eval *ev, const struct coco_det *d, const st
                         struct bd_err *err)
 {
         for (size_t i = 0; i < n; i++) {
-                int r = add_one(ev, &d[i], &masks[i], rle_area(&masks[i]), "", err);
+                int r = add_one(ev, &d[i], true, &masks[i], NULL, -1, "", err);
                 if (r < 0)
                         return r;
         }
@@ -284,7 +293,7 @@ enum res_kind { RES_UNKNOWN, RES_BBOX, RES_SEGM };
 
 /* A result's segmentation: {"size": [h, w], "counts": "compressed" or [counts]}.
  * Returns NULL or what is wrong. */
-static const char *mask_from_json(const cJSON *seg, struct rle *m)
+static const char *mask_from_json(const cJSON *seg, struct rle *m, const char **str)
 {
         const cJSON *size = cJSON_GetObjectItemCaseSensitive(seg, "size");
         const cJSON *counts = cJSON_GetObjectItemCaseSensitive(seg, "counts");
@@ -299,6 +308,7 @@ static const char *mask_from_json(const cJSON *seg, struct rle *m)
         if (cJSON_IsString(counts)) {
                 if (rle_from_string(m, counts->valuestring, hh, ww) < 0)
                         return "'segmentation.counts': not a compressed RLE string";
+                *str = counts->valuestring;
                 return NULL;
         }
         if (!cJSON_IsArray(counts))
@@ -317,9 +327,10 @@ static const char *mask_from_json(const cJSON *seg, struct rle *m)
         return NULL;
 }
 
-/* One result; *kind is set by the first.  Returns NULL or what is wrong. */
-static const char *det_from_json(const cJSON *o, enum res_kind *kind, struct coco_det *d, struct rle *m,
-                                 bool *has_mask, double *area)
+/* One result; *kind is set by the first.  *str: the mask's compressed
+ * counts when they came so (in o).  Returns NULL or what is wrong. */
+static const char *det_from_json(const cJSON *o, enum res_kind *kind, struct coco_det *d, bool *box_given,
+                                 struct rle *m, bool *has_mask, const char **str, double *area)
 {
         if (!cJSON_IsObject(o))
                 return "expected an object";
@@ -357,19 +368,19 @@ static const char *det_from_json(const cJSON *o, enum res_kind *kind, struct coc
                         d->bbox[j] = v->valuedouble;
                 }
         }
+        *box_given = box;
         *has_mask = false;
+        *str = NULL;
         if (seg && !cJSON_IsNull(seg)) {
-                const char *bad = mask_from_json(seg, m);
+                const char *bad = mask_from_json(seg, m, str);
                 if (bad)
                         return bad;
                 *has_mask = true;
-                if (!box)
-                        rle_to_bbox(m, d->bbox);
         }
         d->image_id = (int64_t)img->valuedouble;
         d->category_id = (int32_t)cat->valuedouble;
         d->score = score->valuedouble;
-        *area = *kind == RES_BBOX ? d->bbox[2] * d->bbox[3] : (double)rle_area(m);
+        *area = *kind == RES_BBOX ? d->bbox[2] * d->bbox[3] : -1;      /* -1: the mask's */
         return NULL;
 }
 
@@ -393,16 +404,19 @@ int coco_eval_load_json(struct coco_eval *ev, const char *path, struct bd_err *e
                 if (r <= 0)
                         break;
                 struct coco_det d = { 0 };
-                bool has_mask;
+                bool box_given, has_mask;
+                const char *str;
                 double area;
-                const char *bad = det_from_json(item, &kind, &d, &m, &has_mask, &area);
-                cJSON_Delete(item);
+                const char *bad = det_from_json(item, &kind, &d, &box_given, &m, &has_mask, &str, &area);
                 if (bad) {
+                        cJSON_Delete(item);
                         r = bd_err_set(err, -EINVAL, "%s:%ld: detection %zu: %s", path, line, ev->n_dets, bad);
                         break;
                 }
-                _cleanup_free_ char *where = xasprintf("%s:%ld: ", path, line);
-                r = add_one(ev, &d, has_mask ? &m : NULL, area, where, err);
+                char where[4200];
+                snprintf(where, sizeof(where), "%s:%ld: ", path, line);
+                r = add_one(ev, &d, box_given, has_mask ? &m : NULL, str, area, where, err);
+                cJSON_Delete(item);
         }
         if (r >= 0)
                 r = json_stream_end(&s, err);
@@ -505,17 +519,21 @@ static void compute_iou(const struct coco_eval *ev, const struct gt_box *const *
         /* masks are decoded here, for this (image, category) only */
         struct rle *dm = xcalloc(D, sizeof(*dm)), *gm = xcalloc(G, sizeof(*gm));
         const struct coco_image *im = &ev->gt->images[g[0]->ann->image];
+        _cleanup_free_ double *db = xmalloc((D * 4 + 1) * sizeof(double));
         for (size_t i = 0; i < D; i++) {
                 uint32_t x = dix[i];
-                if (ev->det_mask[x] == NO_MASK)
+                if (ev->det_mask[x] == NO_MASK) {
                         rle_from_bbox(&dm[i], ev->dets[x].bbox, im->height, im->width);
-                else
+                        rle_to_bbox(&dm[i], db + 4 * i);
+                } else {
                         (void) rle_from_string(&dm[i], ev->masks.s + ev->det_mask[x], im->height, im->width);
+                        memcpy(db + 4 * i, ev->det_mbox + 4 * (size_t)x, 4 * sizeof(double));
+                }
         }
         for (size_t j = 0; j < G; j++)
                 if (coco_ann_mask(ev->gt, g[j]->ann, &gm[j]) < 0)
                         rle_set(&gm[j], 0, 0, NULL, 0);        /* checked when the index was built */
-        rle_iou(dm, D, gm, G, crowd, iou);
+        rle_iou_boxes(dm, db, D, gm, NULL, G, crowd, iou);
         for (size_t i = 0; i < D; i++)
                 rle_free(&dm[i]);
         for (size_t j = 0; j < G; j++)
@@ -707,11 +725,14 @@ void coco_eval_pack(const struct coco_eval *ev, void **ret_data, size_t *ret_len
         *ret_len = b.len;
 }
 
-/* Checks that a blob is a sequence of well-formed entries in increasing (k, a). */
+/* Checks that a blob is a sequence of well-formed entries in increasing k,
+ * each k with its A_RNG area ranges in order, holding the same detections
+ * (as eval_category writes them: accumulate relies on it). */
 static int check_entries(const struct coco_eval *ev, const uint8_t *p, size_t len)
 {
-        size_t off = 0;
-        long last = -1;
+        size_t off = 0, prev_off = 0;
+        struct entry_head prev = { 0 };
+        bool have = false;
         while (off < len) {
                 if (len - off < sizeof(struct entry_head))
                         return -EBADMSG;
@@ -719,13 +740,19 @@ static int check_entries(const struct coco_eval *ev, const uint8_t *p, size_t le
                 memcpy(&h, p + off, sizeof(h));
                 if (h.k >= ev->n_cat || h.a >= A_RNG || h.d > MAX_DET || entry_size(h.d) > len - off)
                         return -EBADMSG;
-                long key = (long)h.k * A_RNG + h.a;
-                if (key <= last)
+                if (h.a != (have ? (prev.a + 1) % A_RNG : 0))
                         return -EBADMSG;
-                last = key;
+                if (h.a > 0 && (h.k != prev.k || h.d != prev.d ||
+                                memcmp(p + off + sizeof(h), p + prev_off + sizeof(h), 8 * (size_t)h.d) != 0))
+                        return -EBADMSG;
+                if (h.a == 0 && have && h.k <= prev.k)
+                        return -EBADMSG;
+                prev = h;
+                prev_off = off;
+                have = true;
                 off += entry_size(h.d);
         }
-        return 0;
+        return have && prev.a != A_RNG - 1 ? -EBADMSG : 0;
 }
 
 int coco_eval_merge(struct coco_eval *ev, const void *data, size_t len, struct bd_err *err)
@@ -840,62 +867,84 @@ static const struct entry_head *find_entry(const struct acc *acc, size_t p, uint
         return NULL;
 }
 
-struct acc_det {
-        const uint8_t *flags;   /* flags[t * stride] */
-        uint32_t stride;
-};
-
+/* One category: the detections of every image (its first MAX_DET, score
+ * order) sorted once by score, stably as numpy's mergesort; the lists of the
+ * smaller maxDets and the other area ranges are subsequences of that order
+ * (the same detections, in the same relative order), so each (a, m) walks
+ * the one order and skips what it does not hold. */
 static void acc_category(void *ctx, size_t k, int thread)
 {
         struct acc *acc = ctx;
         struct coco_eval *ev = acc->ev;
-        _cleanup_free_ const struct entry_head **E = xmalloc((ev->n_img + 1) * sizeof(*E));
-        for (uint32_t a = 0; a < A_RNG; a++) {
-                size_t ne = 0, total = 0;
-                uint64_t npig = 0;
-                for (size_t p = 0; p < ev->n_img; p++) {
-                        const struct entry_head *h = find_entry(acc, p, (uint32_t)k, a);
-                        if (h) {
-                                E[ne++] = h;
-                                total += h->d;
-                                npig += h->npig;
-                        }
-                }
-                if (ne == 0 || npig == 0)
+        /* E[e * A_RNG + a]: the entries of the images that have this category */
+        _cleanup_free_ const struct entry_head **E = xmalloc((ev->n_img * A_RNG + 1) * sizeof(*E));
+        size_t ne = 0, total = 0;
+        for (size_t p = 0; p < ev->n_img; p++) {
+                const struct entry_head *h = find_entry(acc, p, (uint32_t)k, 0);
+                if (!h)
                         continue;
-                _cleanup_free_ struct acc_det *dt = xmalloc((total + 1) * sizeof(*dt));
-                _cleanup_free_ double *sc = xmalloc((total + 1) * sizeof(double));
-                _cleanup_free_ double *pr = xmalloc((total + 1) * sizeof(double));
-                _cleanup_free_ double *rc = xmalloc((total + 1) * sizeof(double));
-                for (int m = 0; m < M_DETS; m++) {
-                        size_t nd = 0;
-                        for (size_t e = 0; e < ne; e++) {
-                                const struct entry_head *h = E[e];
-                                const double *scores = (const double *)(h + 1);
-                                const uint8_t *flags = (const uint8_t *)(scores + h->d);
-                                uint32_t n = h->d < (uint32_t)max_dets[m] ? h->d : (uint32_t)max_dets[m];
-                                for (uint32_t i = 0; i < n; i++) {
-                                        sc[nd] = scores[i];
-                                        dt[nd++] = (struct acc_det){ flags + i, h->d };
-                                }
+                /* check_entries and eval_category: the A_RNG entries follow each other */
+                const uint8_t *q = (const uint8_t *)h;
+                for (uint32_t a = 0; a < A_RNG; a++) {
+                        E[ne * A_RNG + a] = (const struct entry_head *)q;
+                        q += entry_size(h->d);
+                }
+                total += h->d;
+                ne++;
+        }
+        if (ne == 0)
+                return;
+        _cleanup_free_ uint32_t *de = xmalloc((total + 1) * sizeof(uint32_t));    /* image entry */
+        _cleanup_free_ uint32_t *di = xmalloc((total + 1) * sizeof(uint32_t));    /* index in it */
+        _cleanup_free_ double *sc = xmalloc((total + 1) * sizeof(double));
+        _cleanup_free_ uint32_t *ord = xmalloc((total + 1) * sizeof(uint32_t));
+        _cleanup_free_ double *pr = xmalloc((total + 1) * sizeof(double));
+        _cleanup_free_ double *rc = xmalloc((total + 1) * sizeof(double));
+        size_t n = 0;
+        for (size_t e = 0; e < ne; e++) {
+                const struct entry_head *h = E[e * A_RNG];
+                const double *scores = (const double *)(h + 1);
+                for (uint32_t i = 0; i < h->d; i++) {
+                        de[n] = (uint32_t)e;
+                        di[n] = i;
+                        sc[n] = scores[i];
+                        ord[n] = (uint32_t)n;
+                        n++;
+                }
+        }
+        qsort_r(ord, n, sizeof(uint32_t), cmp_score_desc, sc);
+        _cleanup_free_ uint32_t *sub = xmalloc((total + 1) * sizeof(uint32_t));
+        _cleanup_free_ const uint8_t **fl = xmalloc((total + 1) * sizeof(*fl));    /* flags of t = 0 */
+        _cleanup_free_ uint32_t *stride = xmalloc((total + 1) * sizeof(uint32_t));
+        for (int m = 0; m < M_DETS; m++) {
+                /* this maxDets' detections, in the one score order */
+                size_t nd = 0;
+                for (size_t j = 0; j < n; j++)
+                        if (di[ord[j]] < (uint32_t)max_dets[m])
+                                sub[nd++] = ord[j];
+                for (uint32_t a = 0; a < A_RNG; a++) {
+                        uint64_t npig = 0;
+                        for (size_t e = 0; e < ne; e++)
+                                npig += E[e * A_RNG + a]->npig;
+                        if (npig == 0)
+                                continue;
+                        for (size_t j = 0; j < nd; j++) {
+                                const struct entry_head *h = E[de[sub[j]] * A_RNG + a];
+                                fl[j] = (const uint8_t *)((const double *)(h + 1) + h->d) + di[sub[j]];
+                                stride[j] = h->d;
                         }
-                        _cleanup_free_ uint32_t *ord = xmalloc((nd + 1) * sizeof(uint32_t));
-                        for (size_t i = 0; i < nd; i++)
-                                ord[i] = (uint32_t)i;
-                        qsort_r(ord, nd, sizeof(uint32_t), cmp_score_desc, sc);
                         for (int t = 0; t < T_THRS; t++) {
                                 double tp = 0, fp = 0;
-                                for (size_t i = 0; i < nd; i++) {
-                                        const struct acc_det *x = &dt[ord[i]];
-                                        uint8_t f = x->flags[(size_t)t * x->stride];
+                                for (size_t j = 0; j < nd; j++) {
+                                        uint8_t f = fl[j][(size_t)t * stride[j]];
                                         if (!(f & F_IGNORED)) {
                                                 if (f & F_MATCHED)
                                                         tp += 1;
                                                 else
                                                         fp += 1;
                                         }
-                                        rc[i] = tp / (double)npig;
-                                        pr[i] = tp / (fp + tp + DBL_EPSILON);
+                                        rc[j] = tp / (double)npig;
+                                        pr[j] = tp / (fp + tp + DBL_EPSILON);
                                 }
                                 R_AT(acc, t, k, a, m) = nd ? rc[nd - 1] : 0;
                                 for (size_t i = nd > 0 ? nd - 1 : 0; i > 0; i--)
@@ -908,11 +957,6 @@ static void acc_category(void *ctx, size_t k, int thread)
                                         while (pi < nd && rc[pi] < thr)
                                                 pi++;
                                         P_AT(acc, t, r, k, a, m) = pi < nd ? pr[pi] : 0;
-                                        if (pi >= nd) {
-                                                for (int r2 = r; r2 < R_PTS; r2++)
-                                                        P_AT(acc, t, r2, k, a, m) = 0;
-                                                break;
-                                        }
                                 }
                         }
                 }

@@ -319,14 +319,20 @@ static double pair_iou(const struct rle *dt, const struct rle *gt, int crowd)
         return (double)i / (double)u;
 }
 
-void rle_iou(const struct rle *dt, size_t m, const struct rle *gt, size_t n, const uint8_t *iscrowd, double *o)
+void rle_iou_boxes(const struct rle *dt, const double *db, size_t m, const struct rle *gt, const double *gb, size_t n,
+                   const uint8_t *iscrowd, double *o)
 {
-        _cleanup_free_ double *db = xmalloc((m * 4 + 1) * sizeof(double));
-        _cleanup_free_ double *gb = xmalloc((n * 4 + 1) * sizeof(double));
-        for (size_t d = 0; d < m; d++)
-                rle_to_bbox(&dt[d], db + 4 * d);
-        for (size_t g = 0; g < n; g++)
-                rle_to_bbox(&gt[g], gb + 4 * g);
+        _cleanup_free_ double *dbox = NULL, *gbox = NULL;
+        if (!db) {
+                db = dbox = xmalloc((m * 4 + 1) * sizeof(double));
+                for (size_t d = 0; d < m; d++)
+                        rle_to_bbox(&dt[d], dbox + 4 * d);
+        }
+        if (!gb) {
+                gb = gbox = xmalloc((n * 4 + 1) * sizeof(double));
+                for (size_t g = 0; g < n; g++)
+                        rle_to_bbox(&gt[g], gbox + 4 * g);
+        }
         for (size_t d = 0; d < m; d++)
                 for (size_t g = 0; g < n; g++) {
                         int crowd = iscrowd && iscrowd[g];
@@ -339,6 +345,11 @@ void rle_iou(const struct rle *dt, size_t m, const struct rle *gt, size_t n, con
                         }
                         o[d * n + g] = v;
                 }
+}
+
+void rle_iou(const struct rle *dt, size_t m, const struct rle *gt, size_t n, const uint8_t *iscrowd, double *o)
+{
+        rle_iou_boxes(dt, NULL, m, gt, NULL, n, iscrowd, o);
 }
 
 /* ---- polygons and boxes --------------------------------------------------------------- */

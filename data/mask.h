@@ -74,6 +74,10 @@ void rle_to_bbox(const struct rle *r, double bb[4]);
 /* IoU of m detections against n ground truths: o[d * n + g], the (m, n)
  * matrix of pycocotools' iou(dt, gt, iscrowd).  iscrowd may be NULL. */
 void rle_iou(const struct rle *dt, size_t m, const struct rle *gt, size_t n, const uint8_t *iscrowd, double *o);
+/* The same with the masks' boxes (rle_to_bbox) given, where the caller has
+ * them already; NULL: computed here. */
+void rle_iou_boxes(const struct rle *dt, const double *db, size_t m, const struct rle *gt, const double *gb, size_t n,
+                   const uint8_t *iscrowd, double *o);
 /* The same for boxes [x, y, width, height] (maskApi.c's bbIou). */
 void bbox_iou(const double *dt, size_t m, const double *gt, size_t n, const uint8_t *iscrowd, double *o);
 
