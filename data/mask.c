@@ -79,18 +79,103 @@ void rle_encode(struct rle *r, const uint8_t *mask, uint32_t h, uint32_t w)
         rle_take(r, h, w, cnts, (uint32_t)k);
 }
 
+/* The first and last nonzero byte of n, -1 when there is none. */
+static long first_set(const uint8_t *p, size_t n)
+{
+        size_t i = 0;
+        uint64_t v;
+        while (i + 8 <= n && (memcpy(&v, p + i, 8), v == 0))
+                i += 8;
+        for (; i < n; i++)
+                if (p[i])
+                        return (long)i;
+        return -1;
+}
+
+static long last_set(const uint8_t *p, size_t n)
+{
+        size_t i = n;
+        uint64_t v;
+        while (i >= 8 && (memcpy(&v, p + i - 8, 8), v == 0))
+                i -= 8;
+        while (i > 0)
+                if (p[--i])
+                        return (long)i;
+        return -1;
+}
+
 void rle_encode_rows(struct rle *r, const uint8_t *mask, uint32_t h, uint32_t w, size_t stride)
 {
-        /* transpose into column-major, then encode: simple and, for masks of
-         * image size, bound by the transpose's memory traffic */
-        size_t a = (size_t)h * w;
-        _cleanup_free_ uint8_t *t = xmalloc(a + 1);
+        /* the box of the set pixels first (a pasted mask is mostly zeros):
+         * outside it the runs are of zeros and need no reading */
+        long x0 = (long)w, x1 = -1, y0 = -1, y1 = -1;
         for (uint32_t y = 0; y < h; y++) {
                 const uint8_t *row = mask + (size_t)y * stride;
-                for (uint32_t x = 0; x < w; x++)
-                        t[(size_t)x * h + y] = row[x];
+                long f = first_set(row, w);
+                if (f < 0)
+                        continue;
+                long l = last_set(row, w);
+                if (y0 < 0)
+                        y0 = y;
+                y1 = y;
+                if (f < x0)
+                        x0 = f;
+                if (l > x1)
+                        x1 = l;
         }
-        rle_encode(r, t, h, w);
+        size_t a = (size_t)h * w, cap = 64, k = 0;
+        uint32_t *cnts = xmalloc(cap * sizeof(*cnts));
+        if (y0 < 0) {
+                cnts[k++] = (uint32_t)a;
+                rle_take(r, h, w, cnts, (uint32_t)k);
+                return;
+        }
+        size_t bw = (size_t)(x1 - x0 + 1), bh = (size_t)(y1 - y0 + 1);
+        /* the box, column-major, transposed in tiles so that both sides stay in the cache */
+        _cleanup_free_ uint8_t *t = xmalloc(bw * bh + 1);
+        enum { TILE = 32 };
+        for (size_t ty = 0; ty < bh; ty += TILE)
+                for (size_t tx = 0; tx < bw; tx += TILE) {
+                        size_t ey = ty + TILE < bh ? ty + TILE : bh, ex = tx + TILE < bw ? tx + TILE : bw;
+                        for (size_t x = tx; x < ex; x++) {
+                                uint8_t *col = t + x * bh;
+                                const uint8_t *src = mask + (size_t)(y0 + (long)ty) * stride + (size_t)x0 + x;
+                                for (size_t y = ty; y < ey; y++, src += stride)
+                                        col[y] = *src;
+                        }
+                }
+        size_t last = 0;        /* where the current run started */
+        uint8_t v = 0;
+        for (size_t x = 0; x < bw; x++) {
+                const uint8_t *col = t + x * bh;
+                size_t base = ((size_t)x0 + x) * h + (size_t)y0;
+                for (size_t y = 0; y < bh; y++) {
+                        if ((col[y] != 0) == v)
+                                continue;
+                        if (k + 2 > cap) {
+                                cap *= 2;
+                                cnts = xrealloc(cnts, cap * sizeof(*cnts));
+                        }
+                        cnts[k++] = (uint32_t)(base + y - last);
+                        last = base + y;
+                        v = !v;
+                }
+                /* a run of 1 ends with the box's column where zeros follow outside it */
+                size_t end = base + bh;
+                if (v && end < a && (bh < h || x + 1 == bw)) {
+                        if (k + 2 > cap) {
+                                cap *= 2;
+                                cnts = xrealloc(cnts, cap * sizeof(*cnts));
+                        }
+                        cnts[k++] = (uint32_t)(end - last);
+                        last = end;
+                        v = 0;
+                }
+        }
+        if (k + 1 > cap)
+                cnts = xrealloc(cnts, (cap + 1) * sizeof(*cnts));
+        cnts[k++] = (uint32_t)(a - last);
+        rle_take(r, h, w, cnts, (uint32_t)k);
 }
 
 void rle_decode(const struct rle *r, uint8_t *mask)
