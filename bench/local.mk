@@ -5,3 +5,11 @@ bench_resnet34_step_SOURCES = bench/resnet34-step.c
 bench_resnet34_step_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 bench_resnet34_step_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_resnet34_step_LDADD = $(BD_TRAIN_LIBS)
+# the Mask R-CNN input pipeline against TurboJPEG decoding (maskrcnn-pipeline.sh)
+if BUILD_DATA
+noinst_PROGRAMS += bench/maskrcnn-pipeline
+bench_maskrcnn_pipeline_SOURCES = bench/maskrcnn-pipeline.c
+bench_maskrcnn_pipeline_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+bench_maskrcnn_pipeline_CFLAGS = $(AM_CFLAGS) $(DATA_CFLAGS)
+bench_maskrcnn_pipeline_LDADD = $(DATA_LIBS)
+endif
