@@ -49,7 +49,7 @@ struct plan {
         long nb;
         struct member *m;       /* the rank's images, batch after batch */
         long *first;            /* (nb + 1): batch b is m[first[b], first[b + 1]) */
-        size_t cap_m, cap_b;
+        size_t cap;             /* of m and first */
 };
 
 struct slot {
@@ -353,10 +353,10 @@ static void plan_build(struct det_loader *l, long epoch, struct plan *pl)
                 hi = hi < (long)n ? hi : (long)n;
         }
         size_t cap = (size_t)(hi - lo) + 1;
-        if (cap > pl->cap_m) {
+        if (cap > pl->cap) {
                 free(pl->m);
                 free(pl->first);
-                pl->cap_m = pl->cap_b = cap;
+                pl->cap = cap;
                 pl->m = xmalloc(cap * sizeof(*pl->m));
                 pl->first = xmalloc((cap + 1) * sizeof(long));
         }

@@ -416,10 +416,13 @@ AVX2 static void vpass_avx2(const float *const *rows, const float *w, int n, int
 
 static bool have_avx2(void)
 {
-        static int have = -1;
-        if (have < 0)
-                have = __builtin_cpu_supports("avx2") ? 1 : 0;
-        return have;
+        static int have = -1;   /* threads may race to set it: the same value */
+        int h = __atomic_load_n(&have, __ATOMIC_RELAXED);
+        if (h < 0) {
+                h = __builtin_cpu_supports("avx2") ? 1 : 0;
+                __atomic_store_n(&have, h, __ATOMIC_RELAXED);
+        }
+        return h;
 }
 #endif
 

@@ -795,6 +795,28 @@ static void test_targets(void)
                 is_int(bad_poly, 0, "  polygons: the JSON's vertices as floats times the ratios");
                 is_int(order_bad, 0, "  in id order within each orientation");
         }
+        /* two ranks: each image once, none twice */
+        struct det_loader_config e = config(shapes_dir, DET_LOADER_EVAL, DET_MLPERF, 1, 2);
+        e.world = 2;
+        int64_t ids[4096];
+        size_t n = 0, total = 0;
+        for (int r = 0; r < 2; r++) {
+                e.rank = r;
+                _cleanup_(det_loader_freep) struct det_loader *l = open_or_die(&e);
+                total = det_loader_index(l)->n_images;
+                for (int pass = 0; pass < 2; pass++)
+                        for (long i = 0; i < det_loader_batches_in_epoch(l, pass); i++) {
+                                const struct det_batch *b = next_or_die(l);
+                                for (int j = 0; j < b->n && pass == 0; j++)
+                                        ids[n++] = b->samples[j].image_id;
+                        }
+        }
+        qsort(ids, n, sizeof(int64_t), cmp_i64);
+        int dup = 0;
+        for (size_t i = 1; i < n; i++)
+                dup += ids[i] == ids[i - 1];
+        ok(n == total && dup == 0, "evaluation on 2 ranks: every image once, two passes each");
+
         /* labels follow the category ids, not the file's order (rects: 7 then 3) */
         struct det_loader_config c = config(rects_dir, DET_LOADER_EVAL, DET_MLPERF, 1, 1);
         _cleanup_(det_loader_freep) struct det_loader *l = open_or_die(&c);
