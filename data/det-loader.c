@@ -5,18 +5,15 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "det-loader.h"
 #include "jpeg.h"
+#include "loader-util.h"
 #include "macro.h"
-#include "parallel.h"
 #include "rng.h"
 
 #define COCO_TRAIN_IMAGES 118287
@@ -105,53 +102,25 @@ struct det_loader {
         int error;
         char error_msg[1024];
         struct det_loader_stats stats;
-        int warned[_W_MAX];
+        struct loader_warnings warnings;
 };
 
 /* ---- warnings ----------------------------------------------------------------------- */
 
+static const char *const warn_what[_W_MAX + 1] = {
+        "images with a missing file", "images of an unusable size", "images without a usable annotation",
+        "annotations of an unknown category", "RLE masks of another size than their image", "corrupt images", NULL,
+};
+
 _printf_(3, 4) static void warn(struct det_loader *l, enum warn_kind k, const char *fmt, ...)
 {
-        int max = l->cfg.max_warnings > 0 ? l->cfg.max_warnings : 5;
-        if (!l->cfg.warn || l->warned[k]++ >= max)
-                return;
         va_list ap;
         va_start(ap, fmt);
-        _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+        loader_vwarn(&l->warnings, k, fmt, ap);
         va_end(ap);
-        l->cfg.warn(l->cfg.warn_ctx, msg);
-}
-
-static void warn_summary(struct det_loader *l)
-{
-        static const char *const what[_W_MAX] = {
-                "images with a missing file", "images of an unusable size", "images without a usable annotation",
-                "annotations of an unknown category", "RLE masks of another size than their image", "corrupt images",
-        };
-        int max = l->cfg.max_warnings > 0 ? l->cfg.max_warnings : 5;
-        for (int k = 0; k < _W_MAX; k++)
-                if (l->cfg.warn && l->warned[k] > max) {
-                        _cleanup_free_ char *msg = xasprintf("... %d more %s not shown", l->warned[k] - max, what[k]);
-                        l->cfg.warn(l->cfg.warn_ctx, msg);
-                        l->warned[k] = max;
-                }
 }
 
 /* ---- opening: the usable images and their objects ------------------------------------------- */
-
-struct file_check {
-        const struct det_loader *l;
-        uint8_t *missing;
-};
-
-static void check_file(void *ctx, size_t i, int thread)
-{
-        struct file_check *fc = ctx;
-        const struct coco_index *x = fc->l->idx;
-        _cleanup_free_ char *p = xasprintf("%s/%s", fc->l->cfg.images_dir, coco_index_str(x, x->images[i].file_name));
-        struct stat st;
-        fc->missing[i] = stat(p, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0;
-}
 
 struct cat_order {
         int32_t id;
@@ -209,10 +178,8 @@ static int build_items(struct det_loader *l, struct bd_err *err)
         const struct det_loader_config *c = &l->cfg;
         bool train = c->mode == DET_LOADER_TRAIN;
         _cleanup_free_ uint8_t *missing = xcalloc(x->n_images + 1, 1);
-        if (!(c->flags & DET_LOADER_NO_FILE_CHECK)) {
-                struct file_check fc = { l, missing };
-                parallel_for(x->n_images, c->threads, check_file, &fc);
-        }
+        if (!(c->flags & DET_LOADER_NO_FILE_CHECK))
+                loader_check_files(x, c->images_dir, c->threads, missing);
         build_labels(l);
         l->items = xmalloc((x->n_images + 1) * sizeof(*l->items));
         l->anns = xmalloc((x->n_anns + 1) * sizeof(uint32_t));
@@ -283,7 +250,7 @@ static int build_items(struct det_loader *l, struct bd_err *err)
                 l->n_items++;
         }
         st->usable = (long)l->n_items;
-        warn_summary(l);
+        loader_warn_summary(&l->warnings);
         if (l->n_items == 0)
                 return bd_err_set(err, -ENODATA,
                                   "%s: nothing usable: %ld images, %ld missing files, %ld without a usable annotation",
@@ -409,37 +376,6 @@ static const struct plan *plan_of(struct det_loader *l, long epoch)
 }
 
 /* ---- one sample -------------------------------------------------------------------------------------- */
-
-static int read_whole(struct worker *w, const char *path, size_t *ret_len, struct bd_err *err)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return bd_err_set(err, -errno, "cannot open: %s", strerror(errno));
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return bd_err_set(err, -errno, "cannot stat: %s", strerror(errno));
-        if (st.st_size <= 0 || st.st_size > (1 << 30))
-                return bd_err_set(err, -EBADMSG, "file of %lld bytes", (long long)st.st_size);
-        size_t n = (size_t)st.st_size;
-        if (n > w->file_cap) {
-                free(w->file);
-                w->file_cap = n + n / 4;
-                w->file = xmalloc(w->file_cap);
-        }
-        size_t got = 0;
-        while (got < n) {
-                ssize_t r = read(fd, w->file + got, n - got);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0)
-                        return bd_err_set(err, -errno, "cannot read: %s", strerror(errno));
-                if (r == 0)
-                        break;
-                got += (size_t)r;
-        }
-        *ret_len = got;
-        return 0;
-}
 
 static void target_reset(struct det_target *t)
 {
@@ -569,7 +505,7 @@ static int make_sample(struct worker *w, struct det_batch *b, int j, uint32_t it
         }
         snprintf(w->path, w->path_cap, "%s/%s", c->images_dir, name);
         size_t len = 0;
-        int ret = read_whole(w, w->path, &len, err);
+        int ret = loader_read_file(w->path, &w->file, &w->file_cap, &len, err);
         if (ret < 0)
                 return ret;
         struct jpeg_info info;
@@ -801,27 +737,6 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
-static void *batch_alloc(const struct det_loader_config *c, size_t n)
-{
-        if (c->alloc)
-                return c->alloc(n, c->alloc_ctx);
-        size_t rounded = (n + 63) / 64 * 64;
-        void *p = aligned_alloc(64, rounded ? rounded : 64);
-        if (!p) {
-                fprintf(stderr, "out of memory allocating %zu bytes\n", n);
-                abort();
-        }
-        return p;
-}
-
-static void batch_free(const struct det_loader_config *c, void *p)
-{
-        if (c->alloc && c->dealloc)
-                c->dealloc(p, c->alloc_ctx);
-        else if (!c->alloc)
-                free(p);
-}
-
 /* Floats of a batch's images: batch_size of the largest padded image of a
  * group (of all images without grouping). */
 static size_t image_capacity(const struct det_loader *l)
@@ -862,6 +777,8 @@ int det_loader_open(const struct det_loader_config *cfg, struct det_loader **ret
         c->max_size = c->max_size > 0 ? c->max_size : 1333;
         c->synthetic_images = c->synthetic_images > 0 ? c->synthetic_images : COCO_TRAIN_IMAGES;
         c->synthetic_classes = c->synthetic_classes > 0 ? c->synthetic_classes : 80;
+        l->warnings = (struct loader_warnings){ .warn = c->warn, .ctx = c->warn_ctx, .max = c->max_warnings,
+                                                .what = warn_what };
         pthread_mutex_init(&l->mu, NULL);
         pthread_cond_init(&l->work, NULL);
         pthread_cond_init(&l->done, NULL);
@@ -893,7 +810,7 @@ int det_loader_open(const struct det_loader_config *cfg, struct det_loader **ret
         for (int i = 0; i < l->ring; i++) {
                 struct slot *sl = &l->slots[i];
                 sl->g = -1;
-                sl->b.images = batch_alloc(c, l->image_cap * sizeof(float));
+                sl->b.images = loader_image_alloc(c->alloc, c->alloc_ctx, l->image_cap * sizeof(float));
                 sl->b.samples = xcalloc(B, sizeof(struct det_sample));
                 sl->m = xcalloc(B, sizeof(struct member));
         }
@@ -951,7 +868,7 @@ struct det_loader *det_loader_free(struct det_loader *l)
         for (int i = 0; l->slots && i < l->ring; i++) {
                 struct slot *sl = &l->slots[i];
                 if (sl->b.images)
-                        batch_free(&l->cfg, sl->b.images);
+                        loader_image_free(l->cfg.alloc, l->cfg.dealloc, l->cfg.alloc_ctx, sl->b.images);
                 for (int j = 0; sl->b.samples && j < l->cfg.batch_size; j++)
                         target_free(&sl->b.samples[j].target);
                 free(sl->b.samples);
@@ -999,7 +916,7 @@ int det_loader_next(struct det_loader *l, const struct det_batch **ret, struct b
         pthread_cond_broadcast(&l->work);
         while (!l->error && (sl->g != g || sl->done < sl->b.n))
                 pthread_cond_wait(&l->done, &l->mu);
-        warn_summary(l);
+        loader_warn_summary(&l->warnings);
         if (l->error) {
                 int r = bd_err_set(err, l->error, "%s", l->error_msg);
                 pthread_mutex_unlock(&l->mu);

@@ -14,6 +14,7 @@ libbddata_a_SOURCES = \
 	data/coco-eval.h data/coco-eval.c \
 	data/jpeg.h data/jpeg.c \
 	data/augment.h data/augment.c data/resample.c \
+	data/loader-util.h data/loader-util.c \
 	data/loader.h data/loader.c \
 	data/det-loader.h data/det-loader.c data/det-render.c \
 	data/synth.h data/synth.c
