@@ -12,18 +12,15 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <turbojpeg.h>
-#include <unistd.h>
 
 #include "coco-index.h"
 #include "det-loader.h"
+#include "loader-util.h"
 #include "macro.h"
 #include "strutil.h"
 
@@ -39,31 +36,6 @@ static double cpu(void)
         struct timespec ts;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
         return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int read_all(const char *path, uint8_t **buf, size_t *cap, size_t *len)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        size_t n = (size_t)st.st_size;
-        if (n > *cap) {
-                free(*buf);
-                *cap = n;
-                *buf = xmalloc(n);
-        }
-        size_t got = 0;
-        while (got < n) {
-                ssize_t r = read(fd, *buf + got, n - got);
-                if (r <= 0)
-                        break;
-                got += (size_t)r;
-        }
-        *len = got;
-        return 0;
 }
 
 /* decode-only: every thread reads and decodes its share of the images */
@@ -86,7 +58,7 @@ static void *decode_main(void *arg)
                 const struct coco_image *im = &d->x->images[(size_t)i % d->x->n_images];
                 char path[4096];
                 snprintf(path, sizeof(path), "%s/%s", d->dir, coco_index_str(d->x, im->file_name));
-                if (read_all(path, &file, &cap, &len) < 0)
+                if (loader_read_file(path, &file, &cap, &len, NULL) < 0)
                         continue;
                 int w, h, ss, cs;
                 if (tjDecompressHeader3(tj, file, (unsigned long)len, &w, &h, &ss, &cs) < 0)

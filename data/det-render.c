@@ -231,11 +231,11 @@ static inline v4f splat4(float f)
         return (v4f){ f, f, f, f };
 }
 
-/* One source row (w RGB pixels) to RGBX floats through the table, with the
- * last pixel repeated once past the end. */
-static void row_to_float(const struct det_render_scratch *s, const uint8_t *src, int w, float *row)
+/* Source pixels [i, w) of a row (RGB) to RGBX floats through the table,
+ * then the last pixel repeated once past the end and 4 zeros. */
+static void row_to_float(const struct det_render_scratch *s, const uint8_t *src, int i, int w, float *row)
 {
-        for (int i = 0; i < w; i++) {
+        for (; i < w; i++) {
                 row[4 * i] = s->lut[src[3 * i]];
                 row[4 * i + 1] = s->lut[256 + src[3 * i + 1]];
                 row[4 * i + 2] = s->lut[512 + src[3 * i + 2]];
@@ -312,14 +312,7 @@ AVX2 static void row_to_float_avx2(const struct det_render_scratch *s, enum det_
                 _mm256_storeu_ps(row + 4 * i, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v)));
                 _mm256_storeu_ps(row + 4 * i + 8, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8))));
         }
-        for (; i < w; i++) {
-                row[4 * i] = s->lut[src[3 * i]];
-                row[4 * i + 1] = s->lut[256 + src[3 * i + 1]];
-                row[4 * i + 2] = s->lut[512 + src[3 * i + 2]];
-                row[4 * i + 3] = 0;
-        }
-        memcpy(row + 4 * (size_t)w, row + 4 * (size_t)(w - 1), 4 * sizeof(float));
-        memset(row + 4 * (size_t)w + 4, 0, 4 * sizeof(float));
+        row_to_float(s, src, i, w, row);
 }
 
 /* Two taps at first and first + 1: one 8-float load covers both; hw8 holds
@@ -507,7 +500,7 @@ void det_render(struct det_render_scratch *s, enum det_convention c, const uint8
                                 } else
 #endif
                                 {
-                                        row_to_float(s, src, w, s->row);
+                                        row_to_float(s, src, 0, w, s->row);
                                         hpass_generic(s->row, s->hx, s->hn, s->hw, s->hk, out_w, flip, base, base + rs,
                                                       base + 2 * rs);
                                 }
