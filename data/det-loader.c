@@ -78,8 +78,7 @@ struct det_loader {
         int32_t *label_of;      /* per category of the index */
         int32_t *cat_of_label;  /* (n_labels + 1) */
         int n_labels;
-        float *noise;           /* synthetic pixels */
-        size_t noise_len;
+        float *noise;           /* synthetic pixels: NOISE_LEN and a row more */
         size_t image_cap;       /* floats of a batch's images */
         long per_rank;          /* images per epoch on this rank */
         int ring;
@@ -281,7 +280,6 @@ static void build_synthetic(struct det_loader *l)
         int maxw = 0;
         for (size_t i = 0; i < l->n_items; i++)
                 maxw = l->items[i].rw > maxw ? l->items[i].rw : maxw;
-        l->noise_len = NOISE_LEN;
         l->noise = xmalloc((NOISE_LEN + (size_t)maxw) * sizeof(float));
         struct bd_rng r;
         bd_rng_seed_key(&r, bd_rng_mix3(c->seed, 0, NOISE_TAG));
@@ -542,7 +540,7 @@ static void synthetic_sample(struct det_loader *l, struct det_batch *b, int j, c
                         float *o = img + (p * H + y) * W;
                         size_t n = y < (size_t)it->rh ? (size_t)it->rw : 0;
                         if (n)
-                                memcpy(o, l->noise + bd_rng_pick(r, l->noise_len), n * sizeof(float));
+                                memcpy(o, l->noise + bd_rng_pick(r, NOISE_LEN), n * sizeof(float));
                         memset(o + n, 0, (W - n) * sizeof(float));
                 }
         struct det_target *t = &s->target;
