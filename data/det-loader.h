@@ -47,10 +47,12 @@
  *       y2 > y1.
  *     flip: x' = W - x (boxes: x1' = W - x2, x2' = W - x1).
  *     pixels: R, G, B planes of ((v / 255) - mean) / std, mean (0.485, 0.456,
- *       0.406), std (0.229, 0.224, 0.225), normalised before interpolating
- *       as torchvision does, with its weights; torch 1.13 sums the four
- *       taps in doubles with float products of the two axes' weights, here
- *       two float passes: values a float ulp or two apart.
+ *       0.406), std (0.229, 0.224, 0.225).  torchvision normalises before
+ *       interpolating and torch 1.13 sums the four taps in doubles (with
+ *       float products of the two axes' weights); here two float passes
+ *       with its weights, then v * (1 / (255 std)) - mean / std: the
+ *       interpolation is linear, the values agree within a few float ulps
+ *       (1e-6).
  *
  *   Both: coordinates scale by the ratio new / old of each axis; boxes and
  *   polygon vertices are the references' float32 values (their tensors are
@@ -279,9 +281,7 @@ struct det_render_scratch {
         size_t row_cap, ring_cap, hcap, hw8_cap, vcap;
         int hk, vk, two_taps;
         int key[5];                     /* convention + 1, w, h, out_w, out_h of the tables */
-        int8_t lut_conv;                /* convention + 1 of lut[], 0: none */
         int portable;                   /* set: the portable code even where AVX2 is there (tests) */
-        float lut[3 * 256];
 };
 void det_render_scratch_release(struct det_render_scratch *s);
 /* Resizes an RGB image (interleaved, stride bytes per row) to out_w x

@@ -196,19 +196,6 @@ void det_render_scratch_release(struct det_render_scratch *s)
 static const float mlperf_mean_bgr[3] = { 102.9801f, 115.9465f, 122.7717f };
 static const float tv_mean[3] = { 0.485f, 0.456f, 0.406f }, tv_std[3] = { 0.229f, 0.224f, 0.225f };
 
-/* The value of each 8-bit sample before filtering, per channel: itself
- * (MLPerf: 0..255, normalised after), or torchvision's normalised value
- * ((v / 255) - mean) / std in float32, as it normalises before resizing. */
-static void make_lut(struct det_render_scratch *s, enum det_convention c)
-{
-        if (s->lut_conv == (int8_t)(c + 1))
-                return;
-        for (int ch = 0; ch < 3; ch++)
-                for (int v = 0; v < 256; v++)
-                        s->lut[256 * ch + v] = c == DET_MLPERF ? (float)v : ((float)v / 255.0f - tv_mean[ch]) / tv_std[ch];
-        s->lut_conv = (int8_t)(c + 1);
-}
-
 /* ---- the two passes, portable ------------------------------------------------------------------- */
 
 typedef float v4f __attribute__((vector_size(16)));
@@ -231,14 +218,14 @@ static inline v4f splat4(float f)
         return (v4f){ f, f, f, f };
 }
 
-/* Source pixels [i, w) of a row (RGB) to RGBX floats through the table,
- * then the last pixel repeated once past the end and 4 zeros. */
-static void row_to_float(const struct det_render_scratch *s, const uint8_t *src, int i, int w, float *row)
+/* Source pixels [i, w) of a row (RGB) to RGBX floats, then the last pixel
+ * repeated once past the end and 4 zeros. */
+static void row_to_float(const uint8_t *src, int i, int w, float *row)
 {
         for (; i < w; i++) {
-                row[4 * i] = s->lut[src[3 * i]];
-                row[4 * i + 1] = s->lut[256 + src[3 * i + 1]];
-                row[4 * i + 2] = s->lut[512 + src[3 * i + 2]];
+                row[4 * i] = src[3 * i];
+                row[4 * i + 1] = src[3 * i + 1];
+                row[4 * i + 2] = src[3 * i + 2];
                 row[4 * i + 3] = 0;
         }
         memcpy(row + 4 * (size_t)w, row + 4 * (size_t)(w - 1), 4 * sizeof(float));
@@ -262,10 +249,11 @@ static void hpass_generic(const float *row, const int32_t *hx, const int32_t *hn
         }
 }
 
-/* How an output plane is normalised from its filtered values. */
+/* How an output plane is normalised from its filtered values (0..255):
+ * clamped to 0..255 (MLPerf: PIL's 8-bit range), times scale, plus bias. */
 struct norm {
-        bool clamp;             /* MLPerf: PIL's 8-bit range */
-        float bias;             /* added last (MLPerf: minus the mean) */
+        bool clamp;
+        float scale, bias;
 };
 
 static void store_row_tail(float *out, int x, int out_w, int pad_w, const float *vals)
@@ -286,7 +274,7 @@ static void vpass_generic(const float *const *rows, const float *w, int n, int o
                         acc += splat4(w[k]) * ld4(rows[k] + x);
                 float v[4];
                 for (int k = 0; k < 4; k++)
-                        v[k] = (nm.clamp ? clampf(acc[k], 0, 255) : acc[k]) + nm.bias;
+                        v[k] = (nm.clamp ? clampf(acc[k], 0, 255) : acc[k]) * nm.scale + nm.bias;
                 if (x + 4 <= out_w && x + 4 <= pad_w)
                         st4(out + x, (v4f){ v[0], v[1], v[2], v[3] });
                 else
@@ -299,20 +287,17 @@ static void vpass_generic(const float *const *rows, const float *w, int n, int o
 /* ---- the two passes, AVX2 -------------------------------------------------------------------------- */
 
 #if HAVE_AVX2_PATH
-AVX2 static void row_to_float_avx2(const struct det_render_scratch *s, enum det_convention c, const uint8_t *src,
-                                   int w, float *row)
+AVX2 static void row_to_float_avx2(const uint8_t *src, int w, float *row)
 {
         const __m128i spread = _mm_setr_epi8(0, 1, 2, -1, 3, 4, 5, -1, 6, 7, 8, -1, 9, 10, 11, -1);
         int i = 0;
-        /* MLPerf's values are the bytes: 4 pixels from a 16-byte load (4 bytes
-         * past them must be in the row); torchvision's come from the table,
-         * where scalar loads beat gathers */
-        for (; c == DET_MLPERF && i + 6 <= w; i += 4) {
+        /* 4 pixels from a 16-byte load: 4 bytes past them must be in the row */
+        for (; i + 6 <= w; i += 4) {
                 __m128i v = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(const void *)(src + 3 * i)), spread);
                 _mm256_storeu_ps(row + 4 * i, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(v)));
                 _mm256_storeu_ps(row + 4 * i + 8, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8))));
         }
-        row_to_float(s, src, i, w, row);
+        row_to_float(src, i, w, row);
 }
 
 /* Two taps at first and first + 1: one 8-float load covers both; hw8 holds
@@ -361,6 +346,7 @@ AVX2 static void vpass_avx2(const float *const *rows, const float *w, int n, int
                             bool stream, float *out)
 {
         const __m256 lo = _mm256_setzero_ps(), hi = _mm256_set1_ps(255.0f), bias = _mm256_set1_ps(nm.bias);
+        const __m256 scale = _mm256_set1_ps(nm.scale);
         const __m256 w0 = _mm256_set1_ps(w[0]), w1 = _mm256_set1_ps(n > 1 ? w[1] : 0.0f);
         int x = 0;
         if (n <= 2 && stream) {
@@ -372,7 +358,7 @@ AVX2 static void vpass_avx2(const float *const *rows, const float *w, int n, int
                                                    _mm256_mul_ps(w1, _mm256_loadu_ps(r1 + x)));
                         if (nm.clamp)
                                 acc = _mm256_min_ps(_mm256_max_ps(acc, lo), hi);
-                        _mm256_stream_ps(out + x, _mm256_add_ps(acc, bias));
+                        _mm256_stream_ps(out + x, _mm256_add_ps(_mm256_mul_ps(acc, scale), bias));
                 }
         }
         const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -384,7 +370,7 @@ AVX2 static void vpass_avx2(const float *const *rows, const float *w, int n, int
                                 acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[k]), _mm256_loadu_ps(rows[k] + x)));
                         if (nm.clamp)
                                 acc = _mm256_min_ps(_mm256_max_ps(acc, lo), hi);
-                        acc = _mm256_add_ps(acc, bias);
+                        acc = _mm256_add_ps(_mm256_mul_ps(acc, scale), bias);
                         if (x + 8 > out_w) {    /* zeros past the image */
                                 __m256i keep = _mm256_cmpgt_epi32(_mm256_set1_epi32(out_w - x), lane);
                                 acc = _mm256_and_ps(acc, _mm256_castsi256_ps(keep));
@@ -401,7 +387,7 @@ AVX2 static void vpass_avx2(const float *const *rows, const float *w, int n, int
                         float acc = w[0] * rows[0][x];
                         for (int k = 1; k < n; k++)
                                 acc += w[k] * rows[k][x];
-                        v = (nm.clamp ? clampf(acc, 0, 255) : acc) + nm.bias;
+                        v = (nm.clamp ? clampf(acc, 0, 255) : acc) * nm.scale + nm.bias;
                 }
                 out[x] = v;
         }
@@ -436,7 +422,6 @@ static float *grow(float *p, size_t *cap, size_t n)
 void det_render(struct det_render_scratch *s, enum det_convention c, const uint8_t *rgb, size_t stride, int w,
                 int h, int out_w, int out_h, bool flip, float *out, int pad_w, int pad_h)
 {
-        make_lut(s, c);
         if (s->key[0] != (int)c + 1 || s->key[1] != w || s->key[2] != h || s->key[3] != out_w || s->key[4] != out_h) {
                 s->hk = axis_coeffs(c, w, out_w, &s->hx, &s->hn, &s->hw, &s->hcap);
                 s->vk = axis_coeffs(c, h, out_h, &s->vy, &s->vn, &s->vw, &s->vcap);
@@ -467,11 +452,14 @@ void det_render(struct det_render_scratch *s, enum det_convention c, const uint8
         int ring_row[64];
         for (int i = 0; i < s->vk; i++)
                 ring_row[i] = -1;
-        const struct norm norms[3] = {
-                { c == DET_MLPERF, c == DET_MLPERF ? -mlperf_mean_bgr[0] : 0.0f },
-                { c == DET_MLPERF, c == DET_MLPERF ? -mlperf_mean_bgr[1] : 0.0f },
-                { c == DET_MLPERF, c == DET_MLPERF ? -mlperf_mean_bgr[2] : 0.0f },
-        };
+        /* MLPerf: B, G, R less the mean; torchvision: ((v / 255) - mean) / std,
+         * after the resize (the interpolation is linear: the same to a float
+         * ulp or two as torchvision's normalisation before it) */
+        struct norm norms[3];
+        for (int p = 0; p < 3; p++)
+                norms[p] = c == DET_MLPERF ? (struct norm){ true, 1.0f, -mlperf_mean_bgr[p] }
+                                           : (struct norm){ false, (float)(1.0 / (255.0 * tv_std[p])),
+                                                            (float)(-(double)tv_mean[p] / tv_std[p]) };
         size_t plane = (size_t)pad_w * (size_t)pad_h;
 #if HAVE_AVX2_PATH
         bool avx2 = have_avx2() && !s->portable;
@@ -490,7 +478,7 @@ void det_render(struct det_render_scratch *s, enum det_convention c, const uint8
                                 const uint8_t *src = rgb + (size_t)sy * stride;
 #if HAVE_AVX2_PATH
                                 if (avx2) {
-                                        row_to_float_avx2(s, c, src, w, s->row);
+                                        row_to_float_avx2(src, w, s->row);
                                         if (s->two_taps)
                                                 hpass2_avx2(s->row, s->hx, s->hw8, out_w, flip, base, base + rs,
                                                             base + 2 * rs);
@@ -500,7 +488,7 @@ void det_render(struct det_render_scratch *s, enum det_convention c, const uint8
                                 } else
 #endif
                                 {
-                                        row_to_float(s, src, 0, w, s->row);
+                                        row_to_float(src, 0, w, s->row);
                                         hpass_generic(s->row, s->hx, s->hn, s->hw, s->hk, out_w, flip, base, base + rs,
                                                       base + 2 * rs);
                                 }

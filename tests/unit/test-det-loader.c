@@ -107,9 +107,10 @@ static void test_pixels(void)
         p.portable = 1;
         for (size_t i = 0; i < ARRAY_SIZE(golden_images); i++) {
                 const struct golden_image *g = &golden_images[i];
-                /* torchvision: its GeneralizedRCNNTransform's output; torch sums the
-                 * four taps in doubles with float products of the two axes'
-                 * weights, two float passes here: a float ulp or two apart */
+                /* torchvision: its GeneralizedRCNNTransform's output; it normalises
+                 * first and torch sums the four taps in doubles with float
+                 * products of the two axes' weights, here two float passes
+                 * and the normalisation after: a few float ulps apart */
                 int w, h;
                 det_resize_size(DET_TORCHVISION, g->w, g->h, g->min, g->max, &w, &h);
                 int pw = (w + 31) / 32 * 32, ph = (h + 31) / 32 * 32;
