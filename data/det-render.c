@@ -2,14 +2,15 @@
  * flips), its rendering (resize, mirror, normalise and pad in one go) and
  * the resampling of RLE masks.  See det-loader.h for the conventions.
  *
- * Rendering is separable, horizontal pass first, as PIL and torch's
- * bilinear kernel compute: each source row a vertical tap needs is
- * converted to floats (RGBX), filtered horizontally into three planar rows
- * (mirrored when flipping) kept in a small ring, and each output row is the
- * vertical combination of ring rows, normalised and written straight into
- * the batch with the padding: the output (10 MB of floats for an 800x1066
- * image) is written once, with non-temporal stores where the rows are
- * aligned, and the rest stays in the first two cache levels.  On x86-64 the
+ * Rendering is separable, horizontal pass first, as PIL computes (torch
+ * sums the four taps at once: see det-loader.h): each source row that a
+ * vertical tap needs is converted to floats (RGBX), filtered horizontally
+ * into three planar rows (mirrored when flipping) kept in a small ring,
+ * and each output row is the vertical combination of ring rows, normalised
+ * and written straight into the batch with the padding: the output (10 MB
+ * of floats for an 800x1066 image) is written once, with non-temporal
+ * stores where the rows are aligned, and the rest stays in the first two
+ * cache levels.  On x86-64 the
  * two passes have AVX2 versions picked at run time; elsewhere (and without
  * AVX2) 4-wide vector code does the same sums in the same order.
  */
@@ -199,7 +200,6 @@ static const float tv_mean[3] = { 0.485f, 0.456f, 0.406f }, tv_std[3] = { 0.229f
 /* ---- the two passes, portable ------------------------------------------------------------------- */
 
 typedef float v4f __attribute__((vector_size(16)));
-typedef int32_t v4i __attribute__((vector_size(16)));
 
 static inline v4f ld4(const float *p)
 {
