@@ -333,11 +333,8 @@ static void plan_build(struct det_loader *l, long epoch, struct plan *pl)
         _cleanup_free_ struct member *seq = xmalloc(cap * sizeof(*seq));
         long open[2] = { -1, -1 }, nb = 0, k = 0;
         bool grouping = !(c->flags & DET_LOADER_NO_GROUPING);
+        /* a share is at most n long: no image comes twice in it */
         for (long p = lo; p < hi; p++) {
-                /* an image met twice in a share (padding of a tiny set) is kept
-                 * where it comes last, as the sampler's order[sampled_ids] does */
-                if (!eval && p + (long)n < hi)
-                        continue;
                 uint32_t item = perm[(size_t)p % n];
                 int g = grouping ? l->items[item].group : 0;
                 if (open[g] < 0 || cnt[open[g]] == B)
