@@ -563,7 +563,7 @@ static void synthetic_sample(struct det_loader *l, struct det_batch *b, int j, c
                 t->poly_len[t->n_poly++] = 2 * pts;
                 double cx = x0 + bw / 2, cy = y0 + bh / 2;
                 for (uint32_t v = 0; v < pts; v++) {
-                        double a = 2 * 3.14159265358979323846 * (v + bd_rng_range(r, 0, 0.5)) / pts;
+                        double a = 2 * M_PI * (v + bd_rng_range(r, 0, 0.5)) / pts;
                         t->xy[t->n_xy++] = (float)(cx + bw / 2 * cos(a));
                         t->xy[t->n_xy++] = (float)(cy + bh / 2 * sin(a));
                 }
