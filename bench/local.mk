@@ -11,3 +11,11 @@ endif
 bench_rle_bench_SOURCES = bench/rle-bench.c
 bench_rle_bench_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 bench_rle_bench_LDADD = $(DATA_LIBS)
+# the Mask R-CNN input pipeline against TurboJPEG decoding (maskrcnn-pipeline.sh)
+if BUILD_DATA
+noinst_PROGRAMS += bench/maskrcnn-pipeline
+bench_maskrcnn_pipeline_SOURCES = bench/maskrcnn-pipeline.c
+bench_maskrcnn_pipeline_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+bench_maskrcnn_pipeline_CFLAGS = $(AM_CFLAGS) $(DATA_CFLAGS)
+bench_maskrcnn_pipeline_LDADD = $(DATA_LIBS)
+endif

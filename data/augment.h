@@ -77,6 +77,14 @@ struct ssd_norm {
 };
 extern const struct ssd_norm ssd_imagenet_norm;
 
+/* PIL's bilinear filter (ssd_render's) from [in0, in1) of in_size samples to
+ * out_size: for each output, the first input, the number of taps and kmax
+ * weights (normalised, times gain), kmax returned (at most 64: shrinking by
+ * more than 30x drops the outer taps).  The arrays are (re)allocated as
+ * needed; *cap counts elements. */
+int ssd_bilinear_coeffs(double in0, double in1, int in_size, int out_size, float gain, int32_t **first,
+                        int32_t **count, float **w, size_t *cap);
+
 /* src: RGB interleaved, src_w x src_h, stride bytes per row.  The source
  * rectangle [sx0, sx1) x [sy0, sy1) is in src pixel units (fractions
  * allowed).  jitter NULL or off: none.  out: (3, out_h, out_w). */

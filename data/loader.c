@@ -3,18 +3,15 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "jpeg.h"
+#include "loader-util.h"
 #include "loader.h"
 #include "macro.h"
-#include "parallel.h"
 #include "rng.h"
 
 #define COCO_TRAIN_IMAGES 118287
@@ -79,59 +76,26 @@ struct loader {
         int error;
         char error_msg[1024];
         struct loader_stats stats;
-        int warned[_W_MAX];
+        struct loader_warnings warnings;
 };
 
 /* ---- warnings ----------------------------------------------------------------------- */
 
+static const char *const warn_what[_W_MAX + 1] = {
+        "images with a missing file", "images without a usable box", "boxes of an unknown category",
+        "boxes of no size", "boxes outside their image", "images with more boxes than the maximum",
+        "corrupt images", NULL,
+};
+
 _printf_(3, 4) static void warn(struct loader *l, enum warn_kind k, const char *fmt, ...)
 {
-        int max = l->cfg.max_warnings > 0 ? l->cfg.max_warnings : 5;
-        if (!l->cfg.warn || l->warned[k]++ >= max)
-                return;
         va_list ap;
         va_start(ap, fmt);
-        _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+        loader_vwarn(&l->warnings, k, fmt, ap);
         va_end(ap);
-        l->cfg.warn(l->cfg.warn_ctx, msg);
-}
-
-static void warn_summary(struct loader *l)
-{
-        static const char *const what[_W_MAX] = {
-                "images with a missing file", "images without a usable box", "boxes of an unknown category",
-                "boxes of no size", "boxes outside their image", "images with more boxes than the maximum",
-                "corrupt images",
-        };
-        int max = l->cfg.max_warnings > 0 ? l->cfg.max_warnings : 5;
-        for (int k = 0; k < _W_MAX; k++)
-                if (l->cfg.warn && l->warned[k] > max) {
-                        _cleanup_free_ char *msg = xasprintf("... %d more %s not shown", l->warned[k] - max, what[k]);
-                        l->cfg.warn(l->cfg.warn_ctx, msg);
-                        l->warned[k] = max;     /* the next summary counts new ones only */
-                }
 }
 
 /* ---- opening: the usable images and their boxes ------------------------------------------------- */
-
-struct file_check {
-        struct loader *l;
-        uint8_t *missing;
-};
-
-static char *image_path(const struct loader *l, uint32_t image)
-{
-        return xasprintf("%s/%s", l->cfg.images_dir,
-                         coco_index_str(l->idx, l->idx->images[image].file_name));
-}
-
-static void check_file(void *ctx, size_t i, int thread)
-{
-        struct file_check *fc = ctx;
-        _cleanup_free_ char *p = image_path(fc->l, (uint32_t)i);
-        struct stat st;
-        fc->missing[i] = stat(p, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size == 0;
-}
 
 static int build_items(struct loader *l, struct bd_err *err)
 {
@@ -139,10 +103,8 @@ static int build_items(struct loader *l, struct bd_err *err)
         bool train = l->cfg.mode == LOADER_TRAIN;
         int maxb = l->cfg.max_boxes;
         _cleanup_free_ uint8_t *missing = xcalloc(x->n_images + 1, 1);
-        if (!(l->cfg.flags & LOADER_NO_FILE_CHECK)) {
-                struct file_check fc = { l, missing };
-                parallel_for(x->n_images, l->cfg.threads > 0 ? l->cfg.threads : 1, check_file, &fc);
-        }
+        if (!(l->cfg.flags & LOADER_NO_FILE_CHECK))
+                loader_check_files(x, l->cfg.images_dir, l->cfg.threads, missing);
         l->items = xmalloc((x->n_images + 1) * sizeof(*l->items));
         size_t cap = x->n_anns + 1;
         l->boxes = xmalloc(cap * 4 * sizeof(float));
@@ -229,7 +191,7 @@ static int build_items(struct loader *l, struct bd_err *err)
                 l->n_items++;
         }
         st->usable = (long)l->n_items;
-        warn_summary(l);
+        loader_warn_summary(&l->warnings);
         if (l->n_items == 0)
                 return bd_err_set(err, -ENODATA,
                                   "%s: nothing usable: %ld images, %ld missing files, %ld without a usable box",
@@ -287,37 +249,6 @@ static int batch_count(const struct loader *l, long b)
 
 /* ---- one sample ----------------------------------------------------------------------------------- */
 
-static int read_whole(struct worker *w, const char *path, size_t *ret_len, struct bd_err *err)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return bd_err_set(err, -errno, "cannot open: %s", strerror(errno));
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return bd_err_set(err, -errno, "cannot stat: %s", strerror(errno));
-        if (st.st_size <= 0 || st.st_size > (1 << 30))
-                return bd_err_set(err, -EBADMSG, "file of %lld bytes", (long long)st.st_size);
-        size_t n = (size_t)st.st_size;
-        if (n > w->file_cap) {
-                free(w->file);
-                w->file_cap = n + n / 4;
-                w->file = xmalloc(w->file_cap);
-        }
-        size_t got = 0;
-        while (got < n) {
-                ssize_t r = read(fd, w->file + got, n - got);
-                if (r < 0 && errno == EINTR)
-                        continue;
-                if (r < 0)
-                        return bd_err_set(err, -errno, "cannot read: %s", strerror(errno));
-                if (r == 0)
-                        break;
-                got += (size_t)r;
-        }
-        *ret_len = got;
-        return 0;
-}
-
 static void clear_targets(const struct loader *l, struct loader_batch *b, int j)
 {
         int mb = l->cfg.max_boxes;
@@ -342,7 +273,7 @@ static int make_sample(struct worker *w, const struct item *it, struct bd_rng *r
         }
         snprintf(w->path, w->path_cap, "%s/%s", c->images_dir, name);
         size_t len = 0;
-        int ret = read_whole(w, w->path, &len, err);
+        int ret = loader_read_file(w->path, &w->file, &w->file_cap, &len, err);
         if (ret < 0)
                 return ret;
         struct jpeg_info info;
@@ -546,27 +477,6 @@ static void *worker_main(void *arg)
         return NULL;
 }
 
-static void *batch_alloc(const struct loader_config *c, size_t n)
-{
-        if (c->alloc)
-                return c->alloc(n, c->alloc_ctx);
-        size_t rounded = (n + 63) / 64 * 64;
-        void *p = aligned_alloc(64, rounded ? rounded : 64);
-        if (!p) {
-                fprintf(stderr, "out of memory allocating %zu bytes\n", n);
-                abort();
-        }
-        return p;
-}
-
-static void batch_free(const struct loader_config *c, void *p)
-{
-        if (c->alloc && c->dealloc)
-                c->dealloc(p, c->alloc_ctx);
-        else if (!c->alloc)
-                free(p);
-}
-
 int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_err *err)
 {
         if (cfg->batch_size <= 0 || cfg->width <= 0 || cfg->height <= 0 || cfg->width > 8192 || cfg->height > 8192)
@@ -583,6 +493,8 @@ int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_
         c->norm = c->norm ? c->norm : &ssd_imagenet_norm;
         c->synthetic_images = c->synthetic_images > 0 ? c->synthetic_images : COCO_TRAIN_IMAGES;
         c->synthetic_classes = c->synthetic_classes > 0 ? c->synthetic_classes : 80;
+        l->warnings = (struct loader_warnings){ .warn = c->warn, .ctx = c->warn_ctx, .max = c->max_warnings,
+                                                .what = warn_what };
         pthread_mutex_init(&l->mu, NULL);
         pthread_cond_init(&l->work, NULL);
         pthread_cond_init(&l->done, NULL);
@@ -620,7 +532,8 @@ int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_
         for (int i = 0; i < l->ring; i++) {
                 struct loader_batch *b = &l->slots[i].b;
                 l->slots[i].g = -1;
-                b->images = batch_alloc(c, B * 3 * (size_t)c->width * (size_t)c->height * sizeof(float));
+                b->images = loader_image_alloc(c->alloc, c->alloc_ctx,
+                                               B * 3 * (size_t)c->width * (size_t)c->height * sizeof(float));
                 b->boxes = xcalloc(B * mb * 4, sizeof(float));
                 b->labels = xcalloc(B * mb, sizeof(int32_t));
                 b->nboxes = xcalloc(B, sizeof(int32_t));
@@ -675,7 +588,7 @@ struct loader *loader_free(struct loader *l)
         for (int i = 0; l->slots && i < l->ring; i++) {
                 struct loader_batch *b = &l->slots[i].b;
                 if (b->images)
-                        batch_free(&l->cfg, b->images);
+                        loader_image_free(l->cfg.alloc, l->cfg.dealloc, l->cfg.alloc_ctx, b->images);
                 free(b->boxes);
                 free(b->labels);
                 free(b->nboxes);
@@ -720,7 +633,7 @@ int loader_next(struct loader *l, const struct loader_batch **ret, struct bd_err
         pthread_cond_broadcast(&l->work);
         while (!l->error && (sl->g != g || sl->done < sl->b.n))
                 pthread_cond_wait(&l->done, &l->mu);
-        warn_summary(l);
+        loader_warn_summary(&l->warnings);
         if (l->error) {
                 int r = bd_err_set(err, l->error, "%s", l->error_msg);
                 pthread_mutex_unlock(&l->mu);

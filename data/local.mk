@@ -1,8 +1,8 @@
 # data/: the COCO data library (libbddata.a): annotation index, JPEG
-# decoding, SSD augmentation, the loader, the synthetic dataset generator,
-# run-length masks and COCO bbox and segm evaluation.  Used by benchctl
-# (dataset, coco-eval), benchd-dataset, the bench and the trainers; it uses
-# only lib/.
+# decoding, SSD augmentation, the SSD and Mask R-CNN loaders, the synthetic
+# dataset generator, run-length masks and COCO bbox and segm evaluation.
+# Used by benchctl (dataset, coco-eval), benchd-dataset, the bench and the
+# trainers; it uses only lib/.
 DATA_CPPFLAGS = -I$(top_srcdir)/data
 DATA_CFLAGS = -pthread -ffp-contract=off
 EXTRA_DIST += data/README.md
@@ -16,7 +16,9 @@ libbddata_a_SOURCES = \
 	data/coco-eval.h data/coco-eval.c \
 	data/jpeg.h data/jpeg.c \
 	data/augment.h data/augment.c data/resample.c \
+	data/loader-util.h data/loader-util.c \
 	data/loader.h data/loader.c \
+	data/det-loader.h data/det-loader.c data/det-render.c \
 	data/synth.h data/synth.c
 libbddata_a_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 libbddata_a_CFLAGS = $(AM_CFLAGS) $(DATA_CFLAGS)

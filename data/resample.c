@@ -125,8 +125,8 @@ static double bilinear(double x)
 /* PIL's precompute_coeffs for the bilinear filter: for each output position,
  * the first source index, the number of taps and kmax weights (normalised,
  * times gain). */
-static int coeffs(double in0, double in1, int in_size, int out_size, float gain, int32_t **first, int32_t **count,
-                  float **w, size_t *cap)
+int ssd_bilinear_coeffs(double in0, double in1, int in_size, int out_size, float gain, int32_t **first,
+                        int32_t **count, float **w, size_t *cap)
 {
         double scale = (in1 - in0) / out_size;
         double filterscale = scale < 1.0 ? 1.0 : scale;
@@ -324,8 +324,8 @@ MULTIVERSION static void render(struct ssd_scratch *s, const uint8_t *src, size_
                                 const struct ssd_jitter *jitter, const struct ssd_norm *norm, int out_w, int out_h,
                                 float *out)
 {
-        int hk = coeffs(sx0, sx1, src_w, out_w, 1.f / 255.f, &s->hx, &s->hn, &s->hw, &s->hcap);
-        int vk = coeffs(sy0, sy1, src_h, out_h, 1.f, &s->vy, &s->vn, &s->vw, &s->vcap);
+        int hk = ssd_bilinear_coeffs(sx0, sx1, src_w, out_w, 1.f / 255.f, &s->hx, &s->hn, &s->hw, &s->hcap);
+        int vk = ssd_bilinear_coeffs(sy0, sy1, src_h, out_h, 1.f, &s->vy, &s->vn, &s->vw, &s->vcap);
         /* source columns the horizontal pass reads */
         int c0 = src_w, c1 = 0;
         for (int x = 0; x < out_w; x++) {

@@ -39,7 +39,7 @@ endif
 # ---- data/ ----
 if BUILD_DATA
 check_PROGRAMS += tests/unit/test-coco-index tests/unit/test-coco-eval tests/unit/test-augment tests/unit/test-loader \
-	tests/unit/test-mask
+	tests/unit/test-mask tests/unit/test-det-loader
 tests_unit_test_coco_index_SOURCES = tests/unit/tap.h tests/unit/test-coco-index.c
 tests_unit_test_coco_index_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 tests_unit_test_coco_index_LDADD = $(DATA_LIBS)
@@ -55,6 +55,10 @@ tests_unit_test_loader_LDADD = $(DATA_LIBS)
 tests_unit_test_mask_SOURCES = tests/unit/tap.h tests/unit/test-mask.c
 tests_unit_test_mask_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 tests_unit_test_mask_LDADD = $(DATA_LIBS)
+tests_unit_test_det_loader_SOURCES = tests/unit/tap.h tests/unit/det-golden.h tests/unit/test-det-loader.c
+tests_unit_test_det_loader_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_unit_test_det_loader_CFLAGS = $(AM_CFLAGS) -ffp-contract=off
+tests_unit_test_det_loader_LDADD = $(DATA_LIBS)
 if HAVE_MPI
 check_PROGRAMS += tests/unit/test-coco-eval-mpi
 tests_unit_test_coco_eval_mpi_SOURCES = tests/unit/tap.h tests/unit/test-coco-eval-mpi.c trainer/common/mpi-sanitizer.c
@@ -155,7 +159,7 @@ TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
-	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py
+	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').
