@@ -22,6 +22,7 @@
 
 #include "augment.h"
 #include "det-loader.h"
+#include "mask.h"
 #include "macro.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -545,44 +546,30 @@ static int nearest(int dst, int in, int out)
 long det_rle_resize(const uint32_t *counts, uint32_t n, int w, int h, int out_w, int out_h, bool flip,
                     uint32_t **counts_out, size_t *n_out, size_t *cap_out)
 {
-        size_t total = (size_t)w * (size_t)h, at = 0;
-        _cleanup_free_ uint8_t *bits = xmalloc(total + 1);
-        for (uint32_t i = 0; i < n; i++) {
-                if (counts[i] > total - at)
-                        return -EBADMSG;
-                memset(bits + at, (int)(i & 1), counts[i]);
-                at += counts[i];
-        }
-        if (at != total)
+        const struct rle in = { (uint32_t)h, (uint32_t)w, n, (uint32_t *)counts };
+        if (rle_check(&in) < 0)
                 return -EBADMSG;
+        _cleanup_free_ uint8_t *bits = xmalloc((size_t)w * (size_t)h + 1);
+        rle_decode(&in, bits);
         _cleanup_free_ int *sy = xmalloc(((size_t)out_h + 1) * sizeof(int));
         for (int y = 0; y < out_h; y++)
                 sy[y] = nearest(y, h, out_h);
-        size_t start = *n_out;
-        uint8_t cur = 0;
-        uint32_t run = 0;
-#define EMIT(v)                                                                                   \
-        do {                                                                                      \
-                if (*n_out == *cap_out) {                                                         \
-                        *cap_out = *cap_out ? 2 * *cap_out : 64;                                  \
-                        *counts_out = xrealloc(*counts_out, *cap_out * sizeof(uint32_t));         \
-                }                                                                                 \
-                (*counts_out)[(*n_out)++] = (v);                                                  \
-        } while (0)
+        /* the resized mask, column-major; column x of the output is column
+         * out_w - 1 - x of the resized mask when flipped */
+        _cleanup_free_ uint8_t *res = xmalloc((size_t)out_w * (size_t)out_h + 1);
         for (int x = 0; x < out_w; x++) {
-                /* column x of the output is column out_w - 1 - x of the resized mask when flipped */
                 const uint8_t *col = bits + (size_t)nearest(flip ? out_w - 1 - x : x, w, out_w) * (size_t)h;
-                for (int y = 0; y < out_h; y++) {
-                        uint8_t v = col[sy[y]];
-                        if (v != cur) {
-                                EMIT(run);
-                                run = 0;
-                                cur = v;
-                        }
-                        run++;
-                }
+                uint8_t *dst = res + (size_t)x * (size_t)out_h;
+                for (int y = 0; y < out_h; y++)
+                        dst[y] = col[sy[y]];
         }
-        EMIT(run);
-#undef EMIT
-        return (long)(*n_out - start);
+        _cleanup_rle_ struct rle r = RLE_INIT;
+        rle_encode(&r, res, (uint32_t)out_h, (uint32_t)out_w);
+        if (*n_out + r.m > *cap_out) {
+                *cap_out = (*n_out + r.m) * 2;
+                *counts_out = xrealloc(*counts_out, *cap_out * sizeof(uint32_t));
+        }
+        memcpy(*counts_out + *n_out, r.cnts, (size_t)r.m * sizeof(uint32_t));
+        *n_out += r.m;
+        return (long)r.m;
 }
