@@ -15,6 +15,14 @@
 #include "macro.h"
 #include "boxes.h"
 
+/* torchvision rounds every operation: no fused multiply-adds, whatever the
+ * target (the keep lists must be torchvision's exactly) */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 const struct det_conv det_conv_mlperf = { .plus_one = 1, .anchor_detectron = 1, .nms_ge = 1, .straddle = 0 };
 const struct det_conv det_conv_torchvision = { .plus_one = 0, .anchor_detectron = 0, .nms_ge = 0,
                                                .straddle = -1 };

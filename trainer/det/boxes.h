@@ -94,7 +94,8 @@ void det_box_iou(const struct det_conv *c, const float *a, int64_t n, const floa
 
 /* Greedy NMS over boxes (n, 4) by descending score (stable: ties keep index
  * order), as torchvision.ops.nms or maskrcnn_benchmark's nms_cpu.  keep gets
- * the kept indices in descending score order.  Returns their count
+ * the kept indices in descending score order (keep holds n entries).
+ * Returns their count
  * (-EINVAL for n < 0). */
 int64_t det_nms(const struct det_conv *c, const float *boxes, const float *scores, int64_t n, double thr,
                 int64_t *keep);
@@ -105,7 +106,7 @@ int64_t det_nms(const struct det_conv *c, const float *boxes, const float *score
  * boxes by descending score (stable); keep in descending score order.
  * MLPerf: per class in ascending class order, each class's kept boxes by
  * descending score, concatenated (as the reference's post-processor).
- * Returns the count (-EINVAL for n < 0). */
+ * keep holds n entries.  Returns the count (-EINVAL for n < 0). */
 int64_t det_batched_nms(const struct det_conv *c, const float *boxes, const float *scores, const int32_t *idx,
                         int64_t n, double thr, int64_t *keep);
 
