@@ -21,7 +21,7 @@ endif
 # ---- libbdtrain.a: what the SSD and Mask R-CNN trainers link (with BD_TRAIN_LIBS) ----
 noinst_LIBRARIES += libbdtrain.a
 BD_TRAIN_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer/core -I$(top_srcdir)/trainer/ops \
-	-I$(top_srcdir)/trainer/models -I$(top_srcdir)/trainer/common $(MPI_CFLAGS)
+	-I$(top_srcdir)/trainer/models -I$(top_srcdir)/trainer/common -I$(top_srcdir)/trainer/det $(MPI_CFLAGS)
 libbdtrain_a_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 if HAVE_NCCL
 libbdtrain_a_CPPFLAGS += $(CUDA_CFLAGS)
@@ -41,7 +41,8 @@ libbdtrain_a_SOURCES = \
 	trainer/ops/backend.h trainer/ops/backend.c \
 	trainer/ops/ops.h trainer/ops/ops.c \
 	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
-	trainer/ops/ops-cpu.c
+	trainer/ops/ops-cpu.c \
+	trainer/det/boxes.h trainer/det/boxes.c
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu
 if HAVE_CUDA
