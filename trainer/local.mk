@@ -51,10 +51,13 @@ if HAVE_CUDA
 SUFFIXES = .cu
 NVCCFLAGS = -std=c++17 -O3 $(NVCC_GENCODE) -Xcompiler -Wall,-Wno-unused-function
 BD_NVCC = $(NVCC) $(NVCCFLAGS) -I$(top_builddir) -I$(top_srcdir)/lib -I$(top_srcdir)/trainer/core \
-	-I$(top_srcdir)/trainer/ops -I$(top_srcdir)/trainer/models $(CUDA_CFLAGS)
+	-I$(top_srcdir)/trainer/ops -I$(top_srcdir)/trainer/models -I$(top_srcdir)/trainer/det $(CUDA_CFLAGS)
 .cu.$(OBJEXT):
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && $(BD_NVCC) -c $< -o $@
 BD_CUDA_OBJS = trainer/ops/ops-cuda.$(OBJEXT)
+# detection operators' kernels (trainer/det/*.cu): their C side calls them
+# under #if HAVE_CUDA; one line each:
+# BD_CUDA_OBJS += trainer/det/NAME.$(OBJEXT)
 $(BD_CUDA_OBJS): $(srcdir)/trainer/ops/elem.h $(srcdir)/trainer/ops/elem-impl.h $(srcdir)/trainer/ops/backend.h \
 	$(srcdir)/trainer/ops/ops.h $(srcdir)/trainer/core/tensor.h config.h
 libbdtrain_a_LIBADD = $(BD_CUDA_OBJS)
