@@ -42,7 +42,8 @@ libbdtrain_a_SOURCES = \
 	trainer/ops/ops.h trainer/ops/ops.c \
 	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
 	trainer/ops/ops-cpu.c \
-	trainer/det/boxes.h trainer/det/boxes.c
+	trainer/det/boxes.h trainer/det/boxes.c \
+	trainer/det/losses.h trainer/det/losses.c
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu
 if HAVE_CUDA

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "losses.h"
 #include "optim.h"
 #include "resnet.h"
 #include "../unit/tap.h"
@@ -316,6 +317,79 @@ static void losses_and_more(void)
         REL(&x, &t, &gx, &gt, &l, &gl, &d, &gd, &lab, &glab, &p, &g, &v, &gp, &gg, &gv);
 }
 
+/* the detection heads' selection, label masks and losses (trainer/det/losses.h) */
+static void det_heads(int f16)
+{
+        int64_t P = 12, K = 9, M = 6;
+        struct bd_tensor x = hrand(BD_NCHW, 4, P, K, M, M, -4, 4), gx = dev(&x, f16), y = T0(), gy = T0(), dx = T0(),
+                         gdx = T0();
+        struct bd_tensor lab = T0(), glab = T0();
+        bd_tensor_resize(cpu, &lab, BD_I32, BD_NCHW, 1, &P);
+        for (int i = 0; i < P; i++)
+                ((int32_t *)lab.data)[i] = i == 3 ? -1 : i == 5 ? (int32_t)K : (int32_t)bd_rng_below(&rng, (uint64_t)K);
+        bd_op_copy(gpu, &lab, &glab);
+        ok(bd_op_select_channel(cpu, &x, &lab, &y) == 0 && bd_op_select_channel(gpu, &gx, &glab, &gy) == 0,
+           "select channel: runs");
+        same("select channel", &y, &gy, f16);
+        ok(bd_op_select_channel_bwd(cpu, &y, &lab, &x, &dx, 0) == 0 &&
+           bd_op_select_channel_bwd(gpu, &gy, &glab, &gx, &gdx, 0) == 0, "select channel backward: runs");
+        same("select channel backward", &dx, &gdx, f16);
+        REL(&x, &gx, &y, &gy, &dx, &gdx);
+        if (f16) {
+                REL(&lab, &glab);
+                return;
+        }
+        ok(bd_op_label_mask(cpu, &lab, 4, 1, 5, BD_F32, &y) == 0 && bd_op_label_mask(gpu, &glab, 4, 1, 5, BD_F32, &gy) == 0,
+           "label mask: runs");
+        same("label mask", &y, &gy, 0);
+        REL(&y, &gy);
+        /* RPN loss over 3000 anchors, box head over 64 RoIs of 9 classes, mask over P RoIs */
+        int64_t A = 3000;
+        struct bd_tensor obj = hrand(BD_NCHW, 1, A, 0, 0, 0, -3, 3), del = hrand(BD_NCHW, 2, A, 4, 0, 0, -1, 1),
+                         tgt = hrand(BD_NCHW, 2, A, 4, 0, 0, -1, 1), al = T0(), gal = T0();
+        bd_tensor_resize(cpu, &al, BD_I32, BD_NCHW, 1, &A);
+        for (int i = 0; i < A; i++)
+                ((int32_t *)al.data)[i] = (int32_t)bd_rng_below(&rng, 10) - 7;  /* mostly -1..-7, some 0, 1, 2 */
+        bd_op_copy(gpu, &al, &gal);
+        struct bd_tensor gobj = dev(&obj, 0), gdel = dev(&del, 0), gtgt = dev(&tgt, 0), d1 = T0(), d2 = T0(), g1 = T0(),
+                         g2 = T0();
+        struct det_loss_ws ws = { 0 }, gws = { 0 };
+        double c[2], g[2];
+        ok(det_rpn_loss(cpu, &ws, &obj, &del, &al, &tgt, DET_BETA_RPN, 0.5, &c[0], &c[1], &d1, &d2) == 0 &&
+           det_rpn_loss(gpu, &gws, &gobj, &gdel, &gal, &gtgt, DET_BETA_RPN, 0.5, &g[0], &g[1], &g1, &g2) == 0 &&
+           fabs(c[0] - g[0]) <= 1e-5 * fabs(c[0]) && fabs(c[1] - g[1]) <= 1e-5 * fabs(c[1]), "RPN loss: same values");
+        same("RPN loss: objectness gradient", &d1, &g1, 0);
+        same("RPN loss: delta gradient", &d2, &g2, 0);
+        REL(&obj, &del, &tgt, &al, &gal, &gobj, &gdel, &gtgt, &d1, &d2, &g1, &g2);
+        int64_t R = 64;
+        struct bd_tensor cls = hrand(BD_NCHW, 2, R, K, 0, 0, -3, 3), box = hrand(BD_NCHW, 2, R, 4 * K, 0, 0, -1, 1),
+                         bt = hrand(BD_NCHW, 2, R, 4, 0, 0, -1, 1), rl = T0(), grl = T0();
+        bd_tensor_resize(cpu, &rl, BD_I32, BD_NCHW, 1, &R);
+        for (int i = 0; i < R; i++)
+                ((int32_t *)rl.data)[i] = bd_rng_below(&rng, 4) ? 0 : (int32_t)bd_rng_below(&rng, (uint64_t)K);
+        bd_op_copy(gpu, &rl, &grl);
+        struct bd_tensor gcls = dev(&cls, 0), gbox = dev(&box, 0), gbt = dev(&bt, 0);
+        ok(det_fastrcnn_loss(cpu, &ws, &cls, &box, &rl, &bt, 1.0, 1, &c[0], &c[1], &d1, &d2) == 0 &&
+           det_fastrcnn_loss(gpu, &gws, &gcls, &gbox, &grl, &gbt, 1.0, 1, &g[0], &g[1], &g1, &g2) == 0 &&
+           fabs(c[0] - g[0]) <= 1e-5 * fabs(c[0]) && fabs(c[1] - g[1]) <= 1e-5 * fabs(c[1]),
+           "box head loss: same values");
+        same("box head loss: logit gradient", &d1, &g1, 0);
+        same("box head loss: delta gradient", &d2, &g2, 0);
+        REL(&cls, &box, &bt, &rl, &grl, &gcls, &gbox, &gbt, &d1, &d2, &g1, &g2);
+        for (int i = 0; i < P; i++)
+                ((int32_t *)lab.data)[i] = 1 + (int32_t)bd_rng_below(&rng, (uint64_t)(K - 1));
+        bd_op_copy(gpu, &lab, &glab);
+        struct bd_tensor ml = hrand(BD_NCHW, 4, P, K, 28, 28, -4, 4), mt = hrand(BD_NCHW, 3, P, 28, 28, 0, 0, 1);
+        struct bd_tensor gml = dev(&ml, 0), gmt = dev(&mt, 0);
+        ok(det_mask_loss(cpu, &ws, &ml, &lab, &mt, 1, &c[0], &d1) == 0 &&
+           det_mask_loss(gpu, &gws, &gml, &glab, &gmt, 1, &g[0], &g1) == 0 && fabs(c[0] - g[0]) <= 1e-5 * fabs(c[0]),
+           "mask loss: same value");
+        same("mask loss: gradient", &d1, &g1, 0);
+        REL(&ml, &mt, &gml, &gmt, &d1, &g1, &lab, &glab);
+        det_loss_ws_release(&ws);
+        det_loss_ws_release(&gws);
+}
+
 /* a few steps of a small ResNet on each backend */
 static void resnet_steps(void)
 {
@@ -391,6 +465,8 @@ int main(void)
                 elementwise(f16);
         }
         losses_and_more();
+        det_heads(0);
+        det_heads(1);
         resnet_steps();
         bd_backend_free(gpu);
         bd_backend_free(cpu);

@@ -190,6 +190,20 @@ BD_HD static inline void BD_KN(avgpool_fwd)(int64_t i, const struct bd_avgpool_a
         ST(a->dst, i, acc / (BD_T)(a->s.H * a->s.W));
 }
 
+BD_HD static inline void BD_KN(select_fwd)(int64_t i, const struct bd_select_args *a)
+{
+        int64_t hw = a->s.H * a->s.W, n = i / hw, r = i % hw;
+        int32_t c = a->idx[n];
+        ((BD_S *)a->dst)[i] = c >= 0 && c < a->s.C ?
+                ((const BD_S *)a->src)[bd_off4(&a->s, n, c, r / a->s.W, r % a->s.W)] : (BD_S)(BD_T)0;
+}
+
+BD_HD static inline void BD_KN(label_mask)(int64_t i, const struct bd_label_mask_args *a)
+{
+        int32_t l = a->label[i / a->cols];
+        ST(a->y, i, l >= a->lo && l <= a->hi ? (BD_T)1 : (BD_T)0);
+}
+
 /* ---- 4-D ------------------------------------------------------------------- */
 
 BD_HD static inline void BD_KN(affine)(int64_t i, int64_t n, int64_t c, int64_t h, int64_t w,
@@ -251,6 +265,15 @@ BD_HD static inline void BD_KN(avgpool_bwd)(int64_t i, int64_t n, int64_t c, int
                                             const struct bd_avgpool_args *a)
 {
         ST(a->dst, i, LD(a->src, n * a->s.C + c) / (BD_T)(a->s.H * a->s.W));
+}
+
+BD_HD static inline void BD_KN(select_bwd)(int64_t i, int64_t n, int64_t c, int64_t h, int64_t w,
+                                           const struct bd_select_args *a)
+{
+        BD_T v = c == a->idx[n] ? LD(a->src, (n * a->s.H + h) * a->s.W + w) : (BD_T)0;
+        if (a->accumulate)
+                v += LD(a->dst, i);
+        ST(a->dst, i, v);
 }
 
 /* ---- reducers -------------------------------------------------------------- */

@@ -127,6 +127,17 @@ struct bd_concat_args { struct bd_shape4 s; struct bd_shape4 o; void *part, *who
 /* layout conversion: over x (s), y has the same dims in layout ylayout */
 struct bd_relayout_args { struct bd_shape4 s; struct bd_shape4 o; const void *x; void *y; };
 
+/* one channel per row (detection heads: the ground-truth class's mask
+ * logits or box deltas) of a map x of shape s in its layout, idx (N) int32.
+ * Forward, flat over y (N, 1, H, W) plain (src x, dst y): y = x[n, idx[n], h, w],
+ * 0 where idx[n] is outside [0, C).  Backward, 4-D over dx of shape s (src
+ * dy, dst dx): dx = dy[n, h, w] where c == idx[n], else 0 (+ dx when
+ * accumulate). */
+struct bd_select_args { struct bd_shape4 s; const void *src; void *dst; const int32_t *idx; int accumulate; };
+/* y[i] = 1 where lo <= label[i / cols] <= hi, else 0: targets and weights of
+ * sampled rows from their labels (1 positive, 0 negative, -1 ignored) */
+struct bd_label_mask_args { const int32_t *label; void *y; int64_t cols; int32_t lo, hi; };
+
 /* global average pooling over the map s: forward per (n, c) into dst (N, C);
  * backward over the map's gradient from src (N, C) */
 struct bd_avgpool_args { struct bd_shape4 s; const void *src; void *dst; };
@@ -149,7 +160,9 @@ struct bd_reduce_args { const void *x; };
         X(bias_rows, bd_bias_rows_args)                 \
         X(permute, bd_permute_args)                     \
         X(avgpool_fwd, bd_avgpool_args)                 \
-        X(bn_invstd, bd_bn_invstd_args)
+        X(bn_invstd, bd_bn_invstd_args)                 \
+        X(select_fwd, bd_select_args)                   \
+        X(label_mask, bd_label_mask_args)
 
 #define BD_4D_KERNELS(X)                                \
         X(affine, bd_affine_args)                       \
@@ -158,7 +171,8 @@ struct bd_reduce_args { const void *x; };
         X(upsample_bwd, bd_upsample_args)               \
         X(concat, bd_concat_args)                       \
         X(relayout, bd_relayout_args)                   \
-        X(avgpool_bwd, bd_avgpool_args)
+        X(avgpool_bwd, bd_avgpool_args)                 \
+        X(select_bwd, bd_select_args)
 
 #define BD_REDUCERS(X)                                  \
         X(sum, bd_reduce_args)                          \

@@ -753,6 +753,67 @@ int bd_op_copy(struct bd_backend *be, const struct bd_tensor *x, struct bd_tenso
         return be->ops->copy(be, y->data, y->dev, x->data, x->dev, bd_tensor_bytes(x));
 }
 
+/* ---- detection heads: one channel per row, label masks ---------------------- */
+
+int bd_op_select_channel(struct bd_backend *be, const struct bd_tensor *x, const struct bd_tensor *idx,
+                         struct bd_tensor *y)
+{
+        const char *op = "select channel";
+        int r;
+        if ((r = check_fmap(be, op, "input", x)) < 0 || (r = check_vec(be, op, "channels", idx, x->dims[0], BD_I32)) < 0)
+                return r;
+        int64_t yd[4] = { x->dims[0], 1, x->dims[2], x->dims[3] };
+        if ((r = bd_tensor_resize(be, y, x->dtype, BD_NCHW, 4, yd)) < 0)
+                return r;
+        struct bd_select_args a;
+        a.s = shape4(x);
+        a.src = x->data;
+        a.dst = y->data;
+        a.idx = idx->data;
+        a.accumulate = 0;
+        return elem(be, BD_K_select_fwd, x->dtype, yd[0] * yd[2] * yd[3], &a);
+}
+
+int bd_op_select_channel_bwd(struct bd_backend *be, const struct bd_tensor *dy, const struct bd_tensor *idx,
+                             const struct bd_tensor *x, struct bd_tensor *dx, int accumulate)
+{
+        const char *op = "select channel backward";
+        int r;
+        if ((r = check_fmap(be, op, "input", x)) < 0 || (r = check_vec(be, op, "channels", idx, x->dims[0], BD_I32)) < 0 ||
+            (r = check_dev(be, op, "output gradient", dy)) < 0)
+                return r;
+        if (dy->ndim != 4 || dy->dims[0] != x->dims[0] || dy->dims[1] != 1 || dy->dims[2] != x->dims[2] ||
+            dy->dims[3] != x->dims[3] || dy->dtype != x->dtype || dy->layout != BD_NCHW)
+                return bad(be, op, "output gradient has the wrong shape:", dy);
+        if ((r = out_like(be, op, "input gradient", dx, x, accumulate)) < 0)
+                return r;
+        struct bd_select_args a;
+        a.s = shape4(x);
+        a.src = dy->data;
+        a.dst = dx->data;
+        a.idx = idx->data;
+        a.accumulate = accumulate;
+        return elem(be, BD_K_select_bwd, x->dtype, bd_tensor_numel(x), &a);
+}
+
+int bd_op_label_mask(struct bd_backend *be, const struct bd_tensor *label, int64_t cols, int32_t lo, int32_t hi,
+                     enum bd_dtype dt, struct bd_tensor *y)
+{
+        const char *op = "label mask";
+        int r;
+        if ((r = check_dev(be, op, "labels", label)) < 0)
+                return r;
+        if (label->ndim != 1 || label->dtype != BD_I32)
+                return bad(be, op, "labels must be (R) i32, got", label);
+        if (cols < 1 || dt == BD_I32)
+                return bd_err_set(&be->err, -EINVAL, "%s: %lld columns of %s", op, (long long)cols, bd_dtype_name(dt));
+        int64_t yd[2] = { label->dims[0], cols };
+        if ((r = bd_tensor_resize(be, y, dt, BD_NCHW, cols == 1 ? 1 : 2, yd)) < 0)
+                return r;
+        struct bd_label_mask_args a = { label->data, y->data, cols, lo, hi };
+        return elem(be, BD_K_label_mask, dt, yd[0] * cols, &a);
+}
+
 /* ---- losses ------------------------------------------------------------------- */
 
 static int loss_outs(struct bd_backend *be, const char *op, const struct bd_tensor *x, const struct bd_tensor *w,

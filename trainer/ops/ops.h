@@ -100,6 +100,21 @@ int bd_op_cast(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype d
  * on be's device unless it is a view (then it must have x's size) */
 int bd_op_copy(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *y);
 
+/* ---- detection heads ---------------------------------------------------- */
+
+/* y (N, 1, H, W) plain = channel idx[n] of row n of x (N, C, H, W) (any
+ * layout; box deltas (R, 4K) reshaped to (R, K, 4, 1)); idx (N) i32, rows whose
+ * idx is outside [0, C) give 0.  The backward writes dx shaped like x: dy
+ * where c == idx[n], else 0 (added into dx when accumulate). */
+int bd_op_select_channel(struct bd_backend *be, const struct bd_tensor *x, const struct bd_tensor *idx,
+                         struct bd_tensor *y);
+int bd_op_select_channel_bwd(struct bd_backend *be, const struct bd_tensor *dy, const struct bd_tensor *idx,
+                             const struct bd_tensor *x, struct bd_tensor *dx, int accumulate);
+/* y (R, cols) of type dt (R when cols == 1) = 1 where lo <= label[r] <= hi,
+ * else 0: binary targets and weights of sampled rows from labels (R) i32 */
+int bd_op_label_mask(struct bd_backend *be, const struct bd_tensor *label, int64_t cols, int32_t lo, int32_t hi,
+                     enum bd_dtype dt, struct bd_tensor *y);
+
 /* ---- losses: per-element (or per-row) losses into loss, gradients scaled by
  * scale into dx; loss or dx may be NULL; w (same shape as loss) or NULL ---- */
 
