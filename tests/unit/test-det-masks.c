@@ -22,7 +22,9 @@
  *     agree.
  * Then hand-made cases: the reference's kthvalue cut keeping ties, and bad
  * input (NaN boxes, logits and coordinates, zero and negative boxes, empty
- * images, short polygons, out-of-range matches, the backend-level errors).
+ * images, short polygons, out-of-range matches, the backend-level errors),
+ * and LCG-drawn extreme values (infinities, 1e30, NaN) through every
+ * operator: results in range, nothing read out of bounds (ASan, UBSan).
  */
 #include "config.h"
 
@@ -444,6 +446,60 @@ static void test_bad_paste(void)
         ok(all_zero(p, M * M), "a label outside [0, K): zeros");
 }
 
+/* extreme values everywhere: defined results in range, no crash (ASan and
+ * UBSan builds check the reads and conversions) */
+static float wild(void)
+{
+        static const float v[] = { 0, 1, -1, 0.5f, 27.9f, -3e9f, 3e9f, 1e20f, -1e20f, 1e30f, NAN, INFINITY,
+                                   -INFINITY, 1e-30f, 2e5f, -2e5f };
+        int64_t k = lcg_u(24);
+        return k < 16 ? v[k] : (float)(lcg_u(20001) - 10000) / 64.0f;
+}
+
+static void test_wild(void)
+{
+        enum { M = 14, H = 20, W = 24, N = 64 };
+        lcg_s = 5;
+        float boxes[N * 4], masks[N * M * M], out[N * H * W], t[M * M];
+        double xy[N * 2];
+        for (int q = 0; q < N * 4; q++)
+                boxes[q] = wild();
+        for (int q = 0; q < N * M * M; q++)
+                masks[q] = (float)lcg_u(1001) / 1000.0f;
+        for (int q = 0; q < N * 2; q++)
+                xy[q] = wild();
+        det_paste_masks(masks, boxes, N, M, H, W, out);
+        int in_range = 1;
+        for (int q = 0; q < N * H * W; q++)
+                in_range &= out[q] >= 0 && out[q] <= 1;
+        ok(in_range, "paste, wild boxes: every value in [0, 1]");
+        uint32_t len[4] = { 32, 6, 64, 26 };
+        struct det_gt_mask gt = { .kind = DET_GT_MASK_POLYGONS, .poly = { 4, len, xy } };
+        in_range = 1;
+        for (int b = 0; b < N; b++) {
+                det_mask_target(&gt, boxes + 4 * b, M, t);
+                for (int q = 0; q < M * M; q++)
+                        in_range &= t[q] == 0 || t[q] == 1;
+        }
+        ok(in_range, "mask targets, wild boxes and coordinates: every target 0 or 1");
+        float logits[N * 3], deltas[N * 12];
+        for (int q = 0; q < N * 3; q++)
+                logits[q] = wild();
+        for (int q = 0; q < N * 12; q++)
+                deltas[q] = wild();
+        struct det_dets d;
+        for (int conv = 0; conv < 2; conv++) {
+                int r = det_postprocess(conv ? MP : TV, conv ? &det_post_mlperf : &det_post_torchvision, logits,
+                                        deltas, boxes, N, 3, H, W, &d);
+                int good = r == 0 && d.n <= N * 2;
+                for (int64_t i = 0; i < d.n; i++)
+                        good &= d.scores[i] > 0.05f && d.labels[i] >= 1 && d.labels[i] <= 2;
+                ok(good, conv ? "[R] postprocess, wild inputs: scores above the threshold, labels 1..K-1" :
+                   "[TV] postprocess, wild inputs: scores above the threshold, labels 1..K-1");
+                det_dets_release(&d);
+        }
+}
+
 /* ---- the backend-level calls on the CPU ---- */
 
 static void test_backend(void)
@@ -513,6 +569,7 @@ int main(void)
         test_bad_targets();
         test_bad_postprocess();
         test_bad_paste();
+        test_wild();
         test_backend();
         return done_testing();
 }
