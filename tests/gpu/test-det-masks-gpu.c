@@ -10,7 +10,9 @@
  *     an ulp or two; both round every other operation alike);
  *   paste: within 1e-6 absolute (the same rounded operations: in practice
  *     bit-exact);
- *   mask targets: bit-exact (the host rasterises for the GPU).
+ *   mask targets: bit-exact (the kernel runs the host's column rule, which
+ *     test-det-masks checks against rle_from_poly; RLE objects and M > 256
+ *     are done on the host).
  * Without a visible GPU (or a build without CUDA) the test is skipped.
  */
 #include "config.h"
@@ -176,34 +178,45 @@ static void test_paste(int n, int M, int H, int W)
         free(boxes);
 }
 
-static void test_targets(void)
+/* polygons (two objects, one of two parts), an RLE object, a NaN box; M
+ * within the kernel's range and beyond it (the host path) */
+static void test_targets(int M)
 {
-        enum { P = 64, M = 28 };
+        enum { P = 64 };
         double xy[3 * 16];
         uint32_t len[3] = { 16, 16, 16 };
-        struct det_gt_mask gts[2];
+        static uint32_t cnts[3] = { 20000, 30000, 26800 };     /* 240 x 320 */
+        struct det_gt_mask gts[3];
         for (int q = 0; q < 48; q++)
-                xy[q] = 100 + 80 * urand();
+                xy[q] = (float)(100 + 80 * urand());
         gts[0] = (struct det_gt_mask){ .kind = DET_GT_MASK_POLYGONS, .poly = { 2, len, xy } };
         gts[1] = (struct det_gt_mask){ .kind = DET_GT_MASK_POLYGONS, .poly = { 1, len + 2, xy + 32 } };
+        gts[2] = (struct det_gt_mask){ .kind = DET_GT_MASK_RLE, .rle = { 240, 320, 3, cnts } };
         float props[P * 4];
         int64_t matched[P];
         for (int i = 0; i < P; i++) {
                 float x = (float)(90 + 60 * urand()), y = (float)(90 + 60 * urand());
                 float b[4] = { x, y, x + (float)(urand() * 60), y + (float)(urand() * 60) };
+                if (i == 5)
+                        b[1] = NAN;
                 memcpy(props + 4 * i, b, sizeof(b));
-                matched[i] = i % 2;
+                matched[i] = i % 3;
         }
         int64_t dp[2] = { P, 4 };
         struct bd_tensor cp = bd_tensor_view(props, BD_CPU, BD_F32, BD_NCHW, 2, dp), gp = on_gpu(props, 2, dp), co, go;
         memset(&co, 0, sizeof(co));
         memset(&go, 0, sizeof(go));
-        int r1 = det_op_mask_targets(cpu, gts, 2, &cp, matched, M, &co);
-        int r2 = det_op_mask_targets(gpu, gts, 2, &gp, matched, M, &go);
-        if (ok(r1 == 0 && r2 == 0, "mask targets on both")) {
+        int r1 = det_op_mask_targets(cpu, gts, 3, &cp, matched, M, &co);
+        int r2 = det_op_mask_targets(gpu, gts, 3, &gp, matched, M, &go);
+        char what[96];
+        snprintf(what, sizeof(what), "mask targets at %d x %d on both", M, M);
+        if (ok(r1 == 0 && r2 == 0, what)) {
                 float *h = to_host(&go);
-                ok(memcmp(h, co.data, (size_t)P * M * M * sizeof(float)) == 0, "mask targets: bit-exact");
+                snprintf(what, sizeof(what), "mask targets at %d x %d: bit-exact", M, M);
+                ok(memcmp(h, co.data, (size_t)P * M * M * sizeof(float)) == 0, what);
                 free(h);
+        } else {
+                printf("#   %s / %s\n", cpu->err.msg, gpu->err.msg);
         }
         bd_tensor_release(&co);
         bd_tensor_release(&go);
@@ -227,7 +240,9 @@ int main(void)
         test_paste(100, 28, 800, 1216);
         test_paste(7, 14, 60, 50);
         test_paste(0, 28, 60, 50);
-        test_targets();
+        test_targets(28);
+        test_targets(14);
+        test_targets(300);
         bd_backend_free(gpu);
         bd_backend_free(cpu);
         return done_testing();

@@ -63,7 +63,7 @@ static int64_t lcg_u(int64_t k)
 
 static void test_targets(void)
 {
-        int bad_cases = 0;
+        int bad_cases = 0, col_bad = 0;
         float *all = xmalloc((size_t)G_MT_CASES * 28 * 28 * sizeof(float));
         float *props = xmalloc((size_t)G_MT_CASES * 4 * sizeof(float));
         struct det_gt_mask *gts = xcalloc(G_MT_CASES, sizeof(*gts));
@@ -88,6 +88,10 @@ static void test_targets(void)
                 int wrong = r != 0;
                 for (int q = 0; q < M * M; q++)
                         wrong += t[q] != (float)hexbit(g_mt_bits, bit + (size_t)q);
+                float *tc = xmalloc((size_t)M * M * sizeof(float));
+                det_mask_target_columns(gt, g->box, M, tc);
+                col_bad += memcmp(tc, t, (size_t)M * M * sizeof(float)) != 0;
+                free(tc);
                 if (wrong) {
                         bad_cases++;
                         printf("# case %d: %d of %d pixels differ\n", c, wrong, M * M);
@@ -101,6 +105,7 @@ static void test_targets(void)
                 free(t);
         }
         is_int(bad_cases, 0, "[R] polygon mask targets: pycocotools' bits exactly, every case");
+        is_int(col_bad, 0, "the GPU's column rule on the host: the same bits, every case");
         float *batch = xmalloc((size_t)P * 784 * sizeof(float));
         is_int(det_mask_targets(gts, G_MT_CASES, props, matched, P, 28, batch), 0, "det_mask_targets: a batch");
         ok(memcmp(batch, all, (size_t)P * 784 * sizeof(float)) == 0, "det_mask_targets: the same as one by one");
@@ -129,6 +134,52 @@ static void test_rle_targets(void)
         }
         is_int(wrong, 0, "RLE objects: nearest at the bin centres, as the generator's numpy");
         free(m);
+}
+
+/* The column rule (masks-impl.h, the GPU's) against rle_from_poly on random
+ * polygons: vertices inside, outside and on the grid, negative, repeated,
+ * collinear; grids from 1 to 100 pixels; several parts. */
+static void test_columns_fuzz(void)
+{
+        static const int Ms[] = { 1, 2, 7, 28, 33, 64, 100 };
+        int bad = 0, cases = 0;
+        lcg_s = 99;
+        for (int it = 0; it < 400; it++) {
+                int M = Ms[it % 7], nparts = 1 + (int)lcg_u(3);
+                uint32_t len[3];
+                double xy[3 * 2 * 12];
+                size_t o = 0;
+                for (int p = 0; p < nparts; p++) {
+                        int k = 3 + (int)lcg_u(10);
+                        len[p] = (uint32_t)(2 * k);
+                        for (int j = 0; j < 2 * k; j++) {
+                                double v = (double)(lcg_u(4001) - 1000) / 2000.0 * M;  /* -0.5 M .. 1.5 M */
+                                if (lcg_u(8) == 0)
+                                        v = (double)(lcg_u(2 * M + 3) - 1) / 2.0;      /* on the half grid */
+                                if (j >= 2 && lcg_u(10) == 0)
+                                        v = xy[o + j - 2];                              /* a repeated vertex */
+                                xy[o + j] = (float)v;
+                        }
+                        o += 2 * k;
+                }
+                struct det_gt_mask gt = { .kind = DET_GT_MASK_POLYGONS, .poly = { (uint32_t)nparts, len, xy } };
+                float box[4] = { 0, 0, (float)M, (float)M };   /* scale 1: the coordinates as drawn */
+                float *a = xmalloc((size_t)M * M * sizeof(float)), *b = xmalloc((size_t)M * M * sizeof(float));
+                det_mask_target(&gt, box, M, a);
+                det_mask_target_columns(&gt, box, M, b);
+                if (memcmp(a, b, (size_t)M * M * sizeof(float))) {
+                        if (!bad)
+                                printf("# first difference: iteration %d, M %d\n", it, M);
+                        bad++;
+                }
+                cases++;
+                free(a);
+                free(b);
+        }
+        is_int(bad, 0, "column rule = rle_from_poly on 400 random polygons (M 1 to 100)");
+        float t[4];
+        is_int(det_mask_target_columns(NULL, t, DET_MASK_COLUMN_MAX + 1, t), -EINVAL, "column rule: M too large");
+        (void)cases;
 }
 
 /* ---- postprocess ---- */
@@ -563,6 +614,7 @@ int main(void)
 {
         test_targets();
         test_rle_targets();
+        test_columns_fuzz();
         test_postprocess();
         test_kthvalue_ties();
         test_paste();

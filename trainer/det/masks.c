@@ -2,6 +2,8 @@
  * (masks.h). */
 #include "config.h"
 
+#include "det-fp.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -12,12 +14,8 @@
 #include "masks.h"
 #include "postprocess.h"
 
-/* the crop and scale are float32 operations, each rounded, as the reference's tensors */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+#define DET_HD static inline
+#include "masks-impl.h"
 
 /* beyond this a scaled coordinate is bad input: pycocotools' (int)(5 v + .5) would overflow
  * long before, and each edge's walk allocates a point per 1/5 pixel */
@@ -30,11 +28,21 @@ static double side(float lo, float hi)
         return d >= 1 ? d : 1;
 }
 
-static void polygon_target(const struct coco_polygons *p, const float box[4], int M, float *out)
+static int box_finite(const float *b)
+{
+        return isfinite(b[0]) && isfinite(b[1]) && isfinite(b[2]) && isfinite(b[3]);
+}
+
+/* Each part of at least 3 points of an object cropped to the box and
+ * scaled to M x M with the reference's float arithmetic, handed to fn as
+ * doubles; a part with a coordinate that is not finite or beyond
+ * MAX_COORD once scaled is skipped. */
+typedef void part_fn(const double *xy, size_t k, int M, void *ctx);
+
+static void for_each_part(const struct coco_polygons *p, const float box[4], int M, part_fn *fn, void *ctx)
 {
         float rw = (float)(M / side(box[0], box[2])), rh = (float)(M / side(box[1], box[3]));
-        struct rle *parts = xcalloc(p->n ? p->n : 1, sizeof(*parts));
-        size_t np = 0, off = 0, maxk = 0;
+        size_t off = 0, maxk = 0;
         for (uint32_t i = 0; i < p->n; i++)
                 maxk = p->len[i] / 2 > maxk ? p->len[i] / 2 : maxk;
         double *xy = xmalloc((maxk ? maxk : 1) * 2 * sizeof(double));
@@ -51,13 +59,30 @@ static void polygon_target(const struct coco_polygons *p, const float box[4], in
                         xy[2 * j + 1] = y;
                 }
                 if (!bad)
-                        rle_from_poly(&parts[np++], xy, k, (uint32_t)M, (uint32_t)M);
+                        fn(xy, k, M, ctx);
         }
         free(xy);
-        if (np) {
+}
+
+struct rle_parts {
+        struct rle *r;
+        size_t n;
+};
+
+static void part_rle(const double *xy, size_t k, int M, void *ctx)
+{
+        struct rle_parts *rp = ctx;
+        rle_from_poly(&rp->r[rp->n++], xy, k, (uint32_t)M, (uint32_t)M);
+}
+
+static void polygon_target(const struct coco_polygons *p, const float box[4], int M, float *out)
+{
+        struct rle_parts rp = { xcalloc(p->n ? p->n : 1, sizeof(struct rle)), 0 };
+        for_each_part(p, box, M, part_rle, &rp);
+        if (rp.n) {
                 _cleanup_rle_ struct rle merged = RLE_INIT;
                 uint8_t *dec = xmalloc((size_t)M * M);
-                rle_merge(parts, np, false, &merged);
+                rle_merge(rp.r, rp.n, false, &merged);
                 rle_decode(&merged, dec);
                 /* decode is column-major (x * M + y); targets are rows */
                 for (int y = 0; y < M; y++)
@@ -65,9 +90,96 @@ static void polygon_target(const struct coco_polygons *p, const float box[4], in
                                 out[(size_t)y * M + x] = dec[(size_t)x * M + y];
                 free(dec);
         }
-        for (size_t i = 0; i < np; i++)
-                rle_free(&parts[i]);
-        free(parts);
+        for (size_t i = 0; i < rp.n; i++)
+                rle_free(&rp.r[i]);
+        free(rp.r);
+}
+
+/* ---- the column rule of masks-impl.h: packed integer vertices ---- */
+
+static void grow(void **p, size_t *cap, size_t need, size_t size)
+{
+        if (need <= *cap)
+                return;
+        *cap = need > 2 * *cap ? need : 2 * *cap;
+        *p = xrealloc(*p, *cap * size);
+}
+
+/* appends a part's vertices at 5x, rounded as rleFrPoly rounds them */
+static void part_pack(const double *xy, size_t k, int M, void *ctx)
+{
+        struct det_poly_pack *pk = ctx;
+        (void)M;
+        grow((void **)&pk->vx, &pk->cap_v, pk->nv + k, sizeof(int));
+        grow((void **)&pk->vy, &pk->cap_vy, pk->nv + k, sizeof(int));
+        grow((void **)&pk->part_k, &pk->cap_p, pk->np + 1, sizeof(int));
+        grow((void **)&pk->part_v, &pk->cap_pv, pk->np + 1, sizeof(int64_t));
+        pk->part_k[pk->np] = (int)k;
+        pk->part_v[pk->np++] = pk->nv;
+        for (size_t j = 0; j < k; j++) {
+                pk->vx[pk->nv] = (int)(5.0 * xy[2 * j] + .5);
+                pk->vy[pk->nv++] = (int)(5.0 * xy[2 * j + 1] + .5);
+        }
+}
+
+void det_poly_pack_release(struct det_poly_pack *pk)
+{
+        free(pk->vx);
+        free(pk->vy);
+        free(pk->part_k);
+        free(pk->part_v);
+        free(pk->prop_part);
+        memset(pk, 0, sizeof(*pk));
+}
+
+int det_poly_pack(const struct det_gt_mask *gts, int64_t ngt, const float *props, const int64_t *matched, int64_t P,
+                  int M, struct det_poly_pack *pk)
+{
+        memset(pk, 0, sizeof(*pk));
+        if (M < 1 || P < 0 || ngt < 0)
+                return -EINVAL;
+        for (int64_t p = 0; p < P; p++)
+                if (matched[p] < 0 || matched[p] >= ngt)
+                        return -EINVAL;
+        pk->prop_part = xmalloc((size_t)(P + 1) * sizeof(int64_t));
+        for (int64_t p = 0; p < P; p++) {
+                const struct det_gt_mask *gt = &gts[matched[p]];
+                pk->prop_part[p] = pk->np;
+                if (gt->kind == DET_GT_MASK_POLYGONS && box_finite(props + 4 * p))
+                        for_each_part(&gt->poly, props + 4 * p, M, part_pack, pk);
+        }
+        pk->prop_part[P] = pk->np;
+        return 0;
+}
+
+/* proposal p's target by columns: the union of its parts' columns */
+static void columns_target(const struct det_poly_pack *pk, int64_t p, int M, float *out)
+{
+        uint32_t col[DET_COL_WORDS(DET_MASK_COLUMN_MAX)], acc[DET_COL_WORDS(DET_MASK_COLUMN_MAX)];
+        for (int x = 0; x < M; x++) {
+                memset(acc, 0, sizeof(acc));
+                for (int64_t q = pk->prop_part[p]; q < pk->prop_part[p + 1]; q++) {
+                        det_poly_column(pk->vx + pk->part_v[q], pk->vy + pk->part_v[q], pk->part_k[q], M, M, x, col);
+                        for (int w = 0; w < DET_COL_WORDS(M); w++)
+                                acc[w] |= col[w];
+                }
+                for (int y = 0; y < M; y++)
+                        out[(size_t)y * M + x] = (float)((acc[y / 32] >> (y % 32)) & 1);
+        }
+}
+
+int det_mask_target_columns(const struct det_gt_mask *gt, const float box[4], int M, float *out)
+{
+        if (M < 1 || M > DET_MASK_COLUMN_MAX)
+                return -EINVAL;
+        int64_t zero = 0;
+        struct det_poly_pack pk;
+        int r = det_poly_pack(gt, 1, box, &zero, 1, M, &pk);
+        if (r < 0)
+                return r;
+        columns_target(&pk, 0, M, out);
+        det_poly_pack_release(&pk);
+        return 0;
 }
 
 /* nearest at the bin centres of a decoded column-major h x w mask */
@@ -84,11 +196,6 @@ static void bitmask_target(const uint8_t *mask, uint32_t mh, uint32_t mw, const 
         }
 }
 
-static int box_finite(const float *b)
-{
-        return isfinite(b[0]) && isfinite(b[1]) && isfinite(b[2]) && isfinite(b[3]);
-}
-
 /* the object's RLE decoded (column-major), NULL when it is not a valid one */
 static uint8_t *decode_gt(const struct det_gt_mask *gt)
 {
@@ -102,12 +209,14 @@ static uint8_t *decode_gt(const struct det_gt_mask *gt)
         return m;
 }
 
-static void target(const struct det_gt_mask *gt, const uint8_t *decoded, const float box[4], int M, float *out)
+/* polygons: whether polygon objects are rasterised here (else left zero) */
+static void target(const struct det_gt_mask *gt, const uint8_t *decoded, const float box[4], int M, int polygons,
+                   float *out)
 {
         memset(out, 0, (size_t)M * M * sizeof(float));
         if (!box_finite(box))
                 return;
-        if (gt->kind == DET_GT_MASK_POLYGONS)
+        if (gt->kind == DET_GT_MASK_POLYGONS && polygons)
                 polygon_target(&gt->poly, box, M, out);
         else if (decoded)
                 bitmask_target(decoded, gt->rle.height, gt->rle.width, box, M, out);
@@ -118,12 +227,12 @@ int det_mask_target(const struct det_gt_mask *gt, const float box[4], int M, flo
         if (M < 1)
                 return -EINVAL;
         _cleanup_free_ uint8_t *dec = decode_gt(gt);
-        target(gt, dec, box, M, out);
+        target(gt, dec, box, M, 1, out);
         return 0;
 }
 
-int det_mask_targets(const struct det_gt_mask *gts, int64_t ngt, const float *props, const int64_t *matched, int64_t P,
-                     int M, float *out)
+static int targets(const struct det_gt_mask *gts, int64_t ngt, const float *props, const int64_t *matched, int64_t P,
+                   int M, int polygons, float *out)
 {
         if (M < 1 || P < 0 || ngt < 0)
                 return -EINVAL;
@@ -137,12 +246,49 @@ int det_mask_targets(const struct det_gt_mask *gts, int64_t ngt, const float *pr
                         dec[matched[p]] = decode_gt(&gts[matched[p]]);
 #pragma omp parallel for schedule(dynamic, 4)
         for (int64_t p = 0; p < P; p++)
-                target(&gts[matched[p]], dec[matched[p]], props + 4 * p, M, out + (size_t)p * M * M);
+                target(&gts[matched[p]], dec[matched[p]], props + 4 * p, M, polygons, out + (size_t)p * M * M);
         for (int64_t g = 0; g < ngt; g++)
                 free(dec[g]);
         free(dec);
         return 0;
 }
+
+int det_mask_targets(const struct det_gt_mask *gts, int64_t ngt, const float *props, const int64_t *matched, int64_t P,
+                     int M, float *out)
+{
+        return targets(gts, ngt, props, matched, P, M, 1, out);
+}
+
+#if HAVE_CUDA
+/* the packed vertices to the device and the column kernel */
+static int cuda_poly_targets(struct bd_backend *be, const struct det_poly_pack *pk, int64_t P, int M, float *out)
+{
+        size_t bv = (size_t)pk->nv * sizeof(int), bk = (size_t)pk->np * sizeof(int);
+        size_t bpv = (size_t)pk->np * sizeof(int64_t), bpp = (size_t)(P + 1) * sizeof(int64_t);
+        /* int64 arrays first: every array stays aligned */
+        char *d = be->ops->alloc(be, bpv + bpp + 2 * bv + bk);
+        if (!d)
+                return bd_err_set(&be->err, -ENOMEM, "mask_targets: no GPU memory for %lld vertices",
+                                  (long long)pk->nv);
+        int64_t *dpv = (int64_t *)d, *dpp = (int64_t *)(d + bpv);
+        int *dvx = (int *)(d + bpv + bpp), *dvy = dvx + pk->nv, *dk = dvy + pk->nv;
+        int r = be->ops->copy(be, dpv, BD_CUDA, pk->part_v, BD_CPU, bpv);
+        if (r == 0)
+                r = be->ops->copy(be, dpp, BD_CUDA, pk->prop_part, BD_CPU, bpp);
+        if (r == 0)
+                r = be->ops->copy(be, dvx, BD_CUDA, pk->vx, BD_CPU, bv);
+        if (r == 0)
+                r = be->ops->copy(be, dvy, BD_CUDA, pk->vy, BD_CPU, bv);
+        if (r == 0)
+                r = be->ops->copy(be, dk, BD_CUDA, pk->part_k, BD_CPU, bk);
+        if (r == 0 && (r = det_cuda_poly_targets(bd_backend_cuda_stream(be), dvx, dvy, dk, dpv, dpp, P, M, out)) < 0)
+                bd_err_set(&be->err, r, "mask_targets: kernel launch failed");
+        if (r == 0)
+                r = be->ops->sync(be);
+        be->ops->free(be, d);
+        return r;
+}
+#endif
 
 int det_op_mask_targets(struct bd_backend *be, const struct det_gt_mask *gts, int64_t ngt, const struct bd_tensor *props,
                         const int64_t *matched, int M, struct bd_tensor *out)
@@ -162,7 +308,11 @@ int det_op_mask_targets(struct bd_backend *be, const struct det_gt_mask *gts, in
                 return bd_err_set(&be->err, r, "mask_targets: no memory for (%lld, %d, %d)", (long long)P, M, M);
         if (be->dev == BD_CPU)
                 return det_mask_targets(gts, ngt, props->data, matched, P, M, out->data);
-        /* another device: rasterised on the host, as documented in masks.h */
+#if HAVE_CUDA
+        /* the proposals to the host; there, RLE objects' targets (and every
+         * target when M is too large for the kernel), then the polygons'
+         * columns on the GPU over them */
+        int gpu_polygons = M <= DET_MASK_COLUMN_MAX;
         size_t nb = (size_t)P * 4 * sizeof(float), tb = (size_t)P * M * M * sizeof(float);
         _cleanup_free_ float *hp = xmalloc(nb ? nb : 1);
         _cleanup_free_ float *ht = xmalloc(tb ? tb : 1);
@@ -170,10 +320,23 @@ int det_op_mask_targets(struct bd_backend *be, const struct det_gt_mask *gts, in
                 return r;
         if ((r = be->ops->sync(be)) < 0)
                 return r;
-        if ((r = det_mask_targets(gts, ngt, hp, matched, P, M, ht)) < 0)
+        if ((r = targets(gts, ngt, hp, matched, P, M, !gpu_polygons, ht)) < 0)
                 return r;
         if (tb && (r = be->ops->copy(be, out->data, out->dev, ht, BD_CPU, tb)) < 0)
                 return r;
+        if (gpu_polygons) {
+                struct det_poly_pack pk;
+                if ((r = det_poly_pack(gts, ngt, hp, matched, P, M, &pk)) < 0)
+                        return r;
+                if (pk.np)
+                        r = cuda_poly_targets(be, &pk, P, M, out->data);
+                det_poly_pack_release(&pk);
+                if (r < 0)
+                        return r;
+        }
         /* the copy from pageable memory may still read ht when it returns */
         return be->ops->sync(be);
+#else
+        return bd_err_set(&be->err, -EOPNOTSUPP, "mask_targets: built without CUDA");
+#endif
 }

@@ -26,7 +26,7 @@
  * centres: target[i][j] = mask[floor(y1 + (i + .5) h / M)][floor(x1 + (j + .5)
  * w / M)] in doubles with w, h as above, 0 outside the image.
  *
- * Link: this file uses data/mask.h (libbddata.a's RLE library, bit-exact
+ * Link: masks.c uses data/mask.h (libbddata.a's RLE library, bit-exact
  * with pycocotools 2.0.11) rather than a second copy of pycocotools'
  * rasteriser; so a program that uses these functions links libbddata.a after
  * libbdtrain.a (the Mask R-CNN trainer links both anyway); programs that do
@@ -70,11 +70,49 @@ int det_mask_targets(const struct det_gt_mask *gts, int64_t ngt, const float *pr
                      int M, float *out);
 
 /* Backend-level: props a (P, 4) float32 tensor on be's device, out resized to
- * (P, M, M) float32 there.  CUDA: the host rasterises (props copied to the
- * host, targets copied back): pycocotools' rule sorts a variable number of
- * crossings per part, the polygons live on the host (the loader's), and the
- * work is a few thousand small polygons per step.  Errors in be->err. */
+ * (P, M, M) float32 there.  CUDA: the proposals are copied to the host,
+ * which crops and scales each matched object's parts (float arithmetic, a
+ * few numbers per vertex) and packs their vertices (det_poly_pack); a
+ * kernel with one thread per proposal and column rasterises them by the
+ * column rule of masks-impl.h (pycocotools' bits: checked against
+ * rle_from_poly on the host by test-det-masks) for M <= DET_MASK_COLUMN_MAX;
+ * RLE objects' targets (rare) are sampled on the host and copied.  Larger M:
+ * all on the host.  Errors in be->err. */
 int det_op_mask_targets(struct bd_backend *be, const struct det_gt_mask *gts, int64_t ngt, const struct bd_tensor *props,
                         const int64_t *matched, int M, struct bd_tensor *out);
+
+/* ---- the column rule (masks-impl.h), for the GPU ---- */
+
+#define DET_MASK_COLUMN_MAX 256
+
+/* The parts of the proposals' objects, cropped and scaled as above, as
+ * integer vertices at 5x (rleFrPoly's rounding): part q has part_k[q]
+ * vertices from vx[part_v[q]], vy[part_v[q]]; proposal p has the parts
+ * [prop_part[p], prop_part[p + 1]) (none for RLE objects, NaN boxes). */
+struct det_poly_pack {
+        int *vx, *vy;
+        int *part_k;
+        int64_t *part_v;
+        int64_t *prop_part;             /* (P + 1) */
+        int64_t nv, np;
+        size_t cap_v, cap_vy, cap_p, cap_pv;
+};
+
+int det_poly_pack(const struct det_gt_mask *gts, int64_t ngt, const float *props, const int64_t *matched, int64_t P,
+                  int M, struct det_poly_pack *pk);
+void det_poly_pack_release(struct det_poly_pack *pk);
+
+/* det_mask_target by the column rule on the host (polygons; zeros for other
+ * objects): the GPU's arithmetic, the same bits as det_mask_target.
+ * -EINVAL for M outside [1, DET_MASK_COLUMN_MAX]. */
+int det_mask_target_columns(const struct det_gt_mask *gt, const float box[4], int M, float *out);
+
+#if HAVE_CUDA
+/* masks.cu's launcher: targets of the proposals with parts written into out
+ * (P, M, M) on the device (others left as they are); the pack's arrays are
+ * device copies.  0 or a negative errno. */
+int det_cuda_poly_targets(void *stream, const int *vx, const int *vy, const int *part_k, const int64_t *part_v,
+                          const int64_t *prop_part, int64_t P, int M, float *out);
+#endif
 
 #endif

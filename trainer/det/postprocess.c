@@ -2,6 +2,8 @@
  * RLE, in both conventions (postprocess.h). */
 #include "config.h"
 
+#include "det-fp.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,13 +13,6 @@
 #include "backend.h"
 #include "mask.h"
 #include "postprocess.h"
-
-/* torch rounds every operation: no fused multiply-adds */
-#if defined(__clang__)
-#pragma STDC FP_CONTRACT OFF
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
 
 #define DET_HD static inline
 #include "postprocess-impl.h"
