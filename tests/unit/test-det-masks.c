@@ -6,7 +6,10 @@
  *     rasterised by pycocotools 2.0.11: every bit exact, 36 cases (parts
  *     outside the box, boxes under 1 px, multi-part objects, parts of < 3
  *     points, M 14 and 28); the RLE (bitmask) rule against the generator's
- *     numpy version of it: exact.
+ *     numpy version of it: exact.  The GPU's column rule (masks-impl.h, run
+ *     on the host) against rle_from_poly: the same bits on those cases and
+ *     on 400 random polygons (negative, off-grid, repeated vertices; M 1
+ *     to 100).
  *   postprocess: torchvision 0.14 postprocess_detections + resize_boxes and
  *     the reference's PostProcessor (written in torch in the generator) +
  *     BoxList.resize, on LCG inputs this test reproduces: count, labels and
