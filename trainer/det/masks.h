@@ -14,7 +14,9 @@
  *
  * (the reference's tensors are float32 and torch casts a Python scalar to the
  * tensor's type); coordinates are not clipped to the box, and the box is not
- * clipped to the image (proposals already are).  Every part of 3 points or
+ * clipped to the image (proposals already are; the latest maskrcnn-benchmark
+ * clamps the box into the image and keeps xmax >= xmin + 1: the same
+ * targets for boxes inside the image).  Every part of 3 points or
  * more is rasterised at M x M by pycocotools' rule (rle_from_poly: frPyObjects
  * on each part), the parts are merged (union) and decoded: target[y][x] is 0
  * or 1.  Parts of fewer than 6 coordinates are dropped, as PolygonInstance
@@ -26,11 +28,13 @@
  * centres: target[i][j] = mask[floor(y1 + (i + .5) h / M)][floor(x1 + (j + .5)
  * w / M)] in doubles with w, h as above, 0 outside the image.
  *
- * Link: masks.c uses data/mask.h (libbddata.a's RLE library, bit-exact
- * with pycocotools 2.0.11) rather than a second copy of pycocotools'
- * rasteriser; so a program that uses these functions links libbddata.a after
- * libbdtrain.a (the Mask R-CNN trainer links both anyway); programs that do
- * not call them link as before (static archives pull only what is used).
+ * Link: masks.c (and postprocess.c, for the RLE of results) use data/mask.h
+ * (libbddata.a's RLE library, bit-exact with pycocotools 2.0.11) rather
+ * than a second copy of pycocotools' rasteriser; so a program that uses
+ * these functions links libbddata.a after libbdtrain.a (the Mask R-CNN
+ * trainer links both anyway), and libbdtrain.a and nvcc compile with
+ * DATA_CPPFLAGS (the header); programs that do not call them link as before
+ * (static archives pull only what is used).
  *
  * Bad input is defined: a box with a NaN or infinite coordinate gives an
  * all-zero target; a polygon part with a coordinate that is not finite or
