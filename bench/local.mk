@@ -19,3 +19,11 @@ bench_maskrcnn_pipeline_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 bench_maskrcnn_pipeline_CFLAGS = $(AM_CFLAGS) $(DATA_CFLAGS)
 bench_maskrcnn_pipeline_LDADD = $(DATA_LIBS)
 endif
+# Mask R-CNN's inference postprocessing against torchvision (det-post.sh)
+if BUILD_DATA
+noinst_PROGRAMS += bench/det-post
+endif
+bench_det_post_SOURCES = bench/det-post.c
+bench_det_post_CPPFLAGS = $(BD_TRAIN_CPPFLAGS) $(DATA_CPPFLAGS)
+bench_det_post_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+bench_det_post_LDADD = libbdtrain.a libbddata.a $(BD_TRAIN_LIBS) $(DATA_LIBS)

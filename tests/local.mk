@@ -59,6 +59,19 @@ tests_unit_test_det_loader_SOURCES = tests/unit/tap.h tests/unit/det-golden.h te
 tests_unit_test_det_loader_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 tests_unit_test_det_loader_CFLAGS = $(AM_CFLAGS) -ffp-contract=off
 tests_unit_test_det_loader_LDADD = $(DATA_LIBS)
+# trainer/det/masks.h and postprocess.h: libbdtrain.a, then libbddata.a (data/mask.h)
+check_PROGRAMS += tests/unit/test-det-masks
+tests_unit_test_det_masks_SOURCES = tests/unit/tap.h tests/unit/test-det-masks.c tests/unit/det-mask-golden.h
+tests_unit_test_det_masks_CPPFLAGS = $(BD_TRAIN_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_unit_test_det_masks_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_det_masks_LDADD = libbdtrain.a libbddata.a $(BD_TRAIN_LIBS) $(DATA_LIBS)
+if HAVE_CUDA
+noinst_PROGRAMS += tests/gpu/test-det-masks-gpu
+endif
+tests_gpu_test_det_masks_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-masks-gpu.c
+tests_gpu_test_det_masks_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_gpu_test_det_masks_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_gpu_test_det_masks_gpu_LDADD = libbdtrain.a libbddata.a $(BD_TRAIN_LIBS) $(DATA_LIBS)
 if HAVE_MPI
 check_PROGRAMS += tests/unit/test-coco-eval-mpi
 tests_unit_test_coco_eval_mpi_SOURCES = tests/unit/tap.h tests/unit/test-coco-eval-mpi.c trainer/common/mpi-sanitizer.c
@@ -168,7 +181,8 @@ TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
-	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py tests/det-loss-golden.py
+	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \
+	tests/det-loss-golden.py tests/det-mask-golden.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').
@@ -183,3 +197,8 @@ check-gpu: all
 check-gpu: check-gpu-ssd
 check-gpu-ssd: tests/helper/ssd-cuda-check$(EXEEXT)
 	$(AM_V_at)tests/helper/ssd-cuda-check$(EXEEXT)
+# detection postprocess, paste and mask targets on CUDA against the CPU
+.PHONY: check-gpu-det-masks
+check-gpu: check-gpu-det-masks
+check-gpu-det-masks: tests/gpu/test-det-masks-gpu$(EXEEXT)
+	$(AM_V_at)tests/gpu/test-det-masks-gpu$(EXEEXT)

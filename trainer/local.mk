@@ -43,9 +43,15 @@ libbdtrain_a_SOURCES = \
 	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
 	trainer/ops/ops-cpu.c \
 	trainer/det/boxes.h trainer/det/boxes.c \
-	trainer/det/losses.h trainer/det/losses.c
+	trainer/det/losses.h trainer/det/losses.c \
+	trainer/det/det-fp.h trainer/det/masks.h trainer/det/masks-impl.h trainer/det/masks.c \
+	trainer/det/postprocess.h trainer/det/postprocess-impl.h trainer/det/postprocess.c
+# masks.c and postprocess.c use data/mask.h (pycocotools' RLE): a program that
+# calls them links libbddata.a after libbdtrain.a
+libbdtrain_a_CPPFLAGS += $(DATA_CPPFLAGS)
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
-EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu
+EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu \
+	trainer/det/postprocess.cu trainer/det/masks.cu
 if HAVE_CUDA
 # CUDA sources: a .cu suffix rule (nvcc, the architectures configure chose);
 # their objects go into libbdtrain.a through BD_CUDA_OBJS
@@ -59,6 +65,13 @@ BD_CUDA_OBJS = trainer/ops/ops-cuda.$(OBJEXT)
 # detection operators' kernels (trainer/det/*.cu): their C side calls them
 # under #if HAVE_CUDA; one line each:
 # BD_CUDA_OBJS += trainer/det/NAME.$(OBJEXT)
+BD_CUDA_OBJS += trainer/det/postprocess.$(OBJEXT)
+BD_CUDA_OBJS += trainer/det/masks.$(OBJEXT)
+trainer/det/masks.$(OBJEXT): $(srcdir)/trainer/det/masks.h $(srcdir)/trainer/det/masks-impl.h
+# masks.h includes data/mask.h (struct coco_polygons)
+BD_NVCC += $(DATA_CPPFLAGS)
+trainer/det/postprocess.$(OBJEXT): $(srcdir)/trainer/det/postprocess.h $(srcdir)/trainer/det/postprocess-impl.h \
+	$(srcdir)/trainer/det/boxes.h
 $(BD_CUDA_OBJS): $(srcdir)/trainer/ops/elem.h $(srcdir)/trainer/ops/elem-impl.h $(srcdir)/trainer/ops/backend.h \
 	$(srcdir)/trainer/ops/ops.h $(srcdir)/trainer/core/tensor.h config.h
 libbdtrain_a_LIBADD = $(BD_CUDA_OBJS)
