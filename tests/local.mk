@@ -109,7 +109,12 @@ tests_helper_trainer_tool_LDADD = $(BD_TRAIN_LIBS)
 # gpu/: what make check-gpu runs
 if HAVE_CUDA
 noinst_PROGRAMS += tests/gpu/test-trainer-gpu
+noinst_PROGRAMS += tests/gpu/test-det-roi-gpu
 endif
+tests_gpu_test_det_roi_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-roi-gpu.c
+tests_gpu_test_det_roi_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_gpu_test_det_roi_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_gpu_test_det_roi_gpu_LDADD = $(BD_TRAIN_LIBS)
 tests_gpu_test_trainer_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-trainer-gpu.c
 tests_gpu_test_trainer_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_gpu_test_trainer_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
@@ -184,3 +189,8 @@ check-gpu: all
 check-gpu: check-gpu-ssd
 check-gpu-ssd: tests/helper/ssd-cuda-check$(EXEEXT)
 	$(AM_V_at)tests/helper/ssd-cuda-check$(EXEEXT)
+# RoIAlign, multi-scale RoIAlign and mask targets: CUDA against the CPU
+.PHONY: check-gpu-det-roi
+check-gpu: check-gpu-det-roi
+check-gpu-det-roi: tests/gpu/test-det-roi-gpu$(EXEEXT)
+	$(AM_V_at)tests/gpu/test-det-roi-gpu$(EXEEXT)
