@@ -19,3 +19,9 @@ bench_maskrcnn_pipeline_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 bench_maskrcnn_pipeline_CFLAGS = $(AM_CFLAGS) $(DATA_CFLAGS)
 bench_maskrcnn_pipeline_LDADD = $(DATA_LIBS)
 endif
+# multi-scale RoIAlign forward + backward against torchvision (roi-align.sh)
+noinst_PROGRAMS += bench/roi-align
+bench_roi_align_SOURCES = bench/roi-align.c
+bench_roi_align_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+bench_roi_align_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+bench_roi_align_LDADD = $(BD_TRAIN_LIBS)
