@@ -43,7 +43,8 @@ libbdtrain_a_SOURCES = \
 	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
 	trainer/ops/ops-cpu.c \
 	trainer/det/boxes.h trainer/det/boxes.c \
-	trainer/det/roi-align.h trainer/det/roi-align-impl.h trainer/det/roi-align-cpu.h trainer/det/roi-align.c
+	trainer/det/roi-align.h trainer/det/roi-align-impl.h trainer/det/roi-align-types.h \
+	trainer/det/roi-align-cpu.h trainer/det/roi-align.c
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu \
 	trainer/det/roi-align.cu
@@ -61,7 +62,8 @@ BD_CUDA_OBJS = trainer/ops/ops-cuda.$(OBJEXT)
 # under #if HAVE_CUDA; one line each:
 # BD_CUDA_OBJS += trainer/det/NAME.$(OBJEXT)
 BD_CUDA_OBJS += trainer/det/roi-align.$(OBJEXT)
-trainer/det/roi-align.$(OBJEXT): $(srcdir)/trainer/det/roi-align.h $(srcdir)/trainer/det/roi-align-impl.h
+trainer/det/roi-align.$(OBJEXT): $(srcdir)/trainer/det/roi-align.h $(srcdir)/trainer/det/roi-align-impl.h \
+	$(srcdir)/trainer/det/roi-align-types.h
 $(BD_CUDA_OBJS): $(srcdir)/trainer/ops/elem.h $(srcdir)/trainer/ops/elem-impl.h $(srcdir)/trainer/ops/backend.h \
 	$(srcdir)/trainer/ops/ops.h $(srcdir)/trainer/core/tensor.h config.h
 libbdtrain_a_LIBADD = $(BD_CUDA_OBJS)

@@ -238,15 +238,15 @@ static void mask_targets(void)
 
 int main(void)
 {
-        const char *why = "";
-        struct bd_err err;
-        if (bd_cuda_device_count(&why) == 0) {
-                printf("1..0 # SKIP no GPU: %s\n", why);
-                return 0;
-        }
-        if (bd_backend_cpu_new(0, &cpu, &err) < 0 || bd_backend_cuda_new(0, &gpu, &err) < 0) {
+        struct bd_err err = { 0 };
+        /* the brief: skip (not fail) where no GPU can be opened */
+        if (bd_backend_cuda_new(0, &gpu, &err) < 0) {
                 printf("1..0 # SKIP no GPU: %s\n", err.msg);
                 return 0;
+        }
+        if (bd_backend_cpu_new(0, &cpu, &err) < 0) {
+                printf("Bail out! cpu backend: %s\n", err.msg);
+                return 1;
         }
         bd_rng_seed(&rng, 22, 0);
         struct det_roi_align p7 = { 7, 7, 2, 0, 0.25 }, pa = { 5, 6, -1, 1, 0.5 };

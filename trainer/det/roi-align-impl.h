@@ -3,8 +3,9 @@
  * compute the same numbers: the RoI's geometry, one axis of a bilinear
  * sample, the level mapper and channel offsets in each layout.
  *
- * Included once per element type with RA_T (float or double), RA_SFX (f32,
- * f64) and RA_F64 (0, 1) defined; names get the suffix through RA_FN.
+ * Included once per element type by roi-align-types.h, with RA_T (float or
+ * double), RA_SFX (f32, f64) and RA_F64 (0, 1) defined; names get the
+ * suffix through RA_FN.
  * C and C++ (nvcc): no designated initializers.  Products go through
  * RA_MUL, which is __fmul_rn / __dmul_rn on the device so nvcc cannot fuse
  * them into the following add (torchvision's CPU kernel has no FMAs; the C
@@ -157,6 +158,29 @@ BD_HD static inline struct RA_FN(ra_axis) RA_FN(ra_axis)(RA_T v, int64_t size)
         /* torchvision: T hy = 1. - ly, a double subtraction */
         a.h = (RA_T)(1. - (double)a.l);
         return a;
+}
+
+/* The four taps of a sample at rows ya, columns xa of a map W wide whose
+ * pixels are sP elements apart: weights (products in torchvision's order)
+ * and offsets. */
+struct RA_FN(ra_taps) {
+        RA_T w1, w2, w3, w4;
+        int64_t p1, p2, p3, p4;
+};
+
+BD_HD static inline struct RA_FN(ra_taps) RA_FN(ra_taps)(struct RA_FN(ra_axis) ya, struct RA_FN(ra_axis) xa,
+                                                         int64_t W, int64_t sP)
+{
+        struct RA_FN(ra_taps) t;
+        t.w1 = RA_MUL(ya.h, xa.h);
+        t.w2 = RA_MUL(ya.h, xa.l);
+        t.w3 = RA_MUL(ya.l, xa.h);
+        t.w4 = RA_MUL(ya.l, xa.l);
+        t.p1 = (ya.lo * W + xa.lo) * sP;
+        t.p2 = (ya.lo * W + xa.hi) * sP;
+        t.p3 = (ya.hi * W + xa.lo) * sP;
+        t.p4 = (ya.hi * W + xa.hi) * sP;
+        return t;
 }
 
 /* level index (k - kmin) of a box (x1, y1, x2, y2); -1 when NaN */

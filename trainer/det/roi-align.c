@@ -3,8 +3,13 @@
  * CUDA kernels are in roi-align.cu. */
 #include "config.h"
 
-/* torchvision's kernel has no fused multiply-adds: neither may ours */
+/* torchvision's kernel has no fused multiply-adds, whatever the target:
+ * neither may ours (float32 results are to be torchvision's bits) */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <errno.h>
 #include <math.h>
@@ -49,23 +54,8 @@ static void ra_buf_reserve(struct ra_buf *b, size_t bytes)
         b->cap = bytes;
 }
 
-#define RA_T float
-#define RA_SFX f32
-#define RA_F64 0
-#include "roi-align-impl.h"
-#include "roi-align-cpu.h"
-#undef RA_T
-#undef RA_SFX
-#undef RA_F64
-
-#define RA_T double
-#define RA_SFX f64
-#define RA_F64 1
-#include "roi-align-impl.h"
-#include "roi-align-cpu.h"
-#undef RA_T
-#undef RA_SFX
-#undef RA_F64
+#define RA_EXTRA "roi-align-cpu.h"
+#include "roi-align-types.h"
 
 /* ---- operand checks ---- */
 
@@ -441,13 +431,13 @@ static void mask_target(int64_t M, const uint8_t *masks, int64_t ngt, int64_t H,
                                 struct ra_axis_f32 ya = ys[ph * g.gh + iy];
                                 if (ya.lo < 0)
                                         continue;
-                                const uint8_t *lo = mk + ya.lo * W, *hi = mk + ya.hi * W;
                                 for (int ix = 0; ix < g.gw; ix++) {
                                         struct ra_axis_f32 xa = xs[pw * g.gw + ix];
                                         if (xa.lo < 0)
                                                 continue;
-                                        acc += ya.h * xa.h * (float)lo[xa.lo] + ya.h * xa.l * (float)lo[xa.hi] +
-                                               ya.l * xa.h * (float)hi[xa.lo] + ya.l * xa.l * (float)hi[xa.hi];
+                                        struct ra_taps_f32 t = ra_taps_f32(ya, xa, W, 1);
+                                        acc += t.w1 * (float)mk[t.p1] + t.w2 * (float)mk[t.p2] +
+                                               t.w3 * (float)mk[t.p3] + t.w4 * (float)mk[t.p4];
                                 }
                         }
                         out[ph * M + pw] = acc / g.count;

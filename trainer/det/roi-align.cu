@@ -15,60 +15,35 @@ extern "C" {
 #include "roi-align.h"
 }
 
-#define RA_T float
-#define RA_SFX f32
-#define RA_F64 0
-#include "roi-align-impl.h"
-#undef RA_T
-#undef RA_SFX
-#undef RA_F64
-
-#define RA_T double
-#define RA_SFX f64
-#define RA_F64 1
-#include "roi-align-impl.h"
-#undef RA_T
-#undef RA_SFX
-#undef RA_F64
+#include "roi-align-types.h"
 
 /* the suffixed functions of roi-align-impl.h by element type */
 template <typename T> struct ra;
-template <> struct ra<float> {
-        typedef struct ra_geom_f32 geom;
-        typedef struct ra_axis_f32 axis;
-        static __device__ void geometry(const float *roi, float s, int al, int64_t ph, int64_t pw, int sr, int64_t N,
-                                        geom *g)
-        {
-                ra_geom_f32(roi, s, al, ph, pw, sr, N, g);
-        }
-        static __device__ float coord(float st, float bin, int64_t j, int i, int grid)
-        {
-                return ra_coord_f32(st, bin, j, i, grid);
-        }
-        static __device__ axis ax(float v, int64_t size) { return ra_axis_f32(v, size); }
-        static __device__ int level(const float *b, int p1, int kmin, int kmax, int s0, int k0)
-        {
-                return ra_level_f32(b, p1, kmin, kmax, s0, k0);
-        }
-};
-template <> struct ra<double> {
-        typedef struct ra_geom_f64 geom;
-        typedef struct ra_axis_f64 axis;
-        static __device__ void geometry(const double *roi, double s, int al, int64_t ph, int64_t pw, int sr,
-                                        int64_t N, geom *g)
-        {
-                ra_geom_f64(roi, s, al, ph, pw, sr, N, g);
-        }
-        static __device__ double coord(double st, double bin, int64_t j, int i, int grid)
-        {
-                return ra_coord_f64(st, bin, j, i, grid);
-        }
-        static __device__ axis ax(double v, int64_t size) { return ra_axis_f64(v, size); }
-        static __device__ int level(const double *b, int p1, int kmin, int kmax, int s0, int k0)
-        {
-                return ra_level_f64(b, p1, kmin, kmax, s0, k0);
-        }
-};
+#define RA_TRAITS(T, SFX)                                                                                       \
+        template <> struct ra<T> {                                                                              \
+                typedef struct ra_geom_##SFX geom;                                                              \
+                typedef struct ra_axis_##SFX axis;                                                              \
+                typedef struct ra_taps_##SFX taps;                                                              \
+                static __device__ void geometry(const T *roi, T s, int al, int64_t ph, int64_t pw, int sr,      \
+                                                int64_t N, geom *g)                                             \
+                {                                                                                               \
+                        ra_geom_##SFX(roi, s, al, ph, pw, sr, N, g);                                            \
+                }                                                                                               \
+                static __device__ axis ax(T start, T bin, int64_t j, int i, int grid, int64_t size)             \
+                {                                                                                               \
+                        return ra_axis_##SFX(ra_coord_##SFX(start, bin, j, i, grid), size);                     \
+                }                                                                                               \
+                static __device__ taps tap(axis ya, axis xa, int64_t W, int64_t sP)                             \
+                {                                                                                               \
+                        return ra_taps_##SFX(ya, xa, W, sP);                                                    \
+                }                                                                                               \
+                static __device__ int level(const T *b, int p1, int kmin, int kmax, int s0, int k0)             \
+                {                                                                                               \
+                        return ra_level_##SFX(b, p1, kmin, kmax, s0, k0);                                       \
+                }                                                                                               \
+        };
+RA_TRAITS(float, f32)
+RA_TRAITS(double, f64)
 
 static unsigned blocks_for(int64_t n)
 {
@@ -109,26 +84,23 @@ __global__ void k_roi(det_roi_job j, const T *rois, const int32_t *levels, T *y,
                 T *x = (T *)m.data + g.n * j.C * m.H * m.W + ra_coff(m.layout, j.C, m.H * m.W, c);
                 T acc = 0, d = bwd ? dy[i] : (T)0, count = (T)(g.gh * g.gw);
                 for (int iy = 0; iy < g.gh; iy++) {
-                        typename ra<T>::axis ya = ra<T>::ax(ra<T>::coord(g.start_h, g.bin_h, ph, iy, g.gh), m.H);
+                        typename ra<T>::axis ya = ra<T>::ax(g.start_h, g.bin_h, ph, iy, g.gh, m.H);
                         if (ya.lo < 0)
                                 continue;
                         for (int ix = 0; ix < g.gw; ix++) {
-                                typename ra<T>::axis xa =
-                                        ra<T>::ax(ra<T>::coord(g.start_w, g.bin_w, pw, ix, g.gw), m.W);
+                                typename ra<T>::axis xa = ra<T>::ax(g.start_w, g.bin_w, pw, ix, g.gw, m.W);
                                 if (xa.lo < 0)
                                         continue;
-                                T w1 = RA_MUL(ya.h, xa.h), w2 = RA_MUL(ya.h, xa.l);
-                                T w3 = RA_MUL(ya.l, xa.h), w4 = RA_MUL(ya.l, xa.l);
-                                int64_t p1 = (ya.lo * m.W + xa.lo) * sP, p2 = (ya.lo * m.W + xa.hi) * sP;
-                                int64_t p3 = (ya.hi * m.W + xa.lo) * sP, p4 = (ya.hi * m.W + xa.hi) * sP;
+                                typename ra<T>::taps t = ra<T>::tap(ya, xa, m.W, sP);
                                 if (bwd) {
-                                        atomicAdd(x + p1, RA_MUL(d, w1) / count);
-                                        atomicAdd(x + p2, RA_MUL(d, w2) / count);
-                                        atomicAdd(x + p3, RA_MUL(d, w3) / count);
-                                        atomicAdd(x + p4, RA_MUL(d, w4) / count);
+                                        /* torchvision: dy w / count, in the order of the taps */
+                                        atomicAdd(x + t.p1, RA_MUL(d, t.w1) / count);
+                                        atomicAdd(x + t.p2, RA_MUL(d, t.w2) / count);
+                                        atomicAdd(x + t.p3, RA_MUL(d, t.w3) / count);
+                                        atomicAdd(x + t.p4, RA_MUL(d, t.w4) / count);
                                 } else {
-                                        acc = acc + (RA_MUL(w1, x[p1]) + RA_MUL(w2, x[p2]) + RA_MUL(w3, x[p3]) +
-                                                     RA_MUL(w4, x[p4]));
+                                        acc = acc + (RA_MUL(t.w1, x[t.p1]) + RA_MUL(t.w2, x[t.p2]) +
+                                                     RA_MUL(t.w3, x[t.p3]) + RA_MUL(t.w4, x[t.p4]));
                                 }
                         }
                 }
@@ -156,18 +128,16 @@ __global__ void k_mask(int64_t P, int64_t M, const uint8_t *masks, int64_t ngt, 
                 const uint8_t *mk = masks + g.n * H * W;
                 float acc = 0;
                 for (int iy = 0; iy < g.gh; iy++) {
-                        struct ra_axis_f32 ya = ra_axis_f32(ra_coord_f32(g.start_h, g.bin_h, ph, iy, g.gh), H);
+                        ra<float>::axis ya = ra<float>::ax(g.start_h, g.bin_h, ph, iy, g.gh, H);
                         if (ya.lo < 0)
                                 continue;
-                        const uint8_t *lo = mk + ya.lo * W, *hi = mk + ya.hi * W;
                         for (int ix = 0; ix < g.gw; ix++) {
-                                struct ra_axis_f32 xa = ra_axis_f32(ra_coord_f32(g.start_w, g.bin_w, pw, ix, g.gw), W);
+                                ra<float>::axis xa = ra<float>::ax(g.start_w, g.bin_w, pw, ix, g.gw, W);
                                 if (xa.lo < 0)
                                         continue;
-                                acc = acc + (RA_MUL(RA_MUL(ya.h, xa.h), (float)lo[xa.lo]) +
-                                             RA_MUL(RA_MUL(ya.h, xa.l), (float)lo[xa.hi]) +
-                                             RA_MUL(RA_MUL(ya.l, xa.h), (float)hi[xa.lo]) +
-                                             RA_MUL(RA_MUL(ya.l, xa.l), (float)hi[xa.hi]));
+                                ra<float>::taps t = ra<float>::tap(ya, xa, W, 1);
+                                acc = acc + (RA_MUL(t.w1, (float)mk[t.p1]) + RA_MUL(t.w2, (float)mk[t.p2]) +
+                                             RA_MUL(t.w3, (float)mk[t.p3]) + RA_MUL(t.w4, (float)mk[t.p4]));
                         }
                 }
                 out[i] = acc / g.count;
