@@ -115,7 +115,8 @@ int det_msroi_bwd(struct bd_backend *be, const struct det_msroi *m, const struct
  * one image: masks ngt x H x W uint8 (0/1, or any value: read as float) on
  * be's device, boxes (P, 4) float32, matched (P) int32 indices into the
  * masks.  A matched index outside [0, ngt) or a non-finite box gives a
- * zero target.  ([R] rasterises polygons instead: det-render.) */
+ * zero target.  ([R] instead crops the GT polygons to the box and rasterises
+ * them at M x M: maskrcnn.md section 1; not this function.) */
 int det_mask_targets(struct bd_backend *be, int64_t M, const uint8_t *masks, int64_t ngt, int64_t H, int64_t W,
                      const struct bd_tensor *boxes, const struct bd_tensor *matched, struct bd_tensor *out);
 
