@@ -9,7 +9,7 @@
  *     torchvision's: in practice bit-equal; the diagnostics say how many differ);
  *   roi_align backward (autograd), three configurations: the same tolerance;
  *   MultiScaleRoIAlign: inferred scales and the mapper's levels exact, 7x7
- *     output as above, 14x14 output and map gradients by digests
+ *     output as above (and bit-identical with the maps in mixed layouts), 14x14 output and map gradients by digests
  *     (sum v[i] (1 + i % 7) in double): rel 1e-6;
  *   project_masks_on_boxes: M = 14 as the forward, M = 28 digests rel 1e-6.
  * The MLPerf mapper (+1 areas, eps inside log2) against the formula in
@@ -246,6 +246,18 @@ static void test_golden_multiscale(void)
                                 dig[i] = digest((float *)y.data + i * G_MS_C * 196, G_MS_C * 196);
                         check_doubles(dig, g_ms_y14_digest, G_MS_R, 1e-6, "multiscale 14x14 forward digests");
                 }
+                /* the maps in NHWC, and P3 and P5 in NCHW: the same bits */
+                struct bd_tensor alt[4], y3 = { 0 };
+                const struct bd_tensor *am[4];
+                ms_setup(alt, BD_NHWC, G_MS_C);
+                for (int k = 0; k < 4; k++)
+                        am[k] = k % 2 ? &maps[k] : &alt[k];
+                r = det_msroi_fwd(be, &m, am, &rois, NULL, &y3);
+                ok(r == 0 && memcmp(y.data, y3.data, bd_tensor_bytes(&y)) == 0,
+                   "multiscale: maps in nhwc and nchw mixed, same output");
+                for (int k = 0; k < 4; k++)
+                        bd_tensor_release(&alt[k]);
+                bd_tensor_release(&y3);
                 /* caller-given levels: the same answer */
                 struct bd_tensor y2 = { 0 };
                 r = det_msroi_fwd(be, &m, fm, &rois, lev, &y2);
