@@ -27,13 +27,6 @@
 static struct bd_backend *cpu, *gpu;
 static struct bd_rng rng;
 
-static struct bd_tensor T0(void)
-{
-        struct bd_tensor t;
-        memset(&t, 0, sizeof(t));
-        return t;
-}
-
 static double U(double lo, double hi)
 {
         return lo + (hi - lo) * bd_rng_uniform(&rng);
@@ -41,7 +34,7 @@ static double U(double lo, double hi)
 
 static struct bd_tensor hrand(enum bd_layout l, int nd, const int64_t *dims, double lo, double hi)
 {
-        struct bd_tensor t = T0();
+        struct bd_tensor t = { 0 };
         if (bd_tensor_resize(cpu, &t, BD_F32, l, nd, dims) < 0)
                 abort();
         for (int64_t i = 0; i < bd_tensor_numel(&t); i++)
@@ -51,7 +44,7 @@ static struct bd_tensor hrand(enum bd_layout l, int nd, const int64_t *dims, dou
 
 static struct bd_tensor up(const struct bd_tensor *h)
 {
-        struct bd_tensor g = T0();
+        struct bd_tensor g = { 0 };
         if (bd_op_copy(gpu, h, &g) < 0)
                 abort();
         return g;
@@ -108,7 +101,7 @@ static void single_level(enum bd_layout l, const struct det_roi_align *p, const 
         int64_t xd[4] = { 2, 16, 20, 24 }, R = 64, rd[2] = { R, 5 };
         struct bd_tensor x = hrand(l, 4, xd, -1, 1), rois = hrand(BD_NCHW, 2, rd, 0, 1);
         rand_rois(rois.data, R, 2, 20 / p->spatial_scale, 24 / p->spatial_scale);
-        struct bd_tensor gx = up(&x), grois = up(&rois), y = T0(), gy = T0();
+        struct bd_tensor gx = up(&x), grois = up(&rois), y = { 0 }, gy = { 0 };
         char what[128];
         int r = det_roi_align_fwd(cpu, p, &x, &rois, &y);
         int rg = det_roi_align_fwd(gpu, p, &gx, &grois, &gy);
@@ -178,7 +171,7 @@ static void multiscale(int given_levels)
                 for (int64_t i = 0; i < R; i++)
                         lev[i] = (int32_t)(i % 4);
         }
-        struct bd_tensor grois = up(&rois), y = T0(), gy = T0();
+        struct bd_tensor grois = up(&rois), y = { 0 }, gy = { 0 };
         int r = det_msroi_fwd(cpu, &m, fm, &rois, lev, &y), rg = det_msroi_fwd(gpu, &m, gfm, &grois, lev, &gy);
         if (r < 0 || rg < 0)
                 printf("#   %s / %s\n", cpu->err.msg, gpu->err.msg);
@@ -212,7 +205,7 @@ static void mask_targets(void)
         uint8_t *gmk = gpu->ops->alloc(gpu, (size_t)(G * H * W));
         gpu->ops->copy(gpu, gmk, BD_CUDA, mk, BD_CPU, (size_t)(G * H * W));
         int64_t bd[2] = { P, 4 }, md[1] = { P };
-        struct bd_tensor boxes = hrand(BD_NCHW, 2, bd, 0, 1), matched = T0();
+        struct bd_tensor boxes = hrand(BD_NCHW, 2, bd, 0, 1), matched = { 0 };
         bd_tensor_resize(cpu, &matched, BD_I32, BD_NCHW, 1, md);
         float *b = boxes.data;
         for (int64_t i = 0; i < P; i++) {
@@ -222,7 +215,7 @@ static void mask_targets(void)
                 b[4 * i + 3] = b[4 * i + 1] + (float)U(0.5, 50);
                 ((int32_t *)matched.data)[i] = i == 7 ? -1 : (int32_t)(i % (G + 1)); /* G and -1: out of range */
         }
-        struct bd_tensor gb = up(&boxes), gm = up(&matched), t = T0(), gt = T0();
+        struct bd_tensor gb = up(&boxes), gm = up(&matched), t = { 0 }, gt = { 0 };
         for (int M = 14; M <= 28; M += 14) {
                 int r = det_mask_targets(cpu, M, mk, G, H, W, &boxes, &matched, &t);
                 int rg = det_mask_targets(gpu, M, gmk, G, H, W, &gb, &gm, &gt);
