@@ -27,3 +27,9 @@ bench_det_post_SOURCES = bench/det-post.c
 bench_det_post_CPPFLAGS = $(BD_TRAIN_CPPFLAGS) $(DATA_CPPFLAGS)
 bench_det_post_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_det_post_LDADD = libbdtrain.a libbddata.a $(BD_TRAIN_LIBS) $(DATA_LIBS)
+# multi-scale RoIAlign forward + backward against torchvision (roi-align.sh)
+noinst_PROGRAMS += bench/roi-align
+bench_roi_align_SOURCES = bench/roi-align.c
+bench_roi_align_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+bench_roi_align_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+bench_roi_align_LDADD = $(BD_TRAIN_LIBS)

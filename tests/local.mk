@@ -85,6 +85,7 @@ TRAIN_TEST_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 check_PROGRAMS += tests/unit/test-trainer-grad tests/unit/test-trainer-optim tests/unit/test-trainer-resnet \
 	tests/unit/test-trainer-golden tests/unit/test-trainer-ops tests/unit/test-det-ops \
 	tests/unit/test-det-losses
+check_PROGRAMS += tests/unit/test-det-roi
 tests_unit_test_trainer_grad_SOURCES = tests/unit/tap.h tests/unit/test-trainer-grad.c
 tests_unit_test_trainer_grad_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_trainer_grad_CFLAGS = $(TRAIN_TEST_CFLAGS)
@@ -113,6 +114,10 @@ tests_unit_test_det_losses_SOURCES = tests/unit/tap.h tests/unit/test-det-losses
 tests_unit_test_det_losses_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_det_losses_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_unit_test_det_losses_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_det_roi_SOURCES = tests/unit/tap.h tests/unit/test-det-roi.c tests/unit/det-roi-golden.h
+tests_unit_test_det_roi_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_det_roi_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_det_roi_LDADD = $(BD_TRAIN_LIBS)
 # helper/trainer-tool: a whole data-parallel training loop on the core, for the shell tests
 noinst_PROGRAMS += tests/helper/trainer-tool
 tests_helper_trainer_tool_SOURCES = tests/helper/trainer-tool.c trainer/common/mpi-sanitizer.c
@@ -122,7 +127,12 @@ tests_helper_trainer_tool_LDADD = $(BD_TRAIN_LIBS)
 # gpu/: what make check-gpu runs
 if HAVE_CUDA
 noinst_PROGRAMS += tests/gpu/test-trainer-gpu
+noinst_PROGRAMS += tests/gpu/test-det-roi-gpu
 endif
+tests_gpu_test_det_roi_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-roi-gpu.c
+tests_gpu_test_det_roi_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_gpu_test_det_roi_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_gpu_test_det_roi_gpu_LDADD = $(BD_TRAIN_LIBS)
 tests_gpu_test_trainer_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-trainer-gpu.c
 tests_gpu_test_trainer_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_gpu_test_trainer_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
@@ -182,7 +192,7 @@ dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
 	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \
-	tests/det-loss-golden.py tests/det-mask-golden.py
+	tests/det-loss-golden.py tests/det-mask-golden.py tests/det-roi-golden.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').
@@ -202,3 +212,8 @@ check-gpu-ssd: tests/helper/ssd-cuda-check$(EXEEXT)
 check-gpu: check-gpu-det-masks
 check-gpu-det-masks: tests/gpu/test-det-masks-gpu$(EXEEXT)
 	$(AM_V_at)tests/gpu/test-det-masks-gpu$(EXEEXT)
+# RoIAlign, multi-scale RoIAlign and mask targets: CUDA against the CPU
+.PHONY: check-gpu-det-roi
+check-gpu: check-gpu-det-roi
+check-gpu-det-roi: tests/gpu/test-det-roi-gpu$(EXEEXT)
+	$(AM_V_at)tests/gpu/test-det-roi-gpu$(EXEEXT)

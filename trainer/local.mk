@@ -45,13 +45,15 @@ libbdtrain_a_SOURCES = \
 	trainer/det/boxes.h trainer/det/boxes.c \
 	trainer/det/losses.h trainer/det/losses.c \
 	trainer/det/det-fp.h trainer/det/masks.h trainer/det/masks-impl.h trainer/det/masks.c \
-	trainer/det/postprocess.h trainer/det/postprocess-impl.h trainer/det/postprocess.c
+	trainer/det/postprocess.h trainer/det/postprocess-impl.h trainer/det/postprocess.c \
+	trainer/det/roi-align.h trainer/det/roi-align-impl.h trainer/det/roi-align-types.h \
+	trainer/det/roi-align-cpu.h trainer/det/roi-align.c
 # masks.c and postprocess.c use data/mask.h (pycocotools' RLE): a program that
 # calls them links libbddata.a after libbdtrain.a
 libbdtrain_a_CPPFLAGS += $(DATA_CPPFLAGS)
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu \
-	trainer/det/postprocess.cu trainer/det/masks.cu
+	trainer/det/postprocess.cu trainer/det/masks.cu trainer/det/roi-align.cu
 if HAVE_CUDA
 # CUDA sources: a .cu suffix rule (nvcc, the architectures configure chose);
 # their objects go into libbdtrain.a through BD_CUDA_OBJS
@@ -72,6 +74,9 @@ trainer/det/masks.$(OBJEXT): $(srcdir)/trainer/det/masks.h $(srcdir)/trainer/det
 BD_NVCC += $(DATA_CPPFLAGS)
 trainer/det/postprocess.$(OBJEXT): $(srcdir)/trainer/det/postprocess.h $(srcdir)/trainer/det/postprocess-impl.h \
 	$(srcdir)/trainer/det/boxes.h
+BD_CUDA_OBJS += trainer/det/roi-align.$(OBJEXT)
+trainer/det/roi-align.$(OBJEXT): $(srcdir)/trainer/det/roi-align.h $(srcdir)/trainer/det/roi-align-impl.h \
+	$(srcdir)/trainer/det/roi-align-types.h
 $(BD_CUDA_OBJS): $(srcdir)/trainer/ops/elem.h $(srcdir)/trainer/ops/elem-impl.h $(srcdir)/trainer/ops/backend.h \
 	$(srcdir)/trainer/ops/ops.h $(srcdir)/trainer/core/tensor.h config.h
 libbdtrain_a_LIBADD = $(BD_CUDA_OBJS)
