@@ -79,8 +79,12 @@ static double diff(const struct bd_tensor *c, const struct bd_tensor *g)
                 bd_op_relayout(gpu, &g32, BD_NCHW, &gn);
         else
                 bd_op_copy(gpu, &g32, &gn);
+        /* into a host view: bd_op_copy(gpu, ...) would reallocate an owned
+         * tensor on the GPU */
         bd_tensor_resize(cpu, &gh, BD_F32, BD_NCHW, gn.ndim, gn.dims);
-        bd_op_copy(gpu, &gn, &gh);
+        struct bd_tensor hv = bd_tensor_view(gh.data, BD_CPU, BD_F32, BD_NCHW, gn.ndim, gn.dims);
+        bd_op_copy(gpu, &gn, &hv);
+        gpu->ops->sync(gpu);
         double mx = 1e-20, d = 0;
         if (!bd_tensor_same_shape(&cn, &gh))
                 d = INFINITY;
