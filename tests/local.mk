@@ -71,6 +71,7 @@ endif
 TRAIN_TEST_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 check_PROGRAMS += tests/unit/test-trainer-grad tests/unit/test-trainer-optim tests/unit/test-trainer-resnet \
 	tests/unit/test-trainer-golden tests/unit/test-trainer-ops tests/unit/test-det-ops
+check_PROGRAMS += tests/unit/test-det-match tests/unit/test-det-proposals
 tests_unit_test_trainer_grad_SOURCES = tests/unit/tap.h tests/unit/test-trainer-grad.c
 tests_unit_test_trainer_grad_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_trainer_grad_CFLAGS = $(TRAIN_TEST_CFLAGS)
@@ -95,6 +96,14 @@ tests_unit_test_det_ops_SOURCES = tests/unit/tap.h tests/unit/test-det-ops.c tes
 tests_unit_test_det_ops_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_det_ops_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_unit_test_det_ops_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_det_match_SOURCES = tests/unit/tap.h tests/unit/test-det-match.c tests/unit/det-rpn-golden.h
+tests_unit_test_det_match_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_det_match_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_det_match_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_det_proposals_SOURCES = tests/unit/tap.h tests/unit/test-det-proposals.c tests/unit/det-rpn-golden.h
+tests_unit_test_det_proposals_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_det_proposals_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_det_proposals_LDADD = $(BD_TRAIN_LIBS)
 # helper/trainer-tool: a whole data-parallel training loop on the core, for the shell tests
 noinst_PROGRAMS += tests/helper/trainer-tool
 tests_helper_trainer_tool_SOURCES = tests/helper/trainer-tool.c trainer/common/mpi-sanitizer.c
@@ -163,7 +172,8 @@ TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
-	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py
+	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \
+	tests/det-rpn-golden.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').

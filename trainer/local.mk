@@ -43,6 +43,8 @@ libbdtrain_a_SOURCES = \
 	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
 	trainer/ops/ops-cpu.c \
 	trainer/det/boxes.h trainer/det/boxes.c
+libbdtrain_a_SOURCES += trainer/det/boxes-impl.h trainer/det/match.h trainer/det/match.c \
+	trainer/det/proposals.h trainer/det/proposals.c
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu
 if HAVE_CUDA

@@ -20,10 +20,8 @@
 
 #ifdef __CUDA_ARCH__
 #define DET_MUL(a, b) __fmul_rn((a), (b))
-#define DET_EXP(x) expf(x)
 #else
 #define DET_MUL(a, b) ((a) * (b))
-#define DET_EXP(x) expf(x)
 #endif
 
 /* std::max and std::min as torchvision's kernels use them (NaN handling included) */
@@ -89,12 +87,32 @@ DET_HD void det_decode1(const float *d, const float *b, float wx, float wy, floa
         if (dh > clip)
                 dh = clip;
         float pcx = DET_MUL(dx, w) + cx, pcy = DET_MUL(dy, h) + cy;
-        float pw = DET_MUL(DET_EXP(dw), w), ph = DET_MUL(DET_EXP(dh), h);
+        float pw = DET_MUL(expf(dw), w), ph = DET_MUL(expf(dh), h);
         float hw = DET_MUL(0.5f, pw), hh = DET_MUL(0.5f, ph);
         o[0] = pcx - hw;
         o[1] = pcy - hh;
         o[2] = pcx + hw - one;
         o[3] = pcy + hh - one;
 }
+/* the RPN's clip and filters on one decoded box b and its score: clip to
+ * [0, W - one] x [0, H - one] (torch.clamp: NaN stays NaN), then keep when
+ * both sides (+ one) are >= min_size and score >= score_thresh (NaN fails) */
+DET_HD int det_clip_keep1(float *b, float one, float img_w, float img_h, float min_size, float score,
+                          float score_thresh)
+{
+        float mx[4] = { img_w - one, img_h - one, img_w - one, img_h - one };
+        for (int q = 0; q < 4; q++) {
+                float v = b[q] < 0 ? 0.0f : b[q];
+                b[q] = v > mx[q] ? mx[q] : v;
+        }
+        float ws = b[2] - b[0] + one, hs = b[3] - b[1] + one;
+        return ws >= min_size && hs >= min_size && score >= score_thresh;
+}
+
+DET_HD float det_sigmoid(float x)
+{
+        return 1.0f / (1.0f + expf(-x));
+}
+
 
 #endif

@@ -64,11 +64,12 @@ struct det_sampler {
         double positive_fraction;   /* 0.5 RPN, 0.25 RoI heads */
 };
 
-/* Permutations to use instead of the generator's: perm_pos is
- * torch.randperm(npos) and perm_neg torch.randperm(nneg) (as the sampler
+/* Permutations to use instead of the generator's: perm_pos is the head of
+ * torch.randperm(npos) and perm_neg of torch.randperm(nneg) (as the sampler
  * draws them, positives first), npos and nneg the image's counts of
- * positives and negatives.  Their lengths must be those counts and their
- * first num_pos (num_neg) entries distinct and in range, else -EINVAL. */
+ * positives and negatives.  Each holds at least num_pos (num_neg) entries,
+ * which must be distinct and in range, and npos (nneg) must be the image's
+ * count, else -EINVAL. */
 struct det_perm {
         const int64_t *perm_pos;
         int64_t npos;
