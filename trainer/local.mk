@@ -44,9 +44,10 @@ libbdtrain_a_SOURCES = \
 	trainer/ops/ops-cpu.c \
 	trainer/det/boxes.h trainer/det/boxes.c
 libbdtrain_a_SOURCES += trainer/det/boxes-impl.h trainer/det/match.h trainer/det/match.c \
-	trainer/det/proposals.h trainer/det/proposals.c
+	trainer/det/proposals.h trainer/det/proposals.c trainer/det/boxes-dev.h trainer/det/boxes-dev.c
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu
+EXTRA_DIST += trainer/det/boxes-cuda.cu trainer/det/proposals.cu trainer/det/det-cuda.h
 if HAVE_CUDA
 # CUDA sources: a .cu suffix rule (nvcc, the architectures configure chose);
 # their objects go into libbdtrain.a through BD_CUDA_OBJS
@@ -60,6 +61,11 @@ BD_CUDA_OBJS = trainer/ops/ops-cuda.$(OBJEXT)
 # detection operators' kernels (trainer/det/*.cu): their C side calls them
 # under #if HAVE_CUDA; one line each:
 # BD_CUDA_OBJS += trainer/det/NAME.$(OBJEXT)
+BD_CUDA_OBJS += trainer/det/boxes-cuda.$(OBJEXT)
+BD_CUDA_OBJS += trainer/det/proposals.$(OBJEXT)
+trainer/det/boxes-cuda.$(OBJEXT) trainer/det/proposals.$(OBJEXT): $(srcdir)/trainer/det/boxes-impl.h \
+	$(srcdir)/trainer/det/det-cuda.h $(srcdir)/trainer/det/boxes-dev.h $(srcdir)/trainer/det/boxes.h \
+	$(srcdir)/trainer/det/match.h $(srcdir)/trainer/det/proposals.h
 $(BD_CUDA_OBJS): $(srcdir)/trainer/ops/elem.h $(srcdir)/trainer/ops/elem-impl.h $(srcdir)/trainer/ops/backend.h \
 	$(srcdir)/trainer/ops/ops.h $(srcdir)/trainer/core/tensor.h config.h
 libbdtrain_a_LIBADD = $(BD_CUDA_OBJS)

@@ -11,6 +11,8 @@
 #define BD_DET_BOXES_IMPL_H
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #ifdef __CUDACC__
 #define DET_HD __host__ __device__ __forceinline__
@@ -114,5 +116,37 @@ DET_HD float det_sigmoid(float x)
         return 1.0f / (1.0f + expf(-x));
 }
 
+
+/* BoxCoder.encode_single for one pair: gt g relative to proposal p */
+DET_HD void det_encode1(const float *g, const float *p, float wx, float wy, float ww, float wh, float one, float *o)
+{
+        float pw = p[2] - p[0] + one, ph = p[3] - p[1] + one;
+        float pcx = p[0] + DET_MUL(0.5f, pw), pcy = p[1] + DET_MUL(0.5f, ph);
+        float gw = g[2] - g[0] + one, gh = g[3] - g[1] + one;
+        float gcx = g[0] + DET_MUL(0.5f, gw), gcy = g[1] + DET_MUL(0.5f, gh);
+        o[0] = wx * (gcx - pcx) / pw;
+        o[1] = wy * (gcy - pcy) / ph;
+        o[2] = ww * logf(gw / pw);
+        o[3] = wh * logf(gh / ph);
+}
+
+/* A sort key whose ascending order is descending score with every NaN first
+ * (torch.sort(descending=True) treats NaN as the largest) and -0 == +0: a
+ * stable sort on it is torch.sort(descending=True, stable=True). */
+DET_HD uint32_t det_desc_key(float f)
+{
+        if (f != f)
+                return 0;
+        if (f == 0)
+                f = 0;  /* -0 sorts with +0 */
+        uint32_t u;
+#ifdef __CUDA_ARCH__
+        u = __float_as_uint(f);
+#else
+        memcpy(&u, &f, sizeof(u));
+#endif
+        u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);   /* ascending float order */
+        return ~u;  /* descending; never 0 (only +NaN's ascending key is all ones) */
+}
 
 #endif

@@ -119,18 +119,8 @@ void det_encode(const struct det_conv *c, const struct det_coder *k, const float
                 float *codes)
 {
         float one = c->plus_one ? 1.0f : 0.0f;
-        for (int64_t i = 0; i < n; i++) {
-                const float *p = props + 4 * i, *g = gt + 4 * i;
-                float pw = p[2] - p[0] + one, ph = p[3] - p[1] + one;
-                float pcx = p[0] + 0.5f * pw, pcy = p[1] + 0.5f * ph;
-                float gw = g[2] - g[0] + one, gh = g[3] - g[1] + one;
-                float gcx = g[0] + 0.5f * gw, gcy = g[1] + 0.5f * gh;
-                float *o = codes + 4 * i;
-                o[0] = k->wx * (gcx - pcx) / pw;
-                o[1] = k->wy * (gcy - pcy) / ph;
-                o[2] = k->ww * logf(gw / pw);
-                o[3] = k->wh * logf(gh / ph);
-        }
+        for (int64_t i = 0; i < n; i++)
+                det_encode1(gt + 4 * i, props + 4 * i, k->wx, k->wy, k->ww, k->wh, one, codes + 4 * i);
 }
 
 void det_decode(const struct det_conv *c, const struct det_coder *k, const float *codes, const float *boxes,
@@ -156,20 +146,6 @@ void det_box_iou(const struct det_conv *c, const float *a, int64_t n, const floa
 }
 
 /* ---- NMS ---- */
-
-/* A sort key whose ascending order is descending score with every NaN first
- * (torch.sort(descending=True) treats NaN as the largest) and -0 == +0. */
-static inline uint32_t desc_key(float f)
-{
-        if (isnan(f))
-                return 0;
-        if (f == 0)
-                f = 0;  /* -0 sorts with +0 */
-        uint32_t u;
-        memcpy(&u, &f, sizeof(u));
-        u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);   /* ascending float order */
-        return ~u;  /* descending; never 0 (only +NaN's ascending key is all ones) */
-}
 
 #define RADIX_BITS 11
 #define RADIX_N (1 << RADIX_BITS)
@@ -212,7 +188,7 @@ void det_argsort_desc(const float *scores, const int64_t *sel, int64_t n, int64_
         int64_t *tidx = xmalloc((size_t)n * sizeof(*tidx));
         for (int64_t k = 0; k < n; k++) {
                 int64_t i = sel ? sel[k] : k;
-                key[k] = desc_key(scores[i]);
+                key[k] = det_desc_key(scores[i]);
                 order[k] = i;
         }
         radix_sort(key, order, key + n, tidx, n);
@@ -242,7 +218,7 @@ int64_t det_topk(const float *scores, int64_t n, int64_t k, int64_t *idx)
         int64_t *hist = xcalloc(RADIX_N, sizeof(*hist));
         int shift = 32 - RADIX_BITS;
         for (int64_t i = 0; i < n; i++) {
-                key[i] = desc_key(scores[i]);
+                key[i] = det_desc_key(scores[i]);
                 hist[key[i] >> shift]++;
         }
         int64_t cum = 0;
@@ -366,6 +342,26 @@ static int64_t per_class(const struct det_conv *c, const float *boxes, const flo
         return nk;
 }
 
+void det_shift_by_class(const float *boxes, const int32_t *idx, int64_t n, float *out)
+{
+        if (n <= 0)
+                return;
+        float mx = boxes[0];
+        for (int64_t i = 0; i < 4 * n; i++) {
+                if (isnan(boxes[i])) {
+                        mx = boxes[i];  /* torch.max propagates NaN */
+                        break;
+                }
+                if (boxes[i] > mx)
+                        mx = boxes[i];
+        }
+        for (int64_t i = 0; i < n; i++) {
+                float off = (float)idx[i] * (mx + 1.0f);
+                for (int q = 0; q < 4; q++)
+                        out[4 * i + q] = boxes[4 * i + q] + off;
+        }
+}
+
 int64_t det_batched_nms(const struct det_conv *c, const float *boxes, const float *scores, const int32_t *idx,
                         int64_t n, double thr, int64_t *keep)
 {
@@ -384,22 +380,9 @@ int64_t det_batched_nms(const struct det_conv *c, const float *boxes, const floa
                 free(o);
                 return nk;
         }
-        /* _batched_nms_coordinate_trick: boxes + idx * (max + 1), in float */
-        float mx = boxes[0];
-        for (int64_t i = 0; i < 4 * n; i++) {
-                if (isnan(boxes[i])) {
-                        mx = boxes[i];  /* torch.max propagates NaN */
-                        break;
-                }
-                if (boxes[i] > mx)
-                        mx = boxes[i];
-        }
+        /* _batched_nms_coordinate_trick */
         float *shifted = xmalloc((size_t)n * 4 * sizeof(float));
-        for (int64_t i = 0; i < n; i++) {
-                float off = (float)idx[i] * (mx + 1.0f);
-                for (int q = 0; q < 4; q++)
-                        shifted[4 * i + q] = boxes[4 * i + q] + off;
-        }
+        det_shift_by_class(boxes, idx, n, shifted);
         int64_t nk = nms_sel(c, shifted, scores, NULL, n, thr, keep);
         free(shifted);
         return nk;

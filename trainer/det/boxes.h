@@ -122,4 +122,9 @@ int64_t det_nms(const struct det_conv *c, const float *boxes, const float *score
 int64_t det_batched_nms(const struct det_conv *c, const float *boxes, const float *scores, const int32_t *idx,
                         int64_t n, double thr, int64_t *keep);
 
+/* torchvision's _batched_nms_coordinate_trick offsets: out (n, 4) = boxes
+ * + idx * (max coordinate + 1), in float (NaN max if any coordinate is NaN);
+ * out may be boxes. */
+void det_shift_by_class(const float *boxes, const int32_t *idx, int64_t n, float *out);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "rng.h"
 #include "match.h"
 #include "boxes-impl.h"
 
@@ -163,33 +164,18 @@ int64_t det_rpn_labels(const int32_t *matches, const uint8_t *vis, int64_t n, in
 
 /* ---- sampler ---- */
 
-uint64_t det_rand64(uint64_t seed, uint64_t stream, uint64_t k)
-{
-        /* SplitMix64: the k-th output of the generator seeded with a mix
-         * of (seed, stream) */
-        uint64_t z = seed * 0xd1b54a32d192ed03ull ^ (stream + 1) * 0x8cb92ba72f3d8dd7ull;
-        z += (k + 1) * 0x9e3779b97f4a7c15ull;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-}
-
-/* a uniform integer in [0, bound) from word r (modulo: the bias is below
- * bound / 2^64, far under anything a sample of 256 could show) */
-static inline uint64_t below(uint64_t r, uint64_t bound)
-{
-        return r % bound;
-}
-
 /* the first k entries of a permutation of idx (cnt entries, shuffled in
- * place): Fisher-Yates from the front, draws (seed, stream) word ctr + t */
-static void partial_shuffle(int64_t *idx, int64_t cnt, int64_t k, uint64_t seed, uint64_t stream, uint64_t ctr)
+ * place): Fisher-Yates from the front, drawing from the generator keyed by
+ * (seed, stream, which): no shared state, the same on any thread */
+static void partial_shuffle(int64_t *idx, int64_t cnt, int64_t k, uint64_t seed, uint64_t stream, uint64_t which)
 {
+        struct bd_rng r;
+        bd_rng_seed_key(&r, bd_rng_mix3(seed, stream, which));
         for (int64_t t = 0; t < k && t < cnt - 1; t++) {
-                int64_t r = t + (int64_t)below(det_rand64(seed, stream, ctr + (uint64_t)t), (uint64_t)(cnt - t));
+                int64_t j = t + (int64_t)bd_rng_below(&r, (uint64_t)(cnt - t));
                 int64_t x = idx[t];
-                idx[t] = idx[r];
-                idx[r] = x;
+                idx[t] = idx[j];
+                idx[j] = x;
         }
 }
 
@@ -238,9 +224,8 @@ int det_sample(const struct det_sampler *s, const int32_t *labels, int64_t n, ui
                         r = apply_perm(neg, nn, kn, perm->perm_neg, perm->nneg, seen, cn);
                 free(seen);
         } else {
-                /* positives draw words [0, kp), negatives [2^62, ...): independent */
                 partial_shuffle(pos, np, kp, seed, stream, 0);
-                partial_shuffle(neg, nn, kn, seed, stream, 1ull << 62);
+                partial_shuffle(neg, nn, kn, seed, stream, 1);
                 memcpy(cp, pos, (size_t)kp * sizeof(int64_t));
                 memcpy(cn, neg, (size_t)kn * sizeof(int64_t));
         }

@@ -7,8 +7,8 @@
  *   RoI heads  high 0.5, low 0.5, allow_low_quality 0
  *
  * det_sample is BalancedPositiveNegativeSampler(batch_size_per_image,
- * positive_fraction), with either its own counter-based random permutations
- * (deterministic for a seed and a stream, say the image index) or injected
+ * positive_fraction), with either keyed random permutations (lib/rng.h;
+ * deterministic for a seed and a stream, say the image index) or injected
  * permutations (torch.randperm's, recorded with torch.manual_seed) so a test
  * reproduces torchvision's choice exactly.
  *
@@ -82,9 +82,10 @@ struct det_perm {
  * num_neg = min(bs - num_pos, nneg); the first num_pos (num_neg) entries of a
  * random permutation of the positives (negatives) are chosen, as
  * positive[randperm(npos)[:num_pos]].  The permutation is perm's when perm
- * is not NULL, else a Fisher-Yates shuffle driven by a counter-based
- * generator keyed by (seed, stream): the same arguments give the same sample
- * on any machine and thread count.  pos_mask and neg_mask (n, may be NULL)
+ * is not NULL, else a Fisher-Yates shuffle drawing (bd_rng_below, exact)
+ * from lib/rng.h's generator keyed by bd_rng_mix3(seed, stream, 0 for the
+ * positives, 1 for the negatives): no shared state, so the same arguments
+ * give the same sample on any machine, thread or call order.  pos_mask and neg_mask (n, may be NULL)
  * get 1 for the chosen, 0 elsewhere; pos_idx and neg_idx (may be NULL; room
  * for num_pos and num_neg: bs entries each suffice) the chosen indices in
  * the permutation's order.  *num_pos and *num_neg (may be NULL) the counts.
@@ -92,10 +93,5 @@ struct det_perm {
 int det_sample(const struct det_sampler *s, const int32_t *labels, int64_t n, uint64_t seed, uint64_t stream,
                const struct det_perm *perm, uint8_t *pos_mask, uint8_t *neg_mask, int64_t *pos_idx,
                int64_t *neg_idx, int64_t *num_pos, int64_t *num_neg);
-
-/* The generator behind det_sample: the k-th 64-bit word of stream (seed,
- * stream), a SplitMix64 finaliser over a Weyl sequence: stateless, so any
- * thread can draw any word. */
-uint64_t det_rand64(uint64_t seed, uint64_t stream, uint64_t k);
 
 #endif

@@ -32,15 +32,17 @@ struct det_rpn_params det_rpn_params_mlperf(int training)
                                         .per_batch = training };
 }
 
-/* one image's proposals after NMS and the level cap, in NMS order */
+/* one image's candidates and their NMS keep list */
 struct rpn_image {
-        float *boxes;           /* (n, 4) */
+        float *boxes;           /* (m, 4) */
         float *scores;
-        int64_t n;
+        int32_t *levels;
+        int64_t *keep;
+        int64_t m, nkeep;
 };
 
 /* the candidates of image i: per level top-n, decoded, clipped, filtered;
- * then NMS per level and the level cap */
+ * then NMS per level */
 static void image_proposals(const struct det_conv *c, const struct det_rpn_params *p, const struct det_rpn_level *lv,
                             int L, int i, const int *image_hw, struct rpn_image *out)
 {
@@ -69,94 +71,119 @@ static void image_proposals(const struct det_conv *c, const struct det_rpn_param
                         }
                 }
         }
-        int64_t nk = det_batched_nms(c, bx, sc, lvl, m, p->nms_thresh, idx);
-        if (p->level_post_nms_top_n > 0) {
-                int64_t *per = xcalloc((size_t)(L ? L : 1), sizeof(int64_t)), j = 0;
-                for (int64_t t = 0; t < nk; t++)
-                        if (per[lvl[idx[t]]]++ < p->level_post_nms_top_n)
-                                idx[j++] = idx[t];
-                nk = j;
-                free(per);
-        }
-        out->boxes = xmalloc((size_t)(nk ? nk : 1) * 4 * sizeof(float));
-        out->scores = xmalloc((size_t)(nk ? nk : 1) * sizeof(float));
-        out->n = nk;
-        for (int64_t t = 0; t < nk; t++) {
-                memcpy(out->boxes + 4 * t, bx + 4 * idx[t], 4 * sizeof(float));
-                out->scores[t] = sc[idx[t]];
-        }
-        free(bx);
-        free(sc);
-        free(lvl);
-        free(idx);
+        *out = (struct rpn_image){ bx, sc, lvl, idx, m, det_batched_nms(c, bx, sc, lvl, m, p->nms_thresh, idx) };
 }
 
-/* write the entries sel[0..k) of im as image i's rows */
-static void emit(const struct rpn_image *im, const int64_t *sel, int64_t k, int64_t post, int i, float *boxes,
+/* write the entries sel[0..k) of kept list ke (indices into its candidates)
+ * as image i's rows */
+static void emit(const struct det_rpn_kept *ke, const int64_t *sel, int64_t k, int64_t post, int i, float *boxes,
                  float *scores, int64_t *count)
 {
         for (int64_t t = 0; t < k; t++) {
-                memcpy(boxes + 4 * ((size_t)i * (size_t)post + (size_t)t), im->boxes + 4 * sel[t], 4 * sizeof(float));
-                scores[(size_t)i * (size_t)post + (size_t)t] = im->scores[sel[t]];
+                memcpy(boxes + 4 * ((size_t)i * (size_t)post + (size_t)t), ke->boxes + 4 * sel[t], 4 * sizeof(float));
+                scores[(size_t)i * (size_t)post + (size_t)t] = ke->scores[sel[t]];
         }
         count[i] = k;
+}
+
+int det_rpn_select(const struct det_rpn_params *p, int L, int N, const struct det_rpn_kept *kept, float *boxes,
+                   float *scores, int64_t *count)
+{
+        int64_t post = p->post_nms_top_n, tot = 0;
+        int64_t **sel = xcalloc((size_t)(N ? N : 1), sizeof(*sel)), *nsel = xcalloc((size_t)(N ? N : 1), 8);
+        /* the per-level cap, in NMS order */
+        for (int i = 0; i < N; i++) {
+                const struct det_rpn_kept *ke = &kept[i];
+                int64_t *per = xcalloc((size_t)(L ? L : 1), sizeof(int64_t)), j = 0;
+                sel[i] = xmalloc((size_t)(ke->nkeep ? ke->nkeep : 1) * sizeof(int64_t));
+                for (int64_t t = 0; t < ke->nkeep; t++) {
+                        int32_t l = ke->levels[ke->keep[t]];
+                        if (p->level_post_nms_top_n <= 0 || l < 0 || l >= L || per[l]++ < p->level_post_nms_top_n)
+                                sel[i][j++] = ke->keep[t];
+                }
+                nsel[i] = j;
+                tot += j;
+                free(per);
+        }
+        float *sc = xmalloc((size_t)(tot ? tot : 1) * sizeof(float));
+        int64_t *top = xmalloc((size_t)(tot ? tot : 1) * sizeof(int64_t));
+        if (!p->per_batch) {
+                /* per image: descending score (stable), the first post */
+                for (int i = 0; i < N; i++) {
+                        for (int64_t t = 0; t < nsel[i]; t++)
+                                sc[t] = kept[i].scores[sel[i][t]];
+                        int64_t k = det_topk(sc, nsel[i], post, top);
+                        for (int64_t t = 0; t < k; t++)
+                                top[t] = sel[i][top[t]];
+                        emit(&kept[i], top, k, post, i, boxes, scores, count);
+                }
+        } else {
+                /* the batch's top post: marked, each image keeps its order */
+                uint8_t *mark = xcalloc((size_t)(tot ? tot : 1), 1);
+                int64_t o = 0;
+                for (int i = 0; i < N; o += nsel[i], i++)
+                        for (int64_t t = 0; t < nsel[i]; t++)
+                                sc[o + t] = kept[i].scores[sel[i][t]];
+                int64_t k = det_topk(sc, tot, post, top);
+                for (int64_t t = 0; t < k; t++)
+                        mark[top[t]] = 1;
+                o = 0;
+                for (int i = 0; i < N; o += nsel[i], i++) {
+                        int64_t j = 0;
+                        for (int64_t t = 0; t < nsel[i]; t++)
+                                if (mark[o + t])
+                                        top[j++] = sel[i][t];
+                        emit(&kept[i], top, j, post, i, boxes, scores, count);
+                }
+                free(mark);
+        }
+        for (int i = 0; i < N; i++)
+                free(sel[i]);
+        free(sel);
+        free(nsel);
+        free(sc);
+        free(top);
+        return 0;
+}
+
+int det_rpn_check(const struct det_rpn_params *p, const int64_t *A, int L, int N, const int *image_hw)
+{
+        if (L < 0 || N < 0 || p->pre_nms_top_n < 0 || p->post_nms_top_n < 0)
+                return -EINVAL;
+        for (int l = 0; l < L; l++)
+                if (A[l] < 0)
+                        return -EINVAL;
+        for (int i = 0; i < N; i++)
+                if (image_hw[2 * i] < 0 || image_hw[2 * i + 1] < 0)
+                        return -EINVAL;
+        return 0;
 }
 
 int det_rpn_proposals(const struct det_conv *c, const struct det_rpn_params *p, const struct det_rpn_level *lv,
                       int L, int N, const int *image_hw, float *boxes, float *scores, int64_t *count)
 {
-        if (L < 0 || N < 0 || p->pre_nms_top_n < 0 || p->post_nms_top_n < 0)
-                return -EINVAL;
+        int64_t *A = xmalloc((size_t)(L > 0 ? L : 1) * sizeof(int64_t));
         for (int l = 0; l < L; l++)
-                if (lv[l].A < 0)
-                        return -EINVAL;
-        for (int i = 0; i < N; i++)
-                if (image_hw[2 * i] < 0 || image_hw[2 * i + 1] < 0)
-                        return -EINVAL;
-        int64_t post = p->post_nms_top_n;
+                A[l] = lv[l].A;
+        int r = det_rpn_check(p, A, L, N, image_hw);
+        free(A);
+        if (r < 0)
+                return r;
         struct rpn_image *im = xcalloc((size_t)(N ? N : 1), sizeof(*im));
+        struct det_rpn_kept *kept = xcalloc((size_t)(N ? N : 1), sizeof(*kept));
         #pragma omp parallel for schedule(dynamic, 1)
         for (int i = 0; i < N; i++)
                 image_proposals(c, p, lv, L, i, image_hw, &im[i]);
-        if (!p->per_batch) {
-                #pragma omp parallel for schedule(dynamic, 1)
-                for (int i = 0; i < N; i++) {
-                        int64_t *sel = xmalloc((size_t)(im[i].n ? im[i].n : 1) * sizeof(int64_t));
-                        int64_t k = det_topk(im[i].scores, im[i].n, post, sel);
-                        emit(&im[i], sel, k, post, i, boxes, scores, count);
-                        free(sel);
-                }
-        } else {
-                /* the batch's top post: marked, each image keeps its order */
-                int64_t tot = 0;
-                for (int i = 0; i < N; i++)
-                        tot += im[i].n;
-                float *all = xmalloc((size_t)(tot ? tot : 1) * sizeof(float));
-                int64_t *sel = xmalloc((size_t)(tot ? tot : 1) * sizeof(int64_t));
-                uint8_t *mark = xcalloc((size_t)(tot ? tot : 1), 1);
-                int64_t o = 0;
-                for (int i = 0; i < N; o += im[i].n, i++)
-                        memcpy(all + o, im[i].scores, (size_t)im[i].n * sizeof(float));
-                int64_t k = det_topk(all, tot, post, sel);
-                for (int64_t t = 0; t < k; t++)
-                        mark[sel[t]] = 1;
-                o = 0;
-                for (int i = 0; i < N; i++) {
-                        int64_t j = 0;
-                        for (int64_t t = 0; t < im[i].n; t++)
-                                if (mark[o + t])
-                                        sel[j++] = t;
-                        emit(&im[i], sel, j, post, i, boxes, scores, count);
-                        o += im[i].n;
-                }
-                free(all);
-                free(sel);
-                free(mark);
-        }
+        for (int i = 0; i < N; i++)
+                kept[i] = (struct det_rpn_kept){ im[i].boxes, im[i].scores, im[i].levels, im[i].keep, im[i].nkeep };
+        det_rpn_select(p, L, N, kept, boxes, scores, count);
         for (int i = 0; i < N; i++) {
                 free(im[i].boxes);
                 free(im[i].scores);
+                free(im[i].levels);
+                free(im[i].keep);
         }
         free(im);
+        free(kept);
         return 0;
 }

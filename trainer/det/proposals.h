@@ -75,4 +75,25 @@ struct det_rpn_level {
 int det_rpn_proposals(const struct det_conv *c, const struct det_rpn_params *p, const struct det_rpn_level *lv,
                       int L, int N, const int *image_hw, float *boxes, float *scores, int64_t *count);
 
+/* ---- steps shared with the CUDA twin (proposals.cu) ---- */
+
+/* -EINVAL for negative counts, level sizes A (L), image sizes or top-n; else 0 */
+int det_rpn_check(const struct det_rpn_params *p, const int64_t *A, int L, int N, const int *image_hw);
+
+/* One image's candidates (clipped, filtered, in level then top-n order) and
+ * their NMS keep list (det_batched_nms over the levels). */
+struct det_rpn_kept {
+        const float *boxes;     /* (m, 4) */
+        const float *scores;    /* (m) */
+        const int32_t *levels;  /* (m) */
+        const int64_t *keep;    /* (nkeep) indices into the candidates, NMS order */
+        int64_t nkeep;
+};
+
+/* The last steps of det_rpn_proposals: the per-level cap, then the post-NMS
+ * top-n per image or over the batch, into boxes, scores and count as there.
+ * Returns 0. */
+int det_rpn_select(const struct det_rpn_params *p, int L, int N, const struct det_rpn_kept *kept, float *boxes,
+                   float *scores, int64_t *count);
+
 #endif
