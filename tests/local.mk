@@ -113,7 +113,12 @@ tests_helper_trainer_tool_LDADD = $(BD_TRAIN_LIBS)
 # gpu/: what make check-gpu runs
 if HAVE_CUDA
 noinst_PROGRAMS += tests/gpu/test-trainer-gpu
+noinst_PROGRAMS += tests/gpu/test-det-boxes-gpu
 endif
+tests_gpu_test_det_boxes_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-boxes-gpu.c
+tests_gpu_test_det_boxes_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_gpu_test_det_boxes_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_gpu_test_det_boxes_gpu_LDADD = $(BD_TRAIN_LIBS)
 tests_gpu_test_trainer_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-trainer-gpu.c
 tests_gpu_test_trainer_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_gpu_test_trainer_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
@@ -182,9 +187,12 @@ am__tar = $${TAR-tar} --format=posix -cf - "$$tardir"
 # make check-gpu: the CUDA backend against the CPU one and NCCL data parallel
 # where a GPU is visible, then SSD's network and loss; elsewhere it says it
 # skipped and why
-.PHONY: check-gpu check-gpu-ssd
+.PHONY: check-gpu check-gpu-ssd check-gpu-det-boxes
 check-gpu: all
 	@srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/gpu/check-gpu.sh
 check-gpu: check-gpu-ssd
+check-gpu: check-gpu-det-boxes
+check-gpu-det-boxes: tests/gpu/test-det-boxes-gpu$(EXEEXT)
+	$(AM_V_at)tests/gpu/test-det-boxes-gpu$(EXEEXT)
 check-gpu-ssd: tests/helper/ssd-cuda-check$(EXEEXT)
 	$(AM_V_at)tests/helper/ssd-cuda-check$(EXEEXT)

@@ -14,8 +14,9 @@
  * |got - want| <= 1e-6 max(|want|, 64) (exp and the clip against image
  * sides <= 192: the error is relative to the image's scale), scores
  * |got - want| <= 1e-6 max(|want|, 1e-3) (sigmoid: an ulp or two).
- * Then bad input: no anchors, empty images, NaN logits and deltas, zero
- * top-n, negative counts.
+ * The same through boxes-dev.h on the CPU backend (det_dev_rpn_proposals,
+ * det_dev_batched_nms): identical results.  Then bad input: no anchors, empty
+ * images, NaN logits and deltas, zero top-n, negative counts, bad tensors.
  */
 #include "config.h"
 
@@ -28,6 +29,7 @@
 #include "macro.h"
 #include "boxes.h"
 #include "proposals.h"
+#include "boxes-dev.h"
 #include "tap.h"
 #include "det-rpn-golden.h"
 
@@ -108,6 +110,63 @@ static int close_to(double got, double want, double rel, double floor_)
         return fabs(got - want) <= rel * scale;
 }
 
+static struct bd_backend *cpu;
+
+static struct bd_tensor view(const float *p, int nd, int64_t d0, int64_t d1, int64_t d2)
+{
+        int64_t dims[3] = { d0, d1, d2 };
+        return bd_tensor_view((void *)p, BD_CPU, BD_F32, BD_NCHW, nd, dims);
+}
+
+/* det_dev_rpn_proposals on the CPU backend gives what the host call gave */
+static void dispatch_same(const struct det_conv *c, const struct det_rpn_params *p, const struct levels *L,
+                          const float *boxes, const float *scores, const int64_t *count, const char *tag)
+{
+        struct bd_tensor o[NLEV], d[NLEV], a[NLEV], b = { 0 }, s = { 0 };
+        int64_t cnt[G_RPN_NI];
+        char what[128];
+        for (int l = 0; l < NLEV; l++) {
+                int64_t A = L->lv[l].A;
+                o[l] = view(L->obj[l], 2, G_RPN_NI, A, 0);
+                d[l] = view(L->del[l], 3, G_RPN_NI, A, 4);
+                a[l] = view(L->anc[l], 2, A, 4, 0);
+        }
+        snprintf(what, sizeof(what), "%s: det_dev_rpn_proposals on the cpu returns 0", tag);
+        is_int(det_dev_rpn_proposals(cpu, c, p, o, d, a, NLEV, g_rpn_image_hw, &b, &s, cnt), 0, what);
+        size_t n = (size_t)G_RPN_NI * (size_t)p->post_nms_top_n;
+        int same = cnt[0] == count[0] && cnt[1] == count[1];
+        for (int i = 0; i < G_RPN_NI && same; i++)
+                same = !memcmp((float *)b.data + (size_t)i * p->post_nms_top_n * 4,
+                               boxes + (size_t)i * p->post_nms_top_n * 4, (size_t)count[i] * 4 * sizeof(float)) &&
+                       !memcmp((float *)s.data + (size_t)i * p->post_nms_top_n,
+                               scores + (size_t)i * p->post_nms_top_n, (size_t)count[i] * sizeof(float));
+        snprintf(what, sizeof(what), "%s: det_dev_rpn_proposals = det_rpn_proposals (%zu rows)", tag, n);
+        ok(same, what);
+        bd_tensor_release(&b);
+        bd_tensor_release(&s);
+}
+
+static void test_dispatch_bad(void)
+{
+        float bx[8] = { 0, 0, 10, 10, 1, 1, 10, 10 }, sc[2] = { 0.9f, 0.8f };
+        struct bd_tensor b = view(bx, 2, 2, 4, 0), s = view(sc, 1, 2, 0, 0), k = { 0 }, s3 = view(sc, 1, 1, 0, 0);
+        int64_t nk = -1, want[2];
+        is_int(det_dev_nms(cpu, &det_conv_torchvision, &b, &s, 0.5, &k, &nk), 0, "det_dev_nms on the cpu");
+        ok(nk == det_nms(&det_conv_torchvision, bx, sc, 2, 0.5, want) && ((int32_t *)k.data)[0] == want[0],
+           "det_dev_nms = det_nms");
+        is_int(det_dev_nms(cpu, &det_conv_torchvision, &b, &s3, 0.5, &k, &nk), -EINVAL,
+               "scores of another length: -EINVAL");
+        like(cpu->err.msg, "det nms: scores", "  and says which operand");
+        int32_t cls[2] = { 0, 1 };
+        struct bd_tensor ci = bd_tensor_view(cls, BD_CPU, BD_I32, BD_NCHW, 1, (int64_t[]){ 2 });
+        is_int(det_dev_batched_nms(cpu, &det_conv_torchvision, &b, &s, &ci, 0.5, &k, &nk), 0,
+               "det_dev_batched_nms on the cpu");
+        is_int(nk, 2, "two classes: both kept");
+        is_int(det_dev_batched_nms(cpu, &det_conv_torchvision, &b, &s, &s, 0.5, &k, &nk), -EINVAL,
+               "float classes: -EINVAL");
+        bd_tensor_release(&k);
+}
+
 static void test_golden(void)
 {
         float *logits = xmalloc((size_t)G_RPN_NI * G_RPN_TOT * sizeof(float));
@@ -157,6 +216,7 @@ static void test_golden(void)
                         wb += 4 * count[i];
                         ws += count[i];
                 }
+                dispatch_same(c, &p, &L, boxes, scores, count, g->tag);
                 free(boxes);
                 free(scores);
                 levels_free(&L);
@@ -217,7 +277,14 @@ static void test_bad_input(void)
 
 int main(void)
 {
+        struct bd_err err;
+        if (bd_backend_cpu_new(1, &cpu, &err) < 0) {
+                printf("Bail out! %s\n", err.msg);
+                return 1;
+        }
         test_golden();
+        test_dispatch_bad();
         test_bad_input();
+        bd_backend_free(cpu);
         return done_testing();
 }
