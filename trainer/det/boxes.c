@@ -253,9 +253,11 @@ static float float_below(double thr)
 
 /* Greedy NMS over the n boxes sel[0..n) (or 0..n) of boxes; kept indices
  * (into boxes) appended to keep in descending score order.  The boxes are
- * sorted once into columns with their areas; each kept box compacts the
- * candidates after it, in order, to those it does not suppress, so later
- * boxes only visit survivors (torchvision's loop visits every later box). */
+ * sorted once into columns with their areas; each kept box flags the
+ * candidates after it that it suppresses in one branch-free (vectorised)
+ * pass, and the columns are compacted to the survivors whenever a quarter
+ * of the rest is flagged, so later passes visit few suppressed boxes
+ * (torchvision's loop branches on every later box). */
 static int64_t nms_sel(const struct det_conv *c, const float *boxes, const float *scores, const int64_t *sel,
                        int64_t n, double thr, int64_t *keep)
 {
@@ -268,6 +270,7 @@ static int64_t nms_sel(const struct det_conv *c, const float *boxes, const float
         int64_t *id = xmalloc((size_t)n * sizeof(*id));
         float *col = xmalloc(5 * (size_t)n * sizeof(*col));
         float *x1 = col, *y1 = col + n, *x2 = col + 2 * n, *y2 = col + 3 * n, *ar = col + 4 * n;
+        uint8_t *rm = xcalloc((size_t)n, 1);
         det_argsort_desc(scores, sel, n, id);
         for (int64_t k = 0; k < n; k++) {
                 const float *b = boxes + 4 * id[k];
@@ -277,11 +280,16 @@ static int64_t nms_sel(const struct det_conv *c, const float *boxes, const float
                 y2[k] = b[3];
                 ar[k] = det_area(b, one);
         }
-        int64_t nk = 0, m = n;
+        int64_t nk = 0, m = n, nrm = 0;   /* nrm: flagged entries in (p, m) */
         for (int64_t p = 0; p < m; p++) {
+                if (rm[p]) {
+                        nrm--;
+                        continue;
+                }
                 keep[nk++] = id[p];
                 float bx1 = x1[p], by1 = y1[p], bx2 = x2[p], by2 = y2[p], ba = ar[p];
-                int64_t j = p + 1;
+                int64_t cnt = 0;
+                #pragma omp simd reduction(+ : cnt)
                 for (int64_t l = p + 1; l < m; l++) {
                         float w = det_smin(bx2, x2[l]) - det_smax(bx1, x1[l]) + one;
                         float h = det_smin(by2, y2[l]) - det_smax(by1, y1[l]) + one;
@@ -289,19 +297,30 @@ static int64_t nms_sel(const struct det_conv *c, const float *boxes, const float
                         h = h > 0 ? h : 0;
                         float inter = w * h;
                         float ovr = inter / (ba + ar[l] - inter);
-                        int sup = (ovr > t) | (ge & (ovr == t));
-                        x1[j] = x1[l];
-                        y1[j] = y1[l];
-                        x2[j] = x2[l];
-                        y2[j] = y2[l];
-                        ar[j] = ar[l];
-                        id[j] = id[l];
-                        j += !sup;
+                        int s = (ovr > t) | (ge & (ovr == t));
+                        cnt += s & !rm[l];
+                        rm[l] |= (uint8_t)s;
                 }
-                m = j;
+                nrm += cnt;
+                if (nrm * 4 > m - p) {
+                        int64_t j = p + 1;
+                        for (int64_t l = p + 1; l < m; l++) {
+                                x1[j] = x1[l];
+                                y1[j] = y1[l];
+                                x2[j] = x2[l];
+                                y2[j] = y2[l];
+                                ar[j] = ar[l];
+                                id[j] = id[l];
+                                j += !rm[l];
+                        }
+                        memset(rm + p + 1, 0, (size_t)(m - p - 1));
+                        m = j;
+                        nrm = 0;
+                }
         }
         free(id);
         free(col);
+        free(rm);
         return nk;
 }
 
