@@ -21,11 +21,11 @@ bench_maskrcnn_pipeline_LDADD = $(DATA_LIBS)
 endif
 # detection operators against torchvision (nms.sh, rpn-proposals.sh)
 noinst_PROGRAMS += bench/nms bench/rpn-proposals
-bench_nms_SOURCES = bench/nms.c
+bench_nms_SOURCES = bench/nms.c bench/det-bench.h
 bench_nms_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 bench_nms_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_nms_LDADD = $(BD_TRAIN_LIBS)
-bench_rpn_proposals_SOURCES = bench/rpn-proposals.c
+bench_rpn_proposals_SOURCES = bench/rpn-proposals.c bench/det-bench.h
 bench_rpn_proposals_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 bench_rpn_proposals_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_rpn_proposals_LDADD = $(BD_TRAIN_LIBS)

@@ -13,47 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
 #include "macro.h"
 #include "boxes.h"
-
-static void *slurp(const char *dir, const char *name, int n, size_t *len)
-{
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s-%d.%s", dir, name, n, strcmp(name, "keep") ? "f32" : "i64");
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-                fprintf(stderr, "nms: cannot open '%s'\n", path);
-                exit(1);
-        }
-        fseek(f, 0, SEEK_END);
-        *len = (size_t)ftell(f);
-        fseek(f, 0, SEEK_SET);
-        void *p = xmalloc(*len ? *len : 1);
-        if (fread(p, 1, *len, f) != *len) {
-                fprintf(stderr, "nms: short read of '%s'\n", path);
-                exit(1);
-        }
-        fclose(f);
-        return p;
-}
-
-static double now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return (x > y) - (x < y);
-}
+#include "clock.h"
+#include "det-bench.h"
 
 int main(int argc, char **argv)
 {
@@ -70,18 +37,25 @@ int main(int argc, char **argv)
         for (int z = 0; z < 2; z++) {
                 int n = sizes[z];
                 size_t lb, ls, lk;
-                float *boxes = slurp(argv[1], "boxes", n, &lb), *scores = slurp(argv[1], "scores", n, &ls);
-                int64_t *want = slurp(argv[1], "keep", n, &lk), *keep = xmalloc((size_t)n * sizeof(int64_t));
+                char name[3][32];
+                snprintf(name[0], sizeof(name[0]), "boxes-%d.f32", n);
+                snprintf(name[1], sizeof(name[1]), "scores-%d.f32", n);
+                snprintf(name[2], sizeof(name[2]), "keep-%d.i64", n);
+                float *boxes = bench_read(argv[1], name[0], &lb), *scores = bench_read(argv[1], name[1], &ls);
+                int64_t *want = bench_read(argv[1], name[2], &lk), *keep = xmalloc((size_t)n * sizeof(int64_t));
+                if (lb != (size_t)n * 4 * sizeof(float) || ls != (size_t)n * sizeof(float)) {
+                        fprintf(stderr, "nms: %s or %s is not %d boxes\n", name[0], name[1], n);
+                        return 1;
+                }
                 int64_t nk = det_nms(&det_conv_torchvision, boxes, scores, n, 0.5, keep);
                 if ((size_t)nk * sizeof(int64_t) != lk || memcmp(keep, want, lk))
                         mismatches++;
                 for (int r = 0; r < reps; r++) {
-                        double t0 = now();
+                        double t0 = clock_monotonic();
                         det_nms(&det_conv_torchvision, boxes, scores, n, 0.5, keep);
-                        t[r] = now() - t0;
+                        t[r] = clock_monotonic() - t0;
                 }
-                qsort(t, (size_t)reps, sizeof(double), cmp_double);
-                printf("ours nms-%d %.9f\n", n, t[reps / 2]);
+                printf("ours nms-%d %.9f\n", n, bench_median(t, reps));
                 free(boxes);
                 free(scores);
                 free(want);

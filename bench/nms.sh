@@ -14,14 +14,14 @@ build=${1:-$src/build}
 rounds=${2:-5}
 reps=${3:-20}
 py=${PYTHON:-/usr/bin/python3}
+# shellcheck source=bench/det-bench-lib.sh
+. "$src/bench/det-bench-lib.sh"
 make -s -C "$build" bench/nms
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-med() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-echo "torch $("$py" -c 'import torch; print(torch.__version__)'), torchvision $("$py" -c 'import torchvision; print(torchvision.__version__)'), $(lscpu | sed -n 's/^Model name: *//p'), median of $rounds alternating rounds of $reps calls"
-printf '%-34s %8s %12s %10s %8s\n' "" threads "torchvision" ours ratio
+header calls
 for threads in 1 2; do
         : > "$tmp/theirs"; : > "$tmp/ours"
-        for r in $(seq "$rounds"); do
+        for _ in $(seq "$rounds"); do
                 "$py" "$src/bench/nms.py" "$tmp/data" "$reps" "$threads" >> "$tmp/theirs"
                 OMP_NUM_THREADS=$threads "$build/bench/nms" "$tmp/data" "$reps" "$threads" >> "$tmp/ours" || {
                         echo "nms.sh: det_nms's keep lists differ from torchvision's" >&2; exit 1; }
@@ -29,8 +29,7 @@ for threads in 1 2; do
         for n in 2000 20000; do
                 p=$(awk -v op="nms-$n" '$2 == op {print $3}' "$tmp/theirs" | med)
                 o=$(awk -v op="nms-$n" '$2 == op {print $3}' "$tmp/ours" | med)
-                printf '%-34s %8d %10.3f ms %7.3f ms %8.2f\n' "nms of $n boxes (IoU > 0.5)" "$threads" \
-                        "$(echo "$p * 1000" | bc -l)" "$(echo "$o * 1000" | bc -l)" "$(echo "$p / $o" | bc -l)"
+                ratio_row "nms of $n boxes (IoU > 0.5)" "$threads" "$p" "$o"
         done
 done
 echo "(ratio: torchvision time / ours, target >= 1.0; keep lists identical to torchvision's)"

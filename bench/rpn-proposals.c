@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -28,6 +27,8 @@
 #include "macro.h"
 #include "boxes.h"
 #include "proposals.h"
+#include "clock.h"
+#include "det-bench.h"
 
 #define NI 2
 #define L 5
@@ -35,36 +36,16 @@
 static const int FH[L] = { 200, 100, 50, 25, 13 }, FW[L] = { 336, 168, 84, 42, 21 };
 static const int HW[2 * NI] = { 800, 1344, 800, 1199 };
 
-static float *slurp(const char *dir, const char *name, size_t want)
+/* DIR/NAME, which must hold n floats */
+static float *read_floats(const char *dir, const char *name, size_t n)
 {
-        char path[4096];
-        snprintf(path, sizeof(path), "%s/%s", dir, name);
-        FILE *f = fopen(path, "rb");
-        if (!f) {
-                fprintf(stderr, "rpn-proposals: cannot open '%s'\n", path);
-                exit(1);
-        }
-        float *p = xmalloc(want * sizeof(float));
-        size_t got = fread(p, sizeof(float), want, f);
-        fclose(f);
-        if (got != want && strcmp(name, "out.f32")) {
-                fprintf(stderr, "rpn-proposals: '%s' has %zu floats, want %zu\n", path, got, want);
+        size_t len;
+        float *p = bench_read(dir, name, &len);
+        if (len != n * sizeof(float)) {
+                fprintf(stderr, "rpn-proposals: '%s' has %zu bytes, want %zu floats\n", name, len, n);
                 exit(1);
         }
         return p;
-}
-
-static double now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-        double x = *(const double *)a, y = *(const double *)b;
-        return (x > y) - (x < y);
 }
 
 /* descending score, then the box: a total order on rows (x1 y1 x2 y2 score) */
@@ -106,8 +87,8 @@ int main(int argc, char **argv)
                 A[l] = (int64_t)FH[l] * FW[l] * 3;
                 tot += A[l];
         }
-        float *logits = slurp(argv[1], "logits.f32", (size_t)(NI * tot));
-        float *deltas = slurp(argv[1], "deltas.f32", (size_t)(NI * tot) * 4);
+        float *logits = read_floats(argv[1], "logits.f32", (size_t)(NI * tot));
+        float *deltas = read_floats(argv[1], "deltas.f32", (size_t)(NI * tot) * 4);
         struct det_rpn_level lv[L];
         float *obj[L], *del[L], *anc[L];
         for (int l = 0, off = 0; l < L; off += (int)A[l], l++) {
@@ -127,7 +108,7 @@ int main(int argc, char **argv)
         double *t = xmalloc((size_t)(reps > 0 ? reps : 1) * sizeof(double));
         static const float ratios[3] = { 0.5f, 1.0f, 2.0f };
         for (int r = -1; r < reps; r++) {
-                double t0 = now();
+                double t0 = clock_monotonic();
                 for (int l = 0; l < L; l++) {
                         /* torchvision's stride: the padded size over the map's */
                         float size = (float)(32 << l), cell[12];
@@ -136,20 +117,24 @@ int main(int argc, char **argv)
                 }
                 det_rpn_proposals(&det_conv_torchvision, &p, lv, L, NI, HW, boxes, scores, count);
                 if (r >= 0)
-                        t[r] = now() - t0;
+                        t[r] = clock_monotonic() - t0;
         }
-        qsort(t, (size_t)reps, sizeof(double), cmp_double);
-        printf("ours rpn %.9f\n", t[reps / 2]);
+        printf("ours rpn %.9f\n", bench_median(t, reps));
         /* torchvision's answer: the same rows, compared in order and, as
          * sets, sorted by (score, box): equal scores (logits drawn in float
          * repeat) leave torch's unstable sorts free to order them otherwise */
-        float *out = slurp(argv[1], "out.f32", (size_t)NI * (1 + 5 * p.post_nms_top_n));
+        size_t outlen;
+        float *out = bench_read(argv[1], "out.f32", &outlen);
         int mismatches = 0, reordered = 0;
         double maxdiff = 0;
-        const float *o = out;
+        const float *o = out, *end = out + outlen / sizeof(float);
         for (int i = 0; i < NI; i++) {
-                int64_t n = (int64_t)o[0];
+                int64_t n = o < end ? (int64_t)o[0] : -1;
                 const float *rows = o + 1;
+                if (n < 0 || n > end - rows || 5 * n > end - rows) {
+                        fprintf(stderr, "rpn-proposals: out.f32 is short\n");
+                        return 1;
+                }
                 o = rows + 5 * n;
                 if (n != count[i]) {
                         mismatches++;

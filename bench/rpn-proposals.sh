@@ -16,21 +16,20 @@ build=${1:-$src/build}
 rounds=${2:-5}
 reps=${3:-5}
 py=${PYTHON:-/usr/bin/python3}
+# shellcheck source=bench/det-bench-lib.sh
+. "$src/bench/det-bench-lib.sh"
 make -s -C "$build" bench/rpn-proposals
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-med() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-echo "torch $("$py" -c 'import torch; print(torch.__version__)'), torchvision $("$py" -c 'import torchvision; print(torchvision.__version__)'), $(lscpu | sed -n 's/^Model name: *//p'), median of $rounds alternating rounds of $reps runs"
-printf '%-44s %8s %12s %10s %8s\n' "" threads "torchvision" ours ratio
+header runs
 for threads in 1 2; do
         : > "$tmp/theirs"; : > "$tmp/ours"
-        for r in $(seq "$rounds"); do
+        for _ in $(seq "$rounds"); do
                 "$py" "$src/bench/rpn-proposals.py" "$tmp/data" "$reps" "$threads" >> "$tmp/theirs"
                 OMP_NUM_THREADS=$threads "$build/bench/rpn-proposals" "$tmp/data" "$reps" "$threads" >> "$tmp/ours"
         done
         p=$(awk '$2 == "rpn" {print $3}' "$tmp/theirs" | med)
         o=$(awk '$2 == "rpn" {print $3}' "$tmp/ours" | med)
-        printf '%-44s %8d %9.1f ms %7.1f ms %8.2f\n' "anchors + decode + top-n + NMS + post top-n" "$threads" \
-                "$(echo "$p * 1000" | bc -l)" "$(echo "$o * 1000" | bc -l)" "$(echo "$p / $o" | bc -l)"
+        ratio_row "anchors + decode + top-n + NMS + post top-n" "$threads" "$p" "$o"
 done
 echo "(ratio: torchvision time / ours, target >= 1.0; of 2 images, proposals that differ from torchvision's" \
         "as sets: $(awk '$1 == "mismatches" {print $2}' "$tmp/ours" | sort -n | tail -1)," \
