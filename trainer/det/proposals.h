@@ -27,6 +27,8 @@
  * scores over all images' proposals are kept, each image's in its own order
  * (the per-level concatenation for [R]).
  *
+ * Equal scores keep their candidate order (level, then rank) in every sort;
+ * torch's sorts are not stable and may order them otherwise (the same set).
  * [R] selects the top-n on sigmoid(logit), torchvision on the logit: the
  * same set except where float sigmoids tie (logits above ~16); both use the
  * logit here.  Appending the ground-truth boxes in training is the RoI
