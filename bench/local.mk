@@ -33,3 +33,13 @@ bench_roi_align_SOURCES = bench/roi-align.c
 bench_roi_align_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 bench_roi_align_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_roi_align_LDADD = $(BD_TRAIN_LIBS)
+# detection operators against torchvision (nms.sh, rpn-proposals.sh)
+noinst_PROGRAMS += bench/nms bench/rpn-proposals
+bench_nms_SOURCES = bench/nms.c bench/det-bench.h
+bench_nms_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+bench_nms_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+bench_nms_LDADD = $(BD_TRAIN_LIBS)
+bench_rpn_proposals_SOURCES = bench/rpn-proposals.c bench/det-bench.h
+bench_rpn_proposals_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+bench_rpn_proposals_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+bench_rpn_proposals_LDADD = $(BD_TRAIN_LIBS)

@@ -12,6 +12,9 @@ boxes from an LCG that the C test reproduces exactly (values on a 1/16 grid),
 so only their keep lists are stored.  The MLPerf conventions are checked in
 the C test against the reference file's table and hand-computed values.
 """
+import os
+import sys
+
 import torch
 import torchvision
 from torchvision.models.detection.anchor_utils import AnchorGenerator
@@ -19,44 +22,14 @@ from torchvision.models.detection.image_list import ImageList
 from torchvision.models.detection._utils import BoxCoder
 from torchvision.ops import box_iou, nms, batched_nms
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from det_golden_common import LCG, emit, farr, iarr, out, rand_boxes  # noqa: E402
+
 torch.manual_seed(22)
-out = []
-
-
-def emit(s):
-    out.append(s)
-
-
-def farr(name, t):
-    v = t.reshape(-1).tolist()
-    body = ", ".join("%.9g" % x for x in v)
-    emit("static const float %s[%d] = { %s };" % (name, max(len(v), 1), body))
-
-
-def iarr(name, v, ctype="int"):
-    v = [int(x) for x in v]
-    body = ", ".join(str(x) for x in v)
-    emit("static const %s %s[%d] = { %s };" % (ctype, name, max(len(v), 1), body))
-
-
-def rand_boxes(n, lo, hi, wlo, whi):
-    xy = lo + (hi - lo) * torch.rand(n, 2)
-    wh = wlo + (whi - wlo) * torch.rand(n, 2)
-    return torch.cat([xy, xy + wh], 1).float()
 
 
 def distinct_scores(n):
     return (torch.randperm(n).float() + 1) / (n + 1)
-
-
-class LCG:
-    """the same generator as lcg_next() in test-det-ops.c"""
-    def __init__(self, seed):
-        self.s = seed
-
-    def u(self, k):
-        self.s = (self.s * 1103515245 + 12345) % (1 << 31)
-        return (self.s >> 8) % k
 
 
 def lcg_case(n, ncls, seed):

@@ -86,6 +86,8 @@ check_PROGRAMS += tests/unit/test-trainer-grad tests/unit/test-trainer-optim tes
 	tests/unit/test-trainer-golden tests/unit/test-trainer-ops tests/unit/test-det-ops \
 	tests/unit/test-det-losses
 check_PROGRAMS += tests/unit/test-det-roi
+	tests/unit/test-trainer-golden tests/unit/test-trainer-ops tests/unit/test-det-ops
+check_PROGRAMS += tests/unit/test-det-match tests/unit/test-det-proposals
 tests_unit_test_trainer_grad_SOURCES = tests/unit/tap.h tests/unit/test-trainer-grad.c
 tests_unit_test_trainer_grad_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_trainer_grad_CFLAGS = $(TRAIN_TEST_CFLAGS)
@@ -118,6 +120,14 @@ tests_unit_test_det_roi_SOURCES = tests/unit/tap.h tests/unit/test-det-roi.c tes
 tests_unit_test_det_roi_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_det_roi_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_unit_test_det_roi_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_det_match_SOURCES = tests/unit/tap.h tests/unit/test-det-match.c tests/unit/det-rpn-golden.h
+tests_unit_test_det_match_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_det_match_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_det_match_LDADD = $(BD_TRAIN_LIBS)
+tests_unit_test_det_proposals_SOURCES = tests/unit/tap.h tests/unit/test-det-proposals.c tests/unit/det-rpn-golden.h
+tests_unit_test_det_proposals_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_det_proposals_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_det_proposals_LDADD = $(BD_TRAIN_LIBS)
 # helper/trainer-tool: a whole data-parallel training loop on the core, for the shell tests
 noinst_PROGRAMS += tests/helper/trainer-tool
 tests_helper_trainer_tool_SOURCES = tests/helper/trainer-tool.c trainer/common/mpi-sanitizer.c
@@ -133,6 +143,12 @@ tests_gpu_test_det_roi_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-roi-gpu
 tests_gpu_test_det_roi_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_gpu_test_det_roi_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_gpu_test_det_roi_gpu_LDADD = $(BD_TRAIN_LIBS)
+noinst_PROGRAMS += tests/gpu/test-det-boxes-gpu
+endif
+tests_gpu_test_det_boxes_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-boxes-gpu.c
+tests_gpu_test_det_boxes_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_gpu_test_det_boxes_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_gpu_test_det_boxes_gpu_LDADD = $(BD_TRAIN_LIBS)
 tests_gpu_test_trainer_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-trainer-gpu.c
 tests_gpu_test_trainer_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_gpu_test_trainer_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
@@ -192,7 +208,8 @@ dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
 	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \
-	tests/det-loss-golden.py tests/det-mask-golden.py tests/det-roi-golden.py
+	tests/det-loss-golden.py tests/det-mask-golden.py tests/det-roi-golden.py \
+	tests/det-rpn-golden.py tests/det_golden_common.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').
@@ -201,10 +218,13 @@ am__tar = $${TAR-tar} --format=posix -cf - "$$tardir"
 # make check-gpu: the CUDA backend against the CPU one and NCCL data parallel
 # where a GPU is visible, then SSD's network and loss; elsewhere it says it
 # skipped and why
-.PHONY: check-gpu check-gpu-ssd
+.PHONY: check-gpu check-gpu-ssd check-gpu-det-boxes
 check-gpu: all
 	@srcdir='$(abs_top_srcdir)' top_builddir='$(abs_top_builddir)' $(SHELL) $(srcdir)/tests/gpu/check-gpu.sh
 check-gpu: check-gpu-ssd
+check-gpu: check-gpu-det-boxes
+check-gpu-det-boxes: tests/gpu/test-det-boxes-gpu$(EXEEXT)
+	$(AM_V_at)tests/gpu/test-det-boxes-gpu$(EXEEXT)
 check-gpu-ssd: tests/helper/ssd-cuda-check$(EXEEXT)
 	$(AM_V_at)tests/helper/ssd-cuda-check$(EXEEXT)
 # detection postprocess, paste and mask targets on CUDA against the CPU

@@ -14,6 +14,7 @@
 
 #include "macro.h"
 #include "boxes.h"
+#include "boxes-impl.h"
 
 /* torchvision rounds every operation: no fused multiply-adds, whatever the
  * target (the keep lists must be torchvision's exactly) */
@@ -118,155 +119,208 @@ void det_encode(const struct det_conv *c, const struct det_coder *k, const float
                 float *codes)
 {
         float one = c->plus_one ? 1.0f : 0.0f;
-        for (int64_t i = 0; i < n; i++) {
-                const float *p = props + 4 * i, *g = gt + 4 * i;
-                float pw = p[2] - p[0] + one, ph = p[3] - p[1] + one;
-                float pcx = p[0] + 0.5f * pw, pcy = p[1] + 0.5f * ph;
-                float gw = g[2] - g[0] + one, gh = g[3] - g[1] + one;
-                float gcx = g[0] + 0.5f * gw, gcy = g[1] + 0.5f * gh;
-                float *o = codes + 4 * i;
-                o[0] = k->wx * (gcx - pcx) / pw;
-                o[1] = k->wy * (gcy - pcy) / ph;
-                o[2] = k->ww * logf(gw / pw);
-                o[3] = k->wh * logf(gh / ph);
-        }
+        for (int64_t i = 0; i < n; i++)
+                det_encode1(gt + 4 * i, props + 4 * i, k->wx, k->wy, k->ww, k->wh, one, codes + 4 * i);
 }
 
 void det_decode(const struct det_conv *c, const struct det_coder *k, const float *codes, const float *boxes,
                 int64_t n, int ncls, float *out)
 {
         float one = c->plus_one ? 1.0f : 0.0f;
-        for (int64_t i = 0; i < n; i++) {
-                const float *b = boxes + 4 * i;
-                float w = b[2] - b[0] + one, h = b[3] - b[1] + one;
-                float cx = b[0] + 0.5f * w, cy = b[1] + 0.5f * h;
-                for (int j = 0; j < ncls; j++) {
-                        const float *d = codes + 4 * (i * ncls + j);
-                        float *o = out + 4 * (i * ncls + j);
-                        float dx = d[0] / k->wx, dy = d[1] / k->wy;
-                        float dw = d[2] / k->ww, dh = d[3] / k->wh;
-                        /* torch.clamp(max=): NaN stays NaN */
-                        if (dw > k->clip)
-                                dw = k->clip;
-                        if (dh > k->clip)
-                                dh = k->clip;
-                        float pcx = dx * w + cx, pcy = dy * h + cy;
-                        float pw = expf(dw) * w, ph = expf(dh) * h;
-                        float hw = 0.5f * pw, hh = 0.5f * ph;
-                        o[0] = pcx - hw;
-                        o[1] = pcy - hh;
-                        o[2] = pcx + hw - one;
-                        o[3] = pcy + hh - one;
-                }
-        }
+        for (int64_t i = 0; i < n; i++)
+                for (int j = 0; j < ncls; j++)
+                        det_decode1(codes + 4 * (i * ncls + j), boxes + 4 * i, k->wx, k->wy, k->ww, k->wh, k->clip,
+                                    one, out + 4 * (i * ncls + j));
 }
 
 /* ---- IoU ---- */
-
-/* std::max and std::min as torchvision's kernels use them (NaN handling included) */
-static inline float smax(float a, float b)
-{
-        return a < b ? b : a;
-}
-
-static inline float smin(float a, float b)
-{
-        return b < a ? b : a;
-}
-
-static inline float box_area(const float *b, float one)
-{
-        return (b[2] - b[0] + one) * (b[3] - b[1] + one);
-}
-
-/* intersection over union; 0 where the union is not > 0 (or NaN) */
-static inline float iou1(const float *a, float aa, const float *b, float ab, float one)
-{
-        float x1 = smax(a[0], b[0]), y1 = smax(a[1], b[1]);
-        float x2 = smin(a[2], b[2]), y2 = smin(a[3], b[3]);
-        float w = x2 - x1 + one, h = y2 - y1 + one;
-        w = w > 0 ? w : 0;
-        h = h > 0 ? h : 0;
-        float inter = w * h, uni = aa + ab - inter;
-        return uni > 0 ? inter / uni : 0.0f;
-}
 
 void det_box_iou(const struct det_conv *c, const float *a, int64_t n, const float *b, int64_t m, float *iou)
 {
         float one = c->plus_one ? 1.0f : 0.0f;
         for (int64_t i = 0; i < n; i++) {
-                float aa = box_area(a + 4 * i, one);
+                float aa = det_area(a + 4 * i, one);
                 for (int64_t j = 0; j < m; j++)
-                        iou[i * m + j] = iou1(a + 4 * i, aa, b + 4 * j, box_area(b + 4 * j, one), one);
+                        iou[i * m + j] = det_iou1(a + 4 * i, aa, b + 4 * j, det_area(b + 4 * j, one), one);
         }
 }
 
 /* ---- NMS ---- */
 
-struct order_ent {
-        float score;
-        int64_t i;
-};
+#define RADIX_BITS 11
+#define RADIX_N (1 << RADIX_BITS)
 
-/* descending score, NaN first (torch.sort), ties by index: a stable sort */
-static int order_cmp(const void *pa, const void *pb)
+/* stable LSD radix sort of (key, idx) pairs by key; tmp arrays of n each */
+static void radix_sort(uint32_t *key, int64_t *idx, uint32_t *tkey, int64_t *tidx, int64_t n)
 {
-        const struct order_ent *a = pa, *b = pb;
-        int na = isnan(a->score), nb = isnan(b->score);
-        if (na != nb)
-                return na ? -1 : 1;
-        if (!na && a->score != b->score)
-                return a->score > b->score ? -1 : 1;
-        return (a->i > b->i) - (a->i < b->i);
+        if (n < 2)
+                return;
+        int64_t *hist = xcalloc(3 * RADIX_N, sizeof(*hist));
+        for (int64_t i = 0; i < n; i++)
+                for (int p = 0; p < 3; p++)
+                        hist[p * RADIX_N + ((key[i] >> (p * RADIX_BITS)) & (RADIX_N - 1))]++;
+        for (int p = 0; p < 3; p++) {
+                int64_t *h = hist + p * RADIX_N, sum = 0;
+                int shift = p * RADIX_BITS;
+                if (h[(key[0] >> shift) & (RADIX_N - 1)] == n)
+                        continue;   /* one digit for all: the pass would not move anything */
+                for (int b = 0; b < RADIX_N; b++) {
+                        int64_t t = h[b];
+                        h[b] = sum;
+                        sum += t;
+                }
+                for (int64_t i = 0; i < n; i++) {
+                        int64_t d = h[(key[i] >> shift) & (RADIX_N - 1)]++;
+                        tkey[d] = key[i];
+                        tidx[d] = idx[i];
+                }
+                memcpy(key, tkey, (size_t)n * sizeof(*key));
+                memcpy(idx, tidx, (size_t)n * sizeof(*idx));
+        }
+        free(hist);
 }
 
-static struct order_ent *sorted_order(const float *scores, const int64_t *sel, int64_t n)
+void det_argsort_desc(const float *scores, const int64_t *sel, int64_t n, int64_t *order)
 {
-        struct order_ent *o = xmalloc((size_t)(n ? n : 1) * sizeof(*o));
+        if (n <= 0)
+                return;
+        uint32_t *key = xmalloc(2 * (size_t)n * sizeof(*key));
+        int64_t *tidx = xmalloc((size_t)n * sizeof(*tidx));
         for (int64_t k = 0; k < n; k++) {
                 int64_t i = sel ? sel[k] : k;
-                o[k].score = scores[i];
-                o[k].i = i;
+                key[k] = det_desc_key(scores[i]);
+                order[k] = i;
         }
-        qsort(o, (size_t)n, sizeof(*o), order_cmp);
-        return o;
+        radix_sort(key, order, key + n, tidx, n);
+        free(key);
+        free(tidx);
+}
+
+int64_t det_topk(const float *scores, int64_t n, int64_t k, int64_t *idx)
+{
+        if (n < 0 || k < 0)
+                return -EINVAL;
+        if (k > n)
+                k = n;
+        if (k == 0)
+                return 0;
+        if (k * 8 >= n) {
+                int64_t *all = xmalloc((size_t)n * sizeof(*all));
+                det_argsort_desc(scores, NULL, n, all);
+                memcpy(idx, all, (size_t)k * sizeof(*idx));
+                free(all);
+                return k;
+        }
+        /* the top 11 bits' histogram finds the bucket that holds the k-th
+         * key; everything before it and that bucket are sorted, in index
+         * order, so ties stay by index */
+        uint32_t *key = xmalloc((size_t)n * sizeof(*key));
+        int64_t *hist = xcalloc(RADIX_N, sizeof(*hist));
+        int shift = 32 - RADIX_BITS;
+        for (int64_t i = 0; i < n; i++) {
+                key[i] = det_desc_key(scores[i]);
+                hist[key[i] >> shift]++;
+        }
+        int64_t cum = 0;
+        uint32_t b = 0;
+        while (cum + hist[b] < k)
+                cum += hist[b++];
+        int64_t m = cum + hist[b], j = 0;
+        uint32_t *ck = xmalloc(2 * (size_t)m * sizeof(*ck));
+        int64_t *ci = xmalloc(2 * (size_t)m * sizeof(*ci));
+        for (int64_t i = 0; i < n; i++)
+                if ((key[i] >> shift) <= b) {
+                        ck[j] = key[i];
+                        ci[j++] = i;
+                }
+        radix_sort(ck, ci, ck + m, ci + m, m);
+        memcpy(idx, ci, (size_t)k * sizeof(*idx));
+        free(key);
+        free(hist);
+        free(ck);
+        free(ci);
+        return k;
+}
+
+/* the largest float <= thr: for a float f, (double)f > thr iff f > it */
+static float float_below(double thr)
+{
+        float f = (float)thr;
+        if ((double)f > thr)
+                f = nextafterf(f, -INFINITY);
+        return f;
 }
 
 /* Greedy NMS over the n boxes sel[0..n) (or 0..n) of boxes; kept indices
- * (into boxes) appended to keep in descending score order. */
+ * (into boxes) appended to keep in descending score order.  The boxes are
+ * sorted once into columns with their areas; each kept box flags the
+ * candidates after it that it suppresses in one branch-free (vectorised)
+ * pass, and the columns are compacted to the survivors whenever a quarter
+ * of the rest is flagged, so later passes visit few suppressed boxes
+ * (torchvision's loop branches on every later box). */
 static int64_t nms_sel(const struct det_conv *c, const float *boxes, const float *scores, const int64_t *sel,
                        int64_t n, double thr, int64_t *keep)
 {
-        float one = c->plus_one ? 1.0f : 0.0f, fthr = (float)thr;
-        struct order_ent *o = sorted_order(scores, sel, n);
-        float *area = xmalloc((size_t)(n ? n : 1) * sizeof(float));
-        uint8_t *sup = xcalloc((size_t)(n ? n : 1), 1);
-        for (int64_t k = 0; k < n; k++)
-                area[k] = box_area(boxes + 4 * o[k].i, one);
-        int64_t nk = 0;
+        if (n <= 0)
+                return 0;
+        float one = c->plus_one ? 1.0f : 0.0f;
+        /* suppress when ovr > t, or ovr == t under nms_ge (ovr >= thr in float) */
+        float t = c->nms_ge ? (float)thr : float_below(thr);
+        int ge = c->nms_ge ? 1 : 0;
+        int64_t *id = xmalloc((size_t)n * sizeof(*id));
+        float *col = xmalloc(5 * (size_t)n * sizeof(*col));
+        float *x1 = col, *y1 = col + n, *x2 = col + 2 * n, *y2 = col + 3 * n, *ar = col + 4 * n;
+        uint8_t *rm = xcalloc((size_t)n, 1);
+        det_argsort_desc(scores, sel, n, id);
         for (int64_t k = 0; k < n; k++) {
-                if (sup[k])
+                const float *b = boxes + 4 * id[k];
+                x1[k] = b[0];
+                y1[k] = b[1];
+                x2[k] = b[2];
+                y2[k] = b[3];
+                ar[k] = det_area(b, one);
+        }
+        int64_t nk = 0, m = n, nrm = 0;   /* nrm: flagged entries in (p, m) */
+        for (int64_t p = 0; p < m; p++) {
+                if (rm[p]) {
+                        nrm--;
                         continue;
-                keep[nk++] = o[k].i;
-                const float *bi = boxes + 4 * o[k].i;
-                for (int64_t l = k + 1; l < n; l++) {
-                        if (sup[l])
-                                continue;
-                        const float *bj = boxes + 4 * o[l].i;
-                        float x1 = smax(bi[0], bj[0]), y1 = smax(bi[1], bj[1]);
-                        float x2 = smin(bi[2], bj[2]), y2 = smin(bi[3], bj[3]);
-                        float w = x2 - x1 + one, h = y2 - y1 + one;
+                }
+                keep[nk++] = id[p];
+                float bx1 = x1[p], by1 = y1[p], bx2 = x2[p], by2 = y2[p], ba = ar[p];
+                int64_t cnt = 0;
+                #pragma omp simd reduction(+ : cnt)
+                for (int64_t l = p + 1; l < m; l++) {
+                        float w = det_smin(bx2, x2[l]) - det_smax(bx1, x1[l]) + one;
+                        float h = det_smin(by2, y2[l]) - det_smax(by1, y1[l]) + one;
                         w = w > 0 ? w : 0;
                         h = h > 0 ? h : 0;
                         float inter = w * h;
-                        float ovr = inter / (area[k] + area[l] - inter);
-                        if (c->nms_ge ? ovr >= fthr : (double)ovr > thr)
-                                sup[l] = 1;
+                        float ovr = inter / (ba + ar[l] - inter);
+                        int s = (ovr > t) | (ge & (ovr == t));
+                        cnt += s & !rm[l];
+                        rm[l] |= (uint8_t)s;
+                }
+                nrm += cnt;
+                if (nrm * 4 > m - p) {
+                        int64_t j = p + 1;
+                        for (int64_t l = p + 1; l < m; l++) {
+                                x1[j] = x1[l];
+                                y1[j] = y1[l];
+                                x2[j] = x2[l];
+                                y2[j] = y2[l];
+                                ar[j] = ar[l];
+                                id[j] = id[l];
+                                j += !rm[l];
+                        }
+                        memset(rm + p + 1, 0, (size_t)(m - p - 1));
+                        m = j;
+                        nrm = 0;
                 }
         }
-        free(o);
-        free(area);
-        free(sup);
+        free(id);
+        free(col);
+        free(rm);
         return nk;
 }
 
@@ -307,6 +361,26 @@ static int64_t per_class(const struct det_conv *c, const float *boxes, const flo
         return nk;
 }
 
+void det_shift_by_class(const float *boxes, const int32_t *idx, int64_t n, float *out)
+{
+        if (n <= 0)
+                return;
+        float mx = boxes[0];
+        for (int64_t i = 0; i < 4 * n; i++) {
+                if (isnan(boxes[i])) {
+                        mx = boxes[i];  /* torch.max propagates NaN */
+                        break;
+                }
+                if (boxes[i] > mx)
+                        mx = boxes[i];
+        }
+        for (int64_t i = 0; i < n; i++) {
+                float off = (float)idx[i] * (mx + 1.0f);
+                for (int q = 0; q < 4; q++)
+                        out[4 * i + q] = boxes[4 * i + q] + off;
+        }
+}
+
 int64_t det_batched_nms(const struct det_conv *c, const float *boxes, const float *scores, const int32_t *idx,
                         int64_t n, double thr, int64_t *keep)
 {
@@ -319,28 +393,15 @@ int64_t det_batched_nms(const struct det_conv *c, const float *boxes, const floa
         if (n * 4 > 4000) {
                 /* _batched_nms_vanilla: per class, then all kept by descending score */
                 int64_t nk = per_class(c, boxes, scores, idx, n, thr, keep);
-                struct order_ent *o = sorted_order(scores, keep, nk);
-                for (int64_t k = 0; k < nk; k++)
-                        keep[k] = o[k].i;
+                int64_t *o = xmalloc((size_t)(nk ? nk : 1) * sizeof(*o));
+                det_argsort_desc(scores, keep, nk, o);
+                memcpy(keep, o, (size_t)nk * sizeof(*o));
                 free(o);
                 return nk;
         }
-        /* _batched_nms_coordinate_trick: boxes + idx * (max + 1), in float */
-        float mx = boxes[0];
-        for (int64_t i = 0; i < 4 * n; i++) {
-                if (isnan(boxes[i])) {
-                        mx = boxes[i];  /* torch.max propagates NaN */
-                        break;
-                }
-                if (boxes[i] > mx)
-                        mx = boxes[i];
-        }
+        /* _batched_nms_coordinate_trick */
         float *shifted = xmalloc((size_t)n * 4 * sizeof(float));
-        for (int64_t i = 0; i < n; i++) {
-                float off = (float)idx[i] * (mx + 1.0f);
-                for (int q = 0; q < 4; q++)
-                        shifted[4 * i + q] = boxes[4 * i + q] + off;
-        }
+        det_shift_by_class(boxes, idx, n, shifted);
         int64_t nk = nms_sel(c, shifted, scores, NULL, n, thr, keep);
         free(shifted);
         return nk;

@@ -90,6 +90,18 @@ void det_decode(const struct det_conv *c, const struct det_coder *k, const float
 /* iou (n, m), row-major, as torchvision.ops.box_iou or boxlist_iou (+1). */
 void det_box_iou(const struct det_conv *c, const float *a, int64_t n, const float *b, int64_t m, float *iou);
 
+/* ---- sorting ---- */
+
+/* order (n) gets the indices sel[0..n) (or 0..n when sel is NULL) sorted by
+ * descending scores[i], every NaN first, ties (and -0 against +0) in the
+ * order given: torch.sort(descending=True, stable=True).  A radix sort. */
+void det_argsort_desc(const float *scores, const int64_t *sel, int64_t n, int64_t *order);
+
+/* idx (k) gets the indices of the min(k, n) largest scores in that order
+ * (torch.topk(sorted=True), ties by index where torch leaves them
+ * unspecified).  Returns min(k, n), -EINVAL for n < 0 or k < 0. */
+int64_t det_topk(const float *scores, int64_t n, int64_t k, int64_t *idx);
+
 /* ---- NMS ---- */
 
 /* Greedy NMS over boxes (n, 4) by descending score (stable: ties keep index
@@ -109,5 +121,10 @@ int64_t det_nms(const struct det_conv *c, const float *boxes, const float *score
  * keep holds n entries.  Returns the count (-EINVAL for n < 0). */
 int64_t det_batched_nms(const struct det_conv *c, const float *boxes, const float *scores, const int32_t *idx,
                         int64_t n, double thr, int64_t *keep);
+
+/* torchvision's _batched_nms_coordinate_trick offsets: out (n, 4) = boxes
+ * + idx * (max coordinate + 1), in float (NaN max if any coordinate is NaN);
+ * out may be boxes. */
+void det_shift_by_class(const float *boxes, const int32_t *idx, int64_t n, float *out);
 
 #endif
