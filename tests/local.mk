@@ -136,15 +136,12 @@ tests_helper_trainer_tool_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_helper_trainer_tool_LDADD = $(BD_TRAIN_LIBS)
 # gpu/: what make check-gpu runs
 if HAVE_CUDA
-noinst_PROGRAMS += tests/gpu/test-trainer-gpu
-noinst_PROGRAMS += tests/gpu/test-det-roi-gpu
+noinst_PROGRAMS += tests/gpu/test-trainer-gpu tests/gpu/test-det-roi-gpu tests/gpu/test-det-boxes-gpu
 endif
 tests_gpu_test_det_roi_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-roi-gpu.c
 tests_gpu_test_det_roi_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_gpu_test_det_roi_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_gpu_test_det_roi_gpu_LDADD = $(BD_TRAIN_LIBS)
-noinst_PROGRAMS += tests/gpu/test-det-boxes-gpu
-endif
 tests_gpu_test_det_boxes_gpu_SOURCES = tests/unit/tap.h tests/gpu/test-det-boxes-gpu.c
 tests_gpu_test_det_boxes_gpu_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_gpu_test_det_boxes_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
