@@ -234,3 +234,12 @@ check-gpu-det-masks: tests/gpu/test-det-masks-gpu$(EXEEXT)
 check-gpu: check-gpu-det-roi
 check-gpu-det-roi: tests/gpu/test-det-roi-gpu$(EXEEXT)
 	$(AM_V_at)tests/gpu/test-det-roi-gpu$(EXEEXT)
+
+# the Mask R-CNN network on its own (trainer/maskrcnn/mrcnn-net.h)
+if BUILD_DATA
+check_PROGRAMS += tests/unit/test-mrcnn-net
+endif
+tests_unit_test_mrcnn_net_SOURCES = tests/unit/tap.h tests/unit/test-mrcnn-net.c
+tests_unit_test_mrcnn_net_CPPFLAGS = $(MRCNN_CPPFLAGS)
+tests_unit_test_mrcnn_net_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_mrcnn_net_LDADD = $(MRCNN_LIBS)
