@@ -239,7 +239,21 @@ check-gpu-det-roi: tests/gpu/test-det-roi-gpu$(EXEEXT)
 if BUILD_DATA
 check_PROGRAMS += tests/unit/test-mrcnn-net
 endif
-tests_unit_test_mrcnn_net_SOURCES = tests/unit/tap.h tests/unit/test-mrcnn-net.c
+tests_unit_test_mrcnn_net_SOURCES = tests/unit/tap.h tests/unit/test-mrcnn-net.c tests/unit/mrcnn-test-batch.h
 tests_unit_test_mrcnn_net_CPPFLAGS = $(MRCNN_CPPFLAGS)
 tests_unit_test_mrcnn_net_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_unit_test_mrcnn_net_LDADD = $(MRCNN_LIBS)
+# make check-gpu: Mask R-CNN training steps on CUDA against the CPU
+if HAVE_CUDA
+if BUILD_DATA
+noinst_PROGRAMS += tests/gpu/test-mrcnn-gpu
+endif
+endif
+tests_gpu_test_mrcnn_gpu_SOURCES = tests/unit/tap.h tests/unit/mrcnn-test-batch.h tests/gpu/test-mrcnn-gpu.c
+tests_gpu_test_mrcnn_gpu_CPPFLAGS = $(MRCNN_CPPFLAGS)
+tests_gpu_test_mrcnn_gpu_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_gpu_test_mrcnn_gpu_LDADD = $(MRCNN_LIBS)
+.PHONY: check-gpu-maskrcnn
+check-gpu: check-gpu-maskrcnn
+check-gpu-maskrcnn: tests/gpu/test-mrcnn-gpu$(EXEEXT)
+	$(AM_V_at)tests/gpu/test-mrcnn-gpu$(EXEEXT)
