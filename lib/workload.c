@@ -195,6 +195,7 @@ const struct workload workloads[] = {
                 .program = "benchd-maskrcnn",
                 .result = RESULT_TIME_TO_TRAIN,
                 .target_key = "target_map_bbox",
+                .target_segm_key = "target_map_segm",
                 .dataset = true,
                 .built = MASKRCNN_BUILT,
                 .keys = maskrcnn_keys,
