@@ -234,3 +234,12 @@ check-gpu-det-masks: tests/gpu/test-det-masks-gpu$(EXEEXT)
 check-gpu: check-gpu-det-roi
 check-gpu-det-roi: tests/gpu/test-det-roi-gpu$(EXEEXT)
 	$(AM_V_at)tests/gpu/test-det-roi-gpu$(EXEEXT)
+
+# ---- trainer/maskrcnn/: benchd-maskrcnn's command line ----
+if BUILD_DATA
+check_PROGRAMS += tests/unit/test-mrcnn-opts
+tests_unit_test_mrcnn_opts_SOURCES = tests/unit/tap.h tests/unit/test-mrcnn-opts.c \
+	trainer/maskrcnn/mrcnn-opts.h trainer/maskrcnn/mrcnn-opts.c trainer/common/topts.h trainer/common/topts.c
+tests_unit_test_mrcnn_opts_CPPFLAGS = $(MRCNN_CPPFLAGS)
+tests_unit_test_mrcnn_opts_LDADD = $(BD_LIBS)
+endif
