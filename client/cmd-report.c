@@ -37,13 +37,15 @@ struct loaded_run {
         char *pub_source;
 };
 
-/* The run's accuracy target, from the configuration it recorded; -1: none */
-static double target_of(const cJSON *config, const char *workload)
+/* The run's accuracy target (segm: the second one), from the configuration
+ * it recorded; -1: none */
+static double target_of(const cJSON *config, const char *workload, bool segm)
 {
         const struct workload *w = workload_find(workload);
-        if (!w || !w->target_key)
+        const char *key = w ? (segm ? w->target_segm_key : w->target_key) : NULL;
+        if (!key)
                 return -1;
-        return json_num(json_get(config, w->name), w->target_key, -1);
+        return json_num(json_get(config, w->name), key, -1);
 }
 
 /* A trial of a run that has not ended, whose log has no run_stop (or is not
@@ -65,9 +67,10 @@ static void live_outcome(const struct bd_run *run, const struct bd_trial *trial,
 static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
 {
         const char *w = x->run.workload;
-        double target;
+        double target, target_segm;
         x->config = cJSON_Parse(x->run.config ? x->run.config : "{}");
-        target = target_of(x->config, w);
+        target = target_of(x->config, w, false);
+        target_segm = target_of(x->config, w, true);
         x->rt = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->rt));
         x->paths = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->paths));
         for (int k = 0; k < x->run.ntrials; k++) {
@@ -77,7 +80,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 x->paths[k] = trial_log_best(&x->run, &x->trials[k], &kept);
                 x->rt[k].log_path = x->paths[k];
                 if (x->paths[k])
-                        mlperf_parse_file(x->paths[k], target, &x->rt[k].result);
+                        (void) mlperf_read_trial_segm(x->paths[k], target, target_segm, &x->rt[k].result, NULL);
                 else {
                         memset(&x->rt[k].result, 0, sizeof(x->rt[k].result));
                         x->rt[k].result.outcome = OUT_MISSING;

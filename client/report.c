@@ -155,12 +155,18 @@ static void rstrip(struct bd_buf *b)
 static void text_trials(const struct report_run *r, const struct mlperf_score *s, struct bd_buf *out)
 {
         bool ar = is_allreduce(r);
+        /* Mask R-CNN: bbox/segm accuracies against both targets */
+        bool two = false;
+        for (int i = 0; i < r->ntrials; i++)
+                two |= r->trials[i].result.has_target_segm || r->trials[i].result.has_accuracy_segm;
+        int aw = two ? 13 : 9, tw = two ? 11 : 7;
         if (ar)
                 buf_printf(out, "  %-5s %-11s %9s %7s %12s %12s %7s  %s\n", "TRIAL", "STATUS", "TIME(s)", "SIZES",
                            "LARGEST(B)", "BUSBW(GB/s)", "WRONG", "NOTES");
         else
-                buf_printf(out, "  %-5s %-11s %9s %9s %6s %9s %7s %7s %12s  %s\n", "TRIAL", "STATUS", "TIME(s)",
-                           "TIME(min)", "EPOCHS", "ACCURACY", "TARGET", "REACHED", "SAMPLES/s", "NOTES");
+                buf_printf(out, "  %-5s %-11s %9s %9s %6s %*s %*s %7s %12s  %s\n", "TRIAL", "STATUS", "TIME(s)",
+                           "TIME(min)", "EPOCHS", aw, two ? "BBOX/SEGM" : "ACCURACY", tw, "TARGET", "REACHED",
+                           "SAMPLES/s", "NOTES");
         for (int i = 0; i < r->ntrials; i++) {
                 const struct mlperf_trial *t = &r->trials[i].result;
                 _cleanup_buf_ struct bd_buf notes = BD_BUF_INIT;
@@ -180,15 +186,19 @@ static void text_trials(const struct report_run *r, const struct mlperf_score *s
                         if (t->has_target && t->outcome != OUT_MISSING && t->outcome != OUT_RUNNING &&
                             t->outcome != OUT_PENDING)
                                 reached = t->reached ? "yes" : "no";
-                        if (t->has_accuracy)
-                                snprintf(acc, sizeof(acc), "%.4f", t->accuracy);
-                        if (t->has_target)
+                        if (t->has_accuracy && two && t->has_accuracy_segm)
+                                snprintf(acc, sizeof(acc), "%.4f/%.4f", t->accuracy, t->accuracy_segm);
+                        else if (t->has_accuracy)
+                                snprintf(acc, sizeof(acc), two ? "%.4f/-" : "%.4f", t->accuracy);
+                        if (t->has_target && t->has_target_segm)
+                                snprintf(tgt, sizeof(tgt), "%.3f/%.3f", t->target, t->target_segm);
+                        else if (t->has_target)
                                 snprintf(tgt, sizeof(tgt), "%.3f", t->target);
                         char ep[16] = "-";
                         if (t->outcome != OUT_MISSING)
                                 snprintf(ep, sizeof(ep), "%d", t->epochs);
-                        buf_printf(out, "  %-5d %-11s %9s %9s %6s %9s %7s %7s %12s  %s", r->trials[i].number, status,
-                                   tts, fmt_time(ttm, sizeof(ttm), t, 60, 2), ep, acc, tgt, reached,
+                        buf_printf(out, "  %-5d %-11s %9s %9s %6s %*s %*s %7s %12s  %s", r->trials[i].number, status,
+                                   tts, fmt_time(ttm, sizeof(ttm), t, 60, 2), ep, aw, acc, tw, tgt, reached,
                                    fmt_pos(tp, sizeof(tp), t->throughput, 1), notes.s ? notes.s : "");
                 }
                 rstrip(out);
@@ -349,6 +359,7 @@ static cJSON *trial_json(const struct report_run *r, const struct mlperf_score *
         add_num(o, "accuracy_epoch", t->accuracy_epoch, t->has_accuracy && t->accuracy_epoch > 0);
         add_num(o, "accuracy_segm", t->accuracy_segm, t->has_accuracy_segm);
         add_num(o, "target", t->target, t->has_target);
+        add_num(o, "target_segm", t->target_segm, t->has_target_segm);
         add_str(o, "target_source", t->has_target ? (t->target_from_log ? "log" : "config") : NULL);
         add_bool(o, "reached", t->reached, read && (ar || t->has_target));
         cJSON_AddBoolToObject(o, "converged", t->converged);

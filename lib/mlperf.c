@@ -374,6 +374,24 @@ static void parse_line(struct parse_state *ps, const char *p, const char *end, l
         cJSON_Delete(j);
 }
 
+/* No segm target, or a SEGM accuracy that meets it. */
+static bool segm_reached(const struct mlperf_trial *t)
+{
+        return !t->has_target_segm || (t->has_accuracy_segm && t->accuracy_segm >= t->target_segm);
+}
+
+/* Why a detector's accuracy falls short: "accuracy 0.3 below the target
+ * 0.377", "segm accuracy ..." or "no segm accuracy in the log". */
+static void short_of(const struct mlperf_trial *t, char *buf, size_t n)
+{
+        if (t->accuracy < t->target)
+                snprintf(buf, n, "accuracy %.4f below the target %.4f", t->accuracy, t->target);
+        else if (!t->has_accuracy_segm)
+                snprintf(buf, n, "no segm accuracy in the log (segm target %.4f)", t->target_segm);
+        else
+                snprintf(buf, n, "segm accuracy %.4f below the target %.4f", t->accuracy_segm, t->target_segm);
+}
+
 static void finish(struct parse_state *ps)
 {
         struct mlperf_trial *t = ps->t;
@@ -392,7 +410,7 @@ static void finish(struct parse_state *ps)
         if (allreduce)
                 t->reached = t->ar_sizes > 0 && t->ar_wrong == 0;
         else
-                t->reached = t->has_target && t->has_accuracy && t->accuracy >= t->target;
+                t->reached = t->has_target && t->has_accuracy && t->accuracy >= t->target && segm_reached(t);
 
         if (!ps->started) {
                 t->outcome = OUT_NO_RUN;
@@ -413,9 +431,11 @@ static void finish(struct parse_state *ps)
                 /* and what went wrong, when the log says */
                 if (allreduce && t->ar_wrong)
                         snprintf(t->reason + n, sizeof(t->reason) - (size_t)n, ": %lld wrong elements", t->ar_wrong);
-                else if (!allreduce && t->has_target && t->has_accuracy && !t->reached)
-                        snprintf(t->reason + n, sizeof(t->reason) - (size_t)n, ": accuracy %.4f below the target %.4f",
-                                 t->accuracy, t->target);
+                else if (!allreduce && t->has_target && t->has_accuracy && !t->reached) {
+                        char why[120];
+                        short_of(t, why, sizeof(why));
+                        snprintf(t->reason + n, sizeof(t->reason) - (size_t)n, ": %s", why);
+                }
         } else {
                 t->outcome = OUT_SUCCESS;
                 if (!timed)
@@ -427,8 +447,7 @@ static void finish(struct parse_state *ps)
                 else if (!allreduce && t->has_target && !t->has_accuracy)
                         STR_COPY(t->reason, "no eval_accuracy in the log");
                 else if (!allreduce && t->has_target && !t->reached)
-                        snprintf(t->reason, sizeof(t->reason), "accuracy %.4f below the target %.4f", t->accuracy,
-                                 t->target);
+                        short_of(t, t->reason, sizeof(t->reason));
         }
         /* without any target the trainer's own "success" is all there is to go by;
          * a run that took less than the log's millisecond counts (an allreduce
@@ -438,11 +457,20 @@ static void finish(struct parse_state *ps)
 
 void mlperf_parse_text(const char *text, size_t len, double target, struct mlperf_trial *t)
 {
+        mlperf_parse_text_segm(text, len, target, -1, t);
+}
+
+void mlperf_parse_text_segm(const char *text, size_t len, double target, double target_segm, struct mlperf_trial *t)
+{
         struct parse_state ps = { .t = t, .max_reached = -1, .max_completed = -1 };
         memset(t, 0, sizeof(*t));
         if (target >= 0) {
                 t->has_target = true;
                 t->target = target;
+        }
+        if (target_segm >= 0) {
+                t->has_target_segm = true;
+                t->target_segm = target_segm;
         }
         const char *p = text, *end = text + len;
         while (p < end) {
@@ -457,6 +485,12 @@ void mlperf_parse_text(const char *text, size_t len, double target, struct mlper
 
 int mlperf_read_trial(const char *path, double target, struct mlperf_trial *t, struct bd_err *err)
 {
+        return mlperf_read_trial_segm(path, target, -1, t, err);
+}
+
+int mlperf_read_trial_segm(const char *path, double target, double target_segm, struct mlperf_trial *t,
+                           struct bd_err *err)
+{
         _cleanup_free_ char *text = NULL;
         struct bd_err e;
         size_t len;
@@ -467,7 +501,7 @@ int mlperf_read_trial(const char *path, double target, struct mlperf_trial *t, s
                 STR_COPY(t->reason, e.msg);
                 return bd_err_set(err, r, "%s", e.msg);
         }
-        mlperf_parse_text(text, len, target, t);
+        mlperf_parse_text_segm(text, len, target, target_segm, t);
         return 0;
 }
 

@@ -86,10 +86,13 @@ struct mlperf_trial {
         int accuracy_epoch;             /* its epoch_num, 0 when not given */
         bool has_accuracy_segm;
         double accuracy_segm;           /* Mask R-CNN: SEGM of the last eval_accuracy */
+        bool has_target_segm;
+        double target_segm;             /* Mask R-CNN: the caller's segm target */
         bool has_target;
         double target;                  /* eval_target/target_accuracy from the log, else the caller's */
         bool target_from_log;
-        bool reached;                   /* accuracy >= target; allreduce: results and none wrong */
+        bool reached;                   /* accuracy >= target (and accuracy_segm >= target_segm when there
+                                         * is one); allreduce: results and none wrong */
         bool converged;                 /* counts for the score: success, timed, reached (or no target) */
 
         /* throughput, samples/s: the mean of the logged 'throughput' values when
@@ -126,10 +129,18 @@ struct mlperf_trial {
  * < 0 when unknown.  Never fails. */
 void mlperf_parse_text(const char *text, size_t len, double target, struct mlperf_trial *t);
 
+/* The same with a second target, the segm accuracy's (Mask R-CNN: both
+ * must be met by the same evaluation, the last one), < 0 when none. */
+void mlperf_parse_text_segm(const char *text, size_t len, double target, double target_segm, struct mlperf_trial *t);
+
 /* Reads and parses a trial log.  When the file cannot be read, *t has outcome
  * OUT_MISSING with the error as reason, err is filled in and the negative
  * errno is returned; *t is valid either way. */
 int mlperf_read_trial(const char *path, double target, struct mlperf_trial *t, struct bd_err *err);
+
+/* With a segm target too (mlperf_parse_text_segm). */
+int mlperf_read_trial_segm(const char *path, double target, double target_segm, struct mlperf_trial *t,
+                           struct bd_err *err);
 
 /* The same for callers that need only *t (t->reason holds the error). */
 static inline int mlperf_parse_file(const char *path, double target, struct mlperf_trial *t)

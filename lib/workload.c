@@ -16,6 +16,10 @@
 #define RANGE(a, b) a, b
 
 static const char *const backbones[] = { "resnet18", "resnet34", NULL };
+static const char *const mrcnn_backbones[] = { "resnet18", "resnet34", "resnet50", NULL };
+static const char *const warmup_methods[] = { "linear", "mlperf_linear", NULL };
+static const char *const mrcnn_modes[] = { "mlperf", "torchvision", NULL };
+static const char *const mrcnn_configs[] = { "reference", "small", NULL };
 
 /* Keys every workload's section has. */
 #define COMMON_KEYS(backend_help)                                                                       \
@@ -57,6 +61,8 @@ static const struct schema_key maskrcnn_keys[] = {
         { "epochs", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "epochs (instead of max_iter)" },
         { "warmup_factor", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "warmup starts at lr x this" },
         { "warmup_iters", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY, "linear warmup iterations" },
+        { "warmup_method", S_STRING, NULL, ANY, warmup_methods, W_ANY,
+          "linear (from lr x warmup_factor) or mlperf_linear (warmup_factor is an lr per iteration)" },
         { "decay_steps", S_INT_LIST, NULL, RANGE(1, 1e9), NULL, W_ANY, "lr x0.1 at these iterations" },
         { "decay_epochs", S_INT_LIST, NULL, RANGE(1, 10000), NULL, W_ANY, "lr x0.1 at these epochs" },
         { "weight_decay", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "weight decay" },
@@ -64,7 +70,30 @@ static const struct schema_key maskrcnn_keys[] = {
         { "fpn_post_nms_top_n_train", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN proposals kept per batch" },
         { "target_map_bbox", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "bbox mAP target" },
         { "target_map_segm", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "segm mAP target" },
+        { "eval_iters", S_INT_LIST, NULL, RANGE(1, 1e9), NULL, W_ANY, "evaluate at these iterations (else every epoch)" },
+        { "checkpoint_interval", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY,
+          "checkpoint every this many iterations too (0: at epoch ends only)" },
         { "pretrained", S_STRING, NULL, ANY, NULL, W_ANY, "backbone weights file in paths.pretrained" },
+        { "mode", S_STRING, NULL, ANY, mrcnn_modes, W_ANY, "mlperf (the reference's rules) or torchvision" },
+        /* the model's sizes: a preset, then field by field (the small configuration) */
+        { "config", S_STRING, NULL, ANY, mrcnn_configs, W_ANY, "model preset: reference (R50-FPN) or small" },
+        { "backbone", S_STRING, NULL, ANY, mrcnn_backbones, W_ANY, "resnet50 (reference), resnet34 or resnet18" },
+        { "width_mult", S_NUMBER, NULL, RANGE(0.01, 4), NULL, W_ANY, "backbone channel width multiplier" },
+        { "frozen_bn", S_BOOL, NULL, ANY, NULL, W_ANY, "frozen batch norm (reference) or trained" },
+        { "freeze_at", S_INT, NULL, RANGE(0, 5), NULL, W_ANY, "backbone stages frozen: 2 (stem, layer1) or 0" },
+        { "fpn_channels", S_INT, NULL, RANGE(1, 4096), NULL, W_ANY, "FPN width (256)" },
+        { "min_size", S_INT, NULL, RANGE(16, 4096), NULL, W_ANY, "shorter image side (800)" },
+        { "max_size", S_INT, NULL, RANGE(16, 8192), NULL, W_ANY, "longest image side (1333)" },
+        { "anchor_size", S_NUMBER, NULL, RANGE(1, 4096), NULL, W_ANY, "anchor size on P2 (32)" },
+        { "rpn_pre_nms_top_n_train", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN candidates per level (2000)" },
+        { "rpn_pre_nms_top_n_test", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN candidates per level at test (1000)" },
+        { "rpn_post_nms_top_n_test", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN proposals per image at test (1000)" },
+        { "rpn_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "anchors sampled per image (256)" },
+        { "roi_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "RoIs sampled per image (512)" },
+        { "box_head_dim", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "box head width (1024)" },
+        { "mask_convs", S_INT, NULL, RANGE(0, 8), NULL, W_ANY, "mask head convolutions (4)" },
+        { "mask_dim", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "mask head width (256)" },
+        { "detections", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "detections per image (100)" },
         TRAIN_KEYS,
         { 0 }
 };
@@ -91,6 +120,28 @@ static int ssd_check(const cJSON *sec, const char *label, struct bd_err *err)
                 if (e->valuedouble > (double)epochs)
                         return bd_err_set(err, -EINVAL, "%s: 'ssd.eval_epochs': epoch %g is beyond 'ssd.epochs' (%ld)",
                                           label, e->valuedouble, epochs);
+        return 0;
+}
+
+/* The absolute warmup must not start below zero; evaluations after the
+ * last iteration would never run. */
+static int maskrcnn_check(const cJSON *sec, const char *label, struct bd_err *err)
+{
+        const cJSON *m = json_get(sec, "warmup_method"), *lr = json_get(sec, "lr");
+        const cJSON *f = json_get(sec, "warmup_factor"), *wi = json_get(sec, "warmup_iters");
+        if (cJSON_IsString(m) && streq(m->valuestring, "mlperf_linear") && cJSON_IsNumber(lr) && cJSON_IsNumber(f) &&
+            cJSON_IsNumber(wi) && wi->valuedouble * f->valuedouble > lr->valuedouble * (1 + 1e-9))
+                return bd_err_set(err, -EINVAL,
+                                  "%s: 'maskrcnn.warmup_method' mlperf_linear: 'maskrcnn.warmup_iters' x "
+                                  "'maskrcnn.warmup_factor' (%g) exceeds 'maskrcnn.lr' (%g): the learning rate would "
+                                  "start negative", label, wi->valuedouble * f->valuedouble, lr->valuedouble);
+        const cJSON *mi = json_get(sec, "max_iter"), *e;
+        if (cJSON_IsNumber(mi))
+                cJSON_ArrayForEach(e, json_get(sec, "eval_iters"))
+                        if (e->valuedouble > mi->valuedouble)
+                                return bd_err_set(err, -EINVAL,
+                                                  "%s: 'maskrcnn.eval_iters': iteration %g is beyond 'maskrcnn.max_iter' "
+                                                  "(%g)", label, e->valuedouble, mi->valuedouble);
         return 0;
 }
 
@@ -144,15 +195,18 @@ const struct workload workloads[] = {
                 .program = "benchd-maskrcnn",
                 .result = RESULT_TIME_TO_TRAIN,
                 .target_key = "target_map_bbox",
+                .target_segm_key = "target_map_segm",
                 .dataset = true,
                 .built = MASKRCNN_BUILT,
                 .keys = maskrcnn_keys,
                 .defaults = "{ \"ims_per_batch\": 16, \"test_ims_per_batch\": 8, \"lr\": 0.02,"
                             "  \"max_iter\": 90000, \"warmup_factor\": 0.3333333333333333, \"warmup_iters\": 500,"
+                            "  \"warmup_method\": \"linear\","
                             "  \"decay_steps\": [60000, 80000], \"weight_decay\": 1e-4,"
                             "  \"fpn_post_nms_top_n_train\": 2000, \"target_map_bbox\": 0.377,"
                             "  \"target_map_segm\": 0.339 }",
                 .help = "Mask R-CNN hyperparameters",
+                .check = maskrcnn_check,
         },
         {
                 .name = "allreduce",

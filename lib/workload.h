@@ -38,6 +38,7 @@ struct workload {
         const char *program;            /* the trainer: benchd-NAME */
         enum workload_result result;
         const char *target_key;         /* its section's accuracy target (bbox for detectors); NULL: none */
+        const char *target_segm_key;    /* a second target, met with the first: Mask R-CNN's segm; NULL: none */
         bool dataset;                   /* reads the dataset (--data) */
         bool built;                     /* this build makes the program (configure's BUILD_*) */
         const struct schema_key *keys;  /* its section's keys, NULL-name terminated */

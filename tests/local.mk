@@ -257,3 +257,12 @@ tests_gpu_test_mrcnn_gpu_LDADD = $(MRCNN_LIBS)
 check-gpu: check-gpu-maskrcnn
 check-gpu-maskrcnn: tests/gpu/test-mrcnn-gpu$(EXEEXT)
 	$(AM_V_at)tests/gpu/test-mrcnn-gpu$(EXEEXT)
+
+# ---- trainer/maskrcnn/: benchd-maskrcnn's command line ----
+if BUILD_DATA
+check_PROGRAMS += tests/unit/test-mrcnn-opts
+tests_unit_test_mrcnn_opts_SOURCES = tests/unit/tap.h tests/unit/test-mrcnn-opts.c \
+	trainer/maskrcnn/mrcnn-opts.h trainer/maskrcnn/mrcnn-opts.c trainer/common/topts.h trainer/common/topts.c
+tests_unit_test_mrcnn_opts_CPPFLAGS = $(MRCNN_CPPFLAGS)
+tests_unit_test_mrcnn_opts_LDADD = $(BD_LIBS)
+endif

@@ -30,6 +30,48 @@ like "--set reaches the #SBATCH lines" "$out" "^#SBATCH --partition=gpu$"
 out=$("$BENCHCTL" render --system 4xC4140 ssd --set 'ssd.decay_epochs=[]' --set 'ssd.eval_epochs=[5,10]')
 like "an empty list is an empty argument" "$out" "--decay-epochs '' "
 like "a list is comma-separated" "$out" "--eval-epochs 5,10 "
+# Mask R-CNN: the warmup rule of each system's source, the small configuration's keys
+launch() {   # the rendered script with continuation lines joined
+    "$BENCHCTL" render "$@" | sed -e ':a' -e '/\\$/N; s/\\\n *//; ta'
+}
+out=$(launch --system DSS8440 maskrcnn --run-id test)
+like "DSS8440 maskrcnn: the MLPerf absolute warmup" "$out" "--warmup-factor 0.0001 --warmup-iters 800 --warmup-method mlperf_linear "
+like "  and both targets" "$out" "--target-map-bbox 0.377 --target-map-segm 0.339 "
+like "4xC4140 maskrcnn inherits C4140's mlperf_linear" "$(launch --system 4xC4140 maskrcnn)" "--warmup-method mlperf_linear "
+like "p3dn maskrcnn: GluonCV's multiplicative warmup" "$(launch --system p3dn maskrcnn)" \
+    "--warmup-factor 0.03 --warmup-iters 1000 --warmup-method linear "
+like "24xp3dn maskrcnn: linear too (the default)" "$(launch --system 24xp3dn maskrcnn)" "--warmup-method linear "
+out=$(launch --system local maskrcnn)
+like "local maskrcnn: the small configuration" "$out" \
+    "--config small --backbone resnet18 --frozen-bn 0 --fpn-channels 64 --min-size 128 --max-size 128 "
+like "  its schedule" "$out" "--ims-per-batch 4 .*--lr 0.02 --max-iter 1500 --warmup-factor 0.001 --warmup-iters 100 --warmup-method linear --decay-steps 1200 "
+like "  evaluation iterations as a list" "$out" "--eval-iters 501,1002,1500 "
+like "  threads as SSD's" "$out" "--threads 1 --loader-workers 1 "
+like "4xlocal maskrcnn: one image per rank" "$(launch --system 4xlocal maskrcnn)" "--ims-per-batch 16 "
+out=$(launch --system local maskrcnn --set maskrcnn.mode=torchvision --set maskrcnn.anchor_size=16 \
+      --set maskrcnn.rpn_pre_nms_top_n_train=300 --set maskrcnn.rpn_pre_nms_top_n_test=150 \
+      --set maskrcnn.rpn_post_nms_top_n_test=100 --set maskrcnn.rpn_batch=128 --set maskrcnn.roi_batch=64 \
+      --set maskrcnn.box_head_dim=256 --set maskrcnn.mask_convs=2 --set maskrcnn.mask_dim=64 \
+      --set maskrcnn.detections=20 --set maskrcnn.freeze_at=0 --set maskrcnn.width_mult=0.5 \
+      --set maskrcnn.checkpoint_interval=100 --set maskrcnn.frozen_bn=true)
+for opt in "--mode torchvision" "--anchor-size 16" "--rpn-pre-nms-top-n-train 300" "--rpn-pre-nms-top-n-test 150" \
+           "--rpn-post-nms-top-n-test 100" "--rpn-batch 128" "--roi-batch 64" "--box-head-dim 256" "--mask-convs 2" \
+           "--mask-dim 64" "--detections 20" "--freeze-at 0" "--width-mult 0.5" "--checkpoint-interval 100" \
+           "--frozen-bn 1"; do
+    like "  --set maskrcnn key renders $opt" "$out" "$opt "
+done
+err=$("$BENCHCTL" render --system local maskrcnn --set maskrcnn.warmup_method=mlperf_linear 2>&1); rc=$?
+is "mlperf_linear with warmup_iters x warmup_factor > lr: exit 3" "$rc" 3
+like "  names the options" "$err" "'maskrcnn.warmup_iters' x 'maskrcnn.warmup_factor' \(0.1\) exceeds 'maskrcnn.lr' \(0.02\)"
+is "  in one line" "$(printf '%s\n' "$err" | wc -l)" 1
+err=$("$BENCHCTL" render --system local maskrcnn --set maskrcnn.warmup_method=cosine 2>&1); rc=$?
+is "an unknown warmup_method: exit 3" "$rc" 3
+like "  says which ones there are" "$err" "linear"
+err=$("$BENCHCTL" render --system local maskrcnn --set 'maskrcnn.eval_iters=[2000]' 2>&1); rc=$?
+is "eval_iters beyond max_iter: exit 3" "$rc" 3
+like "  names both" "$err" "'maskrcnn.eval_iters': iteration 2000 is beyond 'maskrcnn.max_iter' \(1500\)"
+err=$("$BENCHCTL" render --system local maskrcnn --set maskrcnn.backbone=resnet101 2>&1); rc=$?
+is "an unknown backbone: exit 3" "$rc" 3
 id1=$("$BENCHCTL" render --system local allreduce | sed -n "s/^RUN_ID='\(.*\)'$/\1/p")
 like "a fresh run id by default" "$id1" "^[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$"
 

@@ -339,6 +339,35 @@ static void test_corner_cases(void)
         ok(t.target_from_log && near(t.target, 0.377), "eval_target in the log wins over the caller's");
         ok(near(t.accuracy, 0.3781) && t.has_accuracy_segm && near(t.accuracy_segm, 0.3412), "  BBOX and SEGM");
         ok(t.reached && t.converged && t.epochs == 12, "  reached at epoch 12");
+
+        /* Mask R-CNN with both targets: the last evaluation must meet both */
+#define MRCNN_LOG(bbox, segm, status)                                                                            \
+        LOG(1000, "POINT_IN_TIME", "submission_benchmark", "\"maskrcnn\"", "")                                  \
+        LOG(1000, "INTERVAL_START", "run_start", "null", "")                                                    \
+        LOG(5000, "POINT_IN_TIME", "eval_accuracy", "{\"BBOX\": 0.2, \"SEGM\": 0.2}", "\"epoch_num\": 1")      \
+        LOG(9000, "POINT_IN_TIME", "eval_accuracy", "{\"BBOX\": " bbox ", \"SEGM\": " segm "}", "\"epoch_num\": 2") \
+        LOG(10000, "INTERVAL_END", "run_stop", "null", "\"status\": \"" status "\"")
+        const char *both = MRCNN_LOG("0.3781", "0.3412", "success");
+        mlperf_parse_text_segm(both, strlen(both), 0.377, 0.339, &t);
+        ok(t.has_target_segm && near(t.target_segm, 0.339), "segm target from the caller");
+        ok(t.reached && t.converged && !t.reason[0], "  both met at the last evaluation: converged");
+        const char *segm_short = MRCNN_LOG("0.3781", "0.3380", "success");
+        mlperf_parse_text_segm(segm_short, strlen(segm_short), 0.377, 0.339, &t);
+        ok(!t.reached && !t.converged && t.outcome == OUT_SUCCESS, "bbox met, segm 0.3380 < 0.339: not converged");
+        is_str(t.reason, "segm accuracy 0.3380 below the target 0.3390", "  the reason names segm");
+        mlperf_parse_text(segm_short, strlen(segm_short), 0.377, &t);
+        ok(t.reached && t.converged, "  without a segm target only bbox counts");
+        const char *bbox_short = MRCNN_LOG("0.3700", "0.3500", "aborted");
+        mlperf_parse_text_segm(bbox_short, strlen(bbox_short), 0.377, 0.339, &t);
+        ok(t.outcome == OUT_ABORTED && !t.reached, "bbox 0.3700 short, aborted");
+        is_str(t.reason, "run_stop status 'aborted': accuracy 0.3700 below the target 0.3770", "  the reason names bbox");
+        const char *no_segm = LOG(1000, "INTERVAL_START", "run_start", "null", "")
+                LOG(2000, "POINT_IN_TIME", "eval_accuracy", "{\"BBOX\": 0.5}", "\"epoch_num\": 1")
+                LOG(3000, "INTERVAL_END", "run_stop", "null", "\"status\": \"success\"");
+        mlperf_parse_text_segm(no_segm, strlen(no_segm), 0.377, 0.339, &t);
+        ok(!t.converged, "a segm target and no SEGM in the log: not converged");
+        like(t.reason, "no segm accuracy in the log", "  says so");
+#undef MRCNN_LOG
         parse(LOG(1000, "POINT_IN_TIME", "target_accuracy", "0.75", "")
               LOG(1000, "INTERVAL_START", "run_start", "null", "")
               LOG(2000, "POINT_IN_TIME", "eval_accuracy", "0.7", "")
@@ -865,6 +894,117 @@ static void test_report(void)
         buf_release(&q);
 }
 
+/* ---- Mask R-CNN: five trial logs in the shape of the MLPerf v0.7 reference's
+ * (maskrcnn_benchmark), eval_accuracy {"BBOX": b, "SEGM": s} per epoch ---- */
+
+static char *maskrcnn_log(int epoch_s, int eval_s, bool segm_short, int seed)
+{
+        struct bd_buf b = BD_BUF_INIT;
+        struct gen g = { .prefix = "" };
+        long long ms = T0_MS - 90000;
+        char v[96], m[64];
+        buf_puts(&b, "STARTING TIMING RUN AT 2026-11-22 01:00:00 PM\n");
+        mllog(&b, &g, ms, "POINT_IN_TIME", "submission_benchmark", "\"maskrcnn\"", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "submission_org", "\"benchd\"", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "submission_division", "\"closed\"", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "submission_status", "\"onprem\"", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "submission_platform", "\"DSS8440\"", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "cache_clear", "true", NULL);
+        mllog(&b, &g, ms, "INTERVAL_START", "init_start", NULL, NULL);
+        snprintf(v, sizeof(v), "%d", seed);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "seed", v, NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "global_batch_size", "64", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "opt_base_learning_rate", "0.08", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "opt_learning_rate_warmup_factor", "0.0001", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "opt_learning_rate_warmup_steps", "800", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "num_image_candidates", "8000", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "opt_learning_rate_decay_factor", "0.1", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "opt_learning_rate_decay_steps", "[18000, 24000]", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "min_image_size", "800", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "max_image_size", "1333", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "train_samples", "117266", NULL);
+        mllog(&b, &g, ms, "POINT_IN_TIME", "eval_samples", "5000", NULL);
+        ms = T0_MS;
+        mllog(&b, &g, ms, "INTERVAL_END", "init_stop", NULL, NULL);
+        mllog(&b, &g, ms, "INTERVAL_START", "run_start", NULL, NULL);
+        bool reached = false;
+        int e;
+        for (e = 1; e <= 16 && !reached; e++) {
+                snprintf(m, sizeof(m), "\"epoch_num\": %d", e);
+                mllog(&b, &g, ms, "INTERVAL_START", "epoch_start", NULL, m);
+                buf_printf(&b, "iter %d: loss 1.2 (objectness 0.05 rpn_box 0.06 classifier 0.3 box_reg 0.3 mask 0.5) "
+                               "lr 0.08 410.0 img/s\n", e * 1833);
+                ms += epoch_s * 1000LL;
+                mllog(&b, &g, ms, "INTERVAL_END", "epoch_stop", NULL, m);
+                mllog(&b, &g, ms, "INTERVAL_START", "eval_start", NULL, m);
+                ms += eval_s * 1000LL;
+                /* bbox reaches 0.377 at epoch 13; segm 0.339 then too unless segm_short */
+                double bbox = e >= 13 ? 0.3781 : 0.25 + e * 0.009, segm = e >= 13 && !segm_short ? 0.3412 : 0.3380;
+                if (e < 13)
+                        segm = 0.23 + e * 0.008;
+                snprintf(v, sizeof(v), "{\"BBOX\": %.4f, \"SEGM\": %.4f}", bbox, segm);
+                mllog(&b, &g, ms, "POINT_IN_TIME", "eval_accuracy", v, m);
+                mllog(&b, &g, ms, "INTERVAL_END", "eval_stop", NULL, m);
+                reached = bbox >= 0.377 && segm >= 0.339;
+        }
+        mllog(&b, &g, ms, "INTERVAL_END", "run_stop", NULL, reached ? "\"status\": \"success\"" : "\"status\": \"aborted\"");
+        buf_puts(&b, "ENDING TIMING RUN AT 2026-11-22 03:31:00 PM\n");
+        buf_printf(&b, "RESULT,OBJECT_DETECTION,,%lld,benchd,2026-11-22 01:00:00 PM\n", (ms - T0_MS) / 1000);
+        return buf_detach(&b);
+}
+
+static void test_maskrcnn_report(void)
+{
+        /* trials 1-4 converge at epoch 13: 13 x (epoch + 55 s) = 9035, 8775, 9295, 8515 s; trial 5
+         * meets bbox but not segm and stops after 16 epochs, aborted */
+        static const int epoch_s[5] = { 640, 620, 660, 600, 640 };
+        struct report_trial rt[5];
+        char *paths[5];
+        for (int i = 0; i < 5; i++) {
+                _cleanup_free_ char *text = maskrcnn_log(epoch_s[i], 55, i == 4, i);
+                _cleanup_free_ char *name = xasprintf("mrcnn_%d.log", i + 1);
+                paths[i] = write_log(name, text);
+                rt[i] = (struct report_trial){ .number = i + 1, .log_path = paths[i] };
+                (void) mlperf_read_trial_segm(paths[i], 0.377, 0.339, &rt[i].result, NULL);
+        }
+        ok(rt[0].result.converged && rt[0].result.epochs == 13 && near(rt[0].result.time_to_train, 9035),
+           "maskrcnn trial 1: both targets at epoch 13, 9035 s");
+        ok(rt[4].result.outcome == OUT_ABORTED && !rt[4].result.converged && rt[4].result.epochs == 16,
+           "  trial 5: segm short through epoch 16, aborted");
+        const struct report_reference dss = { 150.640, 0, "MLPerf Training v0.7, Dell EMC DSS8440 (Mask R-CNN, PyTorch)" };
+        struct report_run run = { "20261122-170000-eeee", "DSS8440", "maskrcnn", "completed", rt, 5, &dss };
+        struct mlperf_score s;
+        report_score(&run, &s);
+        /* drop 8515 (fastest) and trial 5 (slowest): (8775 + 9035 + 9295) / 3 = 9035 s */
+        ok(s.scored && near(s.score, 9035.0 / 60), "  olympic mean 9035 s = 150.583 min");
+        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+        char line[512];
+        is_int(report_write(&run, 1, REPORT_TEXT, REPORT_REFERENCE, &out), 0, "maskrcnn text report");
+        for (const char *p = out.s; *p;) {
+                size_t len = strcspn(p, "\n");
+                printf("# %.*s\n", (int)len, p);
+                p += len + (p[len] == '\n');
+        }
+        like(out.s, "  TRIAL STATUS        TIME(s) TIME(min) EPOCHS     BBOX/SEGM      TARGET REACHED", "  a BBOX/SEGM column");
+        like(line_of(out.s, "  1     success", line, sizeof(line)),
+             "  1     success        9035.0    150.58     13 0.3781/0.3412 0.377/0.339     yes", "  trial 1: both accuracies, both targets");
+        like(line_of(out.s, "  5 ", line, sizeof(line)),
+             "  5     aborted       11120.0    185.33     16 0.3781/0.3380 0.377/0.339      no", "  trial 5: not reached");
+        like(line, "segm accuracy 0.3380 below the target 0.3390", "    because of segm");
+        like(out.s, "  published: 150.640 min (MLPerf Training v0.7, Dell EMC DSS8440 (Mask R-CNN, PyTorch)); "
+                    "ours 150.583 min, -0.0%", "  DSS8440's published 150.640 min and ours");
+        _cleanup_buf_ struct bd_buf js = BD_BUF_INIT;
+        is_int(report_write(&run, 1, REPORT_JSON, 0, &js), 0, "maskrcnn JSON report");
+        cJSON *root = cJSON_Parse(js.s);
+        ok(jnum(root, "0.trials.0.accuracy", 0.3781) && jnum(root, "0.trials.0.accuracy_segm", 0.3412),
+           "  a trial's accuracy and accuracy_segm");
+        ok(jnum(root, "0.trials.0.target", 0.377) && jnum(root, "0.trials.0.target_segm", 0.339),
+           "  and both targets");
+        cJSON_Delete(root);
+        for (int i = 0; i < 5; i++)
+                free(paths[i]);
+}
+
 /* ---- size: 5 trials of 80 epochs ----
  * How fast they parse is measured in bench/report-speed.sh, not asserted
  * here; this prints the time for whoever reads the log. */
@@ -922,6 +1062,7 @@ int main(void)
         test_allreduce();
         test_score();
         test_report();
+        test_maskrcnn_report();
         test_long_logs();
         free_files(&run_a, 5);
         free_files(&run_b, 5);

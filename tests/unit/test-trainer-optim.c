@@ -1,6 +1,7 @@
 /* test-trainer-optim.c: the optimiser and the model's parameter bookkeeping.
  *
- * Learning-rate schedule (linear warmup from a factor, decay at milestones),
+ * Learning-rate schedule (linear warmup from a factor, the MLPerf reference's
+ * absolute "mlperf_linear" warmup, the bias group's factor, decay at milestones),
  * the SGD update against its formula in double precision (weight decay on
  * weights only, momentum carried over), clipping by the global norm, dynamic
  * loss scaling (skip and halve on inf/NaN, double after the growth interval),
@@ -40,6 +41,47 @@ static void schedule(void)
         bd_model_finalize(&m, &err);
         ok(bd_sgd_init(&o, &m, &bad, &err) == -EINVAL, "decreasing milestones are refused");
         like(err.msg, "milestones must increase", "  with a message");
+        bd_model_release(&m);
+}
+
+/* The expected values are worked by hand from the reference's formulas
+ * (maskrcnn.md section 3), not from the code under test. */
+static void schedule_mlperf(void)
+{
+        /* DSS8440: lr 0.08, 1e-4 per iteration over 800, decay at 18000 and 24000 */
+        struct bd_sgd_cfg c = { .lr = 0.08, .warmup = BD_WARMUP_MLPERF, .warmup_factor = 1e-4, .warmup_iters = 800,
+                                .bias_lr_factor = 2, .milestones = { 18000, 24000 }, .nmilestones = 2, .gamma = 0.1 };
+        ok(fabs(bd_sgd_lr(&c, 0)) < 1e-15, "mlperf_linear: 0.08 - 800 x 1e-4 = 0 at iteration 0");
+        ok(near(bd_sgd_lr(&c, 1), 1e-4), "  1e-4 at iteration 1");
+        ok(near(bd_sgd_lr(&c, 400), 0.04), "  0.04 halfway");
+        ok(near(bd_sgd_lr(&c, 799), 0.0799) && near(bd_sgd_lr(&c, 800), 0.08), "  0.0799 then the base at 800");
+        ok(near(bd_sgd_bias_lr(&c, 0), 0.08) && near(bd_sgd_bias_lr(&c, 1), 0.0801),
+           "  the bias group: base 0.16 less the same delta (0.08 at 0, 0.0801 at 1)");
+        ok(near(bd_sgd_bias_lr(&c, 800), 0.16), "  0.16 after the warmup");
+        ok(near(bd_sgd_lr(&c, 18000), 0.008) && near(bd_sgd_bias_lr(&c, 18000), 0.016),
+           "  decay multiplies both groups");
+        ok(near(bd_sgd_lr(&c, 24000), 0.0008) && near(bd_sgd_bias_lr(&c, 24000), 0.0016), "  twice");
+        /* a milestone inside the warmup multiplies the warmed-up value */
+        struct bd_sgd_cfg w = { .lr = 0.1, .warmup = BD_WARMUP_MLPERF, .warmup_factor = 0.01, .warmup_iters = 10,
+                                .bias_lr_factor = 2, .milestones = { 5 }, .nmilestones = 1, .gamma = 0.1 };
+        ok(near(bd_sgd_lr(&w, 6), 0.006) && near(bd_sgd_bias_lr(&w, 6), 0.016),
+           "  a milestone in the warmup: (0.1 - 4 x 0.01) x 0.1 and (0.2 - 0.04) x 0.1");
+        /* the multiplicative warmup scales the bias group alike */
+        struct bd_sgd_cfg l = { .lr = 0.02, .warmup_factor = 1.0 / 3, .warmup_iters = 500, .bias_lr_factor = 2 };
+        ok(near(bd_sgd_lr(&l, 250), 0.02 * 2 / 3) && near(bd_sgd_bias_lr(&l, 250), 0.04 * 2 / 3),
+           "linear: 2/3 of the base halfway from 1/3, for both groups");
+        ok(near(bd_sgd_bias_lr(&(struct bd_sgd_cfg){ .lr = 0.3 }, 7), 0.3), "a bias factor of 0 means 1");
+
+        struct bd_model m;
+        struct bd_sgd o;
+        struct bd_err err;
+        bd_model_init(&m, be, BD_F64);
+        bd_model_finalize(&m, &err);
+        struct bd_sgd_cfg neg = { .lr = 0.05, .warmup = BD_WARMUP_MLPERF, .warmup_factor = 0.01, .warmup_iters = 10 };
+        ok(bd_sgd_init(&o, &m, &neg, &err) == -EINVAL, "mlperf_linear with iters x factor > lr is refused");
+        like(err.msg, "exceeds the learning rate", "  with a message");
+        ok(bd_sgd_init(&o, &m, &c, &err) == 0, "iters x factor == lr (0.08, up to rounding) is accepted");
+        bd_sgd_release(&o, &m);
         bd_model_release(&m);
 }
 
@@ -108,6 +150,20 @@ static void sgd_update(void)
         for (int i = 0; i < 6; i++)
                 moved += pow(((double *)t.m.params)[i] - 1.0, 2);
         ok(fabs(sqrt(moved) - 1.0) < 1e-6, "and the update is scaled to the clip norm");
+        bd_sgd_release(&o, &t.m);
+
+        /* the bias region at its own rate; first_iter 1: the schedule's iteration 1 first */
+        bd_model_init_params(&t.m, 1, &err);
+        struct bd_sgd_cfg bc = { .lr = 0.1, .warmup = BD_WARMUP_MLPERF, .warmup_factor = 0.01, .warmup_iters = 10,
+                                 .first_iter = 1, .bias_lr_factor = 2 };
+        bd_sgd_init(&o, &t.m, &bc, &err);
+        set_grads(&t, 1.0);
+        bd_sgd_step(&o, &t.m, 1.0, &info);
+        ok(near(info.lr, 0.01) && near(info.bias_lr, 0.11), "first step with first_iter 1: lr 0.1 - 9 x 0.01, bias 0.2 - 0.09");
+        good = 1;
+        for (int i = 0; i < 6; i++)
+                good &= near(((double *)t.m.params)[i], 1.0 - (i < 3 ? 0.01 : 0.11) * (i + 1));
+        ok(good, "  weights move by 0.01 x g, biases by 0.11 x g");
         bd_sgd_release(&o, &t.m);
 
         /* loss scaling */
@@ -200,6 +256,7 @@ int main(void)
                 return 1;
         }
         schedule();
+        schedule_mlperf();
         sgd_update();
         shared_layer();
         reshape();

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ssd-opts.h"
-#include "strutil.h"
+#include "topts.h"
 
 enum {
         O_DATA = 256, O_BATCH, O_LR, O_WARMUP, O_WD, O_EPOCHS, O_DECAY, O_EVAL, O_TARGET, O_SIZE, O_BACKBONE,
@@ -15,12 +15,7 @@ enum {
         O_CHECKPOINT, O_SYNTHETIC, O_LOG, O_INJECT_NAN, O_HELP, O_VERSION,
 };
 
-static const struct opt {
-        const char *name;
-        int id;
-        const char *arg;                /* NULL: a switch */
-        const char *help;
-} opts[] = {
+static const struct topt opts[] = {
         { "data", O_DATA, "DIR", "COCO 2017 tree: train2017/, val2017/, annotations/" },
         { "batch-size", O_BATCH, "N", "images per rank per step (default 32)" },
         { "lr", O_LR, "LR", "learning rate as in the MLPerf configs (default 2.5e-3); the base rate is\n"
@@ -54,60 +49,11 @@ static const struct opt {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: benchd-ssd --data DIR [OPTIONS]\n\n"
-                   "Train the MLPerf single-stage detector (SSD300, ResNet-34 backbone) on COCO,\n"
-                   "data-parallel over the MPI ranks, evaluating the bbox mAP at the given epochs\n"
-                   "until it reaches the target; MLPerf log lines from rank 0.\n\n");
-        for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-                char lhs[64];
-                snprintf(lhs, sizeof(lhs), "--%s%s%s", opts[i].name, opts[i].arg ? " " : "",
-                         opts[i].arg ? opts[i].arg : "");
-                fprintf(f, "  %-24s", lhs);
-                for (const char *p = opts[i].help; *p; p++) {
-                        fputc(*p, f);
-                        if (*p == '\n')
-                                fprintf(f, "  %-24s", "");
-                }
-                fputc('\n', f);
-        }
-}
-
-static int int_in(const char *s, long lo, long hi, long *ret)
-{
-        long v;
-        if (str_parse_long(s, &v) < 0 || v < lo || v > hi)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-static int num_in(const char *s, double lo, double hi, double *ret)
-{
-        double v;
-        if (str_parse_double(s, &v) < 0 || !isfinite(v) || v < lo || v > hi)
-                return -EINVAL;
-        *ret = v;
-        return 0;
-}
-
-/* "a,b,c" of numbers in [lo, hi], increasing, at most max */
-static int num_list(const char *s, double lo, double hi, double *ret, int max, int *ret_n)
-{
-        char buf[1024];
-        int n = 0;
-        size_t len = strlen(s);
-        if (len >= sizeof(buf))
-                return -EINVAL;
-        memcpy(buf, s, len + 1);
-        char *save = NULL;
-        for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                double v;
-                if (n == max || num_in(t, lo, hi, &v) < 0 || (n > 0 && v <= ret[n - 1]))
-                        return -EINVAL;
-                ret[n++] = v;
-        }
-        *ret_n = n;
-        return 0;
+        topt_usage(f, "usage: benchd-ssd --data DIR [OPTIONS]\n\n"
+                      "Train the MLPerf single-stage detector (SSD300, ResNet-34 backbone) on COCO,\n"
+                      "data-parallel over the MPI ranks, evaluating the bbox mAP at the given epochs\n"
+                      "until it reaches the target; MLPerf log lines from rank 0.\n\n",
+                   opts, sizeof(opts) / sizeof(opts[0]));
 }
 
 int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct bd_err *err)
@@ -121,9 +67,7 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
         memcpy(o->eval_epochs, def_eval, sizeof(def_eval));
         struct option lo[sizeof(opts) / sizeof(opts[0]) + 1];
         size_t nopts = sizeof(opts) / sizeof(opts[0]);
-        for (size_t i = 0; i < nopts; i++)
-                lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument, NULL, opts[i].id };
-        lo[nopts] = (struct option){ NULL, 0, NULL, 0 };
+        topt_long(opts, nopts, lo);
         opterr = 0;
         optind = 1;
         int c;
@@ -134,17 +78,17 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                 const char *bad = NULL;
                 switch (c) {
                 case O_DATA: o->data = optarg; break;
-                case O_BATCH: if (int_in(optarg, 1, 65536, &v) < 0) bad = "an integer from 1 to 65536"; else o->batch_size = (int)v; break;
-                case O_LR: if (num_in(optarg, 1e-12, 100, &o->lr) < 0) bad = "a number in (0, 100]"; break;
-                case O_WARMUP: if (num_in(optarg, 0, 1000, &o->warmup_epochs) < 0) bad = "a number from 0 to 1000"; break;
-                case O_WD: if (num_in(optarg, 0, 1, &o->weight_decay) < 0) bad = "a number from 0 to 1"; break;
-                case O_EPOCHS: if (int_in(optarg, 1, 10000, &v) < 0) bad = "an integer from 1 to 10000"; else o->epochs = (int)v; break;
+                case O_BATCH: if (topt_int(optarg, 1, 65536, &v) < 0) bad = "an integer from 1 to 65536"; else o->batch_size = (int)v; break;
+                case O_LR: if (topt_num(optarg, 1e-12, 100, &o->lr) < 0) bad = "a number in (0, 100]"; break;
+                case O_WARMUP: if (topt_num(optarg, 0, 1000, &o->warmup_epochs) < 0) bad = "a number from 0 to 1000"; break;
+                case O_WD: if (topt_num(optarg, 0, 1, &o->weight_decay) < 0) bad = "a number from 0 to 1"; break;
+                case O_EPOCHS: if (topt_int(optarg, 1, 10000, &v) < 0) bad = "an integer from 1 to 10000"; else o->epochs = (int)v; break;
                 case O_DECAY:
-                        if (num_list(optarg, 0, 10000, o->decay_epochs, SSD_MAX_DECAYS, &o->ndecay) < 0)
+                        if (topt_num_list(optarg, 0, 10000, o->decay_epochs, SSD_MAX_DECAYS, &o->ndecay) < 0)
                                 bad = "increasing epochs separated by commas (at most 8)";
                         break;
                 case O_EVAL:
-                        if (num_list(optarg, 1, 10000, list, SSD_MAX_EVALS, &n) < 0) {
+                        if (topt_num_list(optarg, 1, 10000, list, SSD_MAX_EVALS, &n) < 0) {
                                 bad = "increasing epochs separated by commas (at most 64)";
                                 break;
                         }
@@ -156,8 +100,8 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                         o->neval = n;
                         eval_given = 1;
                         break;
-                case O_TARGET: if (num_in(optarg, 0, 1, &o->target_map) < 0) bad = "a number from 0 to 1"; break;
-                case O_SIZE: if (int_in(optarg, 32, 2048, &v) < 0) bad = "an integer from 32 to 2048"; else o->image_size = (int)v; break;
+                case O_TARGET: if (topt_num(optarg, 0, 1, &o->target_map) < 0) bad = "a number from 0 to 1"; break;
+                case O_SIZE: if (topt_int(optarg, 32, 2048, &v) < 0) bad = "an integer from 32 to 2048"; else o->image_size = (int)v; break;
                 case O_BACKBONE:
                         if (!strcmp(optarg, "resnet34"))
                                 o->depth = 34;
@@ -166,9 +110,9 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                         else
                                 bad = "resnet34 or resnet18";
                         break;
-                case O_WIDTH: if (num_in(optarg, 0.01, 4, &o->width_mult) < 0) bad = "a number from 0.01 to 4"; break;
-                case O_THREADS: if (int_in(optarg, 1, 1024, &v) < 0) bad = "an integer from 1 to 1024"; else o->threads = (int)v; break;
-                case O_WORKERS: if (int_in(optarg, 0, 256, &v) < 0) bad = "an integer from 0 to 256"; else o->loader_workers = (int)v; break;
+                case O_WIDTH: if (topt_num(optarg, 0.01, 4, &o->width_mult) < 0) bad = "a number from 0.01 to 4"; break;
+                case O_THREADS: if (topt_int(optarg, 1, 1024, &v) < 0) bad = "an integer from 1 to 1024"; else o->threads = (int)v; break;
+                case O_WORKERS: if (topt_int(optarg, 0, 256, &v) < 0) bad = "an integer from 0 to 256"; else o->loader_workers = (int)v; break;
                 case O_BACKEND:
                         if (!strcmp(optarg, "cpu") || !strcmp(optarg, "cuda"))
                                 o->cuda = !strcmp(optarg, "cuda");
@@ -181,19 +125,19 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                         else
                                 bad = "fp32 or amp";
                         break;
-                case O_MAX_STEPS: if (int_in(optarg, 0, 1000000000000L, &v) < 0) bad = "an integer >= 0"; else o->max_steps = v; break;
+                case O_MAX_STEPS: if (topt_int(optarg, 0, 1000000000000L, &v) < 0) bad = "an integer >= 0"; else o->max_steps = v; break;
                 case O_PRETRAINED: o->pretrained = optarg; break;
                 case O_PLATFORM: if (!*optarg) bad = "a name"; else o->platform = optarg; break;
                 case O_SEED:
-                        if (int_in(optarg, 0, 4294967295L, &v) < 0)
+                        if (topt_int(optarg, 0, 4294967295L, &v) < 0)
                                 bad = "an integer from 0 to 4294967295";
                         else
                                 o->seed = (uint64_t)v, o->seed_given = 1;
                         break;
                 case O_CHECKPOINT: o->checkpoint = optarg; break;
                 case O_SYNTHETIC: o->synthetic = 1; break;
-                case O_LOG: if (int_in(optarg, 1, 1000000, &v) < 0) bad = "an integer >= 1"; else o->log_interval = (int)v; break;
-                case O_INJECT_NAN: if (int_in(optarg, 1, 1000000000000L, &v) < 0) bad = "a step >= 1"; else o->inject_nan = v; break;
+                case O_LOG: if (topt_int(optarg, 1, 1000000, &v) < 0) bad = "an integer >= 1"; else o->log_interval = (int)v; break;
+                case O_INJECT_NAN: if (topt_int(optarg, 1, 1000000000000L, &v) < 0) bad = "a step >= 1"; else o->inject_nan = v; break;
                 case O_HELP:
                         if (out)
                                 usage(out);
@@ -206,11 +150,8 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                 default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
                 }
                 if (bad) {
-                        const char *name = "?";
-                        for (size_t i = 0; i < nopts; i++)
-                                if (opts[i].id == c)
-                                        name = opts[i].name;
-                        return bd_err_set(err, -EINVAL, "--%s: expected %s, got '%s'", name, bad, optarg);
+                        return bd_err_set(err, -EINVAL, "--%s: expected %s, got '%s'", topt_name(opts, nopts, c), bad,
+                                          optarg);
                 }
         }
         if (optind < argc)

@@ -1,0 +1,330 @@
+/* mrcnn-opts.c: benchd-maskrcnn's command line, from one table. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+
+#include "mrcnn-opts.h"
+#include "topts.h"
+
+enum {
+        O_DATA = 256, O_IMS, O_TEST_IMS, O_LR, O_WFACTOR, O_WITERS, O_WMETHOD, O_WD, O_MAX_ITER, O_EPOCHS,
+        O_DECAY_STEPS, O_DECAY_EPOCHS, O_CLIP, O_TBBOX, O_TSEGM, O_MODE, O_CONFIG, O_BACKBONE, O_MIN_SIZE,
+        O_MAX_SIZE, O_EVAL_ITERS, O_CKPT_INTERVAL, O_THREADS, O_WORKERS, O_BACKEND, O_PRECISION, O_MAX_STEPS,
+        O_PRETRAINED, O_PLATFORM, O_SEED, O_CHECKPOINT, O_SYNTHETIC, O_LOG, O_INJECT_NAN, O_HELP, O_VERSION,
+        O_OV,                           /* O_OV + enum mrcnn_ov: the model's sizes */
+};
+
+#define OV(k) (O_OV + MRCNN_OV_##k)
+
+static const struct topt opts[] = {
+        { "data", O_DATA, "DIR", "COCO 2017 tree: train2017/, val2017/, annotations/" },
+        { "ims-per-batch", O_IMS, "N", "images per step over all ranks (default 16); a multiple of the ranks" },
+        { "test-ims-per-batch", O_TEST_IMS, "N", "images per evaluation step over all ranks (default 8)" },
+        { "lr", O_LR, "LR", "base learning rate (default 0.02); biases x2 in --mode mlperf" },
+        { "warmup-factor", O_WFACTOR, "F", "linear: start at LR x F (default 1/3); mlperf_linear: F per iteration" },
+        { "warmup-iters", O_WITERS, "N", "warmup iterations (default 500)" },
+        { "warmup-method", O_WMETHOD, "M", "linear (default: maskrcnn-benchmark's, multiplicative) or\n"
+                                           "mlperf_linear (the MLPerf reference's: LR - (N - i) F at iteration i)" },
+        { "weight-decay", O_WD, "WD", "weight decay of the weights (default 1e-4; none on biases)" },
+        { "max-iter", O_MAX_ITER, "N", "iterations (default 90000); excludes --epochs" },
+        { "epochs", O_EPOCHS, "N", "epochs of len(train) // ims-per-batch + 1 iterations instead" },
+        { "decay-steps", O_DECAY_STEPS, "S,S", "learning rate x0.1 at these iterations (default 60000,80000)" },
+        { "decay-epochs", O_DECAY_EPOCHS, "E,E", "learning rate x0.1 at these epochs instead" },
+        { "clip-gradient", O_CLIP, "NORM", "clip the gradients to this global norm (default 0: no clipping)" },
+        { "target-map-bbox", O_TBBOX, "MAP", "bbox mAP target (default 0.377)" },
+        { "target-map-segm", O_TSEGM, "MAP", "segm mAP target (default 0.339); the run stops when both are met" },
+        { "mode", O_MODE, "M", "mlperf (default: the reference's rules) or torchvision" },
+        { "config", O_CONFIG, "C", "model preset: reference (R50-FPN, default) or small; the options below\n"
+                                   "override its fields" },
+        { "backbone", O_BACKBONE, "NAME", "resnet50 (reference), resnet34 or resnet18" },
+        { "width-mult", OV(WIDTH_MULT), "W", "backbone channel width multiplier" },
+        { "frozen-bn", OV(FROZEN_BN), "0|1", "1: frozen batch norm (reference); 0: trained" },
+        { "freeze-at", OV(FREEZE_AT), "N", "frozen backbone stages: 2 (stem and layer1, reference) or 0" },
+        { "fpn-channels", OV(FPN_CHANNELS), "N", "FPN width (reference 256)" },
+        { "min-size", O_MIN_SIZE, "S", "shorter image side (reference 800)" },
+        { "max-size", O_MAX_SIZE, "S", "longest image side (reference 1333)" },
+        { "anchor-size", OV(ANCHOR_SIZE), "S", "anchor size on P2, doubled per level (reference 32)" },
+        { "rpn-pre-nms-top-n-train", OV(PRE_NMS_TRAIN), "N", "RPN candidates per level in training (2000)" },
+        { "fpn-post-nms-top-n-train", OV(POST_NMS_TRAIN), "N", "RPN proposals kept in training (2000): per batch\n"
+                                                                 "in --mode mlperf, per image in torchvision" },
+        { "rpn-pre-nms-top-n-test", OV(PRE_NMS_TEST), "N", "RPN candidates per level at test (1000)" },
+        { "rpn-post-nms-top-n-test", OV(POST_NMS_TEST), "N", "RPN proposals per image at test (1000)" },
+        { "rpn-batch", OV(RPN_BATCH), "N", "anchors sampled per image (256)" },
+        { "roi-batch", OV(ROI_BATCH), "N", "RoIs sampled per image (512)" },
+        { "box-head-dim", OV(BOX_HEAD_DIM), "N", "box head width (1024)" },
+        { "mask-convs", OV(MASK_CONVS), "N", "mask head convolutions (4)" },
+        { "mask-dim", OV(MASK_DIM), "N", "mask head width (256)" },
+        { "detections", OV(DETECTIONS), "N", "detections per image (100)" },
+        { "eval-iters", O_EVAL_ITERS, "I,I,...", "evaluate after these iterations (default: at each epoch's end)" },
+        { "checkpoint-interval", O_CKPT_INTERVAL, "N", "with --checkpoint: also every N iterations (default 0:\n"
+                                                       "at epoch ends only)" },
+        { "threads", O_THREADS, "N", "compute threads per rank (default: CPUs / ranks on the node)" },
+        { "loader-workers", O_WORKERS, "N", "data loader threads per rank (default 1)" },
+        { "backend", O_BACKEND, "NAME", "cpu (default) or cuda" },
+        { "precision", O_PRECISION, "P", "fp32 (default) or amp (cuda only)" },
+        { "max-steps", O_MAX_STEPS, "N", "stop after N steps (0: no limit)" },
+        { "pretrained", O_PRETRAINED, "FILE", "backbone weights (benchd weights file, torchvision names)" },
+        { "platform", O_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },
+        { "seed", O_SEED, "N", "random seed (default: from the clock)" },
+        { "checkpoint", O_CHECKPOINT, "DIR", "save DIR/maskrcnn.ckpt after every epoch and resume from it" },
+        { "synthetic", O_SYNTHETIC, NULL, "random images, boxes and polygons, no data, no evaluation" },
+        { "log-interval", O_LOG, "N", "steps between progress lines (default 20)" },
+        { "inject-nan", O_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" },
+        { "help", O_HELP, NULL, "show this help" },
+        { "version", O_VERSION, NULL, "show the version" },
+};
+#define NOPTS (sizeof(opts) / sizeof(opts[0]))
+
+/* bounds of the integer overrides (the width multiplier and the anchor size are numbers) */
+static const struct {
+        double lo, hi;
+        const char *what;
+} ov_range[MRCNN_OV_N] = {
+        [MRCNN_OV_DEPTH] = { 18, 50, NULL },
+        [MRCNN_OV_WIDTH_MULT] = { 0.01, 4, "a number from 0.01 to 4" },
+        [MRCNN_OV_FROZEN_BN] = { 0, 1, "0 or 1" },
+        [MRCNN_OV_FREEZE_AT] = { 0, 5, "an integer from 0 to 5" },
+        [MRCNN_OV_FPN_CHANNELS] = { 1, 4096, "an integer from 1 to 4096" },
+        [MRCNN_OV_ANCHOR_SIZE] = { 1, 4096, "a number from 1 to 4096" },
+        [MRCNN_OV_PRE_NMS_TRAIN] = { 1, 1e6, "an integer from 1 to 1000000" },
+        [MRCNN_OV_POST_NMS_TRAIN] = { 1, 1e6, "an integer from 1 to 1000000" },
+        [MRCNN_OV_PRE_NMS_TEST] = { 1, 1e6, "an integer from 1 to 1000000" },
+        [MRCNN_OV_POST_NMS_TEST] = { 1, 1e6, "an integer from 1 to 1000000" },
+        [MRCNN_OV_RPN_BATCH] = { 1, 65536, "an integer from 1 to 65536" },
+        [MRCNN_OV_ROI_BATCH] = { 1, 65536, "an integer from 1 to 65536" },
+        [MRCNN_OV_BOX_HEAD_DIM] = { 1, 65536, "an integer from 1 to 65536" },
+        [MRCNN_OV_MASK_CONVS] = { 0, MRCNN_MAX_MASK_CONVS, "an integer from 0 to 8" },
+        [MRCNN_OV_MASK_DIM] = { 1, 65536, "an integer from 1 to 65536" },
+        [MRCNN_OV_DETECTIONS] = { 1, 10000, "an integer from 1 to 10000" },
+};
+
+static void usage(FILE *f)
+{
+        topt_usage(f, "usage: benchd-maskrcnn --data DIR [OPTIONS]\n\n"
+                      "Train Mask R-CNN (ResNet-50 FPN) on COCO, data-parallel over the MPI ranks,\n"
+                      "evaluating bbox and segm mAP at each epoch's end (or --eval-iters) until both\n"
+                      "targets are met; MLPerf log lines from rank 0.\n\n",
+                   opts, NOPTS);
+}
+
+/* one override: integers unless the field is a number */
+static const char *set_ov(struct mrcnn_opts *o, enum mrcnn_ov k, const char *arg)
+{
+        double v;
+        bool number = k == MRCNN_OV_WIDTH_MULT || k == MRCNN_OV_ANCHOR_SIZE;
+        if (topt_num(arg, ov_range[k].lo, ov_range[k].hi, &v) < 0 || (!number && v != floor(v)))
+                return ov_range[k].what;
+        o->ov[k] = v;
+        o->ov_given[k] = 1;
+        return NULL;
+}
+
+/* a list of increasing whole numbers */
+static int int_list(const char *arg, double lo, double hi, int64_t *ret, int max, int *ret_n)
+{
+        double list[MRCNN_MAX_EVALS];
+        int n;
+        if (max > MRCNN_MAX_EVALS || topt_num_list(arg, lo, hi, list, max, &n) < 0)
+                return -EINVAL;
+        for (int i = 0; i < n; i++) {
+                if (list[i] != floor(list[i]))
+                        return -EINVAL;
+                ret[i] = (int64_t)list[i];
+        }
+        *ret_n = n;
+        return 0;
+}
+
+static int check(struct mrcnn_opts *o, int max_iter_given, int epochs_given, int steps_given, int epochs_decay_given,
+                 struct bd_err *err)
+{
+        if (max_iter_given && epochs_given)
+                return bd_err_set(err, -EINVAL, "--max-iter and --epochs exclude each other");
+        if (steps_given && epochs_decay_given)
+                return bd_err_set(err, -EINVAL, "--decay-steps and --decay-epochs exclude each other");
+        if (epochs_given)
+                o->max_iter = 0;
+        if (epochs_decay_given)
+                o->ndecay_steps = 0;
+        for (int i = 0; i < o->ndecay_epochs; i++)
+                if (o->epochs && o->decay_epochs[i] > o->epochs)
+                        return bd_err_set(err, -EINVAL, "--decay-epochs: epoch %d is beyond --epochs %d",
+                                          o->decay_epochs[i], o->epochs);
+        if (o->ndecay_epochs && !o->epochs)
+                return bd_err_set(err, -EINVAL, "--decay-epochs needs --epochs (or give --decay-steps)");
+        for (int i = 0; i < o->neval; i++)
+                if (o->max_iter && o->eval_iters[i] > o->max_iter)
+                        return bd_err_set(err, -EINVAL, "--eval-iters: iteration %lld is beyond --max-iter %lld",
+                                          (long long)o->eval_iters[i], (long long)o->max_iter);
+        /* the absolute warmup must not start below zero (equal: the MLPerf
+         * configs' rule, up to rounding) */
+        if (o->warmup_method == BD_WARMUP_MLPERF &&
+            (double)o->warmup_iters * o->warmup_factor > o->lr * (1 + 1e-9))
+                return bd_err_set(err, -EINVAL,
+                                  "--warmup-method mlperf_linear: --warmup-iters x --warmup-factor (%g) exceeds --lr "
+                                  "(%g): the learning rate would start negative",
+                                  (double)o->warmup_iters * o->warmup_factor, o->lr);
+        if (o->warmup_method == BD_WARMUP_LINEAR && o->warmup_factor > 1)
+                return bd_err_set(err, -EINVAL, "--warmup-factor: a linear warmup starts at a fraction of --lr (0 to 1), "
+                                  "got %g", o->warmup_factor);
+        if (o->min_size && o->max_size && o->min_size > o->max_size)
+                return bd_err_set(err, -EINVAL, "--min-size %d is larger than --max-size %d", o->min_size, o->max_size);
+        if (!o->data && !o->synthetic)
+                return bd_err_set(err, -EINVAL, "--data DIR is required (or --synthetic)");
+        if (o->amp && !o->cuda)
+                return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda");
+        return 0;
+}
+
+int mrcnn_opts_parse(int argc, char **argv, struct mrcnn_opts *o, FILE *out, struct bd_err *err)
+{
+        *o = (struct mrcnn_opts){ .ims_per_batch = 16, .test_ims_per_batch = 8, .lr = 0.02, .warmup_factor = 1.0 / 3,
+                                  .warmup_iters = 500, .weight_decay = 1e-4, .max_iter = 90000,
+                                  .decay_steps = { 60000, 80000 }, .ndecay_steps = 2, .target_map_bbox = 0.377,
+                                  .target_map_segm = 0.339, .mode = DET_CONV_MLPERF, .log_interval = 20 };
+        struct option lo[NOPTS + 1];
+        topt_long(opts, NOPTS, lo);
+        opterr = 0;
+        optind = 1;
+        int c, max_iter_given = 0, epochs_given = 0, steps_given = 0, epochs_decay_given = 0;
+        long v;
+        int64_t list[MRCNN_MAX_DECAYS];
+        int n;
+        while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+                const char *bad = NULL;
+                if (c >= O_OV && c < O_OV + MRCNN_OV_N) {
+                        bad = set_ov(o, (enum mrcnn_ov)(c - O_OV), optarg);
+                        goto done;
+                }
+                switch (c) {
+                case O_DATA: o->data = optarg; break;
+                case O_IMS: if (topt_int(optarg, 1, 65536, &v) < 0) bad = "an integer from 1 to 65536"; else o->ims_per_batch = (int)v; break;
+                case O_TEST_IMS: if (topt_int(optarg, 1, 65536, &v) < 0) bad = "an integer from 1 to 65536"; else o->test_ims_per_batch = (int)v; break;
+                case O_LR: if (topt_num(optarg, 1e-12, 100, &o->lr) < 0) bad = "a number in (0, 100]"; break;
+                case O_WFACTOR: if (topt_num(optarg, 0, 1, &o->warmup_factor) < 0) bad = "a number from 0 to 1"; break;
+                case O_WITERS: if (topt_int(optarg, 0, 1000000000L, &v) < 0) bad = "an integer from 0 to 1000000000"; else o->warmup_iters = v; break;
+                case O_WMETHOD:
+                        if (!strcmp(optarg, "linear"))
+                                o->warmup_method = BD_WARMUP_LINEAR;
+                        else if (!strcmp(optarg, "mlperf_linear"))
+                                o->warmup_method = BD_WARMUP_MLPERF;
+                        else
+                                bad = "linear or mlperf_linear";
+                        break;
+                case O_WD: if (topt_num(optarg, 0, 1, &o->weight_decay) < 0) bad = "a number from 0 to 1"; break;
+                case O_MAX_ITER:
+                        if (topt_int(optarg, 1, 1000000000L, &v) < 0)
+                                bad = "an integer from 1 to 1000000000";
+                        else
+                                o->max_iter = v, max_iter_given = 1;
+                        break;
+                case O_EPOCHS:
+                        if (topt_int(optarg, 1, 10000, &v) < 0)
+                                bad = "an integer from 1 to 10000";
+                        else
+                                o->epochs = (int)v, epochs_given = 1;
+                        break;
+                case O_DECAY_STEPS:
+                        if (int_list(optarg, 1, 1e9, o->decay_steps, MRCNN_MAX_DECAYS, &o->ndecay_steps) < 0)
+                                bad = "increasing iterations separated by commas (at most 8)";
+                        steps_given = 1;
+                        break;
+                case O_DECAY_EPOCHS:
+                        if (int_list(optarg, 1, 10000, list, MRCNN_MAX_DECAYS, &n) < 0) {
+                                bad = "increasing epochs separated by commas (at most 8)";
+                                break;
+                        }
+                        for (int i = 0; i < n; i++)
+                                o->decay_epochs[i] = (int)list[i];
+                        o->ndecay_epochs = n;
+                        epochs_decay_given = 1;
+                        break;
+                case O_CLIP: if (topt_num(optarg, 0, 1e9, &o->clip_gradient) < 0) bad = "a number >= 0"; break;
+                case O_TBBOX: if (topt_num(optarg, 0, 1, &o->target_map_bbox) < 0) bad = "a number from 0 to 1"; break;
+                case O_TSEGM: if (topt_num(optarg, 0, 1, &o->target_map_segm) < 0) bad = "a number from 0 to 1"; break;
+                case O_MODE:
+                        if (!strcmp(optarg, "mlperf"))
+                                o->mode = DET_CONV_MLPERF;
+                        else if (!strcmp(optarg, "torchvision"))
+                                o->mode = DET_CONV_TORCHVISION;
+                        else
+                                bad = "mlperf or torchvision";
+                        break;
+                case O_CONFIG:
+                        if (!strcmp(optarg, "reference") || !strcmp(optarg, "small"))
+                                o->small = !strcmp(optarg, "small");
+                        else
+                                bad = "reference or small";
+                        break;
+                case O_BACKBONE:
+                        if (!strcmp(optarg, "resnet50") || !strcmp(optarg, "resnet34") || !strcmp(optarg, "resnet18")) {
+                                o->ov[MRCNN_OV_DEPTH] = atoi(optarg + 6);
+                                o->ov_given[MRCNN_OV_DEPTH] = 1;
+                        } else
+                                bad = "resnet50, resnet34 or resnet18";
+                        break;
+                case O_MIN_SIZE: if (topt_int(optarg, 16, 4096, &v) < 0) bad = "an integer from 16 to 4096"; else o->min_size = (int)v; break;
+                case O_MAX_SIZE: if (topt_int(optarg, 16, 8192, &v) < 0) bad = "an integer from 16 to 8192"; else o->max_size = (int)v; break;
+                case O_EVAL_ITERS:
+                        if (int_list(optarg, 1, 1e9, o->eval_iters, MRCNN_MAX_EVALS, &o->neval) < 0)
+                                bad = "increasing iterations separated by commas (at most 64)";
+                        break;
+                case O_CKPT_INTERVAL: if (topt_int(optarg, 0, 1000000000L, &v) < 0) bad = "an integer >= 0"; else o->checkpoint_interval = v; break;
+                case O_THREADS: if (topt_int(optarg, 1, 1024, &v) < 0) bad = "an integer from 1 to 1024"; else o->threads = (int)v; break;
+                case O_WORKERS: if (topt_int(optarg, 0, 256, &v) < 0) bad = "an integer from 0 to 256"; else o->loader_workers = (int)v; break;
+                case O_BACKEND:
+                        if (!strcmp(optarg, "cpu") || !strcmp(optarg, "cuda"))
+                                o->cuda = !strcmp(optarg, "cuda");
+                        else
+                                bad = "cpu or cuda";
+                        break;
+                case O_PRECISION:
+                        if (!strcmp(optarg, "fp32") || !strcmp(optarg, "amp"))
+                                o->amp = !strcmp(optarg, "amp");
+                        else
+                                bad = "fp32 or amp";
+                        break;
+                case O_MAX_STEPS: if (topt_int(optarg, 0, 1000000000000L, &v) < 0) bad = "an integer >= 0"; else o->max_steps = v; break;
+                case O_PRETRAINED: o->pretrained = optarg; break;
+                case O_PLATFORM: if (!*optarg) bad = "a name"; else o->platform = optarg; break;
+                case O_SEED:
+                        if (topt_int(optarg, 0, 4294967295L, &v) < 0)
+                                bad = "an integer from 0 to 4294967295";
+                        else
+                                o->seed = (uint64_t)v, o->seed_given = 1;
+                        break;
+                case O_CHECKPOINT: o->checkpoint = optarg; break;
+                case O_SYNTHETIC: o->synthetic = 1; break;
+                case O_LOG: if (topt_int(optarg, 1, 1000000, &v) < 0) bad = "an integer >= 1"; else o->log_interval = (int)v; break;
+                case O_INJECT_NAN: if (topt_int(optarg, 1, 1000000000000L, &v) < 0) bad = "a step >= 1"; else o->inject_nan = v; break;
+                case O_HELP:
+                        if (out)
+                                usage(out);
+                        return 1;
+                case O_VERSION:
+                        if (out)
+                                fprintf(out, "benchd-maskrcnn %s\n", PACKAGE_VERSION);
+                        return 1;
+                case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
+                default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+                }
+done:
+                if (bad)
+                        return bd_err_set(err, -EINVAL, "--%s: expected %s, got '%s'", topt_name(opts, NOPTS, c), bad,
+                                          optarg);
+        }
+        if (optind < argc)
+                return bd_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
+        return check(o, max_iter_given, epochs_given, steps_given, epochs_decay_given, err);
+}
+
+void mrcnn_opts_sizes(const struct mrcnn_opts *o, int *min_size, int *max_size)
+{
+        *min_size = o->min_size ? o->min_size : o->small ? 128 : 800;
+        *max_size = o->max_size ? o->max_size : o->small ? 128 : 1333;
+        if (*max_size < *min_size)
+                *max_size = *min_size;
+}
