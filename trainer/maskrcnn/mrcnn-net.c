@@ -121,7 +121,8 @@ struct anchor_cache {
 struct mrcnn_net {
         struct mrcnn_cfg cfg;
         struct bd_backend *be;
-        enum bd_dtype dt;               /* activations: the model's */
+        enum bd_dtype dt;               /* the heads' activations and the losses: the model's */
+        enum bd_dtype adt;              /* backbone, FPN and RPN head: dt, or f16 with amp */
         int K;
         struct bd_resnet body;
         int need_c[4];                  /* the gradient of C2..C5 is wanted */
@@ -139,6 +140,7 @@ struct mrcnn_net {
         struct bd_tensor x;                             /* the input in the model's type */
         struct bd_tensor lat[4], up[3], inner_t[4];     /* FPN */
         struct bd_tensor P[MRCNN_LEVELS];
+        struct bd_tensor P32[MRCNN_ROI_LEVELS];         /* amp: P2..P5 in the heads' type */
         struct bd_tensor rh[MRCNN_LEVELS], ro[MRCNN_LEVELS], rd[MRCNN_LEVELS];  /* RPN conv (ReLU'd), outputs */
         struct bd_tensor obj, dlt;                      /* RPN outputs, all levels, NHWC, (M), (M, 4) */
         struct bd_tensor rpn_lab, rpn_tgt;              /* (M) i32, (M, 4) */
@@ -152,9 +154,15 @@ struct mrcnn_net {
         int32_t *roi_levels, *mask_levels;
         size_t roi_levels_cap, mask_levels_cap;
 
-        /* host work space */
+        /* host work space, grown as needed and kept: a step allocates nothing
+         * once the sizes repeat (large blocks would otherwise go back to the
+         * kernel and fault in again, zeroed, every step) */
         float *obj_h, *dlt_h, *props, *scores;
         size_t obj_h_cap, dlt_h_cap, props_cap, scores_cap;
+        int32_t *w_match, *w_lab, *rpn_lab_h;
+        uint8_t *w_vis, *w_pos, *w_neg, *w_bits;
+        float *rpn_tgt_h;
+        size_t w_match_cap, w_lab_cap, w_vis_cap, w_pos_cap, w_neg_cap, w_bits_cap, rpn_lab_cap, rpn_tgt_cap;
         int64_t count[64];
         struct {
                 float *props;           /* proposals with the GT appended, all images */
@@ -251,6 +259,15 @@ int mrcnn_net_new(struct bd_model *m, const struct mrcnn_cfg *cfg, struct mrcnn_
         n->cfg.post.detections_per_img = cfg->detections;
         n->be = m->be;
         n->dt = m->dtype;
+        n->adt = m->dtype;
+        if (cfg->amp) {
+                if (m->be->dev != BD_CUDA || m->dtype != BD_F32) {
+                        r = bd_err_set(err, -EINVAL, "mixed precision needs the cuda backend and a float32 model");
+                        free(n);
+                        return r;
+                }
+                n->adt = BD_F16;
+        }
         n->K = cfg->num_classes;
         bd_scratch_init(&n->scratch, m->be);
         struct bd_resnet_cfg rc = { .depth = cfg->depth, .stages = 4, .freeze_at = cfg->freeze_at,
@@ -329,6 +346,7 @@ struct mrcnn_net *mrcnn_net_free(struct mrcnn_net *n)
                 bd_tensor_release(ts[i]);
         for (int i = 0; i < 4; i++) {
                 bd_tensor_release(&n->lat[i]);
+                bd_tensor_release(&n->P32[i]);
                 bd_tensor_release(&n->inner_t[i]);
                 if (i < 3)
                         bd_tensor_release(&n->up[i]);
@@ -344,6 +362,14 @@ struct mrcnn_net *mrcnn_net_free(struct mrcnn_net *n)
         bd_scratch_release(&n->scratch);
         free(n->ac.a);
         free(n->obj_h);
+        free(n->w_match);
+        free(n->w_lab);
+        free(n->rpn_lab_h);
+        free(n->w_vis);
+        free(n->w_pos);
+        free(n->w_neg);
+        free(n->w_bits);
+        free(n->rpn_tgt_h);
         free(n->dlt_h);
         free(n->props);
         free(n->scores);
@@ -435,24 +461,24 @@ static int input(struct mrcnn_net *n, const struct det_batch *b)
         int64_t dims[4] = { b->n, 3, b->height, b->width };
         struct bd_tensor v = bd_tensor_view(b->images, BD_CPU, BD_F32, BD_NCHW, 4, dims);
         struct bd_backend *be = n->be;
-        if (be->dev == BD_CPU && n->dt == BD_F32) {
+        if (be->dev == BD_CPU && n->adt == BD_F32) {
                 n->x = v;       /* a view: released as one (cap 0) */
                 return 0;
         }
         if (n->x.cap == 0)
                 memset(&n->x, 0, sizeof(n->x));
         if (be->dev == BD_CPU)
-                return bd_op_cast(be, &v, n->dt, 1.0, &n->x);
+                return bd_op_cast(be, &v, n->adt, 1.0, &n->x);
         int r = bd_tensor_resize(be, &n->x, BD_F32, BD_NCHW, 4, dims);
         if (r >= 0)
                 r = be->ops->copy(be, n->x.data, n->x.dev, b->images, BD_CPU, bd_tensor_bytes(&n->x));
-        if (r >= 0 && n->dt != BD_F32) {
-                struct bd_tensor *h = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 4, dims);
+        if (r >= 0 && n->adt != BD_F32) {
+                struct bd_tensor *h = bd_scratch_get(&n->scratch, BD_F32, BD_NCHW, 4, dims);
                 if (!h)
                         return -ENOMEM;
-                r = bd_op_cast(be, &n->x, n->dt, 1.0, h);
+                r = bd_op_copy(be, &n->x, h);
                 if (r >= 0)
-                        r = bd_op_copy(be, h, &n->x);
+                        r = bd_op_cast(be, h, n->adt, 1.0, &n->x);
                 bd_scratch_put(&n->scratch, h);
         }
         return r;
@@ -541,10 +567,10 @@ static int rpn_fwd(struct bd_model *m, struct mrcnn_net *n, int64_t N)
         struct bd_backend *be = n->be;
         int r;
         int64_t M = N * n->ac.off[MRCNN_LEVELS], d2[2] = { M, 4 };
-        if ((r = bd_tensor_resize(be, &n->obj, n->dt, BD_NCHW, 1, &M)) < 0 ||
-            (r = bd_tensor_resize(be, &n->dlt, n->dt, BD_NCHW, 2, d2)) < 0)
+        if ((r = bd_tensor_resize(be, &n->obj, n->adt, BD_NCHW, 1, &M)) < 0 ||
+            (r = bd_tensor_resize(be, &n->dlt, n->adt, BD_NCHW, 2, d2)) < 0)
                 return r;
-        size_t es = bd_dtype_size(n->dt);
+        size_t es = bd_dtype_size(n->adt);
         for (int l = 0; l < MRCNN_LEVELS; l++) {
                 if ((r = bd_conv_fwd(m, &n->rpn_conv, &n->P[l], &n->rh[l])) < 0 ||
                     (r = bd_op_relu(be, &n->rh[l], &n->rh[l])) < 0 ||
@@ -552,9 +578,9 @@ static int rpn_fwd(struct bd_model *m, struct mrcnn_net *n, int64_t N)
                     (r = bd_conv_fwd(m, &n->rpn_box, &n->rh[l], &n->rd[l])) < 0)
                         return r;
                 int64_t off = N * n->ac.off[l];
-                struct bd_tensor vo = bd_tensor_view((char *)n->obj.data + (size_t)off * es, n->obj.dev, n->dt, BD_NHWC,
-                                                     4, n->ro[l].dims);
-                struct bd_tensor vd = bd_tensor_view((char *)n->dlt.data + (size_t)off * 4 * es, n->dlt.dev, n->dt,
+                struct bd_tensor vo = bd_tensor_view((char *)n->obj.data + (size_t)off * es, n->obj.dev, n->adt,
+                                                     BD_NHWC, 4, n->ro[l].dims);
+                struct bd_tensor vd = bd_tensor_view((char *)n->dlt.data + (size_t)off * 4 * es, n->dlt.dev, n->adt,
                                                      BD_NHWC, 4, n->rd[l].dims);
                 if ((r = bd_op_relayout(be, &n->ro[l], BD_NHWC, &vo)) < 0 ||
                     (r = bd_op_relayout(be, &n->rd[l], BD_NHWC, &vd)) < 0)
@@ -569,6 +595,9 @@ static int features(struct bd_model *m, struct mrcnn_net *n, const struct det_ba
         if ((r = input(n, b)) < 0 || (r = bd_resnet_fwd(m, &n->body, &n->x)) < 0 || (r = fpn_fwd(m, n)) < 0 ||
             (r = anchors(n, b->height, b->width)) < 0)
                 return r;
+        for (int l = 0; n->adt != n->dt && l < MRCNN_ROI_LEVELS; l++)
+                if ((r = bd_op_cast(n->be, &n->P[l], n->dt, 1.0, &n->P32[l])) < 0)
+                        return r;
         return rpn_fwd(m, n, b->n);
 }
 
@@ -680,11 +709,14 @@ static int rpn_targets(struct mrcnn_net *n, const struct det_batch *b, int i, co
         const struct det_conv *c = &n->cfg.conv;
         const int64_t A = n->ac.off[MRCNN_LEVELS], N = b->n;
         const float *an = n->ac.a;
-        int32_t *matches = malloc((size_t)A * sizeof(int32_t)), *labels = malloc((size_t)A * sizeof(int32_t));
-        uint8_t *vis = malloc((size_t)A), *pos = malloc((size_t)A), *neg = malloc((size_t)A);
-        int r = -ENOMEM;
-        if (!matches || !labels || !vis || !pos || !neg)
-                goto out;
+        size_t na = (size_t)(A ? A : 1);
+        if (GROW(n->w_match, n->w_match_cap, na) < 0 || GROW(n->w_lab, n->w_lab_cap, na) < 0 ||
+            GROW(n->w_vis, n->w_vis_cap, na) < 0 || GROW(n->w_pos, n->w_pos_cap, na) < 0 ||
+            GROW(n->w_neg, n->w_neg_cap, na) < 0)
+                return -ENOMEM;
+        int32_t *matches = n->w_match, *labels = n->w_lab;
+        uint8_t *vis = n->w_vis, *pos = n->w_pos, *neg = n->w_neg;
+        int r;
         det_anchor_visibility(c, an, A, (float)b->samples[i].width, (float)b->samples[i].height, vis);
         if ((r = det_match_boxes(c, &det_matcher_rpn, g->boxes, g->g, an, A, matches)) < 0)
                 goto out;
@@ -707,11 +739,6 @@ static int rpn_targets(struct mrcnn_net *n, const struct det_batch *b, int i, co
         }
         r = 0;
 out:
-        free(matches);
-        free(labels);
-        free(vis);
-        free(pos);
-        free(neg);
         return r;
 }
 
@@ -796,7 +823,7 @@ static const struct bd_tensor *const *roi_maps(const struct mrcnn_net *n)
 {
         static _Thread_local const struct bd_tensor *f[MRCNN_ROI_LEVELS];
         for (int l = 0; l < MRCNN_ROI_LEVELS; l++)
-                f[l] = &n->P[l];
+                f[l] = n->adt != n->dt ? &n->P32[l] : &n->P[l];
         return f;
 }
 
@@ -871,14 +898,15 @@ static int mask_targets_image(struct mrcnn_net *n, const struct det_sample *s, c
         } else {
                 /* the ground truth as bitmasks of the (resized) image, then RoIAlign */
                 int64_t H = s->height, W = s->width, G = g->g;
-                uint8_t *bits = calloc((size_t)(G ? G : 1) * (size_t)H * (size_t)W, 1);
+                size_t nbits = (size_t)(G ? G : 1) * (size_t)H * (size_t)W;
                 int32_t *mi = malloc((size_t)(P ? P : 1) * sizeof(int32_t));
-                if (!bits || !mi) {
-                        free(bits);
+                if (!mi || GROW(n->w_bits, n->w_bits_cap, nbits) < 0) {
                         free(mi);
                         r = -ENOMEM;
                         goto out;
                 }
+                uint8_t *bits = n->w_bits;
+                memset(bits, 0, nbits);
                 for (int64_t j = 0; j < G; j++) {
                         struct rle rl = { 0 };
                         const struct det_gt_mask *gm = &g->masks[j];
@@ -910,7 +938,6 @@ static int mask_targets_image(struct mrcnn_net *n, const struct det_sample *s, c
                         r = det_roi_mask_targets(be, MASK_M, dbits, G, H, W, &n->props_dev, &n->matched_dev, out);
                 if (dbits != bits && dbits)
                         be->ops->free(be, dbits);
-                free(bits);
                 free(mi);
         }
 out:
@@ -948,12 +975,12 @@ int mrcnn_fwd_train(struct mrcnn_net *n, struct bd_model *m, const struct det_ba
                 }
 
         /* RPN targets, image by image */
-        lab = malloc((size_t)(M ? M : 1) * sizeof(int32_t));
-        tgt = malloc((size_t)(M ? M : 1) * 4 * sizeof(float));
-        if (!lab || !tgt) {
+        if (GROW(n->rpn_lab_h, n->rpn_lab_cap, M ? M : 1) < 0 || GROW(n->rpn_tgt_h, n->rpn_tgt_cap, (M ? M : 1) * 4) < 0) {
                 r = bd_err_set(err, -ENOMEM, "out of memory for the RPN targets of %lld anchors", (long long)M);
                 goto out;
         }
+        lab = n->rpn_lab_h;
+        tgt = n->rpn_tgt_h;
         int64_t rpn_pos = 0, rpn_neg = 0;
         for (int i = 0; i < N; i++) {
                 int64_t p, q;
@@ -1021,9 +1048,29 @@ int mrcnn_fwd_train(struct mrcnn_net *n, struct bd_model *m, const struct det_ba
                 goto out;
         }
         double f = cnt[0] > 0 ? (double)(rpn_pos + rpn_neg) * world / cnt[0] : 0;
-        if ((r = i32_from_host(n, lab, M, &n->rpn_lab)) >= 0 && (r = from_host(n, tgt, n->dt, 2, d2, tgt_d)) >= 0)
-                r = det_rpn_loss(be, &n->lws, &n->obj, &n->dlt, &n->rpn_lab, tgt_d, DET_BETA_RPN, st->gscale * f,
-                                 &out->objectness, &out->rpn_box, &n->d_obj, &n->d_dlt);
+        if ((r = i32_from_host(n, lab, M, &n->rpn_lab)) >= 0 && (r = from_host(n, tgt, n->dt, 2, d2, tgt_d)) >= 0) {
+                if (n->adt == n->dt) {
+                        r = det_rpn_loss(be, &n->lws, &n->obj, &n->dlt, &n->rpn_lab, tgt_d, DET_BETA_RPN,
+                                         st->gscale * f, &out->objectness, &out->rpn_box, &n->d_obj, &n->d_dlt);
+                } else {
+                        /* amp: the loss in the heads' type, its gradients back in half */
+                        struct bd_tensor *o = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 1, &M);
+                        struct bd_tensor *d = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 2, d2);
+                        struct bd_tensor *go = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 1, &M);
+                        struct bd_tensor *gd = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 2, d2);
+                        r = o && d && go && gd ? 0 : -ENOMEM;
+                        if (r >= 0 && (r = bd_op_cast(be, &n->obj, n->dt, 1.0, o)) >= 0 &&
+                            (r = bd_op_cast(be, &n->dlt, n->dt, 1.0, d)) >= 0 &&
+                            (r = det_rpn_loss(be, &n->lws, o, d, &n->rpn_lab, tgt_d, DET_BETA_RPN, st->gscale * f,
+                                              &out->objectness, &out->rpn_box, go, gd)) >= 0 &&
+                            (r = bd_op_cast(be, go, n->adt, 1.0, &n->d_obj)) >= 0)
+                                r = bd_op_cast(be, gd, n->adt, 1.0, &n->d_dlt);
+                        struct bd_tensor *ts[] = { o, d, go, gd };
+                        for (int k = 0; k < 4; k++)
+                                if (ts[k])
+                                        bd_scratch_put(&n->scratch, ts[k]);
+                }
+        }
         bd_scratch_put(&n->scratch, tgt_d);
         if (r < 0) {
                 BE_FAIL(n, err, r, "RPN loss");
@@ -1131,8 +1178,6 @@ int mrcnn_fwd_train(struct mrcnn_net *n, struct bd_model *m, const struct det_ba
 out:
         for (int i = 0; i < N; i++)
                 gt_free(&gts[i]);
-        free(lab);
-        free(tgt);
         free(rs.rois);
         free(rs.tgt);
         free(rs.labels);
@@ -1155,12 +1200,23 @@ int mrcnn_bwd(struct mrcnn_net *n, struct bd_model *m, struct bd_err *err)
         if (!n->have_grads)
                 return bd_err_set(err, -EINVAL, "mrcnn_bwd without a training forward");
         n->have_grads = 0;
-        struct bd_tensor *dP[MRCNN_LEVELS] = { 0 };
+        /* dP: the gradients of P2..P6; dH those the heads write (P2..P5:
+         * the same tensors, or with amp float32 ones cast into dP after) */
+        struct bd_tensor *dP[MRCNN_LEVELS] = { 0 }, *dH[MRCNN_ROI_LEVELS] = { 0 };
+        const int amp = n->adt != n->dt;
         for (int l = 0; l < MRCNN_LEVELS; l++) {
-                if (!(dP[l] = bd_scratch_get_like(sc, &n->P[l])) || (r = bd_op_fill(be, dP[l], 0)) < 0)
+                if (!(dP[l] = bd_scratch_get_like(sc, &n->P[l])))
+                        goto oom;
+                if ((!amp || l >= MRCNN_ROI_LEVELS) && (r = bd_op_fill(be, dP[l], 0)) < 0)
                         goto fail;
         }
-        const struct bd_tensor *const *maps = roi_maps(n);
+        for (int l = 0; l < MRCNN_ROI_LEVELS; l++) {
+                dH[l] = dP[l];
+                if (amp && !(dH[l] = bd_scratch_get_like(sc, &n->P32[l])))
+                        goto oom;
+                if (amp && (r = bd_op_fill(be, dH[l], 0)) < 0)
+                        goto fail;
+        }
 
         /* mask head */
         if (n->have_mask) {
@@ -1188,9 +1244,6 @@ int mrcnn_bwd(struct mrcnn_net *n, struct bd_model *m, struct bd_err *err)
                         bd_scratch_put(sc, g);
                         g = g2;
                 }
-                struct bd_tensor *dm[MRCNN_ROI_LEVELS];
-                for (int l = 0; l < MRCNN_ROI_LEVELS; l++)
-                        dm[l] = dP[l];
                 if (g->layout != BD_NCHW) {
                         struct bd_tensor *pl = bd_scratch_get(sc, g->dtype, BD_NCHW, 4, g->dims);
                         if (!pl)
@@ -1200,7 +1253,7 @@ int mrcnn_bwd(struct mrcnn_net *n, struct bd_model *m, struct bd_err *err)
                         bd_scratch_put(sc, g);
                         g = pl;
                 }
-                r = det_msroi_bwd(be, &n->mask_roi, g, &n->prois, n->mask_levels, dm, BD_ACC_DX);
+                r = det_msroi_bwd(be, &n->mask_roi, g, &n->prois, n->mask_levels, dH, BD_ACC_DX);
                 bd_scratch_put(sc, g);
                 if (r < 0)
                         goto fail;
@@ -1226,28 +1279,29 @@ int mrcnn_bwd(struct mrcnn_net *n, struct bd_model *m, struct bd_err *err)
                 struct bd_tensor g4;
                 if ((r = bd_tensor_reshape(gf, 4, n->box_feat.dims, &g4)) < 0)
                         goto fail;
-                struct bd_tensor *dm[MRCNN_ROI_LEVELS];
-                for (int l = 0; l < MRCNN_ROI_LEVELS; l++)
-                        dm[l] = dP[l];
-                if ((r = det_msroi_bwd(be, &n->box_roi, &g4, &n->rois, n->roi_levels, dm, BD_ACC_DX)) < 0)
+                if ((r = det_msroi_bwd(be, &n->box_roi, &g4, &n->rois, n->roi_levels, dH, BD_ACC_DX)) < 0)
                         goto fail;
                 bd_scratch_put(sc, g7);
                 bd_scratch_put(sc, gb);
                 bd_scratch_put(sc, g6);
                 bd_scratch_put(sc, gf);
         }
-        (void)maps;
+        for (int l = 0; amp && l < MRCNN_ROI_LEVELS; l++) {
+                if ((r = bd_op_cast(be, dH[l], n->adt, 1.0, dP[l])) < 0)
+                        goto fail;
+                bd_scratch_put(sc, dH[l]);
+        }
 
         /* RPN head, level by level */
         {
                 const int64_t N = BD_N(&n->P[0]);
-                size_t es = bd_dtype_size(n->dt);
+                size_t es = bd_dtype_size(n->adt);
                 for (int l = 0; l < MRCNN_LEVELS; l++) {
                         int64_t off = N * n->ac.off[l];
                         struct bd_tensor vo = bd_tensor_view((char *)n->d_obj.data + (size_t)off * es, n->d_obj.dev,
-                                                             n->dt, BD_NHWC, 4, n->ro[l].dims);
+                                                             n->adt, BD_NHWC, 4, n->ro[l].dims);
                         struct bd_tensor vd = bd_tensor_view((char *)n->d_dlt.data + (size_t)off * 4 * es,
-                                                             n->d_dlt.dev, n->dt, BD_NHWC, 4, n->rd[l].dims);
+                                                             n->d_dlt.dev, n->adt, BD_NHWC, 4, n->rd[l].dims);
                         struct bd_tensor *go = bd_scratch_get_like(sc, &n->ro[l]), *gd = bd_scratch_get_like(sc, &n->rd[l]);
                         struct bd_tensor *gh = bd_scratch_get_like(sc, &n->rh[l]);
                         if (!go || !gd || !gh)

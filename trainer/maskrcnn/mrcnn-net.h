@@ -73,8 +73,13 @@
  * RLE; boxes in original pixels.
  *
  * Precision: the model's dtype (f32, or f64 on the CPU for gradient
- * checks); mixed precision on CUDA runs the convolutions and fully
- * connected layers in half precision with float32 losses (as SSD does).
+ * checks).  Mixed precision (cfg.amp, CUDA, a float32 model): the
+ * backbone, FPN and RPN head run in half precision (the bulk of the
+ * arithmetic); P2..P5 are cast to float32 for RoIAlign, whose heads, the
+ * box bookkeeping and all losses stay in float32, and the heads' gradients
+ * of P2..P5 are cast back to half for the FPN's backward.  The loss scale
+ * (gscale) keeps half-precision gradients in range; the optimiser skips
+ * steps whose gradients overflow.
  */
 #ifndef BD_MRCNN_NET_H
 #define BD_MRCNN_NET_H
@@ -131,6 +136,7 @@ struct mrcnn_cfg {
         int mask_convs;                 /* 4 */
         int mask_dim;                   /* 256 */
         int detections;                 /* per image at inference: 100 */
+        int amp;                        /* CUDA: backbone, FPN and RPN head in half precision */
 };
 
 /* The reference model (R50-FPN, 81 classes) in a convention.  Sizes below
