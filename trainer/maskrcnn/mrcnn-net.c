@@ -273,7 +273,7 @@ int mrcnn_net_new(struct bd_model *m, const struct mrcnn_cfg *cfg, struct mrcnn_
         struct bd_resnet_cfg rc = { .depth = cfg->depth, .stages = 4, .freeze_at = cfg->freeze_at,
                                     .bn = cfg->frozen_bn ? BD_BN_FROZEN : BD_BN_TRAIN,
                                     .stride_in_1x1 = cfg->stride_in_1x1, .width = round8(64 * cfg->width_mult) };
-        if ((r = bd_resnet_init(&n->body, m, "backbone.body", &rc)) < 0)
+        if ((r = bd_resnet_init(&n->body, m, "backbone.body.", &rc)) < 0)
                 goto fail;
         if (cfg->frozen_bn)
                 set_bn_eps(&n->body, cfg->frozen_bn_eps);

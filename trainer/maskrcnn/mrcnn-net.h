@@ -55,9 +55,10 @@
  *      per image; RoI targets: det_match_boxes (0.5 / 0.5), labels,
  *      det_sample (roi_batch per image, 25 % positive), encode (10, 10, 5,
  *      5) of the matched ground truth;
- *   4. box head on the sampled RoIs (image by image, positives first then
- *      negatives, the sampler's order), mask head on the positive ones,
- *      mask targets by the convention's rule;
+ *   4. box head on the sampled RoIs (image by image, in proposal order, as
+ *      torch.where(pos | neg) in both references), mask head on the
+ *      positive ones in the same order, mask targets by the convention's
+ *      rule;
  *   5. the five losses (trainer/det/losses.h), their sum; the losses'
  *      gradients (times gscale: the loss scale of mixed precision) are kept
  *      for mrcnn_bwd, which writes the parameters' gradients.
@@ -206,7 +207,8 @@ struct mrcnn_step {
 int mrcnn_fwd_train(struct mrcnn_net *n, struct bd_model *m, const struct det_batch *b, const struct mrcnn_step *st,
                     struct mrcnn_losses *out, struct bd_err *err);
 /* The backward of the last mrcnn_fwd_train: parameter gradients (the
- * data-parallel hooks fire as they become final). */
+ * data-parallel hooks fire as they become final).  The caller calls
+ * bd_model_begin_backward (or bd_dp_begin_backward) first. */
 int mrcnn_bwd(struct mrcnn_net *n, struct bd_model *m, struct bd_err *err);
 
 /* Inference of a batch (m->training is set to 0 for it and restored):
