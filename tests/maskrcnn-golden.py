@@ -35,7 +35,9 @@ that precision is chosen per stage, as trainer/maskrcnn/mrcnn-net.h does:
     level mapper runs on them), widened for RoIAlign; mask targets float32.
 In torchvision mode this is stock torchvision; --check-stock also runs the
 stock model (model(images, targets), float32, the same injected samples) and
-requires its five losses within 1e-5 (relative) of this path's float32 ones.
+requires its five losses within 1e-5 (relative) of this path's float32 ones
+and its gradients within relative L2 1e-5.  MG_DEBUG=1 prints why the float32
+run's decisions differ from the float64 run's.
 
 mlperf mode patches in the reference's rules (maskrcnn.md sections 1, 2):
 +1 box coder (encode and decode), +1 box_iou, Detectron cell anchors
@@ -84,8 +86,8 @@ u8 ndim, i64 dims, little-endian values):
   err32_losses      f64 (6) relative errors of the float32 run's losses
   agree32           i32 (1) 1 when the float32 run made the same discrete decisions
   props:i           f32 (P, 4) proposals of image i with the GT appended
-  rois              f32 (R, 5) sampled RoIs, image by image, positives then
-                    negatives in the sampler's order (mrcnn_debug's order)
+  rois              f32 (R, 5) sampled RoIs, image by image in proposal order
+                    (torchvision's and the reference's: torch.where(pos | neg))
   roi_labels        i32 (R)
 """
 import argparse
@@ -101,7 +103,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import torchvision
 from torchvision.models.detection import MaskRCNN
 from torchvision.models.detection import _utils as det_utils
 from torchvision.models.detection.anchor_utils import AnchorGenerator
@@ -117,6 +118,9 @@ from torchvision.ops import roi_align
 from torchvision.ops.feature_pyramid_network import LastLevelMaxPool
 from torchvision.ops.misc import FrozenBatchNorm2d
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from det_golden_common import clip_p1, decode_p1, iou_p1, nms_ge_p1  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 CONFIG_KEYS = ["mode", "depth", "width_mult", "fpn_channels", "num_classes", "freeze_at", "anchor_size",
@@ -125,7 +129,6 @@ CONFIG_KEYS = ["mode", "depth", "width_mult", "fpn_channels", "num_classes", "fr
                "frozen_bn_eps", "box_beta", "seed", "dtype_bits", "batch", "height", "width"]
 SIZES = (16, 32, 64, 128, 256)
 RATIOS = (0.5, 1.0, 2.0)
-BBOX_CLIP = math.log(1000.0 / 16)
 
 
 def load_module(name, path):
@@ -166,17 +169,6 @@ assert detectron_cell_anchors(4, 32, RATIOS).tolist() == [list(map(float, r)) fo
 assert detectron_cell_anchors(64, 512, RATIOS).tolist() == [list(map(float, r)) for r in R_TABLE_P6]
 
 
-def iou_p1(a, b):
-    """maskrcnn_benchmark boxlist_iou (+1): (len(a), len(b))"""
-    area1 = (a[:, 2] - a[:, 0] + 1) * (a[:, 3] - a[:, 1] + 1)
-    area2 = (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1)
-    lt = torch.max(a[:, None, :2], b[:, :2])
-    rb = torch.min(a[:, None, 2:], b[:, 2:])
-    wh = (rb - lt + 1).clamp(min=0)
-    inter = wh[:, :, 0] * wh[:, :, 1]
-    return inter / (area1[:, None] + area2 - inter)
-
-
 def encode_p1(gt, props, weights):
     """maskrcnn_benchmark BoxCoder.encode (TO_REMOVE = 1)"""
     wx, wy, ww, wh = weights
@@ -189,43 +181,6 @@ def encode_p1(gt, props, weights):
     gx = gt[:, 0] + 0.5 * gw
     gy = gt[:, 1] + 0.5 * gh
     return torch.stack([wx * (gx - ex) / ew, wy * (gy - ey) / eh, ww * torch.log(gw / ew), wh * torch.log(gh / eh)], 1)
-
-
-def decode_p1(codes, boxes):
-    """maskrcnn_benchmark BoxCoder.decode, weights (1, 1, 1, 1)"""
-    w = boxes[:, 2] - boxes[:, 0] + 1
-    h = boxes[:, 3] - boxes[:, 1] + 1
-    cx = boxes[:, 0] + 0.5 * w
-    cy = boxes[:, 1] + 0.5 * h
-    dw = codes[:, 2].clamp(max=BBOX_CLIP)
-    dh = codes[:, 3].clamp(max=BBOX_CLIP)
-    pcx = codes[:, 0] * w + cx
-    pcy = codes[:, 1] * h + cy
-    pw = torch.exp(dw) * w
-    ph = torch.exp(dh) * h
-    return torch.stack([pcx - 0.5 * pw, pcy - 0.5 * ph, pcx + 0.5 * pw - 1, pcy + 0.5 * ph - 1], 1)
-
-
-def nms_ge_p1(boxes, scores, thr):
-    """maskrcnn_benchmark nms_cpu: +1 areas, IoU >= thr suppresses; returns (keep, max IoU margin check list)"""
-    order = torch.sort(scores, descending=True, stable=True)[1]
-    areas = (boxes[:, 2] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 1] + 1)
-    sup = torch.zeros(boxes.shape[0], dtype=torch.bool)
-    keep = []
-    for a in range(order.numel()):
-        i = int(order[a])
-        if sup[i]:
-            continue
-        keep.append(i)
-        rest = order[a + 1:]
-        xx1 = torch.max(boxes[i, 0], boxes[rest, 0])
-        yy1 = torch.max(boxes[i, 1], boxes[rest, 1])
-        xx2 = torch.min(boxes[i, 2], boxes[rest, 2])
-        yy2 = torch.min(boxes[i, 3], boxes[rest, 3])
-        inter = (xx2 - xx1 + 1).clamp(min=0) * (yy2 - yy1 + 1).clamp(min=0)
-        ovr = inter / (areas[i] + areas[rest] - inter)
-        sup[rest[ovr >= thr]] = True
-    return torch.tensor(keep, dtype=torch.int64)
 
 
 # ---- margins: a decision that hangs on rounding redraws the inputs -------------------------
@@ -436,10 +391,7 @@ def r_proposals(obj, deltas, anchors, A_L, sizes, pre, post, level_cap):
             clear_cut(srt, k, "pre-NMS top-n")
             sc, idx = lg.topk(k, sorted=True)
             b = decode_p1(deltas[i, off:off + A][idx], anchors[off:off + A][idx])
-            b[:, 0].clamp_(min=0, max=iw - 1)
-            b[:, 1].clamp_(min=0, max=ih - 1)
-            b[:, 2].clamp_(min=0, max=iw - 1)
-            b[:, 3].clamp_(min=0, max=ih - 1)
+            clip_p1(b, ih, iw)
             keep = ((b[:, 2] - b[:, 0] + 1 >= 0) & (b[:, 3] - b[:, 1] + 1 >= 0)).nonzero().squeeze(1)
             b, sc = b[keep], sc[keep]
             distinct(torch.sigmoid(sc), "RPN candidates' sigmoids")
@@ -516,8 +468,6 @@ def step(model, batch, sizes, tgt, mlperf, dtype, a, py, rpn_sampler, roi_sample
     objectness, pred_deltas = concat_box_prediction_layers(ob_l, de_l)
     anchors = anchors_of(mlperf, il, feats)
     ob32 = objectness.detach().float().reshape(N, -1)
-    if os.environ.get("MG_DEBUG"):
-        print("logits", [(float(o.min()), float(o.max()), float(o.std())) for o in ob_l], file=sys.stderr)
     de32 = pred_deltas.detach().float().reshape(N, -1, 4)
     if mlperf:
         props = r_proposals(ob32, de32, anchors, A_L, sizes, 300, 200, level_cap)
@@ -576,14 +526,10 @@ def step(model, batch, sizes, tgt, mlperf, dtype, a, py, rpn_sampler, roi_sample
         slabels.append(rlabels[i][inds])
         smatched.append(matched[i][inds])
         stargets.append(encode_p1(g, p, (10.0, 10.0, 5.0, 5.0)) if mlperf else heads.box_coder.encode_single(g, p))
-    rec = roi_sampler.record if roi_sampler.replay is None else None
-    if rec is not None:
-        rois, rl = [], []
-        for i in range(N):
-            for idx in (rec[i]["pos_idx"], rec[i]["neg_idx"]):
-                rois.append(torch.cat([torch.full((idx.numel(), 1), float(i)), props[i][idx]], 1))
-                rl.append(rlabels[i][idx])
-        dbg["rois"], dbg["roi_labels"] = torch.cat(rois), torch.cat(rl)
+    # the sampled RoIs in the order of the box head: image by image, by proposal index (torch.where(pos | neg),
+    # as maskrcnn_benchmark's subsample too)
+    dbg["rois"] = torch.cat([torch.cat([torch.full((p.shape[0], 1), float(i)), p], 1) for i, p in enumerate(sprops)])
+    dbg["roi_labels"] = torch.cat(slabels)
 
     # box head and its loss
     bf = heads.box_head(msroi(feats[:4], sprops, 7, mlperf, dtype))

@@ -32,7 +32,7 @@ static int gb_narrs;
 
 /* Reads path; -1 (a message on stdout as a TAP comment) when it is not a
  * well-formed golden file. */
-static int gb_load(const char *path)
+static inline int gb_load(const char *path)
 {
         char *buf;
         size_t len;
@@ -93,7 +93,7 @@ static int gb_load(const char *path)
         return 0;
 }
 
-static void gb_free(void)
+static inline void gb_free(void)
 {
         for (int i = 0; i < gb_narrs; i++)
                 free(gb_arrs[i].data);
@@ -102,8 +102,19 @@ static void gb_free(void)
         gb_narrs = 0;
 }
 
+/* DIR/golden.bin, or a TAP failure and the end of the program. */
+static inline void gb_open_dir(const char *dir)
+{
+        char path[4096];
+        snprintf(path, sizeof(path), "%s/golden.bin", dir);
+        if (gb_load(path) < 0) {
+                printf("not ok 1 - %s is readable\n1..1\n", path);
+                exit(1);
+        }
+}
+
 /* The array called name, or NULL. */
-static const struct garr *gb_find(const char *name)
+static inline const struct garr *gb_find(const char *name)
 {
         for (int i = 0; i < gb_narrs; i++)
                 if (!strcmp(gb_arrs[i].name, name))
@@ -113,7 +124,7 @@ static const struct garr *gb_find(const char *name)
 
 /* The array called name of the given type; a missing or mistyped array
  * ends the program (the generator and the helper disagree). */
-static const struct garr *gb_get(const char *name, int type)
+static inline const struct garr *gb_get(const char *name, int type)
 {
         const struct garr *a = gb_find(name);
         if (!a || a->type != type) {
