@@ -172,7 +172,7 @@ tests_helper_ssd_cuda_check_LDADD = $(SSD_LIBS)
 
 # ---- trainer/maskrcnn/ ----
 if BUILD_DATA
-# a training step against torchvision's MaskRCNN (tests/maskrcnn-golden.py), driven by t0770-maskrcnn-golden.t
+# a training step against torchvision's MaskRCNN (tests/maskrcnn-golden.py), driven by t0800-maskrcnn-golden.t
 noinst_PROGRAMS += tests/helper/maskrcnn-golden
 tests_helper_maskrcnn_golden_SOURCES = tests/helper/maskrcnn-golden.c tests/helper/golden-bin.h tests/unit/tap.h
 tests_helper_maskrcnn_golden_CPPFLAGS = $(MRCNN_CPPFLAGS)
@@ -210,7 +210,7 @@ SCRIPT_TESTS = \
 	tests/t0710-stage-faults.t \
 	tests/t0720-stage-full.t \
 	tests/t0730-stage-daemon.t \
-	tests/t0770-maskrcnn-golden.t
+	tests/t0800-maskrcnn-golden.t
 TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \

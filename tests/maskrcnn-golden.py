@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Golden values of whole Mask R-CNN training steps from torchvision's
 MaskRCNN (Debian's torch 1.13 / torchvision 0.14, CPU), written at test time
-for tests/helper/maskrcnn-golden.c (t0770-maskrcnn-golden.t).
+for tests/helper/maskrcnn-golden.c (t0800-maskrcnn-golden.t).
 
     /usr/bin/python3 tests/maskrcnn-golden.py gen OUTDIR --mode mlperf|torchvision
             [--depth 18] [--width 1.0] [--fpn 64] [--classes 5] [--batch 2]

@@ -1,7 +1,7 @@
 /* maskrcnn-golden.c: a whole Mask R-CNN training step of our network
  * (trainer/maskrcnn/mrcnn-net.h) against torchvision's MaskRCNN with the same
  * weights, inputs and injected sampler choices (tests/maskrcnn-golden.py gen
- * DIR), as TAP; driven by t0770-maskrcnn-golden.t.
+ * DIR), as TAP; driven by t0800-maskrcnn-golden.t.
  *
  *     maskrcnn-golden DIR [--threads N] [--f32] [--verbose]
  *
