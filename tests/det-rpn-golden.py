@@ -22,7 +22,6 @@ written as the C header tests/unit/det-rpn-golden.h.
     training, per-image top-n in test.  Logits are distinct multiples of 1/512
     (no sigmoid ties) and no same-level IoU lies within 1e-5 of the NMS threshold.
 """
-import math
 import os
 import sys
 
@@ -35,20 +34,9 @@ from torchvision.models.detection.rpn import RegionProposalNetwork
 from torchvision.ops import box_iou
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from det_golden_common import LCG, emit, farr, iarr, out, rand_boxes  # noqa: E402
+from det_golden_common import LCG, clip_p1, decode_p1, emit, farr, iarr, iou_p1, nms_ge_p1, out, rand_boxes  # noqa: E402
 
 torch.manual_seed(2201)
-
-
-def iou_p1(a, b):
-    """maskrcnn_benchmark's boxlist_iou (+1)"""
-    area1 = (a[:, 2] - a[:, 0] + 1) * (a[:, 3] - a[:, 1] + 1)
-    area2 = (b[:, 2] - b[:, 0] + 1) * (b[:, 3] - b[:, 1] + 1)
-    lt = torch.max(a[:, None, :2], b[:, :2])
-    rb = torch.min(a[:, None, 2:], b[:, 2:])
-    wh = (rb - lt + 1).clamp(min=0)
-    inter = wh[:, :, 0] * wh[:, :, 1]
-    return inter / (area1[:, None] + area2 - inter)
 
 
 def far_from(t, thrs, eps=1e-5):
@@ -187,45 +175,6 @@ def tv_proposals(logits, deltas, pre, post):
     return rpn.filter_proposals(props, logits, list(IMAGES), A_L)
 
 
-def nms_ge_p1(boxes, scores, thr):
-    """maskrcnn_benchmark's nms_cpu: IoU >= thr suppresses, +1 areas"""
-    order = scores.sort(descending=True)[1]
-    areas = (boxes[:, 2] - boxes[:, 0] + 1) * (boxes[:, 3] - boxes[:, 1] + 1)
-    sup = torch.zeros(boxes.shape[0], dtype=torch.bool)
-    keep = []
-    for a in range(order.numel()):
-        i = int(order[a])
-        if sup[i]:
-            continue
-        keep.append(i)
-        rest = order[a + 1:]
-        xx1 = torch.max(boxes[i, 0], boxes[rest, 0])
-        yy1 = torch.max(boxes[i, 1], boxes[rest, 1])
-        xx2 = torch.min(boxes[i, 2], boxes[rest, 2])
-        yy2 = torch.min(boxes[i, 3], boxes[rest, 3])
-        w = (xx2 - xx1 + 1).clamp(min=0)
-        h = (yy2 - yy1 + 1).clamp(min=0)
-        inter = w * h
-        ovr = inter / (areas[i] + areas[rest] - inter)
-        sup[rest[ovr >= thr]] = True
-    return torch.tensor(keep, dtype=torch.int64)
-
-
-def r_decode(codes, anchors):
-    """maskrcnn_benchmark BoxCoder.decode, weights (1, 1, 1, 1), +1"""
-    w = anchors[:, 2] - anchors[:, 0] + 1
-    h = anchors[:, 3] - anchors[:, 1] + 1
-    cx = anchors[:, 0] + 0.5 * w
-    cy = anchors[:, 1] + 0.5 * h
-    dw = codes[:, 2].clamp(max=math.log(1000.0 / 16))
-    dh = codes[:, 3].clamp(max=math.log(1000.0 / 16))
-    pcx = codes[:, 0] * w + cx
-    pcy = codes[:, 1] * h + cy
-    pw = torch.exp(dw) * w
-    ph = torch.exp(dh) * h
-    return torch.stack([pcx - 0.5 * pw, pcy - 0.5 * ph, pcx + 0.5 * pw - 1, pcy + 0.5 * ph - 1], 1)
-
-
 def r_proposals(logits, deltas, pre, post, per_batch, check):
     anchors = r_anchors()
     per_image = []
@@ -236,11 +185,8 @@ def r_proposals(logits, deltas, pre, post, per_batch, check):
             ob = logits[i, off:off + A].sigmoid()
             k = min(pre, A)
             sc, idx = ob.topk(k, sorted=True)
-            b = r_decode(deltas[i, off:off + A][idx], anchors[off:off + A][idx])
-            b[:, 0].clamp_(min=0, max=iw - 1)
-            b[:, 1].clamp_(min=0, max=ih - 1)
-            b[:, 2].clamp_(min=0, max=iw - 1)
-            b[:, 3].clamp_(min=0, max=ih - 1)
+            b = decode_p1(deltas[i, off:off + A][idx], anchors[off:off + A][idx])
+            clip_p1(b, ih, iw)
             ws = b[:, 2] - b[:, 0] + 1
             hs = b[:, 3] - b[:, 1] + 1
             keep = ((ws >= 0) & (hs >= 0)).nonzero().squeeze(1)

@@ -159,20 +159,42 @@ _cluster_cleanup() {
     rm -rf "$tmp"
 }
 
-# mlperf_venv: the MLPerf compliance checker (mlperf-logging from PyPI) in
-# $top_builddir/venv, installed on first use (under a lock: tests run in
-# parallel).  Fails with mlperf_why set to the reason where it cannot be had.
-mlperf_venv() {
+# venv_module MODULE PACKAGE: PACKAGE (from PyPI) in $top_builddir/venv,
+# installed on first use unless MODULE imports there already (under a lock:
+# tests run in parallel).  Fails with venv_why set to the reason where it
+# cannot be had.
+venv_module() {
     local venv="$top_builddir/venv"
-    mlperf_why=$(
+    venv_why=$(
         exec 9>"$venv.lock" && flock 9
-        "$venv/bin/python" -c 'import mlperf_logging.compliance_checker' 2>/dev/null && exit 0
+        "$venv/bin/python" -c "import $1" 2>/dev/null && exit 0
         { [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"; } >/dev/null 2>&1 ||
             { echo "cannot create a Python virtual environment in $venv"; exit 0; }
-        out=$("$venv/bin/pip" install -q mlperf-logging 2>&1) ||
-            echo "cannot install mlperf-logging from PyPI (no network?): $(tail -1 <<<"$out")"
+        out=$("$venv/bin/pip" install -q "$2" 2>&1) ||
+            echo "cannot install $2 from PyPI (no network?): $(tail -1 <<<"$out")"
     )
+    [ -z "$venv_why" ]
+}
+
+# mlperf_venv: the MLPerf compliance checker (mlperf-logging) in the venv;
+# fails with mlperf_why set to the reason where it cannot be had.
+mlperf_venv() {
+    venv_module mlperf_logging.compliance_checker mlperf-logging
+    mlperf_why=$venv_why
     [ -z "$mlperf_why" ]
+}
+
+# golden_run HELPER NAME DIR ARGS...: a comparison helper's TAP
+# (tests/helper/*-golden DIR --threads 2 ARGS) folded into three results,
+# its comments and failures shown as comments.
+golden_run() {
+    local helper=$1 name=$2 dir=$3; shift 3
+    local out rc
+    out=$("$helper" "$dir" --threads 2 "$@" 2>&1); rc=$?
+    is "$name: every comparison passed" "$rc" 0
+    is "$name: no failed comparison" "$(grep -c '^not ok' <<<"$out")" 0
+    like "$name: the comparisons ran" "$out" "^1\.\.[0-9]+"
+    grep -E '^not ok|^#' <<<"$out" | sed 's/^/#   /'
 }
 
 # mlperf_check RULESET LOG: the compliance checker's output on the training

@@ -170,6 +170,16 @@ tests_helper_ssd_cuda_check_CPPFLAGS = $(SSD_CPPFLAGS)
 tests_helper_ssd_cuda_check_CFLAGS = $(SSD_CFLAGS)
 tests_helper_ssd_cuda_check_LDADD = $(SSD_LIBS)
 
+# ---- trainer/maskrcnn/ ----
+if BUILD_DATA
+# a training step against torchvision's MaskRCNN (tests/maskrcnn-golden.py), driven by t0800-maskrcnn-golden.t
+noinst_PROGRAMS += tests/helper/maskrcnn-golden
+tests_helper_maskrcnn_golden_SOURCES = tests/helper/maskrcnn-golden.c tests/helper/golden-bin.h tests/unit/tap.h
+tests_helper_maskrcnn_golden_CPPFLAGS = $(MRCNN_CPPFLAGS)
+tests_helper_maskrcnn_golden_CFLAGS = $(MRCNN_CFLAGS)
+tests_helper_maskrcnn_golden_LDADD = $(MRCNN_LIBS)
+endif
+
 TESTS += $(check_PROGRAMS)
 SCRIPT_TESTS = \
 	tests/t0010-cli.t \
@@ -199,14 +209,15 @@ SCRIPT_TESTS = \
 	tests/t0700-stage.t \
 	tests/t0710-stage-faults.t \
 	tests/t0720-stage-full.t \
-	tests/t0730-stage-daemon.t
+	tests/t0730-stage-daemon.t \
+	tests/t0800-maskrcnn-golden.t
 TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
 	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \
 	tests/det-loss-golden.py tests/det-mask-golden.py tests/det-roi-golden.py \
-	tests/det-rpn-golden.py tests/det_golden_common.py
+	tests/det-rpn-golden.py tests/det_golden_common.py tests/maskrcnn-golden.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').

@@ -13,16 +13,7 @@ G="$top_builddir/tests/helper/ssd-golden"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 GEN="$srcdir/tests/ssd-golden.py"
 
-# run_golden NAME DIR ARGS...: the helper's TAP folded into one result per line
-run_golden() {
-    local name=$1 dir=$2; shift 2
-    local out rc
-    out=$("$G" "$dir" --threads 2 "$@" 2>&1); rc=$?
-    is "$name: every comparison passed" "$rc" 0
-    is "$name: no failed comparison" "$(grep -c '^not ok' <<<"$out")" 0
-    like "$name: the comparisons ran" "$out" "^1\.\.[0-9]+"
-    grep -E '^not ok|^#' <<<"$out" | sed 's/^/#   /'
-}
+run_golden() { golden_run "$G" "$@"; }
 
 small=(--depth 18 --size 128 --width 0.25 --classes 7)
 check "small model: PyTorch reference generated" \

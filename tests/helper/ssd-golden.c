@@ -34,81 +34,18 @@
 #include "ssd-loss.h"
 #include "ssd-net.h"
 #include "strutil.h"
+#include "golden-bin.h"
 #include "../unit/tap.h"
 
-struct garr {
-        char name[160];
-        int type;                       /* 0 f32, 1 i32 */
-        int ndim;
-        int64_t dims[8], n;
-        void *data;                     /* copied out of the file: aligned */
-};
-
-static struct garr *arrs;
-static int narrs;
-
-static int load_golden(const char *path)
-{
-        char *buf;
-        size_t len;
-        struct bd_err err;
-        if (fs_read_file(path, (size_t)1 << 31, &buf, &len, &err) < 0) {
-                printf("# %s\n", err.msg);
-                return -1;
-        }
-        if (len < 12 || memcmp(buf, "SSDGOLD1", 8) != 0) {
-                free(buf);
-                return -1;
-        }
-        uint32_t count;
-        memcpy(&count, buf + 8, 4);
-        arrs = xcalloc(count, sizeof(*arrs));
-        size_t at = 12;
-        for (uint32_t i = 0; i < count; i++) {
-                struct garr *a = &arrs[narrs++];
-                uint16_t nl;
-                if (at + 2 > len)
-                        return -1;
-                memcpy(&nl, buf + at, 2);
-                at += 2;
-                if (nl >= sizeof(a->name) || at + nl + 2 > len)
-                        return -1;
-                memcpy(a->name, buf + at, nl);
-                at += nl;
-                a->type = (unsigned char)buf[at++];
-                a->ndim = (unsigned char)buf[at++];
-                if (a->ndim > 8 || at + 8 * (size_t)a->ndim > len)
-                        return -1;
-                a->n = 1;
-                for (int k = 0; k < a->ndim; k++) {
-                        memcpy(&a->dims[k], buf + at, 8);
-                        at += 8;
-                        a->n *= a->dims[k];
-                }
-                if (at + 4 * (size_t)a->n > len)
-                        return -1;
-                a->data = xmalloc(4 * (size_t)a->n + 1);
-                memcpy(a->data, buf + at, 4 * (size_t)a->n);
-                at += 4 * (size_t)a->n;
-        }
-        free(buf);
-        return at == len ? 0 : -1;
-}
-
-static void free_golden(void)
-{
-        for (int i = 0; i < narrs; i++)
-                free(arrs[i].data);
-        free(arrs);
-}
-
+/* an array of golden.bin; a missing one ends the program */
 static const struct garr *get(const char *name)
 {
-        for (int i = 0; i < narrs; i++)
-                if (!strcmp(arrs[i].name, name))
-                        return &arrs[i];
-        printf("# golden.bin has no '%s'\n", name);
-        exit(1);
+        const struct garr *a = gb_find(name);
+        if (!a) {
+                printf("# golden.bin has no '%s'\n", name);
+                exit(1);
+        }
+        return a;
 }
 
 static const float *F(const char *name)
@@ -202,11 +139,7 @@ int main(int argc, char **argv)
         }
         const char *dir = argv[optind];
         char path[4096];
-        snprintf(path, sizeof(path), "%s/golden.bin", dir);
-        if (load_golden(path) < 0) {
-                printf("not ok 1 - %s is readable\n1..1\n", path);
-                return 1;
-        }
+        gb_open_dir(dir);
         struct bd_err err;
         struct bd_backend *be;
         if (bd_backend_cpu_new(threads, &be, &err) < 0) {
@@ -379,7 +312,7 @@ int main(int argc, char **argv)
 out:
         for (int i = 0; i < ncopies; i++)
                 free(copies[i]);
-        free_golden();
+        gb_free();
         ssd_loss_release(&L);
         ssd_net_release(&s);
         bd_model_release(&m);
