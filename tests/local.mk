@@ -199,7 +199,8 @@ SCRIPT_TESTS = \
 	tests/t0700-stage.t \
 	tests/t0710-stage-faults.t \
 	tests/t0720-stage-full.t \
-	tests/t0730-stage-daemon.t
+	tests/t0730-stage-daemon.t \
+	tests/t0760-maskrcnn-train.t
 TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
