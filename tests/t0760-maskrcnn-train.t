@@ -25,6 +25,12 @@ while read -r f; do
 done < <(grep -o -- '--[a-z-]*' <<<"$flags" | sort -u)
 is "every flag of the rendered maskrcnn scripts is in --help" "$missing" ""
 like "--version" "$("$MR" --version)" "^benchd-maskrcnn [0-9]"
+# and every option of --help in the manual page
+undoc=
+while read -r f; do
+    grep -qF -- "$(sed 's/-/\\-/g' <<<"$f")" "$srcdir/man/benchd-maskrcnn.1" || undoc="$undoc $f"
+done < <(grep -o -- '^  --[a-z-]*' <<<"$help" | sed 's/^ *//')
+is "every option of --help is in benchd-maskrcnn.1" "$undoc" ""
 
 # usage errors: one line, exit 2
 usage_err() {
