@@ -37,38 +37,11 @@
 #include "checkpoint.h"
 #include "mllog.h"
 #include "mrcnn-run.h"
-#include "parallel.h"
+#include "trun.h"
 
-static double now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
-/* three significant digits for rates from 1 image/s (a CPU) up */
-static int rate_decimals(double v)
-{
-        return v < 10 ? 3 : v < 100 ? 2 : 1;
-}
 
-/* The same decision on every rank: the worst (lowest) r. */
-static int agree(int r)
-{
-        int all = r;
-        MPI_Allreduce(&r, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        return all;
-}
 
-/* the metadata of an epoch's MLPerf lines */
-static const char *epoch_meta(long epoch)
-{
-        static char b[4][64];
-        static int next;
-        char *s = b[next++ % 4];
-        snprintf(s, 64, "\"epoch_num\": %ld", epoch);
-        return s;
-}
 
 struct train {
         struct mrcnn_run run;
@@ -147,6 +120,26 @@ static int build_model(struct train *t, struct bd_err *err)
         return 0;
 }
 
+static int open_backend(struct train *t, struct bd_err *err)
+{
+        struct mrcnn_run *run = &t->run;
+        return bd_backend_new(run->o.cuda ? "cuda" : "cpu", run->dp.local_rank, run->o.threads, &run->be, err);
+}
+
+static int setup_optimizer(struct train *t, struct bd_err *err);
+
+/* the model on every rank as rank 0's, the data-parallel hooks, the optimiser */
+static int attach(struct train *t, struct bd_err *err)
+{
+        struct mrcnn_run *run = &t->run;
+        int r = bd_dp_attach(&run->dp, &run->m, 16u << 20, err);
+        if (r >= 0)
+                r = bd_dp_broadcast_params(&run->dp, err);
+        if (r >= 0)
+                r = setup_optimizer(t, err);
+        return r;
+}
+
 static int setup_optimizer(struct train *t, struct bd_err *err)
 {
         struct mrcnn_run *run = &t->run;
@@ -188,21 +181,11 @@ static int seek_loader(struct train *t, int64_t step, struct bd_err *err)
 static int resume(struct train *t, struct bd_err *err)
 {
         struct mrcnn_run *run = &t->run;
-        if (!run->o.checkpoint)
-                return 0;
-        if (mkdir(run->o.checkpoint, 0755) < 0 && errno != EEXIST)
-                return bd_err_set(err, -errno, "checkpoint directory '%s': %m", run->o.checkpoint);
-        snprintf(t->ckpt_path, sizeof(t->ckpt_path), "%s/maskrcnn.ckpt", run->o.checkpoint);
-        if (access(t->ckpt_path, F_OK) < 0)
-                return 0;
-        struct bd_ckpt_meta meta = { 0 };
-        snprintf(meta.model, sizeof(meta.model), "%s", t->model_name);
-        int r = bd_ckpt_load(t->ckpt_path, &run->m, &t->sgd, &meta, err);
-        if (r < 0)
+        struct bd_ckpt_meta meta;
+        int r = trun_resume(run->o.checkpoint, "maskrcnn.ckpt", t->model_name, &run->m, &t->sgd, t->ckpt_path,
+                            sizeof(t->ckpt_path), &meta, err);
+        if (r <= 0)
                 return r;
-        if (strcmp(meta.model, t->model_name) != 0)
-                return bd_err_set(err, -EINVAL, "checkpoint '%s' holds %s, this run trains %s", t->ckpt_path,
-                                  meta.model, t->model_name);
         if (meta.iter != t->sgd.iter || meta.iter < 0 || meta.iter > t->max_iter)
                 return bd_err_set(err, -EINVAL, "checkpoint '%s': step %lld, beyond this run's %lld steps",
                                   t->ckpt_path, (long long)meta.iter, (long long)t->max_iter);
@@ -343,20 +326,20 @@ static enum run_end evaluate(struct train *t, int64_t step, long epoch, int *rea
         struct mrcnn_run *run = &t->run;
         const struct mrcnn_opts *o = &run->o;
         double bbox[12], segm[12];
-        MLLOG_START("eval_start", NULL, epoch_meta(epoch));
-        double te = now();
+        MLLOG_START("eval_start", NULL, trun_epoch_meta(epoch));
+        double te = trun_now();
         int r = mrcnn_eval_run(t->eval, run, bbox, segm, err);
-        if (agree(r) < 0)
+        if (trun_agree(r) < 0)
                 return r < 0 ? RUN_FAILED : RUN_FAILED_ELSEWHERE;
         char acc[96];
         snprintf(acc, sizeof(acc), "{\"BBOX\": %s, \"SEGM\": %s}", mllog_num(bbox[0]), mllog_num(segm[0]));
-        MLLOG_EVENT("eval_accuracy", acc, epoch_meta(epoch));
-        MLLOG_END("eval_stop", NULL, epoch_meta(epoch));
+        MLLOG_EVENT("eval_accuracy", acc, trun_epoch_meta(epoch));
+        MLLOG_END("eval_stop", NULL, trun_epoch_meta(epoch));
         if (run->dp.rank == 0) {
                 printf("step %lld (epoch %ld): bbox mAP %.4f (AP50 %.4f, AP75 %.4f), segm mAP %.4f (AP50 %.4f, "
                        "AP75 %.4f), targets %.4f and %.4f, evaluation %.1f s\n", (long long)step, epoch, bbox[0],
                        bbox[1], bbox[2], segm[0], segm[1], segm[2], o->target_map_bbox, o->target_map_segm,
-                       now() - te);
+                       trun_now() - te);
                 fflush(stdout);
         }
         *reached = bbox[0] >= o->target_map_bbox && segm[0] >= o->target_map_segm;
@@ -373,7 +356,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
         const int64_t first = t->sgd.iter;     /* after a checkpoint: maybe within an epoch */
         int64_t step = first;
         int reached = 0;
-        double t0 = 0, tlog = now();
+        double t0 = 0, tlog = trun_now();
         long imgs = 0, imgs_log = 0;
         while (step < t->max_iter && !reached) {
                 long epoch = (long)(step / ipe) + 1;
@@ -382,8 +365,8 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         char meta[96];
                         snprintf(meta, sizeof(meta), "\"first_epoch_num\": %ld, \"epoch_count\": 1", epoch);
                         MLLOG_START("block_start", NULL, meta);
-                        MLLOG_START("epoch_start", NULL, epoch_meta(epoch));
-                        t0 = now();
+                        MLLOG_START("epoch_start", NULL, trun_epoch_meta(epoch));
+                        t0 = trun_now();
                         imgs = 0;
                 }
                 const struct det_batch *b;
@@ -405,11 +388,11 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                 imgs_log += n;
                 int end_epoch = step == epoch_last || step == t->max_iter || (o->max_steps && step >= o->max_steps);
                 if (run->dp.rank == 0 && (step % o->log_interval == 0 || end_epoch)) {
-                        double tn = now();
+                        double tn = trun_now();
                         printf("epoch %ld step %lld/%lld: loss %.5f (objectness %.5f, rpn_box %.5f, classifier %.5f, "
                                "box_reg %.5f, mask %.5f), lr %.6g, %.*f images/s\n", epoch, (long long)step,
                                (long long)t->max_iter, L.total, L.objectness, L.rpn_box, L.classifier, L.box_reg,
-                               L.mask, info.lr, rate_decimals(imgs_log / (tn - tlog)), imgs_log / (tn - tlog));
+                               L.mask, info.lr, trun_rate_decimals(imgs_log / (tn - tlog)), imgs_log / (tn - tlog));
                         fflush(stdout);
                         tlog = tn;
                         imgs_log = 0;
@@ -418,27 +401,27 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                     (step == epoch_last || (o->checkpoint_interval && step % o->checkpoint_interval == 0)))
                         save_checkpoint(t, step);
                 if (end_epoch) {
-                        double dt = now() - t0;
-                        MLLOG_END("epoch_stop", NULL, epoch_meta(epoch));
-                        MLLOG_EVENT("throughput", mllog_num(imgs / dt), epoch_meta(epoch));
+                        double dt = trun_now() - t0;
+                        MLLOG_END("epoch_stop", NULL, trun_epoch_meta(epoch));
+                        MLLOG_EVENT("throughput", mllog_num(imgs / dt), trun_epoch_meta(epoch));
                         char meta[64];
                         snprintf(meta, sizeof(meta), "\"first_epoch_num\": %ld", epoch);
                         MLLOG_END("block_stop", NULL, meta);
                         if (run->dp.rank == 0)
-                                printf("epoch %ld: %.1f s, %.*f images/s\n", epoch, dt, rate_decimals(imgs / dt),
+                                printf("epoch %ld: %.1f s, %.*f images/s\n", epoch, dt, trun_rate_decimals(imgs / dt),
                                        imgs / dt);
                 }
                 /* at each epoch's end and the last step, or at --eval-iters */
                 int eval_now = o->neval ? contains(o->eval_iters, o->neval, step)
                                         : step == epoch_last || step == t->max_iter;
                 if (t->eval && eval_now) {
-                        double te = now();
+                        double te = trun_now();
                         enum run_end e = evaluate(t, step, epoch, &reached, err);
                         if (e != RUN_NOT_REACHED)
                                 return e;
                         /* training rates leave the evaluation out */
-                        t0 += now() - te;
-                        tlog = now();
+                        t0 += trun_now() - te;
+                        tlog = trun_now();
                 }
                 if (o->max_steps && step >= o->max_steps)
                         break;
@@ -461,14 +444,6 @@ static void release(struct train *t)
         bd_dp_release(&run->dp);
 }
 
-/* main()'s report of this rank's error on stderr (rank-prefixed with several ranks). */
-static void print_err(const struct mrcnn_run *run, const struct bd_err *err)
-{
-        if (run->dp.size > 1)
-                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err->msg);
-        else
-                fprintf(stderr, PROG ": %s\n", err->msg);
-}
 
 static void log_header(const struct train *t)
 {
@@ -511,48 +486,20 @@ int main(int argc, char **argv)
                 bd_dp_release(&run->dp);
                 return r > 0 ? 0 : 2;
         }
-        if (!o->seed_given) {
-                uint64_t s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-                MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-                o->seed = s & 0xffffffffu;
-        }
+        trun_default_seed(&o->seed, o->seed_given);
         run->conv = o->mode == DET_CONV_MLPERF ? DET_MLPERF : DET_TORCHVISION;
         mrcnn_opts_sizes(o, &run->min_size, &run->max_size);
-        char host[256] = "unknown";
-        gethostname(host, sizeof(host) - 1);
-        const char *cleared = getenv("BENCHD_CACHE_CLEARED");
-        MLLOG_EVENT("cache_clear", cleared && !strcmp(cleared, "1") ? "true" : "false", NULL);
-        MLLOG_START("init_start", NULL, NULL);
-        MLLOG_EVENT("submission_benchmark", mllog_str("maskrcnn"), NULL);
-        MLLOG_EVENT("submission_org", mllog_str("benchd"), NULL);
-        MLLOG_EVENT("submission_division", mllog_str("closed"), NULL);
-        MLLOG_EVENT("submission_status", mllog_str("onprem"), NULL);
-        MLLOG_EVENT("submission_platform", mllog_str(o->platform ? o->platform : host), NULL);
+        trun_log_start("maskrcnn", o->platform);
 
-        if (o->threads == 0) {
-                int per = parallel_cpus() / (run->dp.local_size > 0 ? run->dp.local_size : 1);
-                o->threads = per > 0 ? per : 1;
-        }
+        o->threads = trun_threads(o->threads, &run->dp);
         /* each step's failure on any rank stops all of them (r: this rank's) */
-        r = bd_backend_new(o->cuda ? "cuda" : "cpu", run->dp.local_rank, o->threads, &run->be, &err);
-        if (agree(r) < 0)
-                goto fail_init;
-        r = open_data(&t, &err);
-        if (agree(r) < 0)
-                goto fail_init;
-        r = build_model(&t, &err);
-        if (agree(r) < 0)
-                goto fail_init;
-        r = bd_dp_attach(&run->dp, &run->m, 16u << 20, &err);
-        if (r >= 0)
-                r = bd_dp_broadcast_params(&run->dp, &err);
-        if (r >= 0)
-                r = setup_optimizer(&t, &err);
-        if (agree(r) < 0)
-                goto fail_init;
-        r = resume(&t, &err);
-        if (agree(r) < 0)
-                goto fail_init;
+        static int (*const init[])(struct train *, struct bd_err *) = { open_backend, open_data, build_model,
+                                                                        attach, resume };
+        for (size_t i = 0; i < ARRAY_SIZE(init); i++) {
+                r = init[i](&t, &err);
+                if (trun_agree(r) < 0)
+                        goto fail_init;
+        }
         if (run->dp.rank == 0)
                 log_header(&t);
         log_config(&t);
@@ -588,7 +535,7 @@ int main(int argc, char **argv)
 fail_init:
         /* the ranks where a step failed say why */
         if (r < 0)
-                print_err(run, &err);
+                trun_print_err(PROG, &run->dp, &err);
         release(&t);
         return 1;
 }
