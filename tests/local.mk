@@ -210,6 +210,7 @@ SCRIPT_TESTS = \
 	tests/t0710-stage-faults.t \
 	tests/t0720-stage-full.t \
 	tests/t0730-stage-daemon.t \
+	tests/t0760-maskrcnn-train.t \
 	tests/t0800-maskrcnn-golden.t
 TESTS += $(SCRIPT_TESTS)
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)

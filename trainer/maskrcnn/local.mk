@@ -11,3 +11,15 @@ libbdmrcnn_a_CFLAGS = $(MRCNN_CFLAGS)
 libbdmrcnn_a_SOURCES = trainer/maskrcnn/mrcnn-net.h trainer/maskrcnn/mrcnn-net.c
 endif
 MRCNN_LIBS = libbdmrcnn.a libbdtrain.a libbddata.a $(BD_TRAIN_LIBS) $(DATA_LIBS)
+
+if BUILD_MASKRCNN
+bin_PROGRAMS += benchd-maskrcnn
+benchd_maskrcnn_SOURCES = \
+	trainer/maskrcnn/mrcnn-opts.h trainer/maskrcnn/mrcnn-opts.c trainer/maskrcnn/mrcnn-cfg.c \
+	trainer/maskrcnn/mrcnn-run.h trainer/maskrcnn/mrcnn-eval.c trainer/maskrcnn/mrcnn-train.c \
+	trainer/common/topts.h trainer/common/topts.c trainer/common/trun.h trainer/common/trun.c \
+	trainer/common/mpi-sanitizer.c
+benchd_maskrcnn_CPPFLAGS = $(MRCNN_CPPFLAGS)
+benchd_maskrcnn_CFLAGS = $(MRCNN_CFLAGS) $(DATA_CFLAGS)
+benchd_maskrcnn_LDADD = libbddata-mpi.a $(MRCNN_LIBS)
+endif

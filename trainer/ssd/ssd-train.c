@@ -31,53 +31,19 @@
 
 #include "checkpoint.h"
 #include "mllog.h"
-#include "parallel.h"
+#include "trun.h"
 #include "ssd-data.h"
 #include "ssd-loss.h"
 #include "ssd-run.h"
 
 #define SSD_BASE_LR 2.5e-3
 
-static double now(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
-/* three significant digits for rates from 1 image/s (a CPU) up */
-static int rate_decimals(double v)
-{
-        return v < 10 ? 3 : v < 100 ? 2 : 1;
-}
 
-/* The same decision on every rank: the worst (lowest) r. */
-static int agree(int r)
-{
-        int all = r;
-        MPI_Allreduce(&r, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-        return all;
-}
 
-/* main()'s report of this rank's error on stderr (rank-prefixed with several ranks). */
-static void print_err(const struct ssd_run *run, const struct bd_err *err)
-{
-        if (run->dp.size > 1)
-                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err->msg);
-        else
-                fprintf(stderr, PROG ": %s\n", err->msg);
-}
 
 /* ---- MLPerf log helpers -------------------------------------------------------------- */
 
-static const char *epoch_meta(int epoch)
-{
-        static char b[4][64];
-        static int next;
-        char *s = b[next++ % 4];
-        snprintf(s, 64, "\"epoch_num\": %d", epoch);
-        return s;
-}
 
 static const char *num_list(const double *v, int n, int as_int)
 {
@@ -191,21 +157,11 @@ static int setup_optimizer(struct train *t, struct bd_err *err)
 static int resume(struct train *t, struct bd_err *err)
 {
         struct ssd_run *run = &t->run;
-        if (!run->o.checkpoint)
-                return 0;
-        if (mkdir(run->o.checkpoint, 0755) < 0 && errno != EEXIST)
-                return bd_err_set(err, -errno, "checkpoint directory '%s': %m", run->o.checkpoint);
-        snprintf(t->ckpt_path, sizeof(t->ckpt_path), "%s/ssd.ckpt", run->o.checkpoint);
-        if (access(t->ckpt_path, F_OK) < 0)
-                return 0;
-        struct bd_ckpt_meta meta = { 0 };
-        snprintf(meta.model, sizeof(meta.model), "%s", t->model_name);
-        int r = bd_ckpt_load(t->ckpt_path, &run->m, &t->sgd, &meta, err);
-        if (r < 0)
+        struct bd_ckpt_meta meta;
+        int r = trun_resume(run->o.checkpoint, "ssd.ckpt", t->model_name, &run->m, &t->sgd, t->ckpt_path,
+                            sizeof(t->ckpt_path), &meta, err);
+        if (r <= 0)
                 return r;
-        if (strcmp(meta.model, t->model_name) != 0)
-                return bd_err_set(err, -EINVAL, "checkpoint '%s' holds %s, this run trains %s", t->ckpt_path,
-                                  meta.model, t->model_name);
         t->start_epoch = (int)meta.epoch;
         ssd_data_seek(t->loader, t->start_epoch);
         if (run->dp.rank == 0)
@@ -356,8 +312,8 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         block_count = block_end(o, t->eval != NULL, epoch) - epoch + 1;
                         MLLOG_START("block_start", NULL, block_meta(block_first, block_count));
                 }
-                MLLOG_START("epoch_start", NULL, epoch_meta(epoch));
-                double t0 = now(), tlog = t0;
+                MLLOG_START("epoch_start", NULL, trun_epoch_meta(epoch));
+                double t0 = trun_now(), tlog = t0;
                 long imgs_log = 0, imgs = 0;
                 for (long s = 0; s < t->steps_per_epoch; s++) {
                         struct ssd_batch batch, *b = &batch;
@@ -377,10 +333,10 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         imgs_log += (long)b->n * run->dp.size;
                         imgs += (long)b->n * run->dp.size;
                         if (run->dp.rank == 0 && (step % o->log_interval == 0 || s + 1 == t->steps_per_epoch)) {
-                                double tn = now();
+                                double tn = trun_now();
                                 printf("epoch %d/%d step %ld/%ld (%lld): loss %.4f (loc %.4f, conf %.4f), lr %.6g, "
                                        "%.*f images/s\n", epoch, o->epochs, s + 1, t->steps_per_epoch, step, parts[0],
-                                       parts[1], parts[2], info.lr, rate_decimals(imgs_log / (tn - tlog)),
+                                       parts[1], parts[2], info.lr, trun_rate_decimals(imgs_log / (tn - tlog)),
                                        imgs_log / (tn - tlog));
                                 fflush(stdout);
                                 tlog = tn;
@@ -389,11 +345,11 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         if (o->max_steps && step >= o->max_steps)
                                 break;
                 }
-                double dt = now() - t0;
-                MLLOG_END("epoch_stop", NULL, epoch_meta(epoch));
-                MLLOG_EVENT("throughput", mllog_num(imgs / dt), epoch_meta(epoch));
+                double dt = trun_now() - t0;
+                MLLOG_END("epoch_stop", NULL, trun_epoch_meta(epoch));
+                MLLOG_EVENT("throughput", mllog_num(imgs / dt), trun_epoch_meta(epoch));
                 if (run->dp.rank == 0)
-                        printf("epoch %d: %.1f s, %.*f images/s\n", epoch, dt, rate_decimals(imgs / dt), imgs / dt);
+                        printf("epoch %d: %.1f s, %.*f images/s\n", epoch, dt, trun_rate_decimals(imgs / dt), imgs / dt);
                 if (t->ckpt_path[0] && run->dp.rank == 0) {
                         struct bd_ckpt_meta meta = { .iter = step, .epoch = epoch };
                         snprintf(meta.model, sizeof(meta.model), "%s", t->model_name);
@@ -409,16 +365,16 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                 }
                 if (evaluate) {
                         double stats[12];
-                        MLLOG_START("eval_start", NULL, epoch_meta(epoch));
-                        double te = now();
+                        MLLOG_START("eval_start", NULL, trun_epoch_meta(epoch));
+                        double te = trun_now();
                         int r = ssd_eval_run(t->eval, run, stats, err);
-                        if (agree(r) < 0)
+                        if (trun_agree(r) < 0)
                                 return r < 0 ? RUN_FAILED : RUN_FAILED_ELSEWHERE;
-                        MLLOG_EVENT("eval_accuracy", mllog_num(stats[0]), epoch_meta(epoch));
-                        MLLOG_END("eval_stop", NULL, epoch_meta(epoch));
+                        MLLOG_EVENT("eval_accuracy", mllog_num(stats[0]), trun_epoch_meta(epoch));
+                        MLLOG_END("eval_stop", NULL, trun_epoch_meta(epoch));
                         if (run->dp.rank == 0) {
                                 printf("epoch %d: bbox mAP %.4f (AP50 %.4f, AP75 %.4f), target %.4f, evaluation %.1f s\n",
-                                       epoch, stats[0], stats[1], stats[2], o->target_map, now() - te);
+                                       epoch, stats[0], stats[1], stats[2], o->target_map, trun_now() - te);
                                 fflush(stdout);
                         }
                         reached = stats[0] >= o->target_map;
@@ -464,35 +420,19 @@ int main(int argc, char **argv)
                 bd_dp_release(&run->dp);
                 return r > 0 ? 0 : 2;
         }
-        if (!o->seed_given) {
-                uint64_t s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 16);
-                MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-                o->seed = s & 0xffffffffu;
-        }
-        char host[256] = "unknown";
-        gethostname(host, sizeof(host) - 1);
-        const char *cleared = getenv("BENCHD_CACHE_CLEARED");
-        MLLOG_EVENT("cache_clear", cleared && !strcmp(cleared, "1") ? "true" : "false", NULL);
-        MLLOG_START("init_start", NULL, NULL);
-        MLLOG_EVENT("submission_benchmark", mllog_str("ssd"), NULL);
-        MLLOG_EVENT("submission_org", mllog_str("benchd"), NULL);
-        MLLOG_EVENT("submission_division", mllog_str("closed"), NULL);
-        MLLOG_EVENT("submission_status", mllog_str("onprem"), NULL);
-        MLLOG_EVENT("submission_platform", mllog_str(o->platform ? o->platform : host), NULL);
+        trun_default_seed(&o->seed, o->seed_given);
+        trun_log_start("ssd", o->platform);
 
-        if (o->threads == 0) {
-                int per = parallel_cpus() / (run->dp.local_size > 0 ? run->dp.local_size : 1);
-                o->threads = per > 0 ? per : 1;
-        }
+        o->threads = trun_threads(o->threads, &run->dp);
         /* each step's failure on any rank stops all of them (r: this rank's) */
         r = bd_backend_new(o->cuda ? "cuda" : "cpu", run->dp.local_rank, o->threads, &run->be, &err);
-        if (agree(r) < 0)
+        if (trun_agree(r) < 0)
                 goto fail_init;
         r = open_data(&t, &err);
-        if (agree(r) < 0)
+        if (trun_agree(r) < 0)
                 goto fail_init;
         r = build_model(&t, &err);
-        if (agree(r) < 0)
+        if (trun_agree(r) < 0)
                 goto fail_init;
         r = bd_dp_attach(&run->dp, &run->m, 16u << 20, &err);
         if (r >= 0)
@@ -501,10 +441,10 @@ int main(int argc, char **argv)
                 r = setup_optimizer(&t, &err);
         if (r >= 0 && (r = ssd_loss_init(&t.loss, run->be, o->batch_size, run->net.nboxes, run->K)) < 0)
                 r = bd_err_set(&err, r, "%s", run->be->err.msg);
-        if (agree(r) < 0)
+        if (trun_agree(r) < 0)
                 goto fail_init;
         r = resume(&t, &err);
-        if (agree(r) < 0)
+        if (trun_agree(r) < 0)
                 goto fail_init;
         if (run->dp.rank == 0) {
                 printf("# benchd-ssd %s: %d ranks x %d images, %s backend (%d threads), %s, resnet%d, %dx%d, width %g, "
@@ -551,7 +491,7 @@ int main(int argc, char **argv)
 fail_init:
         /* the ranks where a step failed say why */
         if (r < 0)
-                print_err(run, &err);
+                trun_print_err(PROG, &run->dp, &err);
         release(&t);
         return 1;
 }

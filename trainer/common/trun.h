@@ -1,0 +1,40 @@
+/* trun.h: what the trainer programs (benchd-ssd, benchd-maskrcnn) share
+ * around their training loops: clocks and rates, decisions every rank
+ * agrees on, the seed and thread defaults, and the MLPerf lines that open a
+ * run.  Needs MPI (the trainers are MPI programs).
+ */
+#ifndef BD_TRUN_H
+#define BD_TRUN_H
+
+#include <stdint.h>
+
+#include "checkpoint.h"
+#include "dp.h"
+
+/* Seconds on the monotonic clock. */
+double trun_now(void);
+/* Decimals that print a rate (images/s) with three significant digits from 1 up. */
+int trun_rate_decimals(double v);
+/* Collective: the lowest r of all ranks (an error anywhere fails everyone). */
+int trun_agree(int r);
+/* "\"epoch_num\": E" in a small rotating set of static buffers (4). */
+const char *trun_epoch_meta(long epoch);
+/* An error of this rank on stderr: "PROG: msg", rank-prefixed with several ranks. */
+void trun_print_err(const char *prog, const struct bd_dp *dp, const struct bd_err *err);
+/* Collective: without --seed, one from the clock, rank 0's for everyone. */
+void trun_default_seed(uint64_t *seed, int given);
+/* Compute threads per rank: threads, or the CPUs divided by the ranks on the node. */
+int trun_threads(int threads, const struct bd_dp *dp);
+/* The MLPerf lines every run starts with: cache_clear (BENCHD_CACHE_CLEARED),
+ * init_start, submission_benchmark, org, division, status and platform
+ * (the host name when NULL). */
+void trun_log_start(const char *benchmark, const char *platform);
+/* The checkpoint DIR/FILE (path: its name, pathlen bytes) of a model
+ * named model: 0 when dir is NULL or no checkpoint is there yet (DIR is
+ * made), 1 when one was loaded into m and sgd (meta filled), or a negative
+ * errno (err: a directory that cannot be made, a damaged file, another
+ * model's checkpoint). */
+int trun_resume(const char *dir, const char *file, const char *model, struct bd_model *m, struct bd_sgd *sgd,
+                char *path, size_t pathlen, struct bd_ckpt_meta *meta, struct bd_err *err);
+
+#endif
