@@ -95,6 +95,7 @@ static int build_model(struct train *t, struct bd_err *err)
         int r;
         if ((r = mrcnn_opts_model(o, run->K, c, err)) < 0)
                 return r;
+        c->amp = o->amp;        /* the backbone, FPN and RPN head in half precision (mrcnn-net.h) */
         bd_model_init(&run->m, run->be, BD_F32);
         run->m.training = 1;
         if ((r = mrcnn_net_new(&run->m, c, &run->net, err)) < 0 || (r = bd_model_finalize(&run->m, err)) < 0 ||
@@ -459,7 +460,8 @@ static void log_header(const struct train *t)
                "%lld warmup iterations, seed %llu\n", t->train_size, (long long)t->iters_per_epoch, t->global_batch,
                (long long)t->max_iter, o->lr, (long long)o->warmup_iters, (unsigned long long)o->seed);
         if (o->amp)
-                printf("# amp: dynamic loss scaling; the network computes in float32\n");
+                printf("# amp: backbone, FPN and RPN head in half precision, heads and losses in float32, "
+                       "dynamic loss scaling\n");
         fflush(stdout);
 }
 
