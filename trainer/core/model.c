@@ -138,6 +138,7 @@ int bd_model_init_params(struct bd_model *m, uint64_t seed, struct bd_err *err)
                         case BD_INIT_UNIFORM_FAN_IN: v = (2 * bd_rng_uniform(&rng) - 1) / sqrt(fi); break;
                         case BD_INIT_NORMAL: v = bd_rng_normal(&rng) * p->init.std; break;
                         case BD_INIT_XAVIER_UNIFORM: v = (2 * bd_rng_uniform(&rng) - 1) * sqrt(6.0 / (fi + fo)); break;
+                        case BD_INIT_KAIMING_UNIFORM_A1: v = (2 * bd_rng_uniform(&rng) - 1) * sqrt(3.0 / fi); break;
                         }
                         if (m->dtype == BD_F64)
                                 ((double *)host)[p->offset + (size_t)j] = v;

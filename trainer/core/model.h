@@ -43,6 +43,7 @@ enum bd_init {
         BD_INIT_UNIFORM_FAN_IN,         /* same bound for biases (fan_in given) */
         BD_INIT_NORMAL,                 /* N(0, std) */
         BD_INIT_XAVIER_UNIFORM,         /* U(-b, b), b = sqrt(6 / (fan_in + fan_out)) */
+        BD_INIT_KAIMING_UNIFORM_A1,     /* U(-b, b), b = sqrt(3 / fan_in): kaiming_uniform_(a=1) (Detectron, FPN) */
 };
 
 struct bd_param_init {

@@ -1,0 +1,13 @@
+# trainer/maskrcnn/: the Mask R-CNN workload.  libbdmrcnn.a: the network
+# (backbone, FPN, RPN, box and mask heads, training step and inference) on
+# the trainer core and trainer/det/; it uses data/det-loader.h's batches,
+# so programs link it with libbddata.a.
+MRCNN_CPPFLAGS = $(BD_TRAIN_CPPFLAGS) -I$(top_srcdir)/trainer/maskrcnn $(DATA_CPPFLAGS)
+MRCNN_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+if BUILD_DATA
+noinst_LIBRARIES += libbdmrcnn.a
+libbdmrcnn_a_CPPFLAGS = $(MRCNN_CPPFLAGS)
+libbdmrcnn_a_CFLAGS = $(MRCNN_CFLAGS)
+libbdmrcnn_a_SOURCES = trainer/maskrcnn/mrcnn-net.h trainer/maskrcnn/mrcnn-net.c
+endif
+MRCNN_LIBS = libbdmrcnn.a libbdtrain.a libbddata.a $(BD_TRAIN_LIBS) $(DATA_LIBS)
