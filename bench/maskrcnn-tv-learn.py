@@ -29,7 +29,9 @@ are left out of the targets (as torchvision's references do).
 
 Prints the loss every 20 iterations, per epoch the training time, mean
 losses, evaluation time and the two APs, and last:
-    final iterations N train_s T eval_s E bbox B segm S
+    final iterations N train_s T train_cpu_s C eval_s E bbox B segm S
+(T: wall seconds of the training loops, C: their CPU seconds, all threads;
+E: wall seconds of the evaluations)
 """
 import argparse
 import json
@@ -164,11 +166,21 @@ vcoco, vcats, val = load_split("val2017")
 print(f"data: {len(train)} training images with objects, {len(val)} validation images "
       f"({time.time() - t0:.1f} s to load)", flush=True)
 
+def blas():
+    """The BLAS library torch's nn.Linear runs on: Debian's torch takes
+    whatever libblas.so.3 is (the reference BLAS unless OpenBLAS is
+    installed or put first on LD_LIBRARY_PATH: 20x slower matrix products)."""
+    with open("/proc/self/maps") as f:
+        libs = {ln.split()[-1] for ln in f if "blas" in ln}
+    return ", ".join(sorted(os.path.basename(os.path.dirname(x)) + "/" + os.path.basename(x) for x in libs)) or "?"
+
+
 model = small_maskrcnn(len(vcats) + 1)
 model.train()
 print(f"parameters: {sum(p.numel() for p in model.parameters())} "
       f"(trainable {sum(p.numel() for p in model.parameters() if p.requires_grad)}); "
-      f"torch {torch.__version__} torchvision {torchvision.__version__}, {args.threads} threads", flush=True)
+      f"torch {torch.__version__} torchvision {torchvision.__version__}, {args.threads} threads, BLAS {blas()}, "
+      f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', '(unset)')}", flush=True)
 params = [p for p in model.parameters() if p.requires_grad]
 opt = torch.optim.SGD(params, lr=args.lr, momentum=0.9, weight_decay=1e-4)
 per_epoch = len(train) // args.batch
@@ -185,14 +197,14 @@ def lr_at(it):
 epochs = math.ceil(iters / per_epoch)
 names = ["loss_objectness", "loss_rpn_box_reg", "loss_classifier", "loss_box_reg", "loss_mask"]
 it = 0
-train_s = eval_s = 0.0
+train_s = eval_s = train_cpu = 0.0
 bbox = segm = 0.0
 g = torch.Generator().manual_seed(args.seed)
 for ep in range(epochs):
     order = torch.randperm(len(train), generator=g).tolist()
     sums = {k: 0.0 for k in names}
     n_ep = 0
-    te = time.time()
+    te, ce = time.time(), time.process_time()
     for b in range(per_epoch):
         if it >= iters:
             break
@@ -222,12 +234,13 @@ for ep in range(epochs):
                   f" ({time.time() - te:.1f} s into epoch {ep + 1})", flush=True)
     dt = time.time() - te
     train_s += dt
+    train_cpu += time.process_time() - ce
     tv = time.time()
     bbox, segm = evaluate(model, vcoco, vcats, val)
     eval_s += time.time() - tv
     print(f"epoch {ep + 1}: {n_ep} iterations {dt:.1f} s ({dt / max(n_ep, 1):.3f} s/it), mean losses " +
           " ".join(f"{k[5:]} {sums[k] / max(n_ep, 1):.4f}" for k in names) +
           f"; eval {time.time() - tv:.1f} s bbox AP {bbox:.3f} segm AP {segm:.3f}", flush=True)
-print(f"final iterations {it} train_s {train_s:.1f} eval_s {eval_s:.1f} bbox {bbox:.3f} segm {segm:.3f}")
-print(json.dumps({"iterations": it, "train_s": round(train_s, 1), "eval_s": round(eval_s, 1),
+print(f"final iterations {it} train_s {train_s:.1f} train_cpu_s {train_cpu:.1f} eval_s {eval_s:.1f} bbox {bbox:.3f} segm {segm:.3f}")
+print(json.dumps({"iterations": it, "train_s": round(train_s, 1), "train_cpu_s": round(train_cpu, 1), "eval_s": round(eval_s, 1),
                   "bbox": round(bbox, 4), "segm": round(segm, 4)}))
