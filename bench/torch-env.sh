@@ -24,9 +24,9 @@ torch_blas() {
 }
 # torch_blas_name: the BLAS torch loads in this environment
 torch_blas_name() {
-        /usr/bin/python3 -c 'import torch
+        /usr/bin/python3 -c 'import os, torch
 libs = {l.split()[-1] for l in open("/proc/self/maps") if "blas" in l}
-print(" ".join(sorted(libs)))'
+print(" ".join(sorted(os.path.basename(os.path.dirname(x)) + "/" + os.path.basename(x) for x in libs)))'
 }
 # OpenMP threads that spin while they wait (GNU OpenMP's default) cost the
 # most when other tenants load the machine: on this 2-vCPU VM at 98% CPU
