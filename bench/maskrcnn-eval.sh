@@ -25,11 +25,8 @@ data=${3:-}
 dets=${4:-100}
 py=${PYTHON:-$build/venv/bin/python}
 B="$build/benchctl"
-[ -x "$B" ] || { echo "maskrcnn-eval.sh: no $B (build first)" >&2; exit 1; }
-"$B" coco-eval --help | grep -q -- 'bbox|segm|both' ||
-        { echo "maskrcnn-eval.sh: $B coco-eval has no --type both" >&2; exit 1; }
-"$py" -c 'import numpy, pycocotools.cocoeval' 2>/dev/null ||
-        { echo "maskrcnn-eval.sh: $py cannot import numpy and pycocotools (set PYTHON)" >&2; exit 1; }
+. "$src/bench/coco-eval-lib.sh"
+coco_eval_check maskrcnn-eval.sh both
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 if [ -z "$data" ]; then
         data=$tmp/synth
