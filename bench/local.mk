@@ -43,3 +43,11 @@ bench_rpn_proposals_SOURCES = bench/rpn-proposals.c bench/det-bench.h
 bench_rpn_proposals_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 bench_rpn_proposals_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_rpn_proposals_LDADD = $(BD_TRAIN_LIBS)
+# a Mask R-CNN training step against torchvision (maskrcnn-step.sh)
+if BUILD_DATA
+noinst_PROGRAMS += bench/maskrcnn-step
+endif
+bench_maskrcnn_step_SOURCES = bench/maskrcnn-step.c bench/det-bench.h
+bench_maskrcnn_step_CPPFLAGS = $(MRCNN_CPPFLAGS)
+bench_maskrcnn_step_CFLAGS = $(MRCNN_CFLAGS)
+bench_maskrcnn_step_LDADD = $(MRCNN_LIBS)

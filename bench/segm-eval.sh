@@ -24,11 +24,8 @@ dets=${3:-100}
 rounds=${4:-3}
 py=${PYTHON:-$build/venv/bin/python}
 B="$build/benchctl"
-[ -x "$B" ] || { echo "segm-eval.sh: no $B (build first)" >&2; exit 1; }
-"$B" coco-eval --help | grep -q -- '--type bbox|segm' ||
-    { echo "segm-eval.sh: $B coco-eval has no --type segm" >&2; exit 1; }
-"$py" -c 'import numpy, pycocotools.cocoeval' 2>/dev/null ||
-    { echo "segm-eval.sh: $py cannot import numpy and pycocotools (set PYTHON)" >&2; exit 1; }
+. "$src/bench/coco-eval-lib.sh"
+coco_eval_check segm-eval.sh segm
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 data=${SEGM_EVAL_DATA:-$tmp/data}
 stamp="images=$images dets=$dets gen=$(cksum < "$src/bench/gen-segm.py")"
