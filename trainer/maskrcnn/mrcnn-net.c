@@ -141,6 +141,7 @@ struct mrcnn_net {
         struct bd_tensor lat[4], up[3], inner_t[4];     /* FPN */
         struct bd_tensor P[MRCNN_LEVELS];
         struct bd_tensor P32[MRCNN_ROI_LEVELS];         /* amp: P2..P5 in the heads' type */
+        const struct bd_tensor *roi_maps[MRCNN_ROI_LEVELS];     /* what RoIAlign reads: P or P32 */
         struct bd_tensor rh[MRCNN_LEVELS], ro[MRCNN_LEVELS], rd[MRCNN_LEVELS];  /* RPN conv (ReLU'd), outputs */
         struct bd_tensor obj, dlt;                      /* RPN outputs, all levels, NHWC, (M), (M, 4) */
         struct bd_tensor rpn_lab, rpn_tgt;              /* (M) i32, (M, 4) */
@@ -269,6 +270,8 @@ int mrcnn_net_new(struct bd_model *m, const struct mrcnn_cfg *cfg, struct mrcnn_
                 n->adt = BD_F16;
         }
         n->K = cfg->num_classes;
+        for (int l = 0; l < MRCNN_ROI_LEVELS; l++)
+                n->roi_maps[l] = n->adt != n->dt ? &n->P32[l] : &n->P[l];
         bd_scratch_init(&n->scratch, m->be);
         struct bd_resnet_cfg rc = { .depth = cfg->depth, .stages = 4, .freeze_at = cfg->freeze_at,
                                     .bn = cfg->frozen_bn ? BD_BN_FROZEN : BD_BN_TRAIN,
@@ -819,20 +822,12 @@ out:
 
 /* ---- heads --------------------------------------------------------------------------------- */
 
-static const struct bd_tensor *const *roi_maps(const struct mrcnn_net *n)
-{
-        static _Thread_local const struct bd_tensor *f[MRCNN_ROI_LEVELS];
-        for (int l = 0; l < MRCNN_ROI_LEVELS; l++)
-                f[l] = n->adt != n->dt ? &n->P32[l] : &n->P[l];
-        return f;
-}
-
 static int box_head_fwd(struct bd_model *m, struct mrcnn_net *n)
 {
         struct bd_backend *be = n->be;
         int r;
         int64_t R = n->rois.dims[0];
-        if ((r = det_msroi_fwd(be, &n->box_roi, roi_maps(n), &n->rois, n->roi_levels, &n->box_feat)) < 0)
+        if ((r = det_msroi_fwd(be, &n->box_roi, n->roi_maps, &n->rois, n->roi_levels, &n->box_feat)) < 0)
                 return r;
         struct bd_tensor flat;
         int64_t d2[2] = { R, bd_tensor_numel(&n->box_feat) / (R ? R : 1) };
@@ -849,7 +844,7 @@ static int mask_head_fwd(struct bd_model *m, struct mrcnn_net *n)
 {
         struct bd_backend *be = n->be;
         int r;
-        if ((r = det_msroi_fwd(be, &n->mask_roi, roi_maps(n), &n->prois, n->mask_levels, &n->mask_feat)) < 0)
+        if ((r = det_msroi_fwd(be, &n->mask_roi, n->roi_maps, &n->prois, n->mask_levels, &n->mask_feat)) < 0)
                 return r;
         const struct bd_tensor *x = &n->mask_feat;
         for (int i = 0; i < n->cfg.mask_convs; i++) {
