@@ -156,7 +156,10 @@ static void test_init_losses(enum det_conv_kind mode)
         }
         ok(isfinite(L.total) && isfinite(L.rpn_box) && isfinite(L.box_reg), "%s: losses finite (total %.4f)", mn,
            L.total);
-        ok(fabs(L.classifier - log(4.0)) < 0.1, "%s: classifier %.4f ~ ln 4", mn, L.classifier);
+        if (mode == DET_CONV_MLPERF)    /* N(0, 0.01) logits: ln K */
+                ok(fabs(L.classifier - log(4.0)) < 0.1, "%s: classifier %.4f ~ ln 4", mn, L.classifier);
+        else                            /* nn.Linear's default: logits of a few tenths */
+                ok(L.classifier > 0.5 && L.classifier < 2.5, "%s: classifier %.4f near ln 4", mn, L.classifier);
         ok(fabs(L.objectness - log(2.0)) < 0.1, "%s: objectness %.4f ~ ln 2", mn, L.objectness);
         ok(L.mask > 0.3 && L.mask < 1.5, "%s: mask loss %.4f near ln 2", mn, L.mask);
         ok(L.roi_pos >= 5, "%s: the ground truth boxes are among the positives (%lld)", mn, (long long)L.roi_pos);
@@ -165,6 +168,78 @@ static void test_init_losses(enum det_conv_kind mode)
         struct mrcnn_debug d;
         mrcnn_debug_get(f.net, &d);
         ok(d.nrois == L.roi_pos + L.roi_neg, "%s: debug RoIs (%lld) = sampled", mn, (long long)d.nrois);
+        teardown(&f);
+}
+
+/* mean of |x| and the largest |x| of one float32 parameter */
+static void param_stats(struct fixture *f, const char *name, double *mean_abs, double *max_abs, int64_t *fan_in)
+{
+        int id = bd_model_find(&f->m, name);
+        *mean_abs = *max_abs = -1;
+        *fan_in = 0;
+        if (id < 0)
+                return;
+        struct bd_tensor p = bd_model_param(&f->m, id);
+        const float *v = p.data;
+        int64_t n = bd_tensor_numel(&p);
+        double s = 0, mx = 0;
+        for (int64_t i = 0; i < n; i++) {
+                s += fabs(v[i]);
+                mx = fmax(mx, fabs(v[i]));
+        }
+        *mean_abs = s / (double)n;
+        *max_abs = mx;
+        *fan_in = p.ndim == 2 ? p.dims[1] : 0;
+}
+
+/* The fully connected layers' initialisation rules per mode: mlperf the
+ * reference's (fc6/fc7 kaiming_uniform(a=1), cls_score N(0, 0.01),
+ * bbox_pred N(0, 0.001), biases 0), torchvision nn.Linear's default
+ * (U(-b, b), b = 1/sqrt(in), for weights and biases). */
+static void test_init_rules(enum det_conv_kind mode)
+{
+        const char *mn = mode == DET_CONV_MLPERF ? "mlperf" : "torchvision";
+        struct mrcnn_cfg c;
+        tiny_cfg(&c, mode);
+        struct fixture f;
+        if (setup(&f, &c, BD_F32, 1) < 0) {
+                fail("%s: setup", mn);
+                return;
+        }
+        static const struct {
+                const char *layer;
+                double mlperf_mean_abs_x_sqrt_in;       /* E|w| * sqrt(in), 0: by std below */
+                double mlperf_std;
+        } L[] = {
+                { "roi_heads.box_head.fc6", 0.5 * 1.7320508, 0 },       /* U(+-sqrt(3/in)) */
+                { "roi_heads.box_head.fc7", 0.5 * 1.7320508, 0 },
+                { "roi_heads.box_predictor.cls_score", 0, 0.01 },
+                { "roi_heads.box_predictor.bbox_pred", 0, 0.001 },
+        };
+        for (size_t i = 0; i < sizeof(L) / sizeof(L[0]); i++) {
+                char wn[128], bn[128];
+                snprintf(wn, sizeof(wn), "%s.weight", L[i].layer);
+                snprintf(bn, sizeof(bn), "%s.bias", L[i].layer);
+                double wm, wx, bm, bx;
+                int64_t in, bin;
+                param_stats(&f, wn, &wm, &wx, &in);
+                param_stats(&f, bn, &bm, &bx, &bin);
+                if (wm < 0 || bm < 0 || in <= 0) {
+                        fail("%s: %s: no such weight and bias", mn, L[i].layer);
+                        continue;
+                }
+                double b = 1 / sqrt((double)in), want;
+                if (mode == DET_CONV_TORCHVISION) {
+                        want = 0.5 * b; /* E|U(-b, b)| */
+                        ok(fabs(wm / want - 1) < 0.25 && wx <= b * (1 + 1e-6) && bm > 0 && bx <= b * (1 + 1e-6),
+                           "%s: %s: weights and bias U(+-1/sqrt(%lld)) (mean |w| %.4g, want %.4g; largest |b| %.4g)",
+                           mn, L[i].layer, (long long)in, wm, want, bx);
+                } else {
+                        want = L[i].mlperf_std ? L[i].mlperf_std * sqrt(2 / M_PI) : L[i].mlperf_mean_abs_x_sqrt_in * b;
+                        ok(fabs(wm / want - 1) < 0.25 && bx == 0,
+                           "%s: %s: the reference's rule (mean |w| %.4g, want %.4g), bias 0", mn, L[i].layer, wm, want);
+                }
+        }
         teardown(&f);
 }
 
@@ -342,6 +417,8 @@ int main(void)
         test_cfg();
         test_init_losses(DET_CONV_MLPERF);
         test_init_losses(DET_CONV_TORCHVISION);
+        test_init_rules(DET_CONV_MLPERF);
+        test_init_rules(DET_CONV_TORCHVISION);
         test_determinism();
         test_gradients(DET_CONV_MLPERF);
         test_gradients(DET_CONV_TORCHVISION);

@@ -223,13 +223,16 @@ static int conv_layer(struct bd_model *m, struct bd_conv *l, const char *name, i
         return bd_conv_init(l, m, name, &c);
 }
 
-static int fc_layer(struct bd_model *m, struct bd_fc *l, const char *name, int64_t in, int64_t out,
-                    enum bd_init init, double std)
+/* The box head's and predictors' fully connected layers.  mlperf mode: the
+ * reference's rules (weights as given, biases 0); torchvision mode: nn.Linear's
+ * defaults (U(+-1/sqrt(in)) for weights and biases), as torchvision's
+ * TwoMLPHead and FastRCNNPredictor keep them. */
+static int fc_layer(struct bd_model *m, const struct mrcnn_cfg *cfg, struct bd_fc *l, const char *name, int64_t in,
+                    int64_t out, enum bd_init init, double std)
 {
         int r = bd_fc_init(l, m, name, in, out, 1, 0);
-        if (r < 0)
+        if (r < 0 || cfg->mode == DET_CONV_TORCHVISION)
                 return r;
-        /* the reference's rules instead of PyTorch's default Linear ones; biases 0 */
         m->p[l->w].init.kind = init;
         m->p[l->w].init.std = std;
         m->p[l->b].init.kind = BD_INIT_ZERO;
@@ -303,12 +306,12 @@ int mrcnn_net_new(struct bd_model *m, const struct mrcnn_cfg *cfg, struct mrcnn_
             (r = det_msroi_init(&n->mask_roi, &cfg->conv, MRCNN_ROI_LEVELS, scales, MASK_POOL, 2, err)) < 0)
                 goto fail_err;
         const int64_t K = cfg->num_classes;
-        if ((r = fc_layer(m, &n->fc6, "roi_heads.box_head.fc6", F * BOX_POOL * BOX_POOL, cfg->box_rep,
-                          BD_INIT_KAIMING_UNIFORM_A1, 0)) < 0 ||
-            (r = fc_layer(m, &n->fc7, "roi_heads.box_head.fc7", cfg->box_rep, cfg->box_rep, BD_INIT_KAIMING_UNIFORM_A1,
-                          0)) < 0 ||
-            (r = fc_layer(m, &n->cls, "roi_heads.box_predictor.cls_score", cfg->box_rep, K, BD_INIT_NORMAL, 0.01)) < 0 ||
-            (r = fc_layer(m, &n->bbox, "roi_heads.box_predictor.bbox_pred", cfg->box_rep, 4 * K, BD_INIT_NORMAL,
+        const enum bd_init a1 = BD_INIT_KAIMING_UNIFORM_A1;
+        if ((r = fc_layer(m, cfg, &n->fc6, "roi_heads.box_head.fc6", F * BOX_POOL * BOX_POOL, cfg->box_rep, a1, 0)) < 0 ||
+            (r = fc_layer(m, cfg, &n->fc7, "roi_heads.box_head.fc7", cfg->box_rep, cfg->box_rep, a1, 0)) < 0 ||
+            (r = fc_layer(m, cfg, &n->cls, "roi_heads.box_predictor.cls_score", cfg->box_rep, K, BD_INIT_NORMAL,
+                          0.01)) < 0 ||
+            (r = fc_layer(m, cfg, &n->bbox, "roi_heads.box_predictor.bbox_pred", cfg->box_rep, 4 * K, BD_INIT_NORMAL,
                           0.001)) < 0)
                 goto fail;
         int64_t cin = F;

@@ -30,6 +30,8 @@
  * (a=1) bias 0; RPN N(0, 0.01) bias 0; fc6/fc7 kaiming_uniform(a=1) bias 0;
  * cls_score N(0, 0.01), bbox_pred N(0, 0.001), biases 0; mask convs and the
  * deconv kaiming_normal(fan_out, relu) bias 0; backbone as torchvision.
+ * In torchvision mode fc6, fc7, cls_score and bbox_pred keep nn.Linear's
+ * default (weights and biases U(+-1/sqrt(in))), as torchvision does.
  *
  * The two conventions (shared/reference/maskrcnn.md sections 1 and 2) are
  * a switch set, struct mrcnn_cfg, filled by mrcnn_cfg_defaults():
