@@ -7,7 +7,7 @@ test of benchd-maskrcnn and the torchvision side of "time for the learning
 run vs torchvision" (bench/maskrcnn-learn.sh).
 
     maskrcnn-tv-learn.py DATA [--epochs 3] [--iters N] [--threads 2] [--batch 4]
-                         [--seed 1] [--pycocotools SITE_PACKAGES]
+                         [--seed 1] [--target AP] [--pycocotools SITE_PACKAGES]
 
 Debian's /usr/bin/python3 (torch 1.13, torchvision 0.14); pycocotools from
 the build's venv (its site-packages appended to sys.path after torch and
@@ -62,6 +62,8 @@ ap.add_argument("--batch", type=int, default=4)
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--lr", type=float, default=0.02)
 ap.add_argument("--log-every", type=int, default=20)
+ap.add_argument("--target", type=float, default=0,
+                help="stop after the first epoch whose bbox and segm AP are both at least this (MLPerf's rule)")
 ap.add_argument("--pycocotools", default=None, help="a site-packages directory that holds pycocotools")
 args = ap.parse_args()
 
@@ -241,6 +243,9 @@ for ep in range(epochs):
     print(f"epoch {ep + 1}: {n_ep} iterations {dt:.1f} s ({dt / max(n_ep, 1):.3f} s/it), mean losses " +
           " ".join(f"{k[5:]} {sums[k] / max(n_ep, 1):.4f}" for k in names) +
           f"; eval {time.time() - tv:.1f} s bbox AP {bbox:.3f} segm AP {segm:.3f}", flush=True)
+    if args.target > 0 and bbox >= args.target and segm >= args.target:
+        print(f"target {args.target} reached after epoch {ep + 1}", flush=True)
+        break
 print(f"final iterations {it} train_s {train_s:.1f} train_cpu_s {train_cpu:.1f} eval_s {eval_s:.1f} bbox {bbox:.3f} segm {segm:.3f}")
 print(json.dumps({"iterations": it, "train_s": round(train_s, 1), "train_cpu_s": round(train_cpu, 1), "eval_s": round(eval_s, 1),
                   "bbox": round(bbox, 4), "segm": round(segm, 4)}))

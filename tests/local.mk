@@ -213,7 +213,15 @@ SCRIPT_TESTS = \
 	tests/t0760-maskrcnn-train.t \
 	tests/t0800-maskrcnn-golden.t
 TESTS += $(SCRIPT_TESTS)
-dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS)
+# Long tests, not in make check: make check-learn (CI runs it when time is left)
+LEARN_TESTS = \
+	tests/t0770-maskrcnn-learn.t
+dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS) $(LEARN_TESTS)
+# make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
+# --system local (MASKRCNN_LEARN_SYSTEM=4xlocal: on the local Slurm cluster)
+.PHONY: check-learn
+check-learn: all
+	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LEARN_TESTS)' check_PROGRAMS= XFAIL_TESTS=
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
 	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \

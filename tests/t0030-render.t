@@ -45,7 +45,9 @@ out=$(launch --system local maskrcnn)
 like "local maskrcnn: the small configuration" "$out" \
     "--config small --backbone resnet18 --frozen-bn 0 --fpn-channels 64 --min-size 128 --max-size 128 "
 like "  its schedule" "$out" "--ims-per-batch 4 .*--lr 0.02 --max-iter 1500 --warmup-factor 0.001 --warmup-iters 100 --warmup-method linear --decay-steps 1200 "
-like "  evaluation iterations as a list" "$out" "--eval-iters 501,1002,1500 "
+unlike "  evaluated at each epoch's end (no --eval-iters)" "$out" "--eval-iters"
+like "evaluation iterations as a list" "$(launch --system local maskrcnn --set 'maskrcnn.eval_iters=[500,1000,1500]')" \
+    "--eval-iters 500,1000,1500 "
 like "  threads as SSD's" "$out" "--threads 1 --loader-workers 1 "
 like "4xlocal maskrcnn: one image per rank" "$(launch --system 4xlocal maskrcnn)" "--ims-per-batch 16 "
 out=$(launch --system local maskrcnn --set maskrcnn.mode=torchvision --set maskrcnn.anchor_size=16 \
