@@ -58,7 +58,9 @@ fi
 # The main job on the local default system: the allreduce benchmark on
 # 'local' (two ranks on this machine), followed to the end, then its report;
 # then SSD on the generated shapes dataset (systems/local.json's settings:
-# bbox mAP 0.30 in minutes on two cores) when benchd-ssd was built.
+# bbox mAP 0.30 in minutes on two cores) when benchd-ssd was built, and Mask
+# R-CNN's small configuration on 128-pixel shapes (bbox and segm AP 0.30,
+# a few minutes too) when benchd-maskrcnn was built.
 status=0
 build/benchctl submit --system local allreduce --wait || status=$?
 build/benchctl report last --reference || status=1
@@ -67,6 +69,14 @@ if [ -x build/benchd-ssd ]; then
     [ -d "$data/train2017" ] ||
         build/benchctl dataset synth --images 1200 --val-images 200 --seed 1 -o "$data" || status=1
     build/benchctl submit --system local ssd --data "$data" --wait || status=$?
+    build/benchctl report last || status=1
+fi
+if [ -x build/benchd-maskrcnn ]; then
+    data=$HOME/.local/share/benchd/data/shapes-128     # as systems/local.json's maskrcnn section says
+    [ -d "$data/train2017" ] ||
+        build/benchctl dataset synth --images 2000 --val-images 200 --size 128 --classes 3 --objects 3 --seed 1 \
+            -o "$data" || status=1
+    build/benchctl submit --system local maskrcnn --data "$data" --wait || status=$?
     build/benchctl report last || status=1
 fi
 exit "$status"

@@ -79,7 +79,7 @@ like "progress lines: the five losses, total, lr, images/s" "$out" \
 like "39 usable training images, 10 iterations per epoch" "$out" "^# 39 training images, 10 iterations per epoch"
 like "evaluation after 2: bbox and segm" "$out" "^step 2 \(epoch 1\): bbox mAP $num \(AP50 $num, AP75 $num\), segm mAP $num"
 like "evaluation after 4" "$out" "^step 4 \(epoch 1\): bbox mAP $num .*segm mAP $num"
-like "not reached" "$out" "^# targets not reached: bbox mAP 0.9900 and segm mAP 0.9900"
+like "not reached" "$out" "^# targets not reached: bbox mAP >= 0.9900 and segm mAP >= 0.9900"
 is "MLPerf lines from rank 0 only: one run_start" "$(grep -c '"key": "run_start"' <<<"$out")" 1
 check "every MLPerf line is one JSON object" /usr/bin/python3 -c '
 import json, sys
@@ -115,7 +115,7 @@ done
 # targets reached at the first evaluation: success, and no step after it
 out=$("$MR" "${small[@]}" --max-iter 4 --eval-iters 1,4 --target-map-bbox 0 --target-map-segm 0 2>/dev/null); rc=$?
 is "targets reached: exit 0" "$rc" 0
-like "targets reached: said so" "$out" "^# targets reached: bbox mAP 0.0000 and segm mAP 0.0000"
+like "targets reached: said so" "$out" "^# targets reached: bbox mAP >= 0.0000 and segm mAP >= 0.0000"
 like "targets reached: run_stop success" "$out" '"key": "run_stop", .*"status": "success"'
 is "targets reached: stopped after step 1" "$(grep -c '^epoch 1 step 2/' <<<"$out")" 0
 
@@ -200,4 +200,26 @@ out=$("$MR" --synthetic --config small --ims-per-batch 2 --threads 1 --seed 1 --
 is "synthetic: exit 0" "$rc" 0
 like "synthetic: 81 classes" "$out" "81 classes"
 is "synthetic: no evaluation" "$(grep -c '"key": "eval_start"' <<<"$out")" 0
+
+# a pretrained backbone through the converter: a torchvision ResNet-50 state
+# dict (random weights: the same names and shapes as ImageNet's), every
+# tensor but the classifier loaded under backbone.body.; a ResNet-18 file is
+# refused by the ResNet-50 backbone, naming the file
+CONV=$srcdir/trainer/tools/convert-torchvision.py
+if /usr/bin/python3 -c 'import torchvision' 2>/dev/null; then
+    check "converter: a torchvision resnet50" /usr/bin/python3 "$CONV" --random resnet50 --seed 3 "$tmp/r50.bdw"
+    check "converter: a torchvision resnet18" /usr/bin/python3 "$CONV" --random resnet18 --seed 3 "$tmp/r18.bdw"
+    r50=(--synthetic --config small --backbone resnet50 --frozen-bn 1 --ims-per-batch 1 --threads 1 --seed 1
+         --max-steps 1)
+    out=$("$MR" "${r50[@]}" --pretrained "$tmp/r50.bdw" 2>&1); rc=$?
+    is "--pretrained resnet50: exit 0" "$rc" 0
+    like "  265 backbone tensors loaded, the classifier's 2 not" "$out" \
+         "^# pretrained backbone: 265 tensors from '$tmp/r50.bdw' \(torchvision resnet50 random seed 3\), 2 not used$"
+    like "  and it trained a step" "$out" "^epoch 1 step 1/"
+    out=$("$MR" "${r50[@]}" --pretrained "$tmp/r18.bdw" 2>&1); rc=$?
+    is "--pretrained resnet18 into resnet50: exit 1" "$rc" 1
+    like "  one line naming the file" "$out" "^benchd-maskrcnn: .*$tmp/r18.bdw"
+else
+    skip 7 "no torchvision in /usr/bin/python3"
+fi
 done_testing

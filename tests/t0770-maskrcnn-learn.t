@@ -12,8 +12,8 @@
 #
 # The report must show a converged trial with both accuracies, its time to
 # train and throughput; the trial log must pass the MLPerf compliance checker
-# for maskrcnn (rulesets 1.0.0 and 0.7.0) but for the checker's own accuracy
-# thresholds (COCO's 0.377 and 0.339, not this dataset's).  MASKRCNN_LEARN=0
+# for maskrcnn (rulesets 1.0.0 and 0.7.0) but for the rules the small
+# configuration breaks by design (below).  MASKRCNN_LEARN=0
 # skips the whole test; MASKRCNN_LEARN_SYSTEM=4xlocal runs it on the local
 # Slurm cluster (16 ranks, global batch 16, a quarter of the iterations).
 . "${srcdir:-.}/tests/lib.sh"
@@ -61,22 +61,26 @@ log=${logs[0]}
 last=$(sed -n 's/^step \([0-9]*\) (epoch [0-9]*): bbox mAP.*/\1/p' "$log" | tail -1)
 is "the targets were reached at iteration ${last:-?}, at most $max_iter" \
    "$([ -n "$last" ] && [ "$last" -le "$max_iter" ] && echo yes)" yes
-like "the run said so" "$(cat "$log")" "^# targets reached: bbox mAP 0\.[0-9]+ and segm mAP 0\.[0-9]+"
+like "the run said so" "$(cat "$log")" "^# targets reached: bbox mAP >= 0\.[0-9]+ and segm mAP >= 0\.[0-9]+"
 
-# the MLPerf compliance checker on the trial log: the COCO thresholds of its
-# eval_accuracy rule (BBOX 0.377, SEGM 0.339) are the only check allowed to fail
+# the MLPerf compliance checker on the trial log.  The small configuration
+# breaks three of the checker's rules for COCO by design: candidates per image
+# a multiple of 1000 (it keeps 200), two decay steps (it has one), and the
+# COCO accuracies BBOX >= 0.377, SEGM >= 0.339 (this dataset's targets are
+# 0.30).  Those are the only failed checks allowed; t0760 runs the checker on
+# settings that keep its rules.
+allowed='eval_accuracy|num_image_candidates|opt_learning_rate_decay_steps'
 mlperf_venv
 for rs in 1.0.0 0.7.0; do
     if [ -n "$mlperf_why" ]; then
-        skip 1 "$mlperf_why"
+        skip 2 "$mlperf_why"
         continue
     fi
     res=$(mlperf_check "$rs" "$log")
-    if grep -q SUCCESS <<<"$res"; then
-        _t_result 0 "compliance checker for maskrcnn, ruleset $rs: SUCCESS"
-    else
-        is "compliance checker for maskrcnn, ruleset $rs: no failed check but eval_accuracy's COCO threshold" \
-           "$(grep -E "CHECK for|Failed checks|failed test" <<<"$res" | grep -vc eval_accuracy)" 0
-    fi
+    like "ruleset $rs: the checker ran on the trial log" "$res" "SUCCESS|FAILED"
+    failed=$(grep -oE "CHECK for '[A-Za-z_]+'|Failed checks for [A-Za-z_]+" <<<"$res" |
+             sed -E "s/.*for '?([A-Za-z_]+)'?/\1/" | sort -u | grep -vxE "$allowed" | tr '\n' ' ')
+    is "ruleset $rs: no failed check but the small configuration's ($allowed)" "$failed" ""
+    grep -E "^(ERROR|WARNING) " <<<"$res" | grep -v "ERROR - FAILED" | sed 's/^/#   /' | head -5
 done
 done_testing

@@ -519,10 +519,10 @@ int main(int argc, char **argv)
         MLLOG_END("run_stop", NULL, meta);
         if (run->dp.rank == 0) {
                 if (end == RUN_REACHED)
-                        printf("# targets reached: bbox mAP %.4f and segm mAP %.4f\n", o->target_map_bbox,
+                        printf("# targets reached: bbox mAP >= %.4f and segm mAP >= %.4f\n", o->target_map_bbox,
                                o->target_map_segm);
                 else if (end == RUN_NOT_REACHED)
-                        printf("# targets not reached: bbox mAP %.4f and segm mAP %.4f\n", o->target_map_bbox,
+                        printf("# targets not reached: bbox mAP >= %.4f and segm mAP >= %.4f\n", o->target_map_bbox,
                                o->target_map_segm);
                 fflush(stdout);
         }
