@@ -211,6 +211,7 @@ SCRIPT_TESTS = \
 	tests/t0720-stage-full.t \
 	tests/t0730-stage-daemon.t \
 	tests/t0760-maskrcnn-train.t \
+	tests/t0780-maskrcnn-slurm.t \
 	tests/t0800-maskrcnn-golden.t
 TESTS += $(SCRIPT_TESTS)
 # Long tests, not in make check: make check-learn (CI runs it when time is left)
