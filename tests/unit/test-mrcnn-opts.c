@@ -50,8 +50,8 @@ int main(void)
              "--target-map-bbox", "0.377", "--target-map-segm", "0.339", "--backend", "cuda", "--precision", "amp",
              "--pretrained", "/pretrained/resnet50.bdw", "--platform", "DSS8440", "--seed", "7") == 0,
            "DSS8440's launch line parses");
-        ok(o.warmup_method == BD_WARMUP_MLPERF && o.warmup_iters == 800 && o.decay_steps[1] == 24000 && o.cuda &&
-           o.amp && o.seed == 7 && o.ov_given[MRCNN_OV_POST_NMS_TRAIN] && o.ov[MRCNN_OV_POST_NMS_TRAIN] == 8000,
+        ok(o.warmup_method == BD_WARMUP_MLPERF && o.warmup_iters == 800 && o.decay_steps[1] == 24000 && o.common.cuda &&
+           o.common.amp && o.common.seed == 7 && o.ov_given[MRCNN_OV_POST_NMS_TRAIN] && o.ov[MRCNN_OV_POST_NMS_TRAIN] == 8000,
            "  mlperf_linear, decay, amp on cuda, seed, 8000 proposals");
         /* p3dn: epochs, decay epochs, clipping */
         ok(P("--data", "/d", "--ims-per-batch", "16", "--warmup-factor", "0.03", "--warmup-iters", "1000",
@@ -74,7 +74,7 @@ int main(void)
            o.ov[MRCNN_OV_BOX_HEAD_DIM] == 256 && o.ov[MRCNN_OV_MASK_CONVS] == 2 && o.ov[MRCNN_OV_MASK_DIM] == 64 &&
            o.ov[MRCNN_OV_DETECTIONS] == 20 && o.ov[MRCNN_OV_FREEZE_AT] == 0 && o.ov[MRCNN_OV_WIDTH_MULT] == 0.5,
            "  each lands in its override");
-        ok(o.neval == 3 && o.eval_iters[2] == 1500 && o.checkpoint_interval == 100 && o.threads == 1,
+        ok(o.neval == 3 && o.eval_iters[2] == 1500 && o.checkpoint_interval == 100 && o.common.threads == 1,
            "  evaluation iterations, checkpoint interval, threads");
         mrcnn_opts_sizes(&o, &mn, &mx);
         ok(mn == 128 && mx == 128, "  images 128 / 128");

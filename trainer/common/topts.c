@@ -80,3 +80,44 @@ int topt_num_list(const char *s, double lo, double hi, double *ret, int max, int
         *ret_n = n;
         return 0;
 }
+
+void topt_common_defaults(struct topt_common *c)
+{
+        *c = (struct topt_common){ .log_interval = 20 };
+}
+
+int topt_common(int id, const char *arg, struct topt_common *c, const char **bad)
+{
+        long v;
+        switch (id) {
+        case TOPT_THREADS: if (topt_int(arg, 1, 1024, &v) < 0) *bad = "an integer from 1 to 1024"; else c->threads = (int)v; break;
+        case TOPT_WORKERS: if (topt_int(arg, 0, 256, &v) < 0) *bad = "an integer from 0 to 256"; else c->loader_workers = (int)v; break;
+        case TOPT_BACKEND:
+                if (!strcmp(arg, "cpu") || !strcmp(arg, "cuda"))
+                        c->cuda = !strcmp(arg, "cuda");
+                else
+                        *bad = "cpu or cuda";
+                break;
+        case TOPT_PRECISION:
+                if (!strcmp(arg, "fp32") || !strcmp(arg, "amp"))
+                        c->amp = !strcmp(arg, "amp");
+                else
+                        *bad = "fp32 or amp";
+                break;
+        case TOPT_MAX_STEPS: if (topt_int(arg, 0, 1000000000000L, &v) < 0) *bad = "an integer >= 0"; else c->max_steps = v; break;
+        case TOPT_PRETRAINED: c->pretrained = arg; break;
+        case TOPT_PLATFORM: if (!*arg) *bad = "a name"; else c->platform = arg; break;
+        case TOPT_SEED:
+                if (topt_int(arg, 0, 4294967295L, &v) < 0)
+                        *bad = "an integer from 0 to 4294967295";
+                else
+                        c->seed = (uint64_t)v, c->seed_given = 1;
+                break;
+        case TOPT_CHECKPOINT: c->checkpoint = arg; break;
+        case TOPT_SYNTHETIC: c->synthetic = 1; break;
+        case TOPT_LOG: if (topt_int(arg, 1, 1000000, &v) < 0) *bad = "an integer >= 1"; else c->log_interval = (int)v; break;
+        case TOPT_INJECT_NAN: if (topt_int(arg, 1, 1000000000000L, &v) < 0) *bad = "a step >= 1"; else c->inject_nan = v; break;
+        default: return 0;
+        }
+        return 1;
+}

@@ -9,6 +9,7 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct topt {
@@ -30,5 +31,53 @@ int topt_int(const char *s, long lo, long hi, long *ret);
 int topt_num(const char *s, double lo, double hi, double *ret);
 /* "a,b,c": at most max increasing numbers in [lo, hi]; "" is none. */
 int topt_num_list(const char *s, double lo, double hi, double *ret, int max, int *ret_n);
+
+/* ---- the options every trainer has (--threads .. --version) ---- */
+
+struct topt_common {
+        int threads;                    /* 0: CPUs / ranks on the node */
+        int loader_workers;             /* 0: 1 */
+        int cuda, amp;                  /* --backend cuda, --precision amp */
+        int64_t max_steps;              /* 0: no limit */
+        const char *pretrained;
+        const char *platform;           /* NULL: the host name */
+        uint64_t seed;
+        int seed_given;
+        const char *checkpoint;         /* directory */
+        int synthetic;
+        int log_interval;               /* steps between progress lines */
+        int64_t inject_nan;             /* testing: the step (1-based) before which rank 0's weights go NaN */
+};
+
+/* Their ids (a trainer's own ids stay below 512). */
+enum {
+        TOPT_THREADS = 512, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
+        TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_HELP, TOPT_VERSION,
+};
+
+/* Their rows of a trainer's table, last in --help: CKPT is the checkpoint
+ * file's name, SYNTH what --synthetic draws. */
+#define TOPT_COMMON_ROWS(CKPT, SYNTH)                                                                               \
+        { "threads", TOPT_THREADS, "N", "compute threads per rank (default: CPUs / ranks on the node)" },           \
+        { "loader-workers", TOPT_WORKERS, "N", "data loader threads per rank (default 1)" },                       \
+        { "backend", TOPT_BACKEND, "NAME", "cpu (default) or cuda" },                                              \
+        { "precision", TOPT_PRECISION, "P", "fp32 (default) or amp (cuda only)" },                                 \
+        { "max-steps", TOPT_MAX_STEPS, "N", "stop after N steps (0: no limit)" },                                  \
+        { "pretrained", TOPT_PRETRAINED, "FILE", "backbone weights (benchd weights file, torchvision names)" },     \
+        { "platform", TOPT_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },              \
+        { "seed", TOPT_SEED, "N", "random seed (default: from the clock)" },                                       \
+        { "checkpoint", TOPT_CHECKPOINT, "DIR", "save DIR/" CKPT " after every epoch and resume from it" },        \
+        { "synthetic", TOPT_SYNTHETIC, NULL, SYNTH ", no data, no evaluation" },                                   \
+        { "log-interval", TOPT_LOG, "N", "steps between progress lines (default 20)" },                            \
+        { "inject-nan", TOPT_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" }, \
+        { "help", TOPT_HELP, NULL, "show this help" },                                                             \
+        { "version", TOPT_VERSION, NULL, "show the version" }
+
+/* The defaults (log_interval 20, everything else 0). */
+void topt_common_defaults(struct topt_common *c);
+/* Parses the common option id (not --help or --version): 1 when it is one,
+ * with *bad set to what it expects when arg is not valid; 0 when id is not a
+ * common option. */
+int topt_common(int id, const char *arg, struct topt_common *c, const char **bad);
 
 #endif

@@ -45,8 +45,9 @@ int mrcnn_run_loader(struct mrcnn_run *run, enum det_loader_mode mode, int batch
         const char *split = k ? "val2017" : "train2017";
         struct det_loader_config c = { .mode = mode, .convention = run->conv, .batch_size = batch,
                                        .min_size = run->min_size, .max_size = run->max_size,
-                                       .rank = run->dp.rank, .world = run->dp.size, .seed = o->seed,
-                                       .threads = o->loader_workers > 0 ? o->loader_workers : 1, .flags = flags,
+                                       .rank = run->dp.rank, .world = run->dp.size, .seed = o->common.seed,
+                                       .threads = o->common.loader_workers > 0 ? o->common.loader_workers : 1,
+                                       .flags = flags,
                                        .synthetic_classes = 80, .warn = mrcnn_run_warn, .warn_ctx = run };
         if (mode != DET_LOADER_SYNTHETIC) {
                 snprintf(paths[k][0], sizeof(paths[k][0]), "%s/%s", o->data, split);

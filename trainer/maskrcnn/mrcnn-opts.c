@@ -12,8 +12,7 @@
 enum {
         O_DATA = 256, O_IMS, O_TEST_IMS, O_LR, O_WFACTOR, O_WITERS, O_WMETHOD, O_WD, O_MAX_ITER, O_EPOCHS,
         O_DECAY_STEPS, O_DECAY_EPOCHS, O_CLIP, O_TBBOX, O_TSEGM, O_MODE, O_CONFIG, O_BACKBONE, O_MIN_SIZE,
-        O_MAX_SIZE, O_EVAL_ITERS, O_CKPT_INTERVAL, O_THREADS, O_WORKERS, O_BACKEND, O_PRECISION, O_MAX_STEPS,
-        O_PRETRAINED, O_PLATFORM, O_SEED, O_CHECKPOINT, O_SYNTHETIC, O_LOG, O_INJECT_NAN, O_HELP, O_VERSION,
+        O_MAX_SIZE, O_EVAL_ITERS, O_CKPT_INTERVAL,
         O_OV,                           /* O_OV + enum mrcnn_ov: the model's sizes */
 };
 
@@ -61,20 +60,7 @@ static const struct topt opts[] = {
         { "eval-iters", O_EVAL_ITERS, "I,I,...", "evaluate after these iterations (default: at each epoch's end)" },
         { "checkpoint-interval", O_CKPT_INTERVAL, "N", "with --checkpoint: also every N iterations (default 0:\n"
                                                        "at epoch ends only)" },
-        { "threads", O_THREADS, "N", "compute threads per rank (default: CPUs / ranks on the node)" },
-        { "loader-workers", O_WORKERS, "N", "data loader threads per rank (default 1)" },
-        { "backend", O_BACKEND, "NAME", "cpu (default) or cuda" },
-        { "precision", O_PRECISION, "P", "fp32 (default) or amp (cuda only)" },
-        { "max-steps", O_MAX_STEPS, "N", "stop after N steps (0: no limit)" },
-        { "pretrained", O_PRETRAINED, "FILE", "backbone weights (benchd weights file, torchvision names)" },
-        { "platform", O_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },
-        { "seed", O_SEED, "N", "random seed (default: from the clock)" },
-        { "checkpoint", O_CHECKPOINT, "DIR", "save DIR/maskrcnn.ckpt after every epoch and resume from it" },
-        { "synthetic", O_SYNTHETIC, NULL, "random images, boxes and polygons, no data, no evaluation" },
-        { "log-interval", O_LOG, "N", "steps between progress lines (default 20)" },
-        { "inject-nan", O_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" },
-        { "help", O_HELP, NULL, "show this help" },
-        { "version", O_VERSION, NULL, "show the version" },
+        TOPT_COMMON_ROWS("maskrcnn.ckpt", "random images, boxes and polygons"),
 };
 #define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
@@ -172,9 +158,9 @@ static int check(struct mrcnn_opts *o, int max_iter_given, int epochs_given, int
                                   "got %g", o->warmup_factor);
         if (o->min_size && o->max_size && o->min_size > o->max_size)
                 return bd_err_set(err, -EINVAL, "--min-size %d is larger than --max-size %d", o->min_size, o->max_size);
-        if (!o->data && !o->synthetic)
+        if (!o->data && !o->common.synthetic)
                 return bd_err_set(err, -EINVAL, "--data DIR is required (or --synthetic)");
-        if (o->amp && !o->cuda)
+        if (o->common.amp && !o->common.cuda)
                 return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda");
         return 0;
 }
@@ -184,7 +170,8 @@ int mrcnn_opts_parse(int argc, char **argv, struct mrcnn_opts *o, FILE *out, str
         *o = (struct mrcnn_opts){ .ims_per_batch = 16, .test_ims_per_batch = 8, .lr = 0.02, .warmup_factor = 1.0 / 3,
                                   .warmup_iters = 500, .weight_decay = 1e-4, .max_iter = 90000,
                                   .decay_steps = { 60000, 80000 }, .ndecay_steps = 2, .target_map_bbox = 0.377,
-                                  .target_map_segm = 0.339, .mode = DET_CONV_MLPERF, .log_interval = 20 };
+                                  .target_map_segm = 0.339, .mode = DET_CONV_MLPERF };
+        topt_common_defaults(&o->common);
         struct option lo[NOPTS + 1];
         topt_long(opts, NOPTS, lo);
         opterr = 0;
@@ -273,43 +260,19 @@ int mrcnn_opts_parse(int argc, char **argv, struct mrcnn_opts *o, FILE *out, str
                                 bad = "increasing iterations separated by commas (at most 64)";
                         break;
                 case O_CKPT_INTERVAL: if (topt_int(optarg, 0, 1000000000L, &v) < 0) bad = "an integer >= 0"; else o->checkpoint_interval = v; break;
-                case O_THREADS: if (topt_int(optarg, 1, 1024, &v) < 0) bad = "an integer from 1 to 1024"; else o->threads = (int)v; break;
-                case O_WORKERS: if (topt_int(optarg, 0, 256, &v) < 0) bad = "an integer from 0 to 256"; else o->loader_workers = (int)v; break;
-                case O_BACKEND:
-                        if (!strcmp(optarg, "cpu") || !strcmp(optarg, "cuda"))
-                                o->cuda = !strcmp(optarg, "cuda");
-                        else
-                                bad = "cpu or cuda";
-                        break;
-                case O_PRECISION:
-                        if (!strcmp(optarg, "fp32") || !strcmp(optarg, "amp"))
-                                o->amp = !strcmp(optarg, "amp");
-                        else
-                                bad = "fp32 or amp";
-                        break;
-                case O_MAX_STEPS: if (topt_int(optarg, 0, 1000000000000L, &v) < 0) bad = "an integer >= 0"; else o->max_steps = v; break;
-                case O_PRETRAINED: o->pretrained = optarg; break;
-                case O_PLATFORM: if (!*optarg) bad = "a name"; else o->platform = optarg; break;
-                case O_SEED:
-                        if (topt_int(optarg, 0, 4294967295L, &v) < 0)
-                                bad = "an integer from 0 to 4294967295";
-                        else
-                                o->seed = (uint64_t)v, o->seed_given = 1;
-                        break;
-                case O_CHECKPOINT: o->checkpoint = optarg; break;
-                case O_SYNTHETIC: o->synthetic = 1; break;
-                case O_LOG: if (topt_int(optarg, 1, 1000000, &v) < 0) bad = "an integer >= 1"; else o->log_interval = (int)v; break;
-                case O_INJECT_NAN: if (topt_int(optarg, 1, 1000000000000L, &v) < 0) bad = "a step >= 1"; else o->inject_nan = v; break;
-                case O_HELP:
+                case TOPT_HELP:
                         if (out)
                                 usage(out);
                         return 1;
-                case O_VERSION:
+                case TOPT_VERSION:
                         if (out)
                                 fprintf(out, "benchd-maskrcnn %s\n", PACKAGE_VERSION);
                         return 1;
                 case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
-                default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+                default:
+                        if (!topt_common(c, optarg, &o->common, &bad))
+                                return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+                        break;
                 }
 done:
                 if (bad)

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "topts.h"
 #include "mrcnn-net.h"
 #include "optim.h"
 
@@ -72,18 +73,7 @@ struct mrcnn_opts {
         int64_t eval_iters[MRCNN_MAX_EVALS];
         int neval;                      /* 0: evaluate at each epoch's end */
         int64_t checkpoint_interval;    /* 0: at epoch ends only */
-        int threads;                    /* 0: CPUs / ranks on the node */
-        int loader_workers;             /* 0: 1 */
-        int cuda, amp;
-        int64_t max_steps;              /* 0: no limit */
-        const char *pretrained;
-        const char *platform;           /* NULL: the host name */
-        uint64_t seed;
-        int seed_given;
-        const char *checkpoint;         /* directory */
-        int synthetic;
-        int log_interval;
-        int64_t inject_nan;             /* testing: the step (1-based) before which rank 0's weights go NaN */
+        struct topt_common common;      /* --threads .. --inject-nan */
 };
 
 /* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL);

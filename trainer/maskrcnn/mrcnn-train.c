@@ -61,7 +61,7 @@ static int open_data(struct train *t, struct bd_err *err)
         int r;
         t->global_batch = o->ims_per_batch;
         t->local_batch = o->ims_per_batch / run->dp.size;
-        r = mrcnn_run_loader(run, o->synthetic ? DET_LOADER_SYNTHETIC : DET_LOADER_TRAIN, (int)t->local_batch, 0,
+        r = mrcnn_run_loader(run, o->common.synthetic ? DET_LOADER_SYNTHETIC : DET_LOADER_TRAIN, (int)t->local_batch, 0,
                              &t->loader, err);
         if (r < 0)
                 return r;
@@ -72,7 +72,7 @@ static int open_data(struct train *t, struct bd_err *err)
         t->iters_per_epoch = t->train_size / t->global_batch + 1;
         t->max_iter = o->max_iter ? o->max_iter : (int64_t)o->epochs * t->iters_per_epoch;
         run->K = det_loader_num_labels(t->loader) + 1;
-        if (o->synthetic)
+        if (o->common.synthetic)
                 return 0;
         if ((r = mrcnn_eval_open(run, &t->eval, err)) < 0)
                 return r;
@@ -95,25 +95,25 @@ static int build_model(struct train *t, struct bd_err *err)
         int r;
         if ((r = mrcnn_opts_model(o, run->K, c, err)) < 0)
                 return r;
-        c->amp = o->amp;        /* the backbone, FPN and RPN head in half precision (mrcnn-net.h) */
+        c->amp = o->common.amp;        /* the backbone, FPN and RPN head in half precision (mrcnn-net.h) */
         bd_model_init(&run->m, run->be, BD_F32);
         run->m.training = 1;
         if ((r = mrcnn_net_new(&run->m, c, &run->net, err)) < 0 || (r = bd_model_finalize(&run->m, err)) < 0 ||
-            (r = bd_model_init_params(&run->m, o->seed, err)) < 0)
+            (r = bd_model_init_params(&run->m, o->common.seed, err)) < 0)
                 return r;
-        if (o->pretrained) {
+        if (o->common.pretrained) {
                 /* an ImageNet ResNet: its classifier is not part of Mask R-CNN */
                 static const char *const unused[] = { "fc.", NULL };
                 struct bd_weights_report rep;
-                if ((r = bd_weights_load(o->pretrained, &run->m, "backbone.body.", unused,
+                if ((r = bd_weights_load(o->common.pretrained, &run->m, "backbone.body.", unused,
                                          BD_WEIGHTS_STRICT | BD_WEIGHTS_COMPLETE, &rep, err)) < 0)
                         return r;
                 if (rep.loaded == 0)
                         return bd_err_set(err, -EINVAL, "pretrained '%s': no tensor matches the backbone",
-                                          o->pretrained);
+                                          o->common.pretrained);
                 if (run->dp.rank == 0)
                         printf("# pretrained backbone: %d tensors from '%s' (%s), %d not used\n", rep.loaded,
-                               o->pretrained, rep.source, rep.skipped);
+                               o->common.pretrained, rep.source, rep.skipped);
         }
         snprintf(t->model_name, sizeof(t->model_name), "maskrcnn-%s-r%d-w%g-f%d-bn%d-k%d-d%d-%d",
                  c->mode == DET_CONV_MLPERF ? "mlperf" : "tv", c->depth, c->width_mult, c->fpn_channels,
@@ -124,7 +124,8 @@ static int build_model(struct train *t, struct bd_err *err)
 static int open_backend(struct train *t, struct bd_err *err)
 {
         struct mrcnn_run *run = &t->run;
-        return bd_backend_new(run->o.cuda ? "cuda" : "cpu", run->dp.local_rank, run->o.threads, &run->be, err);
+        return bd_backend_new(run->o.common.cuda ? "cuda" : "cpu", run->dp.local_rank, run->o.common.threads, &run->be,
+                              err);
 }
 
 static int setup_optimizer(struct train *t, struct bd_err *err);
@@ -149,7 +150,7 @@ static int setup_optimizer(struct train *t, struct bd_err *err)
                                 .warmup = o->warmup_method, .warmup_factor = o->warmup_factor,
                                 .warmup_iters = o->warmup_iters, .first_iter = 1,
                                 .bias_lr_factor = run->cfg.bias_lr_factor, .gamma = 0.1,
-                                .clip_norm = o->clip_gradient, .loss_scaling = o->amp };
+                                .clip_norm = o->clip_gradient, .loss_scaling = o->common.amp };
         if (o->ndecay_epochs)
                 for (int i = 0; i < o->ndecay_epochs; i++)
                         c.milestones[c.nmilestones++] = (int64_t)o->decay_epochs[i] * t->iters_per_epoch;
@@ -183,7 +184,7 @@ static int resume(struct train *t, struct bd_err *err)
 {
         struct mrcnn_run *run = &t->run;
         struct bd_ckpt_meta meta;
-        int r = trun_resume(run->o.checkpoint, "maskrcnn.ckpt", t->model_name, &run->m, &t->sgd, t->ckpt_path,
+        int r = trun_resume(run->o.common.checkpoint, "maskrcnn.ckpt", t->model_name, &run->m, &t->sgd, t->ckpt_path,
                             sizeof(t->ckpt_path), &meta, err);
         if (r <= 0)
                 return r;
@@ -212,7 +213,7 @@ static void log_config(const struct train *t)
 {
         const struct mrcnn_run *run = &t->run;
         const struct mrcnn_opts *o = &run->o;
-        MLLOG_EVENT("seed", mllog_int((long long)o->seed), NULL);
+        MLLOG_EVENT("seed", mllog_int((long long)o->common.seed), NULL);
         MLLOG_EVENT("global_batch_size", mllog_int(t->global_batch), NULL);
         MLLOG_EVENT("train_samples", mllog_int(t->train_size), NULL);
         MLLOG_EVENT("eval_samples", mllog_int(t->eval ? mrcnn_eval_samples(t->eval) : 0), NULL);
@@ -257,9 +258,9 @@ static int train_step(struct train *t, const struct det_batch *b, int64_t step, 
         int r;
         if (nan && (r = poison(run)) < 0)
                 return bd_err_set(err, r, "--inject-nan: %s", be->err.msg);
-        struct mrcnn_step st = { .seed = run->o.seed, .step = (uint64_t)step,
+        struct mrcnn_step st = { .seed = run->o.common.seed, .step = (uint64_t)step,
                                  .image_base = (int64_t)run->dp.rank * t->local_batch,
-                                 .gscale = run->o.amp ? t->sgd.loss_scale : 1.0, .dp = &run->dp };
+                                 .gscale = run->o.common.amp ? t->sgd.loss_scale : 1.0, .dp = &run->dp };
         if ((r = mrcnn_fwd_train(run->net, &run->m, b, &st, L, err)) < 0)
                 return r;
         /* with the images of every rank's batch (the last of a group may be short) */
@@ -278,7 +279,7 @@ static int train_step(struct train *t, const struct det_batch *b, int64_t step, 
                 return r;
         if ((r = bd_dp_finish(&run->dp, err)) < 0)
                 return r;
-        if (!run->o.amp) {
+        if (!run->o.common.amp) {
                 /* the summed gradients are the same on every rank: so is this decision */
                 struct bd_tensor g = bd_model_all_grads(&run->m);
                 double bad = 0;
@@ -377,7 +378,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                 if (det_loader_next(t->loader, &b, err) < 0)
                         return RUN_FAILED;
                 step++;
-                if (train_step(t, b, step, o->inject_nan == step && run->dp.rank == 0, &L, &n, &info, err) < 0)
+                if (train_step(t, b, step, o->common.inject_nan == step && run->dp.rank == 0, &L, &n, &info, err) < 0)
                         return RUN_FAILED;
                 if (!isfinite(L.total)) {
                         bd_err_set(err, -EDOM, "the loss is %s at epoch %ld, step %lld: stopping (run_stop status "
@@ -387,8 +388,9 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                 }
                 imgs += n;
                 imgs_log += n;
-                int end_epoch = step == epoch_last || step == t->max_iter || (o->max_steps && step >= o->max_steps);
-                if (run->dp.rank == 0 && (step % o->log_interval == 0 || end_epoch)) {
+                int end_epoch = step == epoch_last || step == t->max_iter ||
+                                (o->common.max_steps && step >= o->common.max_steps);
+                if (run->dp.rank == 0 && (step % o->common.log_interval == 0 || end_epoch)) {
                         double tn = trun_now();
                         printf("epoch %ld step %lld/%lld: loss %.5f (objectness %.5f, rpn_box %.5f, classifier %.5f, "
                                "box_reg %.5f, mask %.5f), lr %.6g, %.*f images/s\n", epoch, (long long)step,
@@ -424,7 +426,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         t0 += trun_now() - te;
                         tlog = trun_now();
                 }
-                if (o->max_steps && step >= o->max_steps)
+                if (o->common.max_steps && step >= o->common.max_steps)
                         break;
         }
         return reached ? RUN_REACHED : RUN_NOT_REACHED;
@@ -453,13 +455,13 @@ static void log_header(const struct train *t)
         const struct mrcnn_cfg *c = &run->cfg;
         printf("# benchd-maskrcnn %s: %d ranks x %ld images, %s backend (%d threads), %s, %s mode, resnet%d (width "
                "%g), FPN %d, %dx%d..%d, %d classes, %lld parameters\n", PACKAGE_VERSION, run->dp.size,
-               t->local_batch, run->be->ops->name, run->be->nthreads, o->amp ? "amp" : "fp32",
+               t->local_batch, run->be->ops->name, run->be->nthreads, o->common.amp ? "amp" : "fp32",
                c->mode == DET_CONV_MLPERF ? "mlperf" : "torchvision", c->depth, c->width_mult, c->fpn_channels,
                run->min_size, run->min_size, run->max_size, run->K, (long long)run->m.n_train);
         printf("# %ld training images, %lld iterations per epoch (len // %ld + 1), %lld iterations, lr %g, "
                "%lld warmup iterations, seed %llu\n", t->train_size, (long long)t->iters_per_epoch, t->global_batch,
-               (long long)t->max_iter, o->lr, (long long)o->warmup_iters, (unsigned long long)o->seed);
-        if (o->amp)
+               (long long)t->max_iter, o->lr, (long long)o->warmup_iters, (unsigned long long)o->common.seed);
+        if (o->common.amp)
                 printf("# amp: backbone, FPN and RPN head in half precision, heads and losses in float32, "
                        "dynamic loss scaling\n");
         fflush(stdout);
@@ -488,12 +490,12 @@ int main(int argc, char **argv)
                 bd_dp_release(&run->dp);
                 return r > 0 ? 0 : 2;
         }
-        trun_default_seed(&o->seed, o->seed_given);
+        trun_default_seed(&o->common.seed, o->common.seed_given);
         run->conv = o->mode == DET_CONV_MLPERF ? DET_MLPERF : DET_TORCHVISION;
         mrcnn_opts_sizes(o, &run->min_size, &run->max_size);
-        trun_log_start("maskrcnn", o->platform);
+        trun_log_start("maskrcnn", o->common.platform);
 
-        o->threads = trun_threads(o->threads, &run->dp);
+        o->common.threads = trun_threads(o->common.threads, &run->dp);
         /* each step's failure on any rank stops all of them (r: this rank's) */
         static int (*const init[])(struct train *, struct bd_err *) = { open_backend, open_data, build_model,
                                                                         attach, resume };

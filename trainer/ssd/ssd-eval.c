@@ -40,7 +40,8 @@ int ssd_eval_open(struct ssd_run *run, struct ssd_eval **ret, struct bd_err *err
         const struct ssd_opts *o = &run->o;
         struct ssd_data_cfg c = { .mode = SSD_DATA_EVAL, .dir = o->data, .batch_size = o->batch_size,
                                   .image_size = o->image_size, .rank = run->dp.rank, .world = run->dp.size,
-                                  .seed = o->seed, .threads = o->loader_workers > 0 ? o->loader_workers : 1,
+                                  .seed = o->common.seed,
+                                  .threads = o->common.loader_workers > 0 ? o->common.loader_workers : 1,
                                   .warn = ssd_run_warn, .warn_ctx = run };
         struct ssd_data *d;
         int r = ssd_data_open(&c, &d, err);

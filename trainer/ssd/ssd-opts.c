@@ -11,8 +11,7 @@
 
 enum {
         O_DATA = 256, O_BATCH, O_LR, O_WARMUP, O_WD, O_EPOCHS, O_DECAY, O_EVAL, O_TARGET, O_SIZE, O_BACKBONE,
-        O_WIDTH, O_THREADS, O_WORKERS, O_BACKEND, O_PRECISION, O_MAX_STEPS, O_PRETRAINED, O_PLATFORM, O_SEED,
-        O_CHECKPOINT, O_SYNTHETIC, O_LOG, O_INJECT_NAN, O_HELP, O_VERSION,
+        O_WIDTH,
 };
 
 static const struct topt opts[] = {
@@ -31,20 +30,7 @@ static const struct topt opts[] = {
         { "image-size", O_SIZE, "S", "square input size (default 300)" },
         { "backbone", O_BACKBONE, "NAME", "resnet34 (default) or resnet18" },
         { "width-mult", O_WIDTH, "W", "channel width multiplier (default 1)" },
-        { "threads", O_THREADS, "N", "compute threads per rank (default: CPUs / ranks on the node)" },
-        { "loader-workers", O_WORKERS, "N", "data loader threads per rank (default 1)" },
-        { "backend", O_BACKEND, "NAME", "cpu (default) or cuda" },
-        { "precision", O_PRECISION, "P", "fp32 (default) or amp (cuda only)" },
-        { "max-steps", O_MAX_STEPS, "N", "stop after N steps (0: no limit)" },
-        { "pretrained", O_PRETRAINED, "FILE", "backbone weights (benchd weights file, torchvision names)" },
-        { "platform", O_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },
-        { "seed", O_SEED, "N", "random seed (default: from the clock)" },
-        { "checkpoint", O_CHECKPOINT, "DIR", "save DIR/ssd.ckpt after every epoch and resume from it" },
-        { "synthetic", O_SYNTHETIC, NULL, "random images and boxes, no data, no evaluation" },
-        { "log-interval", O_LOG, "N", "steps between progress lines (default 20)" },
-        { "inject-nan", O_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" },
-        { "help", O_HELP, NULL, "show this help" },
-        { "version", O_VERSION, NULL, "show the version" },
+        TOPT_COMMON_ROWS("ssd.ckpt", "random images and boxes"),
 };
 
 static void usage(FILE *f)
@@ -62,7 +48,8 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
         static const int def_eval[] = { 40, 50, 55, 60, 65, 70, 75, 80 };
         *o = (struct ssd_opts){ .batch_size = 32, .lr = 2.5e-3, .warmup_epochs = 5, .weight_decay = 5e-4,
                                 .epochs = 80, .ndecay = 2, .neval = 8, .target_map = 0.23, .image_size = 300,
-                                .depth = 34, .width_mult = 1, .log_interval = 20 };
+                                .depth = 34, .width_mult = 1 };
+        topt_common_defaults(&o->common);
         memcpy(o->decay_epochs, def_decay, sizeof(def_decay));
         memcpy(o->eval_epochs, def_eval, sizeof(def_eval));
         struct option lo[sizeof(opts) / sizeof(opts[0]) + 1];
@@ -111,43 +98,19 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                                 bad = "resnet34 or resnet18";
                         break;
                 case O_WIDTH: if (topt_num(optarg, 0.01, 4, &o->width_mult) < 0) bad = "a number from 0.01 to 4"; break;
-                case O_THREADS: if (topt_int(optarg, 1, 1024, &v) < 0) bad = "an integer from 1 to 1024"; else o->threads = (int)v; break;
-                case O_WORKERS: if (topt_int(optarg, 0, 256, &v) < 0) bad = "an integer from 0 to 256"; else o->loader_workers = (int)v; break;
-                case O_BACKEND:
-                        if (!strcmp(optarg, "cpu") || !strcmp(optarg, "cuda"))
-                                o->cuda = !strcmp(optarg, "cuda");
-                        else
-                                bad = "cpu or cuda";
-                        break;
-                case O_PRECISION:
-                        if (!strcmp(optarg, "fp32") || !strcmp(optarg, "amp"))
-                                o->amp = !strcmp(optarg, "amp");
-                        else
-                                bad = "fp32 or amp";
-                        break;
-                case O_MAX_STEPS: if (topt_int(optarg, 0, 1000000000000L, &v) < 0) bad = "an integer >= 0"; else o->max_steps = v; break;
-                case O_PRETRAINED: o->pretrained = optarg; break;
-                case O_PLATFORM: if (!*optarg) bad = "a name"; else o->platform = optarg; break;
-                case O_SEED:
-                        if (topt_int(optarg, 0, 4294967295L, &v) < 0)
-                                bad = "an integer from 0 to 4294967295";
-                        else
-                                o->seed = (uint64_t)v, o->seed_given = 1;
-                        break;
-                case O_CHECKPOINT: o->checkpoint = optarg; break;
-                case O_SYNTHETIC: o->synthetic = 1; break;
-                case O_LOG: if (topt_int(optarg, 1, 1000000, &v) < 0) bad = "an integer >= 1"; else o->log_interval = (int)v; break;
-                case O_INJECT_NAN: if (topt_int(optarg, 1, 1000000000000L, &v) < 0) bad = "a step >= 1"; else o->inject_nan = v; break;
-                case O_HELP:
+                case TOPT_HELP:
                         if (out)
                                 usage(out);
                         return 1;
-                case O_VERSION:
+                case TOPT_VERSION:
                         if (out)
                                 fprintf(out, "benchd-ssd %s\n", PACKAGE_VERSION);
                         return 1;
                 case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
-                default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+                default:
+                        if (!topt_common(c, optarg, &o->common, &bad))
+                                return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+                        break;
                 }
                 if (bad) {
                         return bd_err_set(err, -EINVAL, "--%s: expected %s, got '%s'", topt_name(opts, nopts, c), bad,
@@ -165,9 +128,9 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                                                   o->eval_epochs[i], o->epochs);
                         o->neval = i;
                 }
-        if (!o->data && !o->synthetic)
+        if (!o->data && !o->common.synthetic)
                 return bd_err_set(err, -EINVAL, "--data DIR is required (or --synthetic)");
-        if (o->amp && !o->cuda)
+        if (o->common.amp && !o->common.cuda)
                 return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda");
         return 0;
 }

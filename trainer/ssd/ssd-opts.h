@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "err.h"
+#include "topts.h"
 
 #define SSD_MAX_EVALS 64
 #define SSD_MAX_DECAYS 8
@@ -33,19 +34,7 @@ struct ssd_opts {
         int image_size;
         int depth;                      /* 18 or 34 */
         double width_mult;
-        int threads;                    /* 0: CPUs / ranks on the node */
-        int loader_workers;             /* 0: 1 */
-        int cuda;
-        int amp;
-        long long max_steps;            /* 0: no limit */
-        const char *pretrained;
-        const char *platform;           /* NULL: the host name */
-        uint64_t seed;
-        int seed_given;
-        const char *checkpoint;         /* directory */
-        int synthetic;
-        int log_interval;               /* steps between progress lines */
-        long long inject_nan;           /* testing: the step (1-based) before which rank 0's weights go NaN */
+        struct topt_common common;      /* --threads .. --inject-nan */
 };
 
 /* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL);

@@ -20,7 +20,7 @@ int ssd_run_forward(struct ssd_run *run, float *images, int n)
                     (r = bd_op_copy(be, &run->xhost, &run->xdev)) < 0)
                         return r;
                 x = &run->xdev;
-                if (run->o.amp) {
+                if (run->o.common.amp) {
                         if ((r = bd_op_cast(be, &run->xdev, BD_F16, 1.0, &run->xhalf)) < 0)
                                 return r;
                         x = &run->xhalf;

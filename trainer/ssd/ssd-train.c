@@ -77,10 +77,10 @@ static int open_data(struct train *t, struct bd_err *err)
 {
         struct ssd_run *run = &t->run;
         const struct ssd_opts *o = &run->o;
-        struct ssd_data_cfg c = { .mode = o->synthetic ? SSD_DATA_SYNTHETIC : SSD_DATA_TRAIN, .dir = o->data,
+        struct ssd_data_cfg c = { .mode = o->common.synthetic ? SSD_DATA_SYNTHETIC : SSD_DATA_TRAIN, .dir = o->data,
                                   .batch_size = o->batch_size, .image_size = o->image_size, .rank = run->dp.rank,
-                                  .world = run->dp.size, .seed = o->seed,
-                                  .threads = o->loader_workers > 0 ? o->loader_workers : 1,
+                                  .world = run->dp.size, .seed = o->common.seed,
+                                  .threads = o->common.loader_workers > 0 ? o->common.loader_workers : 1,
                                   .synthetic_images = 117266, .synthetic_classes = 80, .warn = ssd_run_warn,
                                   .warn_ctx = run };
         int r = ssd_data_open(&c, &t->loader, err);
@@ -92,7 +92,7 @@ static int open_data(struct train *t, struct bd_err *err)
                 return bd_err_set(err, -EINVAL, "%ld training images are not one batch of %d on each of %d ranks",
                                   t->train_size, o->batch_size, run->dp.size);
         run->K = ssd_data_labels(t->loader) + 1;
-        if (o->synthetic)
+        if (o->common.synthetic)
                 return 0;
         if ((r = ssd_eval_open(run, &t->eval, err)) < 0)
                 return r;
@@ -117,22 +117,22 @@ static int build_model(struct train *t, struct bd_err *err)
                                .num_classes = run->K };
         if ((r = ssd_net_init(&run->net, &run->m, &cfg)) < 0)
                 return bd_err_set(err, r, "%s", run->be->err.msg);
-        if ((r = bd_model_finalize(&run->m, err)) < 0 || (r = bd_model_init_params(&run->m, o->seed, err)) < 0)
+        if ((r = bd_model_finalize(&run->m, err)) < 0 || (r = bd_model_init_params(&run->m, o->common.seed, err)) < 0)
                 return r;
-        if (o->pretrained) {
+        if (o->common.pretrained) {
                 /* an ImageNet ResNet: everything up to layer3 must be there;
                  * layer4 and the classifier are not part of SSD */
                 static const char *const unused[] = { "layer4.", "fc.", NULL };
                 struct bd_weights_report rep;
-                if ((r = bd_weights_load(o->pretrained, &run->m, "backbone.", unused,
+                if ((r = bd_weights_load(o->common.pretrained, &run->m, "backbone.", unused,
                                          BD_WEIGHTS_STRICT | BD_WEIGHTS_COMPLETE, &rep, err)) < 0)
                         return r;
                 if (rep.loaded == 0)
                         return bd_err_set(err, -EINVAL, "pretrained '%s': no tensor matches the backbone",
-                                          o->pretrained);
+                                          o->common.pretrained);
                 if (run->dp.rank == 0)
                         printf("# pretrained backbone: %d tensors from '%s' (%s), %d not used\n", rep.loaded,
-                               o->pretrained, rep.source, rep.skipped);
+                               o->common.pretrained, rep.source, rep.skipped);
         }
         snprintf(t->model_name, sizeof(t->model_name), "ssd-resnet%d-%d-w%g-k%d", o->depth, o->image_size,
                  o->width_mult, run->K);
@@ -147,7 +147,7 @@ static int setup_optimizer(struct train *t, struct bd_err *err)
         double mult = round(o->lr / SSD_BASE_LR * (double)t->global_batch / 32.0);
         t->base_lr = SSD_BASE_LR * (mult > 1 ? mult : 1);
         struct bd_sgd_cfg c = { .lr = t->base_lr, .momentum = 0.9, .weight_decay = o->weight_decay,
-                                .warmup_factor = 0, .gamma = 0.1, .loss_scaling = o->amp, .init_scale = 128 };
+                                .warmup_factor = 0, .gamma = 0.1, .loss_scaling = o->common.amp, .init_scale = 128 };
         c.warmup_iters = (int64_t)(o->warmup_epochs * (double)t->train_size / (double)t->global_batch);
         for (int i = 0; i < o->ndecay; i++)
                 c.milestones[c.nmilestones++] = (int64_t)llround(o->decay_epochs[i] * (double)t->steps_per_epoch);
@@ -158,7 +158,7 @@ static int resume(struct train *t, struct bd_err *err)
 {
         struct ssd_run *run = &t->run;
         struct bd_ckpt_meta meta;
-        int r = trun_resume(run->o.checkpoint, "ssd.ckpt", t->model_name, &run->m, &t->sgd, t->ckpt_path,
+        int r = trun_resume(run->o.common.checkpoint, "ssd.ckpt", t->model_name, &run->m, &t->sgd, t->ckpt_path,
                             sizeof(t->ckpt_path), &meta, err);
         if (r <= 0)
                 return r;
@@ -177,7 +177,7 @@ static void log_config(const struct train *t)
         double steps[SSD_MAX_DECAYS];
         for (int i = 0; i < t->sgd.cfg.nmilestones; i++)
                 steps[i] = (double)t->sgd.cfg.milestones[i];
-        MLLOG_EVENT("seed", mllog_int((long long)o->seed), NULL);
+        MLLOG_EVENT("seed", mllog_int((long long)o->common.seed), NULL);
         MLLOG_EVENT("global_batch_size", mllog_int(t->global_batch), NULL);
         MLLOG_EVENT("train_samples", mllog_int(t->train_size), NULL);
         MLLOG_EVENT("eval_samples", mllog_int(t->eval ? ssd_eval_samples(t->eval) : 0), NULL);
@@ -222,7 +222,7 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
         bd_model_begin_step(&run->m);
         if ((r = ssd_run_forward(run, b->images, b->n)) < 0)
                 return bd_err_set(err, r, "forward: %s", be->err.msg);
-        double scale = run->o.amp ? t->sgd.loss_scale : 1.0;
+        double scale = run->o.common.amp ? t->sgd.loss_scale : 1.0;
         if ((r = ssd_loss_run(&t->loss, run->ploc, run->plabel, scale, &t->dloc, &t->dconf, &loss, &parts)) < 0)
                 return bd_err_set(err, r, "%s", be->err.msg);
         double v[3] = { loss, parts.loc, parts.conf };
@@ -233,7 +233,7 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
         if (!isfinite(v[0]))
                 return 0;
         const struct bd_tensor *gl = &t->dloc, *gc = &t->dconf;
-        if (run->o.amp) {
+        if (run->o.common.amp) {
                 if ((r = bd_op_cast(be, &t->dloc, run->net.ploc.dtype, 1.0, &t->dloc_h)) < 0 ||
                     (r = bd_op_cast(be, &t->dconf, run->net.plabel.dtype, 1.0, &t->dconf_h)) < 0)
                         return bd_err_set(err, r, "%s", be->err.msg);
@@ -246,7 +246,7 @@ static int train_step(struct train *t, const struct ssd_batch *b, int nan, doubl
                 return bd_err_set(err, r, "backward: %s", be->err.msg);
         if ((r = bd_dp_finish(&run->dp, err)) < 0)
                 return r;
-        if (!run->o.amp) {
+        if (!run->o.common.amp) {
                 /* the summed gradients are the same on every rank: so is this decision
                  * (a NaN can hide from the loss: the core's ReLU maps it to 0) */
                 struct bd_tensor g = bd_model_all_grads(&run->m);
@@ -322,7 +322,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         if (ssd_data_next(t->loader, b, err) < 0)
                                 return RUN_FAILED;
                         step++;
-                        if (train_step(t, b, o->inject_nan == step && run->dp.rank == 0, parts, &info, err) < 0)
+                        if (train_step(t, b, o->common.inject_nan == step && run->dp.rank == 0, parts, &info, err) < 0)
                                 return RUN_FAILED;
                         if (!isfinite(parts[0])) {
                                 bd_err_set(err, -EDOM, "the loss is %s at epoch %d, step %lld: stopping (run_stop status "
@@ -332,7 +332,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         }
                         imgs_log += (long)b->n * run->dp.size;
                         imgs += (long)b->n * run->dp.size;
-                        if (run->dp.rank == 0 && (step % o->log_interval == 0 || s + 1 == t->steps_per_epoch)) {
+                        if (run->dp.rank == 0 && (step % o->common.log_interval == 0 || s + 1 == t->steps_per_epoch)) {
                                 double tn = trun_now();
                                 printf("epoch %d/%d step %ld/%ld (%lld): loss %.4f (loc %.4f, conf %.4f), lr %.6g, "
                                        "%.*f images/s\n", epoch, o->epochs, s + 1, t->steps_per_epoch, step, parts[0],
@@ -342,7 +342,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                                 tlog = tn;
                                 imgs_log = 0;
                         }
-                        if (o->max_steps && step >= o->max_steps)
+                        if (o->common.max_steps && step >= o->common.max_steps)
                                 break;
                 }
                 double dt = trun_now() - t0;
@@ -357,7 +357,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         if (bd_ckpt_save(t->ckpt_path, &run->m, &t->sgd, &meta, err) < 0)
                                 fprintf(stderr, PROG ": %s, continuing without it\n", err->msg);
                 }
-                int last = (o->max_steps && step >= o->max_steps) || epoch == o->epochs;
+                int last = (o->common.max_steps && step >= o->common.max_steps) || epoch == o->epochs;
                 int evaluate = t->eval && contains(o->eval_epochs, o->neval, epoch);
                 if (evaluate || last) {
                         MLLOG_END("block_stop", NULL, block_meta(block_first, block_count));
@@ -379,7 +379,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         }
                         reached = stats[0] >= o->target_map;
                 }
-                if (o->max_steps && step >= o->max_steps)
+                if (o->common.max_steps && step >= o->common.max_steps)
                         break;
         }
         return reached ? RUN_REACHED : RUN_NOT_REACHED;
@@ -420,12 +420,12 @@ int main(int argc, char **argv)
                 bd_dp_release(&run->dp);
                 return r > 0 ? 0 : 2;
         }
-        trun_default_seed(&o->seed, o->seed_given);
-        trun_log_start("ssd", o->platform);
+        trun_default_seed(&o->common.seed, o->common.seed_given);
+        trun_log_start("ssd", o->common.platform);
 
-        o->threads = trun_threads(o->threads, &run->dp);
+        o->common.threads = trun_threads(o->common.threads, &run->dp);
         /* each step's failure on any rank stops all of them (r: this rank's) */
-        r = bd_backend_new(o->cuda ? "cuda" : "cpu", run->dp.local_rank, o->threads, &run->be, &err);
+        r = bd_backend_new(o->common.cuda ? "cuda" : "cpu", run->dp.local_rank, o->common.threads, &run->be, &err);
         if (trun_agree(r) < 0)
                 goto fail_init;
         r = open_data(&t, &err);
@@ -449,12 +449,12 @@ int main(int argc, char **argv)
         if (run->dp.rank == 0) {
                 printf("# benchd-ssd %s: %d ranks x %d images, %s backend (%d threads), %s, resnet%d, %dx%d, width %g, "
                        "%d classes, %lld default boxes, %lld parameters\n", PACKAGE_VERSION, run->dp.size,
-                       o->batch_size, run->be->ops->name, run->be->nthreads, o->amp ? "amp" : "fp32", o->depth,
+                       o->batch_size, run->be->ops->name, run->be->nthreads, o->common.amp ? "amp" : "fp32", o->depth,
                        o->image_size, o->image_size, o->width_mult, run->K, (long long)run->net.nboxes,
                        (long long)run->m.n_train);
                 printf("# %ld training images, %ld steps per epoch, base lr %g, %lld warmup steps, seed %llu\n",
                        t.train_size, t.steps_per_epoch, t.base_lr, (long long)t.sgd.cfg.warmup_iters,
-                       (unsigned long long)o->seed);
+                       (unsigned long long)o->common.seed);
                 fflush(stdout);
                 if (t.sgd.cfg.warmup_iters < 1)
                         fprintf(stderr, PROG ": warning: no warmup step (--warmup-epochs %g): the MLPerf compliance "
