@@ -71,12 +71,14 @@ static void tiny_cfg(struct mrcnn_cfg *c, enum det_conv_kind mode)
         c->rpn_batch = 64;
 }
 
-static int setup(struct fixture *f, const struct mrcnn_cfg *c, enum bd_dtype dt, uint64_t seed)
+/* The fixture; on failure a failed test "WHAT: setup" and -1. */
+static int setup(struct fixture *f, const struct mrcnn_cfg *c, enum bd_dtype dt, uint64_t seed, const char *what)
 {
         struct bd_err err;
         memset(f, 0, sizeof(*f));
         if (bd_backend_new("cpu", 0, 2, &f->be, &err) < 0) {
                 diag("backend: %s", err.msg);
+                fail("%s: setup", what);
                 return -1;
         }
         bd_model_init(&f->m, f->be, dt);
@@ -84,6 +86,7 @@ static int setup(struct fixture *f, const struct mrcnn_cfg *c, enum bd_dtype dt,
         if (mrcnn_net_new(&f->m, c, &f->net, &err) < 0 || bd_model_finalize(&f->m, &err) < 0 ||
             bd_model_init_params(&f->m, seed, &err) < 0) {
                 diag("model: %s", err.msg);
+                fail("%s: setup", what);
                 return -1;
         }
         make_batch(&f->b, 64, 64, c->mode);
@@ -144,10 +147,8 @@ static void test_init_losses(enum det_conv_kind mode)
         struct mrcnn_cfg c;
         tiny_cfg(&c, mode);
         struct fixture f;
-        if (setup(&f, &c, BD_F32, 1) < 0) {
-                fail("%s: setup", mn);
+        if (setup(&f, &c, BD_F32, 1, mn) < 0)
                 return;
-        }
         struct mrcnn_losses L;
         if (step(&f, 1, &L, 1) < 0) {
                 fail("%s: step", mn);
@@ -202,10 +203,8 @@ static void test_init_rules(enum det_conv_kind mode)
         struct mrcnn_cfg c;
         tiny_cfg(&c, mode);
         struct fixture f;
-        if (setup(&f, &c, BD_F32, 1) < 0) {
-                fail("%s: setup", mn);
+        if (setup(&f, &c, BD_F32, 1, mn) < 0)
                 return;
-        }
         static const struct {
                 const char *layer;
                 double mlperf_mean_abs_x_sqrt_in;       /* E|w| * sqrt(in), 0: by std below */
@@ -248,10 +247,8 @@ static void test_determinism(void)
         struct mrcnn_cfg c;
         tiny_cfg(&c, DET_CONV_MLPERF);
         struct fixture a, b;
-        if (setup(&a, &c, BD_F32, 3) < 0 || setup(&b, &c, BD_F32, 3) < 0) {
-                fail("determinism: setup");
+        if (setup(&a, &c, BD_F32, 3, "determinism") < 0 || setup(&b, &c, BD_F32, 3, "determinism") < 0)
                 return;
-        }
         struct mrcnn_losses la, lb;
         int ra = step(&a, 5, &la, 1), rb = step(&b, 5, &lb, 1);
         ok(ra == 0 && rb == 0 && memcmp(&la, &lb, sizeof(la)) == 0, "same seed: identical losses (%.6f, %.6f)", la.total,
@@ -315,10 +312,8 @@ static void test_gradients(enum det_conv_kind mode)
         struct mrcnn_cfg c;
         tiny_cfg(&c, mode);
         struct fixture f;
-        if (setup(&f, &c, BD_F64, 11) < 0) {
-                fail("gradient check: setup");
+        if (setup(&f, &c, BD_F64, 11, "gradient check") < 0)
                 return;
-        }
         static const char *const names[] = {
                 "roi_heads.box_head.fc6.weight", "roi_heads.box_head.fc7.bias",
                 "roi_heads.box_predictor.cls_score.weight", "roi_heads.box_predictor.bbox_pred.weight",
@@ -336,10 +331,8 @@ static void test_learns_and_detects(void)
         tiny_cfg(&c, DET_CONV_TORCHVISION);
         struct fixture f;
         struct bd_err err;
-        if (setup(&f, &c, BD_F32, 5) < 0) {
-                fail("learning: setup");
+        if (setup(&f, &c, BD_F32, 5, "learning") < 0)
                 return;
-        }
         struct bd_sgd sgd;
         struct bd_sgd_cfg sc = { .lr = 0.02, .momentum = 0.9, .weight_decay = 1e-4, .gamma = 0.1 };
         if (bd_sgd_init(&sgd, &f.m, &sc, &err) < 0) {
@@ -394,10 +387,8 @@ static void test_bad_input(void)
         tiny_cfg(&c, DET_CONV_MLPERF);
         struct fixture f;
         struct bd_err err;
-        if (setup(&f, &c, BD_F32, 1) < 0) {
-                fail("bad input: setup");
+        if (setup(&f, &c, BD_F32, 1, "bad input") < 0)
                 return;
-        }
         struct mrcnn_losses L;
         struct mrcnn_step st = { .seed = 1, .step = 1, .gscale = 1 };
         int n = f.b.n;

@@ -86,10 +86,20 @@ void topt_common_defaults(struct topt_common *c)
         *c = (struct topt_common){ .log_interval = 20 };
 }
 
-int topt_common(int id, const char *arg, struct topt_common *c, const char **bad)
+int topt_common(int id, const char *arg, struct topt_common *c, const char **bad, const struct topt_prog *p,
+                FILE *out, char **argv, struct bd_err *err)
 {
         long v;
         switch (id) {
+        case TOPT_HELP:
+                if (out)
+                        p->usage(out);
+                return 1;
+        case TOPT_VERSION:
+                if (out)
+                        fprintf(out, "%s %s\n", p->name, PACKAGE_VERSION);
+                return 1;
+        case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
         case TOPT_THREADS: if (topt_int(arg, 1, 1024, &v) < 0) *bad = "an integer from 1 to 1024"; else c->threads = (int)v; break;
         case TOPT_WORKERS: if (topt_int(arg, 0, 256, &v) < 0) *bad = "an integer from 0 to 256"; else c->loader_workers = (int)v; break;
         case TOPT_BACKEND:
@@ -117,7 +127,7 @@ int topt_common(int id, const char *arg, struct topt_common *c, const char **bad
         case TOPT_SYNTHETIC: c->synthetic = 1; break;
         case TOPT_LOG: if (topt_int(arg, 1, 1000000, &v) < 0) *bad = "an integer >= 1"; else c->log_interval = (int)v; break;
         case TOPT_INJECT_NAN: if (topt_int(arg, 1, 1000000000000L, &v) < 0) *bad = "a step >= 1"; else c->inject_nan = v; break;
-        default: return 0;
+        default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
         }
-        return 1;
+        return 0;
 }

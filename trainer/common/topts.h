@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
+
 struct topt {
         const char *name;               /* without the dashes */
         int id;                         /* getopt_long's return value */
@@ -75,9 +77,17 @@ enum {
 
 /* The defaults (log_interval 20, everything else 0). */
 void topt_common_defaults(struct topt_common *c);
-/* Parses the common option id (not --help or --version): 1 when it is one,
- * with *bad set to what it expects when arg is not valid; 0 when id is not a
- * common option. */
-int topt_common(int id, const char *arg, struct topt_common *c, const char **bad);
+/* The program behind --help and --version. */
+struct topt_prog {
+        const char *name;               /* "benchd-ssd" */
+        void (*usage)(FILE *f);
+};
+/* For the default case of a trainer's getopt_long switch: the common option
+ * id, and what getopt_long returns for a missing argument (':') or an
+ * unknown option.  0: a common option, with *bad set to what it expects when
+ * arg is not valid; 1: --help or --version, printed to out unless it is NULL
+ * (exit 0); -EINVAL: a missing argument or an unknown option, in err. */
+int topt_common(int id, const char *arg, struct topt_common *c, const char **bad, const struct topt_prog *p,
+                FILE *out, char **argv, struct bd_err *err);
 
 #endif

@@ -50,7 +50,7 @@ void trun_print_err(const char *prog, const struct bd_dp *dp, const struct bd_er
                 fprintf(stderr, "%s: %s\n", prog, err->msg);
 }
 
-void trun_default_seed(uint64_t *seed, int given)
+static void default_seed(uint64_t *seed, int given)
 {
         if (given)
                 return;
@@ -59,7 +59,7 @@ void trun_default_seed(uint64_t *seed, int given)
         *seed = s & 0xffffffffu;
 }
 
-int trun_threads(int threads, const struct bd_dp *dp)
+static int default_threads(int threads, const struct bd_dp *dp)
 {
         if (threads > 0)
                 return threads;
@@ -67,7 +67,7 @@ int trun_threads(int threads, const struct bd_dp *dp)
         return per > 0 ? per : 1;
 }
 
-void trun_log_start(const char *benchmark, const char *platform)
+static void log_start(const char *benchmark, const char *platform)
 {
         char host[256] = "unknown";
         gethostname(host, sizeof(host) - 1);
@@ -79,6 +79,13 @@ void trun_log_start(const char *benchmark, const char *platform)
         MLLOG_EVENT("submission_division", mllog_str("closed"), NULL);
         MLLOG_EVENT("submission_status", mllog_str("onprem"), NULL);
         MLLOG_EVENT("submission_platform", mllog_str(platform ? platform : host), NULL);
+}
+
+void trun_start(struct topt_common *c, const char *benchmark, const struct bd_dp *dp)
+{
+        default_seed(&c->seed, c->seed_given);
+        log_start(benchmark, c->platform);
+        c->threads = default_threads(c->threads, dp);
 }
 
 int trun_resume(const char *dir, const char *file, const char *model, struct bd_model *m, struct bd_sgd *sgd,

@@ -10,6 +10,7 @@
 
 #include "checkpoint.h"
 #include "dp.h"
+#include "topts.h"
 
 /* Seconds on the monotonic clock. */
 double trun_now(void);
@@ -21,14 +22,12 @@ int trun_agree(int r);
 const char *trun_epoch_meta(long epoch);
 /* An error of this rank on stderr: "PROG: msg", rank-prefixed with several ranks. */
 void trun_print_err(const char *prog, const struct bd_dp *dp, const struct bd_err *err);
-/* Collective: without --seed, one from the clock, rank 0's for everyone. */
-void trun_default_seed(uint64_t *seed, int given);
-/* Compute threads per rank: threads, or the CPUs divided by the ranks on the node. */
-int trun_threads(int threads, const struct bd_dp *dp);
-/* The MLPerf lines every run starts with: cache_clear (BENCHD_CACHE_CLEARED),
- * init_start, submission_benchmark, org, division, status and platform
- * (the host name when NULL). */
-void trun_log_start(const char *benchmark, const char *platform);
+/* Collective, after the options are parsed: without --seed, a seed from the
+ * clock (rank 0's for everyone); the MLPerf lines every run starts with
+ * (cache_clear from BENCHD_CACHE_CLEARED, init_start, submission_benchmark,
+ * org, division, status and platform, the host name when none); without
+ * --threads, the CPUs divided by the ranks on the node. */
+void trun_start(struct topt_common *c, const char *benchmark, const struct bd_dp *dp);
 /* The checkpoint DIR/FILE (path: its name, pathlen bytes) of a model
  * named model: 0 when dir is NULL or no checkpoint is there yet (DIR is
  * made), 1 when one was loaded into m and sgd (meta filled), or a negative

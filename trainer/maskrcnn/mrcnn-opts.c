@@ -96,6 +96,8 @@ static void usage(FILE *f)
                    opts, NOPTS);
 }
 
+static const struct topt_prog prog = { "benchd-maskrcnn", usage };
+
 /* one override: integers unless the field is a number */
 static const char *set_ov(struct mrcnn_opts *o, enum mrcnn_ov k, const char *arg)
 {
@@ -176,7 +178,7 @@ int mrcnn_opts_parse(int argc, char **argv, struct mrcnn_opts *o, FILE *out, str
         topt_long(opts, NOPTS, lo);
         opterr = 0;
         optind = 1;
-        int c, max_iter_given = 0, epochs_given = 0, steps_given = 0, epochs_decay_given = 0;
+        int c, r, max_iter_given = 0, epochs_given = 0, steps_given = 0, epochs_decay_given = 0;
         long v;
         int64_t list[MRCNN_MAX_DECAYS];
         int n;
@@ -260,18 +262,9 @@ int mrcnn_opts_parse(int argc, char **argv, struct mrcnn_opts *o, FILE *out, str
                                 bad = "increasing iterations separated by commas (at most 64)";
                         break;
                 case O_CKPT_INTERVAL: if (topt_int(optarg, 0, 1000000000L, &v) < 0) bad = "an integer >= 0"; else o->checkpoint_interval = v; break;
-                case TOPT_HELP:
-                        if (out)
-                                usage(out);
-                        return 1;
-                case TOPT_VERSION:
-                        if (out)
-                                fprintf(out, "benchd-maskrcnn %s\n", PACKAGE_VERSION);
-                        return 1;
-                case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
                 default:
-                        if (!topt_common(c, optarg, &o->common, &bad))
-                                return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+                        if ((r = topt_common(c, optarg, &o->common, &bad, &prog, out, argv, err)) != 0)
+                                return r;
                         break;
                 }
 done:

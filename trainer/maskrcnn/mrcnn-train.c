@@ -490,12 +490,10 @@ int main(int argc, char **argv)
                 bd_dp_release(&run->dp);
                 return r > 0 ? 0 : 2;
         }
-        trun_default_seed(&o->common.seed, o->common.seed_given);
+        trun_start(&o->common, "maskrcnn", &run->dp);
         run->conv = o->mode == DET_CONV_MLPERF ? DET_MLPERF : DET_TORCHVISION;
         mrcnn_opts_sizes(o, &run->min_size, &run->max_size);
-        trun_log_start("maskrcnn", o->common.platform);
 
-        o->common.threads = trun_threads(o->common.threads, &run->dp);
         /* each step's failure on any rank stops all of them (r: this rank's) */
         static int (*const init[])(struct train *, struct bd_err *) = { open_backend, open_data, build_model,
                                                                         attach, resume };

@@ -42,6 +42,8 @@ static void usage(FILE *f)
                    opts, sizeof(opts) / sizeof(opts[0]));
 }
 
+static const struct topt_prog prog = { "benchd-ssd", usage };
+
 int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct bd_err *err)
 {
         static const double def_decay[] = { 44, 55 };
@@ -57,7 +59,7 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
         topt_long(opts, nopts, lo);
         opterr = 0;
         optind = 1;
-        int c;
+        int c, r;
         long v;
         double list[SSD_MAX_EVALS];
         int n, eval_given = 0;
@@ -98,18 +100,9 @@ int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct 
                                 bad = "resnet34 or resnet18";
                         break;
                 case O_WIDTH: if (topt_num(optarg, 0.01, 4, &o->width_mult) < 0) bad = "a number from 0.01 to 4"; break;
-                case TOPT_HELP:
-                        if (out)
-                                usage(out);
-                        return 1;
-                case TOPT_VERSION:
-                        if (out)
-                                fprintf(out, "benchd-ssd %s\n", PACKAGE_VERSION);
-                        return 1;
-                case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
                 default:
-                        if (!topt_common(c, optarg, &o->common, &bad))
-                                return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
+                        if ((r = topt_common(c, optarg, &o->common, &bad, &prog, out, argv, err)) != 0)
+                                return r;
                         break;
                 }
                 if (bad) {

@@ -420,10 +420,8 @@ int main(int argc, char **argv)
                 bd_dp_release(&run->dp);
                 return r > 0 ? 0 : 2;
         }
-        trun_default_seed(&o->common.seed, o->common.seed_given);
-        trun_log_start("ssd", o->common.platform);
+        trun_start(&o->common, "ssd", &run->dp);
 
-        o->common.threads = trun_threads(o->common.threads, &run->dp);
         /* each step's failure on any rank stops all of them (r: this rank's) */
         r = bd_backend_new(o->common.cuda ? "cuda" : "cpu", run->dp.local_rank, o->common.threads, &run->be, &err);
         if (trun_agree(r) < 0)
