@@ -194,11 +194,40 @@ static void bn_case(int relu, int f16)
         bd_plan_cache_clear(gpu, &pcg);
 }
 
+/* Distinct values that half precision holds exactly (+-[1/16, 16), shuffled):
+ * the maximum of every pooling window is then the same element on both
+ * sides.  Random floats rounded to half tie now and then, and a tie's
+ * gradient goes to whichever element each library picks. */
+static void half_distinct(struct bd_tensor *t)
+{
+        int64_t n = bd_tensor_numel(t), m = 2 * 8 * 1024;
+        float *v = malloc((size_t)m * sizeof(float));
+        if (n > m || !v) {
+                printf("Bail out! half_distinct: %lld values, at most %lld\n", (long long)n, (long long)m);
+                exit(1);
+        }
+        for (int64_t i = 0; i < m; i++) {
+                int64_t k = i / 2, e = k / 1024 - 4, mant = k % 1024;
+                v[i] = (float)ldexp((1.0 + mant / 1024.0) * (i % 2 ? -1 : 1), (int)e);
+        }
+        for (int64_t i = m - 1; i > 0; i--) {
+                int64_t j = (int64_t)(bd_rng_uniform(&rng) * (double)(i + 1));
+                float s = v[i];
+                v[i] = v[j < i ? j : i];
+                v[j < i ? j : i] = s;
+        }
+        memcpy(t->data, v, (size_t)n * sizeof(float));
+        free(v);
+}
+
 static void pool_case(int f16)
 {
         struct bd_plan_cache pcc = { 0 }, pcg = { 0 };
         struct bd_pool_desc d = { 3, 3, 2, 2, 1, 1 };
-        struct bd_tensor x = hrand(BD_NCHW8C, 4, 2, 16, 15, 15, -1, 1), gx = dev(&x, f16);
+        struct bd_tensor x = hrand(BD_NCHW8C, 4, 2, 16, 15, 15, -1, 1);
+        if (f16)
+                half_distinct(&x);
+        struct bd_tensor gx = dev(&x, f16);
         struct bd_tensor y = T0(), gy = T0(), ws = T0(), gws = T0(), dx = T0(), gdx = T0();
         int r = bd_op_pool_fwd(cpu, &d, &pcc, &x, &y, &ws), r2 = bd_op_pool_fwd(gpu, &d, &pcg, &gx, &gy, &gws);
         if (ok(r == 0 && r2 == 0, "max pool: runs")) {

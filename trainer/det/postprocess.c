@@ -256,7 +256,8 @@ static int cuda_candidates(struct bd_backend *be, const struct det_conv *c, cons
                            const struct bd_tensor *props, int img_h, int img_w, struct det_dets *cand)
 {
         int64_t N = logits->dims[0], K = logits->dims[1], cap = N * (K - 1);
-        size_t bytes = sizeof(int) + (size_t)cap * (sizeof(int64_t) + 5 * sizeof(float));
+        /* the counter, padded to 8 bytes, then the indices, scores and boxes */
+        size_t bytes = sizeof(int64_t) + (size_t)cap * (sizeof(int64_t) + 5 * sizeof(float));
         char *d = be->ops->alloc(be, bytes);
         if (!d)
                 return bd_err_set(&be->err, -ENOMEM, "postprocess: no GPU memory for %lld candidates", (long long)cap);

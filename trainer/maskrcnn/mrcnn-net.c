@@ -479,13 +479,18 @@ static int input(struct mrcnn_net *n, const struct det_batch *b)
         if (r >= 0)
                 r = be->ops->copy(be, n->x.data, n->x.dev, b->images, BD_CPU, bd_tensor_bytes(&n->x));
         if (r >= 0 && n->adt != BD_F32) {
-                struct bd_tensor *h = bd_scratch_get(&n->scratch, BD_F32, BD_NCHW, 4, dims);
-                if (!h)
-                        return -ENOMEM;
-                r = bd_op_copy(be, &n->x, h);
+                struct bd_tensor *h = bd_scratch_get(&n->scratch, BD_F32, BD_NCHW, 4, dims),
+                                 *c = bd_scratch_get(&n->scratch, n->adt, BD_NCHW, 4, dims);
+                if (!h || !c)
+                        r = -ENOMEM;
                 if (r >= 0)
-                        r = bd_op_cast(be, h, n->adt, 1.0, &n->x);
-                bd_scratch_put(&n->scratch, h);
+                        r = bd_op_copy(be, &n->x, h);
+                if (r >= 0)
+                        r = bd_op_cast_input(be, h, n->adt, c, &n->x);
+                if (h)
+                        bd_scratch_put(&n->scratch, h);
+                if (c)
+                        bd_scratch_put(&n->scratch, c);
         }
         return r;
 }

@@ -152,9 +152,11 @@ static const char *dnn_str(cudnnStatus_t s)
 #define CU(call)                                                                                         \
         do {                                                                                             \
                 cudaError_t _e = (call);                                                                 \
-                if (_e != cudaSuccess)                                                                   \
+                if (_e != cudaSuccess) {                                                                 \
+                        (void)cudaGetLastError(); /* not left for the next call to report */            \
                         return bd_err_set(&be->err, -EIO, "cuda: %s:%d: %s: %s", __FILE__, __LINE__, #call, \
                                           cudaGetErrorString(_e));                                       \
+                }                                                                                        \
         } while (0)
 #define DNN(call)                                                                                        \
         do {                                                                                             \
@@ -443,32 +445,52 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
                         r = bd_err_set(&be->err, -EIO, "cudnn: convolution descriptor: %s", dnn_str(s));
                         goto fail;
                 }
-                /* algorithms from cuDNN's heuristics, the first that runs */
-                int n = 0;
+                /* algorithms from cuDNN's heuristics: the first that supports this
+                 * convolution (a heuristic's list can start with one that does not,
+                 * as for 3 input channels in half precision) and says its workspace */
+                int nf = 0, nd = 0, nw = 0, i;
                 cudnnConvolutionFwdAlgoPerf_t fp[8];
                 cudnnConvolutionBwdDataAlgoPerf_t dp[8];
                 cudnnConvolutionBwdFilterAlgoPerf_t wp[8];
-                if ((s = cudnnGetConvolutionForwardAlgorithm_v7(im->dnn, p->big, p->filt, p->conv, p->small, 8, &n, fp)) !=
-                            CUDNN_STATUS_SUCCESS || n < 1 ||
-                    (s = cudnnGetConvolutionBackwardDataAlgorithm_v7(im->dnn, p->filt, p->small, p->conv, p->big, 8, &n, dp)) !=
-                            CUDNN_STATUS_SUCCESS || n < 1 ||
-                    (s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(im->dnn, p->big, p->small, p->conv, p->filt, 8, &n,
-                                                                      wp)) != CUDNN_STATUS_SUCCESS || n < 1) {
-                        r = bd_err_set(&be->err, -EIO, "cudnn: no convolution algorithm: %s", dnn_str(s));
+                if ((s = cudnnGetConvolutionForwardAlgorithm_v7(im->dnn, p->big, p->filt, p->conv, p->small, 8, &nf,
+                                                                fp)) != CUDNN_STATUS_SUCCESS ||
+                    (s = cudnnGetConvolutionBackwardDataAlgorithm_v7(im->dnn, p->filt, p->small, p->conv, p->big, 8, &nd,
+                                                                     dp)) != CUDNN_STATUS_SUCCESS ||
+                    (s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(im->dnn, p->big, p->small, p->conv, p->filt, 8,
+                                                                       &nw, wp)) != CUDNN_STATUS_SUCCESS) {
+                        r = bd_err_set(&be->err, -EIO, "cudnn: convolution heuristics: %s", dnn_str(s));
                         goto fail;
                 }
-                p->fa = fp[0].algo;
-                p->da = dp[0].algo;
-                p->wa = wp[0].algo;
-                if (cudnnGetConvolutionForwardWorkspaceSize(im->dnn, p->big, p->filt, p->conv, p->small, p->fa, &p->fws) !=
-                            CUDNN_STATUS_SUCCESS ||
-                    cudnnGetConvolutionBackwardDataWorkspaceSize(im->dnn, p->filt, p->small, p->conv, p->big, p->da,
-                                                                 &p->dws) != CUDNN_STATUS_SUCCESS ||
-                    cudnnGetConvolutionBackwardFilterWorkspaceSize(im->dnn, p->big, p->small, p->conv, p->filt, p->wa,
-                                                                   &p->wws) != CUDNN_STATUS_SUCCESS) {
-                        r = bd_err_set(&be->err, -EIO, "cudnn: convolution workspace sizes");
+                for (i = 0; i < nf; i++)
+                        if (fp[i].status == CUDNN_STATUS_SUCCESS &&
+                            cudnnGetConvolutionForwardWorkspaceSize(im->dnn, p->big, p->filt, p->conv, p->small,
+                                                                    fp[i].algo, &p->fws) == CUDNN_STATUS_SUCCESS)
+                                break;
+                if (i == nf) {
+                        r = bd_err_set(&be->err, -EIO, "cudnn: no forward convolution algorithm of %d", nf);
                         goto fail;
                 }
+                p->fa = fp[i].algo;
+                for (i = 0; i < nd; i++)
+                        if (dp[i].status == CUDNN_STATUS_SUCCESS &&
+                            cudnnGetConvolutionBackwardDataWorkspaceSize(im->dnn, p->filt, p->small, p->conv, p->big,
+                                                                         dp[i].algo, &p->dws) == CUDNN_STATUS_SUCCESS)
+                                break;
+                if (i == nd) {
+                        r = bd_err_set(&be->err, -EIO, "cudnn: no backward data convolution algorithm of %d", nd);
+                        goto fail;
+                }
+                p->da = dp[i].algo;
+                for (i = 0; i < nw; i++)
+                        if (wp[i].status == CUDNN_STATUS_SUCCESS &&
+                            cudnnGetConvolutionBackwardFilterWorkspaceSize(im->dnn, p->big, p->small, p->conv, p->filt,
+                                                                           wp[i].algo, &p->wws) == CUDNN_STATUS_SUCCESS)
+                                break;
+                if (i == nw) {
+                        r = bd_err_set(&be->err, -EIO, "cudnn: no backward filter convolution algorithm of %d", nw);
+                        goto fail;
+                }
+                p->wa = wp[i].algo;
                 p->wn = (size_t)K * C * d->kh * d->kw;
         }
         bd_plan_put(be, pc, key, p);

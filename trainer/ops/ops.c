@@ -740,6 +740,20 @@ int bd_op_cast(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype d
         return elem(be, BD_K_cast, BD_F32, bd_tensor_numel(x), &a);
 }
 
+int bd_op_cast_input(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype dt, struct bd_tensor *tmp,
+                     struct bd_tensor *y)
+{
+        int r;
+        if ((r = check_fmap(be, "cast_input", "input", x)) < 0)
+                return r;
+        enum bd_layout l = be->ops->pref_layout(be, x->dims[1], dt);
+        if (l == x->layout)
+                return bd_op_cast(be, x, dt, 1.0, y);
+        if ((r = bd_op_cast(be, x, dt, 1.0, tmp)) < 0)
+                return r;
+        return bd_op_relayout(be, tmp, l, y);
+}
+
 int bd_op_copy(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *y)
 {
         int r;

@@ -96,6 +96,11 @@ int bd_op_permute(struct bd_backend *be, const struct bd_tensor *x, const int *p
 int bd_op_relayout(struct bd_backend *be, const struct bd_tensor *x, enum bd_layout layout, struct bd_tensor *y);
 /* element type conversion: y (same shape and layout, element type dt) = x * scale */
 int bd_op_cast(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype dt, double scale, struct bd_tensor *y);
+/* a network's input: y = x (a feature map) as dt, laid out as the backend's
+ * convolutions want dt (half precision on CUDA: NHWC); tmp holds the cast
+ * when a relayout follows */
+int bd_op_cast_input(struct bd_backend *be, const struct bd_tensor *x, enum bd_dtype dt, struct bd_tensor *tmp,
+                     struct bd_tensor *y);
 /* copies between any two devices, same shape, dtype and layout; y is resized
  * on be's device unless it is a view (then it must have x's size) */
 int bd_op_copy(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *y);

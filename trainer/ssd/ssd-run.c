@@ -21,7 +21,7 @@ int ssd_run_forward(struct ssd_run *run, float *images, int n)
                         return r;
                 x = &run->xdev;
                 if (run->o.common.amp) {
-                        if ((r = bd_op_cast(be, &run->xdev, BD_F16, 1.0, &run->xhalf)) < 0)
+                        if ((r = bd_op_cast_input(be, &run->xdev, BD_F16, &run->xcast, &run->xhalf)) < 0)
                                 return r;
                         x = &run->xhalf;
                 }
@@ -51,6 +51,7 @@ void ssd_run_release(struct ssd_run *run)
 {
         bd_tensor_release(&run->xdev);
         bd_tensor_release(&run->xhalf);
+        bd_tensor_release(&run->xcast);
         bd_tensor_release(&run->loc32);
         bd_tensor_release(&run->conf32);
         ssd_net_release(&run->net);

@@ -26,7 +26,8 @@ struct ssd_run {
         int K;                          /* classes with background */
         struct bd_tensor xhost;         /* view of the loader's batch (kept: the backward reads it) */
         struct bd_tensor xdev;          /* input on the device (CUDA) */
-        struct bd_tensor xhalf;         /* half-precision input (amp) */
+        struct bd_tensor xhalf;         /* half-precision input (amp), NHWC */
+        struct bd_tensor xcast;         /* its cast before the relayout */
         struct bd_tensor loc32, conf32; /* float32 outputs (amp) */
         const struct bd_tensor *ploc, *plabel;  /* float32 outputs of the last forward: (n B, 4), (n B, K) */
 };
