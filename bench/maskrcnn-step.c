@@ -3,7 +3,7 @@
  *
  *   maskrcnn-step [--config reference|small] [--mode mlperf|torchvision]
  *                 [--threads T] [--iters K] [--warmup W] [--objects N]
- *                 [--backend cpu|cuda]
+ *                 [--backend cpu|cuda] [--precision fp32|amp]
  *
  *   reference  mrcnn_cfg_defaults: R50-FPN, frozen batch norm, stem and
  *              layer1 frozen, 81 classes, RPN 2000/2000, 256 anchors, 512
@@ -99,9 +99,9 @@ int main(int argc, char **argv)
         static const struct option lo[] = {
                 { "config", 1, 0, 'c' },  { "mode", 1, 0, 'm' },    { "threads", 1, 0, 't' }, { "iters", 1, 0, 'n' },
                 { "warmup", 1, 0, 'w' },  { "objects", 1, 0, 'o' }, { "backend", 1, 0, 'B' }, { "help", 0, 0, 'h' },
-                { 0, 0, 0, 0 },
+                { "precision", 1, 0, 'p' }, { 0, 0, 0, 0 },
         };
-        int threads = 0, iters = 3, warmup = 1, nobj = 5, small = 0, c;
+        int threads = 0, iters = 3, warmup = 1, nobj = 5, small = 0, amp = 0, c;
         enum det_conv_kind mode = DET_CONV_MLPERF;
         const char *backend = "cpu";
         while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -125,9 +125,17 @@ int main(int argc, char **argv)
                 case 'w': warmup = atoi(optarg); break;
                 case 'o': nobj = atoi(optarg); break;
                 case 'B': backend = optarg; break;
+                case 'p':
+                        if (strcmp(optarg, "fp32") && strcmp(optarg, "amp")) {
+                                fprintf(stderr, "maskrcnn-step: --precision %s: fp32 or amp\n", optarg);
+                                return 2;
+                        }
+                        amp = !strcmp(optarg, "amp");
+                        break;
                 case 'h':
                         printf("usage: maskrcnn-step [--config reference|small] [--mode mlperf|torchvision] [--threads T]\n"
-                               "                     [--iters K] [--warmup W] [--objects N] [--backend cpu|cuda]\n");
+                               "                     [--iters K] [--warmup W] [--objects N] [--backend cpu|cuda]\n"
+                               "                     [--precision fp32|amp]\n");
                         return 0;
                 default: return 2;
                 }
@@ -144,6 +152,7 @@ int main(int argc, char **argv)
                 mrcnn_cfg_small(&cfg, mode, K);
         else
                 mrcnn_cfg_defaults(&cfg, mode);
+        cfg.amp = amp;
 
         struct bd_backend *be;
         struct bd_err err;
@@ -152,15 +161,15 @@ int main(int argc, char **argv)
         struct bd_model m;
         struct mrcnn_net *net;
         struct bd_sgd o;
-        struct bd_sgd_cfg sc = { .lr = 0.001, .momentum = 0.9, .weight_decay = 1e-4 };
+        struct bd_sgd_cfg sc = { .lr = 0.001, .momentum = 0.9, .weight_decay = 1e-4, .loss_scaling = amp };
         bd_model_init(&m, be, BD_F32);
         if (mrcnn_net_new(&m, &cfg, &net, &err) < 0 || bd_model_finalize(&m, &err) < 0 ||
             bd_model_init_params(&m, 1, &err) < 0 || bd_sgd_init(&o, &m, &sc, &err) < 0)
                 die("model", &err);
         printf("# maskrcnn-step: %s (%s), %d x 3 x %d x %d padded to %d x %d, %d classes, %zu trained parameters, "
-               "backend %s, %d threads\n",
+               "backend %s%s, %d threads\n",
                small ? "small" : "reference", mode == DET_CONV_MLPERF ? "mlperf" : "torchvision", N, H, W, PH, PW, K,
-               m.n_train, backend, be->nthreads);
+               m.n_train, backend, amp ? " amp" : "", be->nthreads);
 
         /* the batch */
         struct det_batch b = { .n = N, .height = PH, .width = PW };
@@ -186,7 +195,8 @@ int main(int argc, char **argv)
         double *t = xcalloc((size_t)iters, sizeof(double)), *ct = xcalloc((size_t)iters, sizeof(double));
         struct mrcnn_losses L = { 0 };
         for (int it = -warmup; it < iters; it++) {
-                struct mrcnn_step st = { .seed = 1, .step = (uint64_t)(it + warmup + 1), .gscale = 1 };
+                struct mrcnn_step st = { .seed = 1, .step = (uint64_t)(it + warmup + 1),
+                                         .gscale = amp ? o.loss_scale : 1 };
                 double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
                 if (mrcnn_fwd_train(net, &m, &b, &st, &L, &err) < 0)
                         die("forward", &err);

@@ -41,7 +41,13 @@ ap.add_argument("--threads", type=int, default=2)
 ap.add_argument("--iters", type=int, default=3)
 ap.add_argument("--warmup", type=int, default=1)
 ap.add_argument("--objects", type=int, default=5)
+ap.add_argument("--device", default="cpu", help="cpu or cuda")
+ap.add_argument("--amp", action="store_true", help="float16 autocast (cuda)")
+ap.add_argument("--no-tf32", action="store_true", help="cuDNN without TF32 (PyTorch allows it by default)")
 args = ap.parse_args()
+dev = torch.device(args.device)
+torch.backends.cudnn.allow_tf32 = not args.no_tf32
+sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
 torch.set_num_threads(args.threads)
 torch.manual_seed(1)
 
@@ -64,6 +70,7 @@ else:
                      box_head=TwoMLPHead(64 * 7 * 7, 256), box_predictor=FastRCNNPredictor(256, K),
                      mask_head=MaskRCNNHeads(64, (64, 64), 1), mask_predictor=MaskRCNNPredictor(64, 64, K))
 model.train()
+model.to(dev)
 
 # the scene: bench/maskrcnn-step.c's LCG and drawing order
 lcg = 2022
@@ -97,19 +104,33 @@ for i in range(N):
     targets.append({"boxes": torch.tensor(boxes, dtype=torch.float32), "labels": torch.tensor(labels),
                     "masks": torch.stack(masks)})
 
+images = [im.to(dev) for im in images]
+targets = [{k: v.to(dev) for k, v in tg.items()} for tg in targets]
 params = [p for p in model.parameters() if p.requires_grad]
+scaler = torch.cuda.amp.GradScaler() if args.amp else None
 opt = torch.optim.SGD(params, lr=0.001, momentum=0.9, weight_decay=1e-4)
 print(f"# maskrcnn-step.py: {args.config}, {N} x 3 x {H} x {W}, {K} classes, "
       f"{sum(p.numel() for p in params)} trained parameters, torch {torch.__version__} "
-      f"torchvision {torchvision.__version__}, {args.threads} threads", flush=True)
+      f"torchvision {torchvision.__version__}, {args.device}{' amp' if args.amp else ''}, {args.threads} threads",
+      flush=True)
 t, ct = [], []
 for it in range(-args.warmup, args.iters):
+    sync()
     t0, c0 = time.perf_counter(), time.process_time()
-    losses = model(images, targets)
-    loss = sum(losses.values())
     opt.zero_grad()
-    loss.backward()
-    opt.step()
+    if scaler:
+        with torch.autocast("cuda", dtype=torch.float16):
+            losses = model(images, targets)
+        loss = sum(losses.values())
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+    else:
+        losses = model(images, targets)
+        loss = sum(losses.values())
+        loss.backward()
+        opt.step()
+    sync()
     if it >= 0:
         t.append(time.perf_counter() - t0)
         ct.append(time.process_time() - c0)

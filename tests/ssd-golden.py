@@ -450,36 +450,53 @@ def gen(a):
 def bench(a):
     torch.manual_seed(a.seed)
     gen_ = torch.Generator().manual_seed(a.seed)
+    dev = torch.device(a.device)
+    torch.backends.cudnn.allow_tf32 = not a.no_tf32
+    torch.backends.cudnn.benchmark = dev.type == "cuda"
     model = SSD(a.depth, a.size, a.width, a.classes)
     model.train()
     xywh, ltrb = default_boxes(a.size, model.fsize)
+    model.to(dev)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9, weight_decay=5e-4)
-    x = torch.randn(a.batch, 3, a.size, a.size, generator=gen_)
+    x = torch.randn(a.batch, 3, a.size, a.size, generator=gen_).to(dev)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
+    scaler = torch.cuda.amp.GradScaler() if a.amp else None
     gt = random_gt(gen_, a.batch, 4)
     labels = torch.randint(1, a.classes, (a.batch, 4), generator=gen_)
 
     def step():
         # targets are encoded per step, as a training loop does for each batch
         enc = [encode(ltrb, gt[i], labels[i]) for i in range(a.batch)]
-        gloc = loc_vec(torch.stack([e[0] for e in enc]).transpose(1, 2), xywh)
-        glabel = torch.stack([e[1] for e in enc])
-        ploc, plabel = model(x)
-        loss = ssd_loss(ploc, plabel, gloc, glabel)
+        gloc = loc_vec(torch.stack([e[0] for e in enc]).transpose(1, 2), xywh).to(dev)
+        glabel = torch.stack([e[1] for e in enc]).to(dev)
         opt.zero_grad()
-        loss.backward()
-        opt.step()
+        if scaler:
+            with torch.autocast("cuda", dtype=torch.float16):
+                ploc, plabel = model(x)
+            loss = ssd_loss(ploc.float(), plabel.float(), gloc, glabel)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            ploc, plabel = model(x)
+            loss = ssd_loss(ploc, plabel, gloc, glabel)
+            loss.backward()
+            opt.step()
         return loss.item()
 
     for _ in range(a.warmup):
         step()
+    sync()
     t0 = time.perf_counter()
     for k in range(a.steps):
         ts = time.perf_counter()
         step()
+        sync()
         print("step %d %.4f s" % (a.warmup + k + 1, time.perf_counter() - ts))
     dt = time.perf_counter() - t0
-    print("pytorch %s, %d threads, batch %d, %dx%d: %.3f s/step" %
-          (torch.__version__, torch.get_num_threads(), a.batch, a.size, a.size, dt / a.steps))
+    print("pytorch %s, %s%s, %d threads, batch %d, %dx%d: %.3f s/step" %
+          (torch.__version__, a.device, " amp" if a.amp else "", torch.get_num_threads(), a.batch, a.size, a.size,
+           dt / a.steps))
     print("images/s %.4f" % (a.batch * a.steps / dt))
 
 
@@ -500,6 +517,9 @@ def main():
         if name == "bench":
             p.add_argument("--steps", type=int, default=5)
             p.add_argument("--warmup", type=int, default=1)
+            p.add_argument("--device", default="cpu", help="cpu or cuda")
+            p.add_argument("--amp", action="store_true", help="float16 autocast (cuda)")
+            p.add_argument("--no-tf32", action="store_true", help="cuDNN without TF32 (PyTorch allows it by default)")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
