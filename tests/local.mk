@@ -11,7 +11,9 @@ AM_TESTS_ENVIRONMENT = \
 
 # ---- lib/ and client/ ----
 check_PROGRAMS += tests/unit/test-config tests/unit/test-bind tests/unit/test-render tests/unit/test-mlperf \
-	tests/unit/test-fs
+	tests/unit/test-fs tests/unit/test-stats
+tests_unit_test_stats_SOURCES = tests/unit/tap.h tests/unit/test-stats.c
+tests_unit_test_stats_LDADD = $(BD_LIBS) -lm
 tests_unit_test_config_SOURCES = tests/unit/tap.h tests/unit/test-config.c
 tests_unit_test_config_LDADD = $(BD_LIBS)
 tests_unit_test_fs_SOURCES = tests/unit/tap.h tests/unit/test-fs.c
