@@ -22,7 +22,10 @@ what=("$@")
 [ ${#what[@]} -gt 0 ] || what=(ssd mrcnn)
 py=${PYTHON:-python3}
 grep -q '^#define HAVE_CUDA 1' "$build/config.h" 2>/dev/null || { echo "gpu-step.sh: $build was built without CUDA" >&2; exit 1; }
-command -v nvidia-smi >/dev/null && nvidia-smi -L | grep -q '^GPU' || { echo "gpu-step.sh: no GPU (nvidia-smi)" >&2; exit 1; }
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L | grep -q '^GPU'; then
+    echo "gpu-step.sh: no GPU (nvidia-smi)" >&2
+    exit 1
+fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERED=1
 echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(nproc) CPUs;" \
      "$($py -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"

@@ -214,7 +214,8 @@ SCRIPT_TESTS = \
 	tests/t0730-stage-daemon.t \
 	tests/t0760-maskrcnn-train.t \
 	tests/t0780-maskrcnn-slurm.t \
-	tests/t0800-maskrcnn-golden.t
+	tests/t0800-maskrcnn-golden.t \
+	tests/t0900-throughput.t
 TESTS += $(SCRIPT_TESTS)
 # Long tests, not in make check: make check-learn (CI runs it when time is left)
 LEARN_TESTS = \

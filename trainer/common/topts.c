@@ -83,7 +83,7 @@ int topt_num_list(const char *s, double lo, double hi, double *ret, int max, int
 
 void topt_common_defaults(struct topt_common *c)
 {
-        *c = (struct topt_common){ .log_interval = 20 };
+        *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5 };
 }
 
 int topt_common(int id, const char *arg, struct topt_common *c, const char **bad, const struct topt_prog *p,
@@ -127,6 +127,9 @@ int topt_common(int id, const char *arg, struct topt_common *c, const char **bad
         case TOPT_SYNTHETIC: c->synthetic = 1; break;
         case TOPT_LOG: if (topt_int(arg, 1, 1000000, &v) < 0) *bad = "an integer >= 1"; else c->log_interval = (int)v; break;
         case TOPT_INJECT_NAN: if (topt_int(arg, 1, 1000000000000L, &v) < 0) *bad = "a step >= 1"; else c->inject_nan = v; break;
+        case TOPT_BENCH_STEPS: if (topt_int(arg, 1, 1000000000L, &v) < 0) *bad = "an integer >= 1"; else c->benchmark_steps = v; break;
+        case TOPT_WARMUP_STEPS: if (topt_int(arg, 0, 1000000000L, &v) < 0) *bad = "an integer >= 0"; else c->warmup_steps = v; break;
+        case TOPT_RESULT: if (!*arg) *bad = "a file name"; else c->result = arg; break;
         default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
         }
         return 0;

@@ -49,12 +49,16 @@ struct topt_common {
         int synthetic;
         int log_interval;               /* steps between progress lines */
         int64_t inject_nan;             /* testing: the step (1-based) before which rank 0's weights go NaN */
+        int64_t benchmark_steps;        /* throughput mode (tbench.h): steps timed; 0: off */
+        int64_t warmup_steps;           /* steps before them, not timed (default 5) */
+        const char *result;             /* the JSON result (tbench.h) */
 };
 
 /* Their ids (a trainer's own ids stay below 512). */
 enum {
         TOPT_THREADS = 512, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
-        TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_HELP, TOPT_VERSION,
+        TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_BENCH_STEPS, TOPT_WARMUP_STEPS,
+        TOPT_RESULT, TOPT_HELP, TOPT_VERSION,
 };
 
 /* Their rows of a trainer's table, last in --help: CKPT is the checkpoint
@@ -72,10 +76,15 @@ enum {
         { "synthetic", TOPT_SYNTHETIC, NULL, SYNTH ", no data, no evaluation" },                                   \
         { "log-interval", TOPT_LOG, "N", "steps between progress lines (default 20)" },                            \
         { "inject-nan", TOPT_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" }, \
+        { "benchmark-steps", TOPT_BENCH_STEPS, "N", "throughput mode: time N steps (after --warmup-steps), each\n"     \
+          "synchronised with the device; no evaluation; images/s with count, mean, sd, min,\n"                     \
+          "max and 95% interval" },                                                                                \
+        { "warmup-steps", TOPT_WARMUP_STEPS, "W", "throughput mode: steps before the timed ones (default 5)" },    \
+        { "result", TOPT_RESULT, "FILE", "write the run's result as JSON to FILE (throughput mode)" },              \
         { "help", TOPT_HELP, NULL, "show this help" },                                                             \
         { "version", TOPT_VERSION, NULL, "show the version" }
 
-/* The defaults (log_interval 20, everything else 0). */
+/* The defaults (log_interval 20, warmup_steps 5, everything else 0). */
 void topt_common_defaults(struct topt_common *c);
 /* The program behind --help and --version. */
 struct topt_prog {

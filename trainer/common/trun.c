@@ -86,6 +86,8 @@ void trun_start(struct topt_common *c, const char *benchmark, const struct bd_dp
         default_seed(&c->seed, c->seed_given);
         log_start(benchmark, c->platform);
         c->threads = default_threads(c->threads, dp);
+        if (c->benchmark_steps > 0)
+                c->max_steps = c->warmup_steps + c->benchmark_steps;
 }
 
 int trun_resume(const char *dir, const char *file, const char *model, struct bd_model *m, struct bd_sgd *sgd,

@@ -12,6 +12,15 @@
 #include "dp.h"
 #include "topts.h"
 
+/* How a training loop ended. */
+enum run_end {
+        RUN_REACHED,            /* the target(s) */
+        RUN_NOT_REACHED,        /* the epochs or iterations (or --max-steps) ran out first */
+        RUN_DIVERGED,           /* a non-finite loss, on every rank alike: err says where */
+        RUN_FAILED,             /* an error on this rank, in err: the others may be waiting in a collective */
+        RUN_FAILED_ELSEWHERE,   /* an evaluation failed on another rank (reported there) */
+};
+
 /* Seconds on the monotonic clock. */
 double trun_now(void);
 /* Decimals that print a rate (images/s) with three significant digits from 1 up. */
@@ -26,7 +35,9 @@ void trun_print_err(const char *prog, const struct bd_dp *dp, const struct bd_er
  * clock (rank 0's for everyone); the MLPerf lines every run starts with
  * (cache_clear from BENCHD_CACHE_CLEARED, init_start, submission_benchmark,
  * org, division, status and platform, the host name when none); without
- * --threads, the CPUs divided by the ranks on the node. */
+ * --threads, the CPUs divided by the ranks on the node; in throughput mode
+ * (--benchmark-steps, tbench.h) --max-steps becomes the warmup and timed
+ * steps together. */
 void trun_start(struct topt_common *c, const char *benchmark, const struct bd_dp *dp);
 /* The checkpoint DIR/FILE (path: its name, pathlen bytes) of a model
  * named model: 0 when dir is NULL or no checkpoint is there yet (DIR is

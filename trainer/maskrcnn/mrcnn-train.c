@@ -37,6 +37,7 @@
 #include "checkpoint.h"
 #include "mllog.h"
 #include "mrcnn-run.h"
+#include "tbench.h"
 #include "trun.h"
 
 
@@ -52,6 +53,9 @@ struct train {
         int64_t iters_per_epoch, max_iter;
         char ckpt_path[4096];
         char model_name[64];
+        struct tbench bench;            /* throughput mode */
+        int fail_r;                     /* the errno of a failed step */
+        double last_loss;
 };
 
 static int open_data(struct train *t, struct bd_err *err)
@@ -71,8 +75,10 @@ static int open_data(struct train *t, struct bd_err *err)
         /* the reference's rule (len(dataset) // GBS + 1) */
         t->iters_per_epoch = t->train_size / t->global_batch + 1;
         t->max_iter = o->max_iter ? o->max_iter : (int64_t)o->epochs * t->iters_per_epoch;
+        if (tbench_on(&t->bench))       /* exactly the warmup and the timed steps */
+                t->max_iter = tbench_total(&t->bench);
         run->K = det_loader_num_labels(t->loader) + 1;
-        if (o->common.synthetic)
+        if (o->common.synthetic || o->common.benchmark_steps)
                 return 0;
         if ((r = mrcnn_eval_open(run, &t->eval, err)) < 0)
                 return r;
@@ -303,15 +309,6 @@ static int contains(const int64_t *v, int n, int64_t x)
         return 0;
 }
 
-/* How the run ended (train_loop). */
-enum run_end {
-        RUN_REACHED,            /* both targets */
-        RUN_NOT_REACHED,        /* the iterations (or --max-steps) ran out first */
-        RUN_DIVERGED,           /* a non-finite loss, on every rank alike: err says where */
-        RUN_FAILED,             /* an error on this rank, in err: the others may be waiting in a collective */
-        RUN_FAILED_ELSEWHERE,   /* an evaluation failed on another rank (reported there) */
-};
-
 static void save_checkpoint(struct train *t, int64_t step)
 {
         struct bd_ckpt_meta meta = { .iter = step, .epoch = step / t->iters_per_epoch };
@@ -378,13 +375,27 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                 if (det_loader_next(t->loader, &b, err) < 0)
                         return RUN_FAILED;
                 step++;
-                if (train_step(t, b, step, o->common.inject_nan == step && run->dp.rank == 0, &L, &n, &info, err) < 0)
+                int r = tbench_begin(&t->bench, run->be, step);
+                if (r < 0)
+                        bd_err_set(err, r, "%s", run->be->err.msg);
+                else
+                        r = train_step(t, b, step, o->common.inject_nan == step && run->dp.rank == 0, &L, &n, &info,
+                                       err);
+                if (r < 0) {
+                        t->fail_r = r;
                         return RUN_FAILED;
+                }
+                t->last_loss = L.total;
                 if (!isfinite(L.total)) {
                         bd_err_set(err, -EDOM, "the loss is %s at epoch %ld, step %lld: stopping (run_stop status "
                                    "aborted)", isnan(L.total) ? "NaN" : isinf(L.total) ? "infinite" :
                                    "finite but the gradients are not", epoch, (long long)step);
                         return RUN_DIVERGED;
+                }
+                /* a finite step: one that diverged is no observation */
+                if ((r = tbench_end(&t->bench, run->be, step, (double)n)) < 0) {
+                        t->fail_r = bd_err_set(err, r, "%s", run->be->err.msg);
+                        return RUN_FAILED;
                 }
                 imgs += n;
                 imgs_log += n;
@@ -438,6 +449,7 @@ static void release(struct train *t)
         if (t->sgd.mom)
                 bd_sgd_release(&t->sgd, &run->m);
         t->eval = mrcnn_eval_free(t->eval);
+        tbench_release(&t->bench);
         t->loader = det_loader_free(t->loader);
         run->net = mrcnn_net_free(run->net);
         if (run->be) {
@@ -467,6 +479,22 @@ static void log_header(const struct train *t)
         fflush(stdout);
 }
 
+/* Throughput mode's result (tbench.h) of a run that ended with outcome. */
+static void bench_result(struct train *t, int argc, char **argv, enum tbench_outcome outcome)
+{
+        struct mrcnn_run *run = &t->run;
+        const struct mrcnn_opts *o = &run->o;
+        if (!tbench_on(&t->bench))
+                return;
+        struct tbench_run tr = { .prog = PROG, .benchmark = "maskrcnn", .argc = argc, .argv = argv,
+                                 .device = run->be ? run->be->device_name : "", .ranks = run->dp.size,
+                                 .batch = o->ims_per_batch, .precision = o->common.amp ? "amp" : "fp32",
+                                 .result = o->common.result };
+        struct bd_err err;
+        if (tbench_finish(&t->bench, &tr, run->dp.rank, outcome, t->last_loss, &err) < 0)
+                fprintf(stderr, PROG ": --result: %s\n", err.msg);
+}
+
 int main(int argc, char **argv)
 {
         static struct train t;
@@ -491,6 +519,8 @@ int main(int argc, char **argv)
                 return r > 0 ? 0 : 2;
         }
         trun_start(&o->common, "maskrcnn", &run->dp);
+        tbench_init(&t.bench, &o->common);
+        t.last_loss = NAN;
         run->conv = o->mode == DET_CONV_MLPERF ? DET_MLPERF : DET_TORCHVISION;
         mrcnn_opts_sizes(o, &run->min_size, &run->max_size);
 
@@ -514,10 +544,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, PROG ": %s\n", err.msg);
         else if (end == RUN_FAILED)
                 fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
+        enum tbench_outcome outcome = tbench_outcome_end(end, t.fail_r);
+        bench_result(&t, argc, argv, outcome);
+        int success = tbench_success(&t.bench, outcome, end);
         char meta[64];
-        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", end == RUN_REACHED ? "success" : "aborted");
+        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", success ? "success" : "aborted");
         MLLOG_END("run_stop", NULL, meta);
-        if (run->dp.rank == 0) {
+        if (run->dp.rank == 0 && !tbench_on(&t.bench)) {
                 if (end == RUN_REACHED)
                         printf("# targets reached: bbox mAP >= %.4f and segm mAP >= %.4f\n", o->target_map_bbox,
                                o->target_map_segm);
@@ -538,6 +571,7 @@ fail_init:
         /* the ranks where a step failed say why */
         if (r < 0)
                 trun_print_err(PROG, &run->dp, &err);
+        bench_result(&t, argc, argv, tbench_outcome_of(r));
         release(&t);
         return 1;
 }

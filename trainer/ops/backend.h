@@ -110,6 +110,7 @@ struct bd_backend {
         enum bd_device dev;
         int nthreads;
         int device_id;                  /* CUDA device */
+        char device_name[96];           /* the GPU's name, or the CPU's model name */
         struct bd_err err;
         void *impl;
 };

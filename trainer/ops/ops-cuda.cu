@@ -1040,6 +1040,9 @@ int bd_backend_cuda_new(int device, struct bd_backend **ret, struct bd_err *err)
                 cuda_destroy(be);
                 return bd_err_set(err, -EIO, "backend cuda: %s failed on device %d", fail, device);
         }
+        cudaDeviceProp prop;
+        if (cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+                snprintf(be->device_name, sizeof(be->device_name), "%.95s", prop.name);
         *ret = be;
         return 0;
 }

@@ -31,6 +31,7 @@
 
 #include "checkpoint.h"
 #include "mllog.h"
+#include "tbench.h"
 #include "trun.h"
 #include "ssd-data.h"
 #include "ssd-loss.h"
@@ -71,6 +72,9 @@ struct train {
         char ckpt_path[4096];
         char model_name[64];
         int start_epoch;
+        struct tbench bench;            /* throughput mode */
+        int fail_r;                     /* the errno of a failed step */
+        double last_loss;
 };
 
 static int open_data(struct train *t, struct bd_err *err)
@@ -92,7 +96,7 @@ static int open_data(struct train *t, struct bd_err *err)
                 return bd_err_set(err, -EINVAL, "%ld training images are not one batch of %d on each of %d ranks",
                                   t->train_size, o->batch_size, run->dp.size);
         run->K = ssd_data_labels(t->loader) + 1;
-        if (o->common.synthetic)
+        if (o->common.synthetic || o->common.benchmark_steps)
                 return 0;
         if ((r = ssd_eval_open(run, &t->eval, err)) < 0)
                 return r;
@@ -289,15 +293,6 @@ static int contains(const int *v, int n, int x)
         return 0;
 }
 
-/* How the run ended (train_loop). */
-enum run_end {
-        RUN_REACHED,            /* the target mAP */
-        RUN_NOT_REACHED,        /* the epochs (or --max-steps) ran out first */
-        RUN_DIVERGED,           /* a non-finite loss, on every rank alike: err says where */
-        RUN_FAILED,             /* an error on this rank, in err: the others may be waiting in a collective */
-        RUN_FAILED_ELSEWHERE,   /* an evaluation failed on another rank (reported there) */
-};
-
 /* The run proper, between run_start and run_stop. */
 static enum run_end train_loop(struct train *t, struct bd_err *err)
 {
@@ -322,13 +317,27 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         if (ssd_data_next(t->loader, b, err) < 0)
                                 return RUN_FAILED;
                         step++;
-                        if (train_step(t, b, o->common.inject_nan == step && run->dp.rank == 0, parts, &info, err) < 0)
+                        int r = tbench_begin(&t->bench, run->be, step);
+                        if (r < 0)
+                                bd_err_set(err, r, "%s", run->be->err.msg);
+                        else
+                                r = train_step(t, b, o->common.inject_nan == step && run->dp.rank == 0, parts, &info,
+                                               err);
+                        if (r < 0) {
+                                t->fail_r = r;
                                 return RUN_FAILED;
+                        }
+                        t->last_loss = parts[0];
                         if (!isfinite(parts[0])) {
                                 bd_err_set(err, -EDOM, "the loss is %s at epoch %d, step %lld: stopping (run_stop status "
                                            "aborted)", isnan(parts[0]) ? "NaN" : isinf(parts[0]) ? "infinite" :
                                            "finite but the gradients are not", epoch, step);
                                 return RUN_DIVERGED;
+                        }
+                        /* a finite step: one that diverged is no observation */
+                        if ((r = tbench_end(&t->bench, run->be, step, (double)b->n * run->dp.size)) < 0) {
+                                t->fail_r = bd_err_set(err, r, "%s", run->be->err.msg);
+                                return RUN_FAILED;
                         }
                         imgs_log += (long)b->n * run->dp.size;
                         imgs += (long)b->n * run->dp.size;
@@ -397,7 +406,25 @@ static void release(struct train *t)
         bd_tensor_release(&t->dconf_h);
         t->eval = ssd_eval_free(t->eval);
         t->loader = ssd_data_free(t->loader);
+        tbench_release(&t->bench);
         ssd_run_release(run);
+}
+
+/* Throughput mode's result (tbench.h) of a run that ended with outcome. */
+static void bench_result(struct train *t, int argc, char **argv, enum tbench_outcome outcome)
+{
+        struct ssd_run *run = &t->run;
+        const struct ssd_opts *o = &run->o;
+        if (!tbench_on(&t->bench))
+                return;
+        char dev[160];
+        snprintf(dev, sizeof(dev), "%s", run->be ? run->be->device_name : "");
+        struct tbench_run tr = { .prog = PROG, .benchmark = "ssd", .argc = argc, .argv = argv, .device = dev,
+                                 .ranks = run->dp.size, .batch = o->batch_size * run->dp.size,
+                                 .precision = o->common.amp ? "amp" : "fp32", .result = o->common.result };
+        struct bd_err err;
+        if (tbench_finish(&t->bench, &tr, run->dp.rank, outcome, t->last_loss, &err) < 0)
+                fprintf(stderr, PROG ": --result: %s\n", err.msg);
 }
 
 int main(int argc, char **argv)
@@ -421,6 +448,8 @@ int main(int argc, char **argv)
                 return r > 0 ? 0 : 2;
         }
         trun_start(&o->common, "ssd", &run->dp);
+        tbench_init(&t.bench, &o->common);
+        t.last_loss = NAN;
 
         /* each step's failure on any rank stops all of them (r: this rank's) */
         r = bd_backend_new(o->common.cuda ? "cuda" : "cpu", run->dp.local_rank, o->common.threads, &run->be, &err);
@@ -468,10 +497,13 @@ int main(int argc, char **argv)
                 fprintf(stderr, PROG ": %s\n", err.msg);
         else if (end == RUN_FAILED)
                 fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
+        enum tbench_outcome outcome = tbench_outcome_end(end, t.fail_r);
+        bench_result(&t, argc, argv, outcome);
+        int success = tbench_success(&t.bench, outcome, end);
         char meta[64];
-        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", end == RUN_REACHED ? "success" : "aborted");
+        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", success ? "success" : "aborted");
         MLLOG_END("run_stop", NULL, meta);
-        if (run->dp.rank == 0) {
+        if (run->dp.rank == 0 && !tbench_on(&t.bench)) {
                 if (end == RUN_REACHED)
                         printf("# target mAP %.4f reached\n", o->target_map);
                 else if (end == RUN_NOT_REACHED)
@@ -490,6 +522,7 @@ fail_init:
         /* the ranks where a step failed say why */
         if (r < 0)
                 trun_print_err(PROG, &run->dp, &err);
+        bench_result(&t, argc, argv, tbench_outcome_of(r));
         release(&t);
         return 1;
 }
