@@ -157,20 +157,7 @@ static void scan_cpus(struct inventory *inv, long *keys)
         inv->threads_per_core = most ? most : 1;
 
         _cleanup_free_ char *ci = inv_path(inv, "/proc/cpuinfo");
-        FILE *f = fopen(ci, "re");
-        if (f) {
-                char line[1024];
-                while (fgets(line, sizeof(line), f))
-                        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-                                char *v = strchr(line, ':') + 1;
-                                while (*v == ' ' || *v == '\t')
-                                        v++;
-                                v[strcspn(v, "\n")] = '\0';
-                                STR_COPY(inv->cpu_model, v);
-                                break;
-                        }
-                fclose(f);
-        } else
+        if (cpuinfo_model_name(ci, inv->cpu_model, sizeof(inv->cpu_model)) < 0)
                 inv_warn(inv, "cannot read /proc/cpuinfo");
 }
 

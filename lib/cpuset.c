@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,4 +93,24 @@ void cpuset_format(const struct bd_cpuset *s, struct bd_buf *out)
                 first = false;
                 c = e;
         }
+}
+
+int cpuinfo_model_name(const char *path, char *buf, size_t len)
+{
+        FILE *f = fopen(path, "re");
+        if (!f)
+                return -errno;
+        char line[1024];
+        int found = 0;
+        while (!found && fgets(line, sizeof(line), f)) {
+                char *v = strchr(line, ':');
+                if (strncmp(line, "model name", 10) || !v)
+                        continue;
+                v += 1 + strspn(v + 1, " \t");
+                v[strcspn(v, "\n")] = '\0';
+                snprintf(buf, len, "%s", v);
+                found = 1;
+        }
+        fclose(f);
+        return found;
 }

@@ -4,6 +4,7 @@
 #define BD_CPUSET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -22,5 +23,9 @@ int cpuset_count(const struct bd_cpuset *s);
 int cpuset_parse(struct bd_cpuset *s, const char *list);
 /* Appends the compact list form ("0-5,48-53"; "" for an empty set). */
 void cpuset_format(const struct bd_cpuset *s, struct bd_buf *out);
+/* The first "model name" of a /proc/cpuinfo file into buf (len bytes):
+ * 1 when one was found, 0 when none, -errno when the file cannot be read
+ * (buf is left alone unless 1). */
+int cpuinfo_model_name(const char *path, char *buf, size_t len);
 
 #endif

@@ -64,8 +64,8 @@ struct tbench_run {
         const char *result;             /* --result, or NULL */
 };
 /* On rank 0 (rank: the caller's): prints, logs and writes the result of
- * a run that ended with outcome (the errno of a failure: r), its last loss
- * loss.  Returns 0, or -errno when the result file cannot be written (err). */
+ * a run that ended with outcome, its last loss loss.  Returns 0, or -errno
+ * when the result file cannot be written (err). */
 int tbench_finish(struct tbench *b, const struct tbench_run *run, int rank, enum tbench_outcome outcome,
                   double loss, struct bd_err *err);
 /* The outcome of a training loop's error (ENOMEM: oom). */

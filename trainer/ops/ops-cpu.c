@@ -27,6 +27,7 @@
 #include <dnnl.h>
 #endif
 
+#include "cpuset.h"
 #include "ops-ref.h"
 #include "ops.h"
 
@@ -1403,27 +1404,6 @@ static const struct bd_backend_ops cpu_ops = {
         .plan_free = cpu_plan_free,
 };
 
-/* /proc/cpuinfo's first "model name" ("cpu" when there is none) */
-static void cpu_model_name(char *buf, size_t len)
-{
-        snprintf(buf, len, "cpu");
-        FILE *f = fopen("/proc/cpuinfo", "r");
-        if (!f)
-                return;
-        char line[256];
-        while (fgets(line, sizeof(line), f)) {
-                char *c = strchr(line, ':');
-                if (strncmp(line, "model name", 10) || !c)
-                        continue;
-                c += strspn(c + 1, " \t") + 1;
-                c[strcspn(c, "\n")] = 0;
-                if (*c)
-                        snprintf(buf, len, "%s", c);
-                break;
-        }
-        fclose(f);
-}
-
 int bd_backend_cpu_new(int nthreads, struct bd_backend **ret, struct bd_err *err)
 {
         struct bd_backend *be = xcalloc(1, sizeof(*be));
@@ -1435,7 +1415,8 @@ int bd_backend_cpu_new(int nthreads, struct bd_backend **ret, struct bd_err *err
         im->force_ref = ref && *ref && strcmp(ref, "0") != 0;
         const char *v = getenv("BD_VERBOSE");
         im->verbose = v && *v && strcmp(v, "0") != 0;
-        cpu_model_name(be->device_name, sizeof(be->device_name));
+        if (cpuinfo_model_name("/proc/cpuinfo", be->device_name, sizeof(be->device_name)) != 1)
+                snprintf(be->device_name, sizeof(be->device_name), "cpu");
 #ifdef _OPENMP
         if (nthreads > 0)
                 omp_set_num_threads(nthreads);
