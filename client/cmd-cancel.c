@@ -34,13 +34,19 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         struct bd_store store;
         if (open_store(&store))
                 return BD_EXIT_FAIL;
+        int ret = cancel_run(&store, argv[next], force);
+        store_close(&store);
+        return ret;
+}
+
+int cancel_run(struct bd_store *store_p, const char *id, bool force)
+{
+#define store (*store_p)
         struct bd_run r;
         struct bd_trial *t;
         int ret = BD_EXIT_OK;
-        if (load_run(&store, argv[next], &r, &t)) {
-                store_close(&store);
+        if (load_run(&store, id, &r, &t))
                 return BD_EXIT_FAIL;
-        }
         /* recorded cancelled with --force, not stopped: try again to stop it */
         bool again = r.state == ST_CANCELLED && r.reason && str_has_prefix(r.reason, FORCED);
         if (bd_state_final(r.state) && !again) {
@@ -96,6 +102,6 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         }
         bd_trials_free(t, r.ntrials);
         bd_run_release(&r);
-        store_close(&store);
         return ret;
+#undef store
 }

@@ -12,17 +12,24 @@
 #include "mlperf.h"
 #include "report.h"
 #include "run.h"
+#include "fs.h"
+#include "scaling.h"
 #include "strutil.h"
+#include "sweep.h"
 #include "system.h"
 #include "workload.h"
 
 #define OPT_CSV 360
 #define OPT_REFERENCE 361
+#define OPT_SCALING 362
+#define OPT_HTML 363
 
 static const struct bd_option options[] = {
         { "json", 'j', NULL, "print JSON" },
         { "csv", OPT_CSV, NULL, "print CSV, one row per trial" },
         { "reference", OPT_REFERENCE, NULL, "compare with the published result of the system" },
+        { "scaling", OPT_SCALING, NULL, "the runs are one workload over node counts: speedup, efficiency and cost" },
+        { "html", OPT_HTML, "FILE", "also write the report as a self-contained HTML page with plots" },
         { 0 }
 };
 
@@ -124,8 +131,8 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         enum report_format format = REPORT_TEXT;
         unsigned flags = 0;
-        bool json = false, csv = false;
-        const char *arg;
+        bool json = false, csv = false, scaling = false;
+        const char *arg, *html = NULL;
         int c, next, n, loaded = 0, ret = BD_EXIT_OK, r;
         struct bd_store store;
         while ((c = opts_next(&o, &arg)) > 0) {
@@ -135,6 +142,10 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         csv = true;
                 else if (c == OPT_REFERENCE)
                         flags |= REPORT_REFERENCE;
+                else if (c == OPT_SCALING)
+                        scaling = true;
+                else if (c == OPT_HTML)
+                        html = arg;
         }
         next = opts_finish(&o, 1, 64, "RUN");
         if (next < 0)
@@ -142,9 +153,40 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (json && csv)
                 return usage_error(cmd, "--json and --csv exclude each other");
         format = json ? REPORT_JSON : csv ? REPORT_CSV : REPORT_TEXT;
+        n = argc - next;
+        bool sweep = str_has_prefix(argv[next], "sw-");
+        if (sweep && (n > 1 || csv || scaling || (flags & REPORT_REFERENCE)))
+                return usage_error(cmd, "a sweep's report takes one SWEEP and --json or --html only");
+        if (csv && (scaling || html))
+                return usage_error(cmd, "--csv goes with neither --scaling nor --html");
         if (open_store(&store))
                 return BD_EXIT_FAIL;
-        n = argc - next;
+        if (sweep) {
+                ret = sweep_report(&store, argv[next], json ? SWEEP_JSON : SWEEP_TEXT, html);
+                store_close(&store);
+                return ret;
+        }
+        if (scaling) {
+                struct scaling_data sd;
+                ret = scaling_load(&store, argv + next, n, &sd);
+                if (ret == BD_EXIT_OK) {
+                        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+                        if (json)
+                                scaling_json(&sd, &out);
+                        else
+                                scaling_text(&sd, &out);
+                        fwrite(out.s, 1, out.len, stdout);
+                        if (html) {
+                                _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                                scaling_html(&sd, &page);
+                                if (write_page(html, &page) < 0)
+                                        ret = BD_EXIT_FAIL;
+                        }
+                        scaling_release(&sd);
+                }
+                store_close(&store);
+                return ret;
+        }
         _cleanup_free_ struct loaded_run *lr = xcalloc((size_t)n, sizeof(*lr));
         _cleanup_free_ struct report_run *runs = xcalloc((size_t)n, sizeof(*runs));
         for (int i = 0; i < n; i++, loaded++) {
@@ -162,6 +204,12 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         ret = BD_EXIT_FAIL;
                 } else if (out.len)
                         fwrite(out.s, 1, out.len, stdout);
+                if (html && ret == BD_EXIT_OK) {
+                        _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                        runs_html(runs, n, &page);
+                        if (write_page(html, &page) < 0)
+                                ret = BD_EXIT_FAIL;
+                }
         }
         for (int i = 0; i < loaded; i++)
                 loaded_run_release(&lr[i]);

@@ -437,7 +437,7 @@ static int record(struct submission *sub)
 /* KEY=DIR for a directory given on the command line: a relative one is
  * made absolute here (the job runs elsewhere: Slurm starts it in the log
  * directory, and later commands run from anywhere) */
-static char *path_set(const char *key, const char *dir)
+char *path_set(const char *key, const char *dir)
 {
         if (dir[0] == '~' || !dir[0])
                 return xasprintf("%s=%s", key, dir);
@@ -481,15 +481,21 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (log_set)
                 opts_add_set(&o, log_set);
 
-        _cleanup_(submission_release) struct submission sub = { .workload = argv[next], .dry = dry,
+        return submit_run(ctx, system, argv[next], o.sets, (int)runs, dry, wait, NULL);
+}
+
+int submit_run(struct bd_ctx *ctx, const char *system, const char *workload, char **sets, int runs, bool dry,
+               bool wait, char **ret_id)
+{
+        _cleanup_(submission_release) struct submission sub = { .workload = workload, .dry = dry,
                                                                 .script = BD_BUF_INIT };
-        int ret = ctx_load_system(ctx, system, o.sets, &sub.sys);
+        int ret = ctx_load_system(ctx, system, sets, &sub.sys);
         if (ret)
                 return ret;
         const cJSON *j = sub.sys.json;
         sub.launcher = sys_str(j, "launcher");
         sub.slurm = streq(sub.launcher, "slurm");
-        sub.trials = runs > 0 ? (int)runs : (int)sys_int(j, "trials");
+        sub.trials = runs > 0 ? runs : (int)sys_int(j, "trials");
         sub.home = store_home();
         sub.bin = fs_exe_dir();
         sub.logdir = expand_home(sys_str(j, "paths.logs"));
@@ -503,8 +509,12 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         } else if (!(ret = claim(&sub)) && !(ret = render(&sub))) {
                 if (dry)
                         ret = dry_run(&sub);
-                else if (!(ret = launch(&sub)) && !(ret = record(&sub)) && wait)
-                        ret = wait_for_run(&sub.store, sub.id, false);
+                else if (!(ret = launch(&sub)) && !(ret = record(&sub))) {
+                        if (ret_id)
+                                *ret_id = xstrdup(sub.id);
+                        if (wait)
+                                ret = wait_for_run(&sub.store, sub.id, false);
+                }
         }
         return ret;
 }

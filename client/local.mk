@@ -9,6 +9,8 @@ benchctl_SOURCES = \
 	client/run.h client/run.c \
 	client/cmd-submit.c client/cmd-status.c client/cmd-cancel.c client/cmd-logs.c client/cmd-runs.c \
 	client/cmd-report.c client/report.h client/report.c \
+	client/results.h client/results.c client/sweep.h client/cmd-sweep.c client/sweep-report.c \
+	client/report-html.c client/suite.h client/suite.c client/cmd-suite.c client/scaling.h client/scaling.c \
 	client/nodes.h client/nodes.c client/cmd-nodes.c \
 	client/scheduler.h client/sched-common.c client/sched-local.c \
 	client/stage-ui.h

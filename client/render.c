@@ -177,6 +177,7 @@ struct ctx {
         const char *runtime;
         bool container;
         long nodes, ranks, gpus;
+        bool bench;             /* throughput mode: the section's benchmark_steps > 0 */
         char *data, *logs, *pretrained;
         const char *bin;        /* where the rank-side programs are, as the launch sees them */
 };
@@ -218,6 +219,9 @@ static void trainer_args(const struct ctx *c, struct words *w)
                 const char *k = v->string;
                 if (streq(k, "published") || streq(k, "extra_args") || streq(k, "seed") || streq(k, "pretrained"))
                         continue;
+                /* throughput mode's keys mean nothing without it (0: off) */
+                if (!c->bench && (streq(k, "benchmark_steps") || streq(k, "warmup_steps")))
+                        continue;
                 _cleanup_buf_ struct bd_buf flag = BD_BUF_INIT, val = BD_BUF_INIT;
                 flag_name(k, &flag);
                 if (cJSON_IsArray(v)) {
@@ -239,6 +243,11 @@ static void trainer_args(const struct ctx *c, struct words *w)
                         words_add(w, pre);
                 else
                         words_addf(w, "%s/%s", c->container ? "/pretrained" : c->pretrained, pre);
+        }
+        if (c->bench) {
+                words_add(w, "--result");
+                words_add(w, c->container ? RAW "\"/logs/${RUN_ID}_${trial}.json\""
+                                          : RAW "\"$LOGDIR/${RUN_ID}_${trial}.json\"");
         }
         words_add(w, "--platform");
         words_add(w, c->name);
@@ -288,6 +297,11 @@ static void container_binds(const struct ctx *c, const char *flag, struct words 
         words_addf(w, "%s:/data", c->data);
         words_add(w, flag);
         words_addf(w, "%s:/pretrained", c->pretrained);
+        if (c->bench) {
+                /* the trainer writes its JSON result there */
+                words_add(w, flag);
+                words_addf(w, "%s:/logs", c->logs);
+        }
         const cJSON *e;
         cJSON_ArrayForEach(e, sys_get(c->sys, "container.binds")) {
                 words_add(w, flag);
@@ -565,6 +579,7 @@ int render_script(const struct bd_system *s, const struct render_opts *o, struct
                 .pretrained = expand_home(sys_str(s->json, "paths.pretrained")),
         };
         c.container = !streq(c.runtime, "none");
+        c.bench = json_int(sys_get(s->json, c.w->name), "benchmark_steps", 0) > 0;
         c.bin = c.container ? sys_str(s->json, "container.bin_dir") : "$BENCHD_BIN";
         _cleanup_free_ char *bin_dir = host_bin_dir(s, o);
         int trials = o->trials > 0 ? o->trials : (int)sys_int(s->json, "trials");

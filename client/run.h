@@ -44,5 +44,9 @@ int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_tri
  * so, with BD_EXIT_SIGNAL + the signal's number.  json: a JSON line per change
  * instead of the live line and the final table. */
 int wait_for_run(struct bd_store *store, const char *id, bool json);
+/* Cancels a run (cmd-cancel.c) and records it; prints what happened.
+ * force: record it cancelled even where its job cannot be stopped.  An exit
+ * status (BD_EXIT_OK when cancelled or already ended). */
+int cancel_run(struct bd_store *store, const char *id, bool force);
 
 #endif

@@ -25,5 +25,7 @@ libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err
 libbd_a_SOURCES += lib/workload.h lib/workload.c lib/schema.h lib/schema.c lib/system.h lib/system.c \
 	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/store.h lib/store.c lib/mlperf.h lib/mlperf.c \
 	lib/stats.h lib/stats.c
+# reports as pages
+libbd_a_SOURCES += lib/svg.h lib/svg.c lib/html.h lib/html.c
 BD_LIBS = libbd.a $(CJSON_LIBS) $(SQLITE3_LIBS) $(SYSTEMD_LIBS)
 EXTRA_DIST += lib/README.md

@@ -143,6 +143,8 @@ static const struct schema_key base_keys[] = {
         { "trials", S_INT, NULL, RANGE(1, 100), NULL, W_ANY, "trials per run" },
         { "clear_caches", S_BOOL, NULL, ANY, NULL, W_ANY, "drop the page cache before each trial" },
         { "organization", S_STRING, NULL, ANY, NULL, W_TOKEN, "organisation in RESULT lines" },
+        { "cost_per_node_hour", S_NUMBER, NULL, RANGE(0, 1e9), NULL, W_ANY,
+          "price of one node for an hour, for the cost columns of scaling reports (0: unknown)" },
         { 0 }
 };
 

@@ -9,7 +9,9 @@
 #include "fs.h"
 #include "store.h"
 
-#define SCHEMA_VERSION 1
+/* 2: groups, group_cells and results (sweeps, suites, raw observations);
+ * every statement is IF NOT EXISTS, so a version-1 store gains them. */
+#define SCHEMA_VERSION 2
 #define BUSY_TIMEOUT_MS 10000
 /* The WAL's size policy.  Every process that opens the store first rebuilds
  * the WAL index by reading the whole WAL (its shared-memory index does not
@@ -74,7 +76,15 @@ static const char schema[] =
         " run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, trial INTEGER NOT NULL,"
         " state TEXT NOT NULL, reason TEXT, nodes TEXT, start_time REAL, end_time REAL,"
         " exit_code INTEGER, log_path TEXT, PRIMARY KEY (run_id, trial));"
-        "CREATE INDEX IF NOT EXISTS runs_submit ON runs(submit_time);";
+        "CREATE INDEX IF NOT EXISTS runs_submit ON runs(submit_time);"
+        "CREATE TABLE IF NOT EXISTS groups ("
+        " id TEXT PRIMARY KEY, kind TEXT NOT NULL, system TEXT NOT NULL, workload TEXT, spec TEXT,"
+        " created REAL, state TEXT NOT NULL, ncells INTEGER NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS group_cells ("
+        " group_id TEXT NOT NULL REFERENCES groups(id) ON DELETE CASCADE, idx INTEGER NOT NULL,"
+        " label TEXT, params TEXT, run_id TEXT, PRIMARY KEY (group_id, idx));"
+        "CREATE TABLE IF NOT EXISTS results ("
+        " run_id TEXT NOT NULL, trial INTEGER NOT NULL, json TEXT NOT NULL, PRIMARY KEY (run_id, trial));";
 
 static int sql_err(struct bd_store *s, int rc, const char *what, struct bd_err *err)
 {
@@ -469,4 +479,183 @@ void bd_trials_free(struct bd_trial *t, int n)
                 free(t[i].log_path);
         }
         free(t);
+}
+
+/* ---- groups of runs (sweeps, suites) and trial results ---- */
+
+int store_add_group(struct bd_store *s, const struct bd_group *g, const struct bd_cell *cells, struct bd_err *err)
+{
+        int ret = exec(s, "BEGIN IMMEDIATE;", "begin a transaction", err);
+        if (ret < 0)
+                return ret;
+        sqlite3_stmt *st;
+        if ((ret = prepare(s, "INSERT INTO groups (id, kind, system, workload, spec, created, state, ncells)"
+                              " VALUES (?,?,?,?,?,?,?,?)", &st, err)) < 0)
+                goto fail;
+        bind_text(st, 1, g->id);
+        bind_text(st, 2, g->kind);
+        bind_text(st, 3, g->system);
+        bind_text(st, 4, g->workload);
+        bind_text(st, 5, g->spec);
+        bind_time(st, 6, g->created);
+        bind_text(st, 7, g->state);
+        sqlite3_bind_int(st, 8, g->ncells);
+        if ((ret = step_done(s, st, "add group", err)) < 0)
+                goto fail;
+        for (int i = 0; i < g->ncells; i++) {
+                if ((ret = prepare(s, "INSERT INTO group_cells (group_id, idx, label, params, run_id)"
+                                      " VALUES (?,?,?,?,?)", &st, err)) < 0)
+                        goto fail;
+                bind_text(st, 1, g->id);
+                sqlite3_bind_int(st, 2, cells[i].idx);
+                bind_text(st, 3, cells[i].label);
+                bind_text(st, 4, cells[i].params);
+                bind_text(st, 5, cells[i].run_id);
+                if ((ret = step_done(s, st, "add group cell", err)) < 0)
+                        goto fail;
+        }
+        if ((ret = exec(s, "COMMIT;", "commit", err)) < 0)
+                goto fail;
+        return 0;
+fail:
+        (void) exec(s, "ROLLBACK;", "roll back", NULL);
+        return ret;
+}
+
+int store_get_group(struct bd_store *s, const char *id, const char *kind, struct bd_group *ret,
+                    struct bd_cell **ret_cells, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        bool last = streq(id, "last");
+        int r = prepare(s, last ? "SELECT id, kind, system, workload, spec, created, state, ncells FROM groups"
+                                  " WHERE kind = ?2 ORDER BY created DESC, rowid DESC LIMIT 2"
+                                : "SELECT id, kind, system, workload, spec, created, state, ncells FROM groups"
+                                  " WHERE (id = ?1 OR substr(id, 1, length(?1)) = ?1) AND (?2 IS NULL OR kind = ?2)"
+                                  " ORDER BY id = ?1 DESC LIMIT 2", &st, err);
+        if (r < 0)
+                return r;
+        if (!last)
+                bind_text(st, 1, id);
+        bind_text(st, 2, kind);
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                sqlite3_finalize(st);
+                if (rc != SQLITE_DONE)
+                        return sql_err(s, rc, "read group", err);
+                if (last)
+                        return bd_err_set(err, -ENOENT, "no %s recorded yet in %s/benchd.db", kind ? kind : "group",
+                                          s->home);
+                return bd_err_set(err, -ENOENT, "unknown %s '%s'", kind ? kind : "sweep or suite", id);
+        }
+        struct bd_group g = { 0 };
+        g.id = col_text(st, 0);
+        g.kind = col_text(st, 1);
+        g.system = col_text(st, 2);
+        g.workload = col_text(st, 3);
+        g.spec = col_text(st, 4);
+        g.created = col_time(st, 5);
+        g.state = col_text(st, 6);
+        g.ncells = sqlite3_column_int(st, 7);
+        if (!last && !streq(g.id, id) && sqlite3_step(st) == SQLITE_ROW) {
+                sqlite3_finalize(st);
+                bd_group_release(&g);
+                return bd_err_set(err, -EINVAL, "id '%s' is ambiguous: give more characters", id);
+        }
+        sqlite3_finalize(st);
+        struct bd_cell *c = xcalloc((size_t)(g.ncells > 0 ? g.ncells : 1), sizeof(*c));
+        for (int i = 0; i < g.ncells; i++)
+                c[i].idx = i;
+        if ((r = prepare(s, "SELECT idx, label, params, run_id FROM group_cells WHERE group_id = ? ORDER BY idx", &st,
+                         err)) < 0) {
+                bd_group_release(&g);
+                free(c);
+                return r;
+        }
+        bind_text(st, 1, g.id);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+                int i = sqlite3_column_int(st, 0);
+                if (i < 0 || i >= g.ncells)
+                        continue;
+                c[i].label = col_text(st, 1);
+                c[i].params = col_text(st, 2);
+                c[i].run_id = col_text(st, 3);
+        }
+        sqlite3_finalize(st);
+        *ret = g;
+        *ret_cells = c;
+        return 0;
+}
+
+int store_set_cell_run(struct bd_store *s, const char *group_id, int idx, const char *run_id, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int r = prepare(s, "UPDATE group_cells SET run_id = ? WHERE group_id = ? AND idx = ?", &st, err);
+        if (r < 0)
+                return r;
+        bind_text(st, 1, run_id);
+        bind_text(st, 2, group_id);
+        sqlite3_bind_int(st, 3, idx);
+        return step_done(s, st, "record a cell's run", err);
+}
+
+int store_set_group_state(struct bd_store *s, const char *id, const char *state, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int r = prepare(s, "UPDATE groups SET state = ? WHERE id = ?", &st, err);
+        if (r < 0)
+                return r;
+        bind_text(st, 1, state);
+        bind_text(st, 2, id);
+        return step_done(s, st, "update group", err);
+}
+
+int store_put_result(struct bd_store *s, const char *run_id, int trial, const char *json, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int r = prepare(s, "INSERT OR REPLACE INTO results (run_id, trial, json) VALUES (?,?,?)", &st, err);
+        if (r < 0)
+                return r;
+        bind_text(st, 1, run_id);
+        sqlite3_bind_int(st, 2, trial);
+        bind_text(st, 3, json);
+        return step_done(s, st, "record a result", err);
+}
+
+int store_get_result(struct bd_store *s, const char *run_id, int trial, char **ret, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int r = prepare(s, "SELECT json FROM results WHERE run_id = ? AND trial = ?", &st, err);
+        if (r < 0)
+                return r;
+        bind_text(st, 1, run_id);
+        sqlite3_bind_int(st, 2, trial);
+        int rc = sqlite3_step(st);
+        *ret = rc == SQLITE_ROW ? col_text(st, 0) : NULL;
+        sqlite3_finalize(st);
+        if (rc == SQLITE_ROW)
+                return 0;
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        return sql_err(s, rc, "read a result", err);
+}
+
+void bd_group_release(struct bd_group *g)
+{
+        free(g->id);
+        free(g->kind);
+        free(g->system);
+        free(g->workload);
+        free(g->spec);
+        free(g->state);
+        memset(g, 0, sizeof(*g));
+}
+
+void bd_cells_free(struct bd_cell *c, int n)
+{
+        for (int i = 0; c && i < n; i++) {
+                free(c[i].label);
+                free(c[i].params);
+                free(c[i].run_id);
+        }
+        free(c);
 }

@@ -86,6 +86,42 @@ int store_get(struct bd_store *s, const char *id, struct bd_run *ret, struct bd_
 int store_list(struct bd_store *s, const char *system, const char *workload, int limit,
                int (*fn)(const struct bd_run *r, void *data), void *data, struct bd_err *err);
 
+/* A group of runs recorded as one: a sweep (one cell per point of its
+ * cartesian product) or a suite (one cell per benchmark).  spec: what made
+ * it, JSON (the axes, the mode, the baselines file's text...); a cell's
+ * params: its settings, JSON; run_id: the run that made it, NULL before. */
+struct bd_group {
+        char *id;
+        char *kind;                     /* "sweep" or "suite" */
+        char *system;
+        char *workload;                 /* NULL for a suite */
+        char *spec;
+        double created;
+        char *state;                    /* running, stopped, completed, cancelled */
+        int ncells;
+};
+
+struct bd_cell {
+        int idx;                        /* 0-based */
+        char *label;
+        char *params;
+        char *run_id;
+};
+
+int store_add_group(struct bd_store *s, const struct bd_group *g, const struct bd_cell *cells, struct bd_err *err);
+/* By id or unique prefix ("last": the newest of kind); kind NULL: either.
+ * *ret_cells has g->ncells entries.  -ENOENT when unknown. */
+int store_get_group(struct bd_store *s, const char *id, const char *kind, struct bd_group *ret,
+                    struct bd_cell **ret_cells, struct bd_err *err);
+int store_set_cell_run(struct bd_store *s, const char *group_id, int idx, const char *run_id, struct bd_err *err);
+int store_set_group_state(struct bd_store *s, const char *id, const char *state, struct bd_err *err);
+/* A trial's JSON result (throughput mode), kept so that reports can be
+ * recomputed after the log directory is purged.  get: -ENOENT when none. */
+int store_put_result(struct bd_store *s, const char *run_id, int trial, const char *json, struct bd_err *err);
+int store_get_result(struct bd_store *s, const char *run_id, int trial, char **ret, struct bd_err *err);
+void bd_group_release(struct bd_group *g);
+void bd_cells_free(struct bd_cell *c, int n);
+
 void bd_run_release(struct bd_run *r);
 void bd_trials_free(struct bd_trial *t, int n);
 

@@ -41,7 +41,8 @@ static const char defaults_json[] =
         " \"paths\": { \"data\": \"~/.local/share/benchd/data/coco\","
         "              \"logs\": \"~/.local/share/benchd/logs\","
         "              \"pretrained\": \"~/.local/share/benchd/pretrained\" },"
-        " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\""
+        " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\","
+        " \"cost_per_node_hour\": 0"
         "}";
 
 /* The built-in values of the system's keys. */

@@ -34,7 +34,10 @@ static const char *const mrcnn_configs[] = { "reference", "small", NULL };
         { "seed", S_INT, NULL, RANGE(0, 4294967295.0), NULL, W_ANY, "base seed (trial t uses seed+t)" }, \
         { "threads", S_INT, NULL, RANGE(1, 1024), NULL, W_ANY, "CPU threads per rank" },                \
         { "loader_workers", S_INT, NULL, RANGE(0, 256), NULL, W_ANY, "data loader threads per rank" },  \
-        { "max_steps", S_INT, NULL, RANGE(0, 1e12), NULL, W_ANY, "stop after this many steps (0: off)" }
+        { "max_steps", S_INT, NULL, RANGE(0, 1e12), NULL, W_ANY, "stop after this many steps (0: off)" }, \
+        { "benchmark_steps", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY,                                   \
+          "throughput run: time this many steps, no evaluation; the result goes to LOGS/RUN_TRIAL.json (0: off)" }, \
+        { "warmup_steps", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY, "throughput run: untimed steps before them" }
 
 static const struct schema_key ssd_keys[] = {
         { "batch_size", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per rank per step" },

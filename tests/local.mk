@@ -11,7 +11,17 @@ AM_TESTS_ENVIRONMENT = \
 
 # ---- lib/ and client/ ----
 check_PROGRAMS += tests/unit/test-config tests/unit/test-bind tests/unit/test-render tests/unit/test-mlperf \
-	tests/unit/test-fs tests/unit/test-stats
+	tests/unit/test-fs tests/unit/test-stats tests/unit/test-suite
+check_PROGRAMS += tests/unit/test-svg
+tests_unit_test_svg_SOURCES = tests/unit/tap.h tests/unit/test-svg.c
+tests_unit_test_svg_LDADD = $(BD_LIBS) -lm
+# unit/svg-demo: one page with every plot kind, for t0930 (and for eyes)
+noinst_PROGRAMS += tests/unit/svg-demo
+tests_unit_svg_demo_SOURCES = tests/unit/svg-demo.c
+tests_unit_svg_demo_LDADD = $(BD_LIBS) -lm
+tests_unit_test_suite_SOURCES = tests/unit/tap.h tests/unit/test-suite.c client/suite.c
+tests_unit_test_suite_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client
+tests_unit_test_suite_LDADD = $(BD_LIBS) -lm
 tests_unit_test_stats_SOURCES = tests/unit/tap.h tests/unit/test-stats.c
 tests_unit_test_stats_LDADD = $(BD_LIBS) -lm
 tests_unit_test_config_SOURCES = tests/unit/tap.h tests/unit/test-config.c
@@ -215,12 +225,16 @@ SCRIPT_TESTS = \
 	tests/t0760-maskrcnn-train.t \
 	tests/t0780-maskrcnn-slurm.t \
 	tests/t0800-maskrcnn-golden.t \
-	tests/t0900-throughput.t
+	tests/t0900-throughput.t \
+	tests/t0910-sweep.t \
+	tests/t0915-sweep-slurm.t \
+	tests/t0920-suite.t \
+	tests/t0930-html-chromium.t
 TESTS += $(SCRIPT_TESTS)
 # Long tests, not in make check: make check-learn (CI runs it when time is left)
 LEARN_TESTS = \
 	tests/t0770-maskrcnn-learn.t
-dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh $(SCRIPT_TESTS) $(LEARN_TESTS)
+dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py $(SCRIPT_TESTS) $(LEARN_TESTS)
 # make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
 # --system local (MASKRCNN_LEARN_SYSTEM=4xlocal: on the local Slurm cluster)
 .PHONY: check-learn

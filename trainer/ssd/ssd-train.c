@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -300,7 +301,9 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
         const struct ssd_opts *o = &run->o;
         long long step = t->sgd.iter;
         int reached = 0, block_first = 0, block_count = 0;
-        for (int epoch = t->start_epoch + 1; epoch <= o->epochs && !reached; epoch++) {
+        /* throughput mode runs its steps whatever the epochs (max_steps ends it) */
+        int epochs = tbench_on(&t->bench) ? INT_MAX : o->epochs;
+        for (int epoch = t->start_epoch + 1; epoch <= epochs && !reached; epoch++) {
                 /* blocks of epochs between evaluations, as the reference logs them */
                 if (!block_first) {
                         block_first = epoch;
@@ -366,7 +369,7 @@ static enum run_end train_loop(struct train *t, struct bd_err *err)
                         if (bd_ckpt_save(t->ckpt_path, &run->m, &t->sgd, &meta, err) < 0)
                                 fprintf(stderr, PROG ": %s, continuing without it\n", err->msg);
                 }
-                int last = (o->common.max_steps && step >= o->common.max_steps) || epoch == o->epochs;
+                int last = (o->common.max_steps && step >= o->common.max_steps) || epoch == epochs;
                 int evaluate = t->eval && contains(o->eval_epochs, o->neval, epoch);
                 if (evaluate || last) {
                         MLLOG_END("block_stop", NULL, block_meta(block_first, block_count));

@@ -1,0 +1,402 @@
+/* cmd-suite.c: benchctl suite: a baselines file's benchmarks, each run
+ * --repeat times (one run of that many throughput trials), recorded as one
+ * group of kind "suite"; its report judges them against their targets
+ * (suite.h).  The baselines file's text is kept with the suite, so a report
+ * can be made again later, or with other targets (--baselines). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "benchctl.h"
+#include "fs.h"
+#include "json.h"
+#include "render.h"
+#include "results.h"
+#include "run.h"
+#include "strutil.h"
+#include "suite.h"
+#include "sweep.h"
+#include "workload.h"
+
+#define OPT_REPEAT 380
+#define OPT_DRY 381
+#define OPT_BASELINES 382
+#define OPT_COMPARE 383
+#define OPT_HTML 384
+#define OPT_RESUME 385
+#define OPT_CANCEL 386
+#define OPT_DATA 387
+#define OPT_LOGDIR 388
+
+static const struct bd_option run_options[] = {
+        { "system", 's', "SYSTEM", "system to run on" },
+        { "repeat", OPT_REPEAT, "N", "runs of each benchmark (default 4: the olympic mean drops two)" },
+        { "dry-run", OPT_DRY, NULL, "check the baselines and print what would run; run nothing" },
+        { "resume", OPT_RESUME, "SUITE", "run what a suite has not run yet (no BASELINES)" },
+        { "cancel", OPT_CANCEL, "SUITE", "cancel a suite: its running benchmark and the rest" },
+        { "data", OPT_DATA, "DIR", "dataset directory of every benchmark (sets paths.data)" },
+        { "logdir", OPT_LOGDIR, "DIR", "log directory of every benchmark (sets paths.logs)" },
+        COMMON_SYSTEM_OPTIONS,
+        { 0 }
+};
+
+static const struct bd_option report_options[] = {
+        { "baselines", OPT_BASELINES, "FILE", "judge against this file's targets instead of the suite's own" },
+        { "compare", OPT_COMPARE, "SUITE", "compare with an earlier suite (Welch's t-test per benchmark)" },
+        { "json", 'j', NULL, "print JSON" },
+        { "html", OPT_HTML, "FILE", "also write the report as a self-contained HTML page" },
+        { 0 }
+};
+
+/* The sets of a benchmark: the command line's directories, its own, then
+ * throughput mode's. */
+static char **bench_sets(const struct baseline *b, char *const *dirs, int *ret_n)
+{
+        char **own = baseline_sets(b), **v = NULL;
+        int n = 0;
+        for (int i = 0; i < 2; i++)
+                if (dirs[i]) {
+                        v = xrealloc(v, (size_t)(n + 2) * sizeof(char *));
+                        v[n++] = xstrdup(dirs[i]);
+                }
+        for (int i = 0; own && own[i]; i++) {
+                v = xrealloc(v, (size_t)(n + 2) * sizeof(char *));
+                v[n++] = own[i];
+        }
+        free(own);
+        v = xrealloc(v, (size_t)(n + 1) * sizeof(char *));
+        v[n] = NULL;
+        const struct workload *w = workload_find(b->workload);
+        if (w && workload_has_key(w, "benchmark_steps")) {
+                v = xrealloc(v, (size_t)(n + 3) * sizeof(char *));
+                v[n++] = xasprintf("%s.benchmark_steps=%ld", w->name, b->benchmark_steps);
+                v[n++] = xasprintf("%s.warmup_steps=%ld", w->name, b->warmup_steps);
+                v[n] = NULL;
+        }
+        *ret_n = n;
+        return v;
+}
+
+static int suite_run(struct bd_ctx *ctx, const char *path, const char *system, long repeat, bool dry,
+                     char *const *dirs)
+{
+        struct bd_err err;
+        struct baselines b;
+        if (baselines_load(path, &b, &err) < 0)
+                return bd_error("%s", err.msg), BD_EXIT_CONFIG;
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        if (fs_read_file(path, 16 << 20, &text, &len, &err) < 0) {
+                baselines_release(&b);
+                return bd_error("%s", err.msg), BD_EXIT_FAIL;
+        }
+        int ret = 0;
+        struct bd_cell *cells = xcalloc(b.n + 1, sizeof(*cells));
+        _cleanup_(system_release) struct bd_system base = { 0 };
+        ret = ctx_load_system(ctx, system, NULL, &base);
+        /* every benchmark's system checked before anything runs */
+        for (size_t i = 0; i < b.n && ret == 0; i++) {
+                int n;
+                char **sets = bench_sets(&b.b[i], dirs, &n);
+                struct bd_system check = { 0 };
+                if ((ret = ctx_load_system(ctx, system, sets, &check)) != 0)
+                        bd_error("(in benchmark '%s' of %s, line %d)", b.b[i].name, path, b.b[i].line);
+                system_release(&check);
+                cJSON *p = cJSON_CreateObject();
+                cJSON_AddStringToObject(p, "workload", b.b[i].workload);
+                cJSON_AddItemToObject(p, "sets", cJSON_CreateStringArray((const char *const *)sets, n));
+                cells[i] = (struct bd_cell){ .idx = (int)i, .label = b.b[i].name, .params = cJSON_PrintUnformatted(p) };
+                cJSON_Delete(p);
+                if (dry && ret == 0) {
+                        printf("%s (%s, %ld run%s):", b.b[i].name, b.b[i].workload, repeat, repeat == 1 ? "" : "s");
+                        for (int k = 0; k < n; k++)
+                                printf(" --set %s", sets[k]);
+                        printf("\n");
+                }
+                strv_free(sets);
+        }
+        if (ret == 0 && !dry) {
+                struct bd_store store;
+                if (open_store(&store))
+                        ret = BD_EXIT_FAIL;
+                else {
+                        _cleanup_free_ char *rid = run_id_new();
+                        _cleanup_free_ char *id = xasprintf("su-%s", rid);
+                        _cleanup_free_ char *abs = fs_path_clean(path);
+                        cJSON *spec = cJSON_CreateObject();
+                        cJSON_AddStringToObject(spec, "baselines_path", abs);
+                        cJSON_AddStringToObject(spec, "baselines", text);
+                        cJSON_AddNumberToObject(spec, "runs", (double)repeat);
+                        _cleanup_free_ char *spec_text = cJSON_PrintUnformatted(spec);
+                        cJSON_Delete(spec);
+                        struct bd_group g = { .id = id, .kind = (char *)"suite", .system = base.name,
+                                              .spec = spec_text, .created = (double)time(NULL),
+                                              .state = (char *)"running", .ncells = (int)b.n };
+                        if (store_add_group(&store, &g, cells, &err) < 0) {
+                                bd_error("%s", err.msg);
+                                ret = BD_EXIT_FAIL;
+                        } else {
+                                printf("suite %s: %zu benchmark%s of %s on %s, %ld run%s each\n", id, b.n,
+                                       b.n == 1 ? "" : "s", path, base.name, repeat, repeat == 1 ? "" : "s");
+                                fflush(stdout);
+                                ret = group_run(ctx, &store, id, "suite");
+                        }
+                        store_close(&store);
+                }
+        }
+        for (size_t i = 0; i < b.n; i++)
+                free(cells[i].params);
+        free(cells);
+        baselines_release(&b);
+        return ret;
+}
+
+/* The rates of one suite's benchmarks, in the baselines' order. */
+struct suite_rates {
+        struct suite_input *in;
+        double **rates;
+        size_t n;
+        char *device;                   /* of the first result, for the targets */
+        char **run_ids;
+};
+
+static void suite_rates_release(struct suite_rates *r)
+{
+        for (size_t i = 0; i < r->n; i++) {
+                free(r->rates[i]);
+                free(r->run_ids[i]);
+        }
+        free(r->rates);
+        free(r->run_ids);
+        free(r->in);
+        free(r->device);
+        memset(r, 0, sizeof(*r));
+}
+
+static int suite_rates_load(struct bd_store *s, const struct bd_group *g, const struct bd_cell *cells,
+                            const struct baselines *b, struct suite_rates *ret)
+{
+        memset(ret, 0, sizeof(*ret));
+        ret->n = b->n;
+        ret->in = xcalloc(b->n + 1, sizeof(*ret->in));
+        ret->rates = xcalloc(b->n + 1, sizeof(double *));
+        ret->run_ids = xcalloc(b->n + 1, sizeof(char *));
+        for (size_t i = 0; i < b->n; i++) {
+                const struct bd_cell *c = NULL;
+                for (int k = 0; k < g->ncells && !c; k++)
+                        if (cells[k].label && streq(cells[k].label, b->b[i].name))
+                                c = &cells[k];
+                if (!c || !c->run_id)
+                        continue;
+                struct bd_run r;
+                struct bd_trial *t;
+                if (load_run(s, c->run_id, &r, &t) != 0)
+                        return BD_EXIT_FAIL;
+                ret->run_ids[i] = xstrdup(r.id);
+                enum tv_kind kind = tv_kind_of(r.workload, false);
+                ret->rates[i] = xcalloc((size_t)r.ntrials + 1, sizeof(double));
+                for (int k = 0; k < r.ntrials; k++) {
+                        struct trial_value v;
+                        trial_value_load(s, &r, &t[k], kind, &v);
+                        if (v.outcome == TV_VALUE)
+                                ret->rates[i][ret->in[i].n++] = v.value;
+                        else if (v.outcome != TV_PENDING && v.outcome != TV_RUNNING)
+                                ret->in[i].failed++;
+                        if (!ret->device && v.device)
+                                ret->device = xstrdup(v.device);
+                        trial_value_release(&v);
+                }
+                ret->in[i].rates = ret->rates[i];
+                bd_trials_free(t, r.ntrials);
+                bd_run_release(&r);
+        }
+        return 0;
+}
+
+int suite_report(struct bd_store *s, const char *id, const char *baselines_path, const char *compare, bool json,
+                 const char *html)
+{
+        struct bd_err err;
+        struct bd_group g = { 0 }, g2 = { 0 };
+        struct bd_cell *cells = NULL, *cells2 = NULL;
+        struct baselines b = { 0 };
+        struct suite_rates now = { 0 }, before = { 0 };
+        int ret = BD_EXIT_OK;
+        if (store_get_group(s, id, "suite", &g, &cells, &err) < 0)
+                return bd_error("%s", err.msg), BD_EXIT_FAIL;
+        _cleanup_json_ cJSON *spec = cJSON_Parse(g.spec ? g.spec : "{}");
+        if (baselines_path) {
+                if (baselines_load(baselines_path, &b, &err) < 0) {
+                        bd_error("%s", err.msg);
+                        ret = BD_EXIT_CONFIG;
+                }
+        } else if (baselines_parse(json_str(spec, "baselines", ""), json_str(spec, "baselines_path", "baselines"), &b,
+                                   &err) < 0) {
+                bd_error("%s (the copy kept with suite %s)", err.msg, g.id);
+                ret = BD_EXIT_FAIL;
+        }
+        if (ret == BD_EXIT_OK)
+                ret = suite_rates_load(s, &g, cells, &b, &now);
+        if (ret == BD_EXIT_OK && compare) {
+                if (store_get_group(s, compare, "suite", &g2, &cells2, &err) < 0) {
+                        bd_error("%s", err.msg);
+                        ret = BD_EXIT_FAIL;
+                } else
+                        ret = suite_rates_load(s, &g2, cells2, &b, &before);
+        }
+        if (ret == BD_EXIT_OK) {
+                struct suite_row *rows = xcalloc(b.n + 1, sizeof(*rows));
+                struct suite_verdict v;
+                suite_compute(&b, g.system, now.device, now.in, rows, &v);
+                if (json) {
+                        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+                        suite_json(&out, &b, rows, &v);
+                        /* the rates each row was computed from, so the numbers can be checked */
+                        _cleanup_json_ cJSON *o = cJSON_Parse(out.s ? out.s : "{}");
+                        if (o) {
+                                cJSON_AddStringToObject(o, "suite", g.id);
+                                cJSON_AddStringToObject(o, "system", g.system);
+                                if (now.device)
+                                        cJSON_AddStringToObject(o, "device", now.device);
+                                cJSON *bs = cJSON_GetObjectItemCaseSensitive(o, "benchmarks"), *x;
+                                size_t i = 0;
+                                cJSON_ArrayForEach(x, bs) {
+                                        if (i >= b.n)
+                                                break;
+                                        cJSON_AddItemToObject(x, "rates",
+                                                              cJSON_CreateDoubleArray(now.in[i].rates ? now.in[i].rates
+                                                                                                      : (double[]){ 0 },
+                                                                                      (int)now.in[i].n));
+                                        if (now.run_ids[i])
+                                                cJSON_AddStringToObject(x, "run", now.run_ids[i]);
+                                        i++;
+                                }
+                                char *t = cJSON_Print(o);
+                                printf("%s\n", t);
+                                free(t);
+                        }
+                } else {
+                        printf("suite %s: %s on %s (%s)%s%s\n", g.id, b.path, g.system, g.state,
+                               now.device ? ", device " : "", now.device ? now.device : "");
+                        suite_print(stdout, &b, rows, &v);
+                        if (compare) {
+                                printf("\ncompared with suite %s (before) :\n", g2.id);
+                                suite_print_compare(stdout, &b, before.in, now.in);
+                        }
+                }
+                if (html) {
+                        _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                        suite_html(&g, &b, rows, &v, now.in, &page);
+                        if (write_page(html, &page) < 0)
+                                ret = BD_EXIT_FAIL;
+                }
+                free(rows);
+        }
+        suite_rates_release(&now);
+        suite_rates_release(&before);
+        baselines_release(&b);
+        bd_cells_free(cells, g.ncells);
+        bd_cells_free(cells2, g2.ncells);
+        bd_group_release(&g);
+        bd_group_release(&g2);
+        return ret;
+}
+
+static int cmd_suite_run(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, run_options, cmd, ctx);
+        const char *system = NULL, *resume = NULL, *cancel = NULL, *arg;
+        _cleanup_free_ char *data = NULL, *logdir = NULL;
+        long repeat = 4;
+        bool dry = false;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                switch (c) {
+                case 's': system = arg; break;
+                case OPT_DRY: dry = true; break;
+                case OPT_RESUME: resume = arg; break;
+                case OPT_CANCEL: cancel = arg; break;
+                case OPT_DATA:
+                        free(data);
+                        data = path_set("paths.data", arg);
+                        break;
+                case OPT_LOGDIR:
+                        free(logdir);
+                        logdir = path_set("paths.logs", arg);
+                        break;
+                case OPT_REPEAT: opts_number(&o, "repeat", arg, 1, 100, &repeat); break;
+                }
+        }
+        bool by_id = resume || cancel;
+        int next = opts_finish(&o, by_id ? 0 : 1, by_id ? 0 : 1, "BASELINES");
+        if (next < 0)
+                return opts_exit(next);
+        if (o.sets)
+                return usage_error(cmd, "--set: a suite's settings are in its baselines file ('set')");
+        if (by_id && (system || data || logdir || dry))
+                return usage_error(cmd, "--resume and --cancel take a recorded suite: no --system, --data, --logdir "
+                                   "or --dry-run");
+        if (by_id) {
+                if (resume && cancel)
+                        return usage_error(cmd, "--resume and --cancel exclude each other");
+                struct bd_store store;
+                if (open_store(&store))
+                        return BD_EXIT_FAIL;
+                int ret = resume ? group_run(ctx, &store, resume, "suite") : group_cancel(&store, cancel, "suite");
+                store_close(&store);
+                return ret;
+        }
+        if (!system)
+                return usage_error(cmd, "missing --system SYSTEM");
+        char *const dirs[2] = { data, logdir };
+        return suite_run(ctx, argv[next], system, repeat, dry, dirs);
+}
+
+static int cmd_suite_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, report_options, cmd, ctx);
+        const char *baselines = NULL, *compare = NULL, *html = NULL, *arg;
+        bool json = false;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                switch (c) {
+                case OPT_BASELINES: baselines = arg; break;
+                case OPT_COMPARE: compare = arg; break;
+                case OPT_HTML: html = arg; break;
+                case 'j': json = true; break;
+                }
+        }
+        int next = opts_finish(&o, 0, 1, "SUITE");
+        if (next < 0)
+                return opts_exit(next);
+        struct bd_store store;
+        if (open_store(&store))
+                return BD_EXIT_FAIL;
+        int ret = suite_report(&store, next < argc ? argv[next] : "last", baselines, compare, json, html);
+        store_close(&store);
+        return ret;
+}
+
+int cmd_suite(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        if (argc >= 2 && streq(argv[1], "run"))
+                return cmd_suite_run(argc - 1, argv + 1, ctx, cmd);
+        if (argc >= 2 && streq(argv[1], "report"))
+                return cmd_suite_report(argc - 1, argv + 1, ctx, cmd);
+        if (argc >= 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
+                printf("Usage: benchctl suite %s\n%s\n\n"
+                       "  run BASELINES --system SYSTEM [--repeat N] [--dry-run]\n"
+                       "        run each benchmark of BASELINES N times (default 4) and print the report\n"
+                       "  run --resume SUITE | --cancel SUITE\n"
+                       "  report [SUITE] [--baselines FILE] [--compare SUITE] [--json] [--html FILE]\n"
+                       "        the report of SUITE (default: the last one)\n"
+                       "\nSee benchctl(1).\n", cmd->usage, cmd->summary);
+                return BD_EXIT_OK;
+        }
+        return usage_error(cmd, argc >= 2 ? "unknown action '%s': run or report" : "missing action%s: run or report",
+                           argc >= 2 ? argv[1] : "");
+}

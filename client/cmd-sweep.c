@@ -1,0 +1,595 @@
+/* cmd-sweep.c: benchctl sweep: the cartesian product of settings as one
+ * recorded group of runs, run one cell after another, resumable and
+ * cancelable as a whole.
+ *
+ * Every cell is an ordinary run (submit_run: Slurm or mpirun like any
+ * other), with the cell's settings as --set overrides.  Cells run one at a
+ * time: two throughput measurements sharing a machine measure each other.
+ * The sweep's own keys: ranks (nodes from the system's GPUs, or ranks, per
+ * node), nodes, batch_size (per rank), precision; any other key is the
+ * workload section's or a dotted system key.  The learning rate follows the
+ * global batch by a stated rule unless the sweep sets it (sweep.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "benchctl.h"
+#include "fs.h"
+#include "json.h"
+#include "render.h"
+#include "run.h"
+#include "strutil.h"
+#include "sweep.h"
+#include "workload.h"
+
+#define OPT_MODE 370
+#define OPT_STEPS 371
+#define OPT_WARMUP 372
+#define OPT_RESUME 373
+#define OPT_CANCEL 374
+#define OPT_DRY 375
+#define OPT_DATA 376
+#define OPT_LOGDIR 377
+
+static const struct bd_option options[] = {
+        { "system", 's', "SYSTEM", "system to run on" },
+        { "mode", OPT_MODE, "MODE", "throughput (default) or time-to-train" },
+        { "runs", 'n', "N", "trials per cell (default: 1 for throughput, else the system's 'trials')" },
+        { "steps", OPT_STEPS, "N", "throughput: timed steps per trial (default 20)" },
+        { "warmup", OPT_WARMUP, "W", "throughput: untimed steps before them (default 5)" },
+        { "resume", OPT_RESUME, "SWEEP", "run the cells of SWEEP that have not run (no WORKLOAD)" },
+        { "cancel", OPT_CANCEL, "SWEEP", "cancel SWEEP: its running cell and every cell after it" },
+        { "dry-run", OPT_DRY, NULL, "print the cells and their settings; run and record nothing" },
+        { "data", OPT_DATA, "DIR", "dataset directory of every cell (sets paths.data)" },
+        { "logdir", OPT_LOGDIR, "DIR", "log directory of every cell (sets paths.logs)" },
+        COMMON_SYSTEM_OPTIONS,
+        { 0 }
+};
+
+struct axis {
+        char *key;
+        char **values;
+        int n;
+};
+
+struct cellspec {
+        char **sets;            /* NULL-terminated */
+        int nsets;
+        cJSON *values;          /* KEY -> VALUE */
+        long ranks, nodes, global_batch;
+        char *label;
+};
+
+static void cellspec_release(struct cellspec *c)
+{
+        for (int i = 0; i < c->nsets; i++)
+                free(c->sets[i]);
+        free(c->sets);
+        cJSON_Delete(c->values);
+        free(c->label);
+}
+
+static void add_set(struct cellspec *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_set(struct cellspec *c, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *s = xvasprintf(fmt, ap);
+        va_end(ap);
+        c->sets = xrealloc(c->sets, (size_t)(c->nsets + 2) * sizeof(char *));
+        c->sets[c->nsets++] = s;
+        c->sets[c->nsets] = NULL;
+}
+
+static bool is_special(const char *k)
+{
+        return streq(k, "ranks") || streq(k, "nodes") || streq(k, "batch_size") || streq(k, "precision");
+}
+
+/* KEY as the sweep takes it: its own, WORKLOAD.KEY or a dotted system key;
+ * the error names what it could have been. */
+static int check_axis_key(const struct workload *w, const struct bd_system *base, const char *k, struct bd_err *err)
+{
+        if (is_special(k) || strchr(k, '.') || workload_has_key(w, k) || json_get(base->json, k))
+                return 0;
+        return bd_err_set(err, -EINVAL, "unknown sweep key '%s': not ranks, nodes, batch_size, precision, a key of "
+                          "the %s section nor of system %s (other keys: SECTION.KEY)", k, w->name, base->name);
+}
+
+/* "ranks=2,4" -> axis; values are kept as text (they become --set values).
+ * "\," is a comma inside a value: a list value of one cell
+ * ("extra_args=--inject-nan\,3"). */
+static int parse_axis(const char *s, struct axis *a, struct bd_err *err)
+{
+        const char *eq = strchr(s, '=');
+        if (!eq || eq == s)
+                return bd_err_set(err, -EINVAL, "--set '%s': expected KEY=VALUE[,VALUE...]", s);
+        a->key = xstrndup(s, (size_t)(eq - s));
+        _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
+        for (const char *p = eq + 1;; p++) {
+                if (*p == '\\' && p[1] == ',') {
+                        buf_putc(&v, ',');
+                        p++;
+                        continue;
+                }
+                if (*p && *p != ',') {
+                        buf_putc(&v, *p);
+                        continue;
+                }
+                if (v.len == 0)
+                        return bd_err_set(err, -EINVAL, "--set '%s': an empty value", s);
+                a->values = xrealloc(a->values, (size_t)(a->n + 1) * sizeof(char *));
+                a->values[a->n++] = xstrdup(v.s);
+                buf_reset(&v);
+                if (!*p)
+                        break;
+        }
+        return 0;
+}
+
+static bool axis_pinned(const struct axis *ax, int nax, const struct workload *w, const char *key)
+{
+        _cleanup_free_ char *dotted = xasprintf("%s.%s", w->name, key);
+        for (int i = 0; i < nax; i++)
+                if (streq(ax[i].key, key) || streq(ax[i].key, dotted))
+                        return true;
+        return false;
+}
+
+static long num_value(const char *key, const char *v, long min, struct bd_err *err, int *r)
+{
+        long x;
+        if (str_parse_long(v, &x) < 0 || x < min) {
+                *r = bd_err_set(err, -EINVAL, "sweep key '%s': '%s' is not an integer >= %ld", key, v, min);
+                return 0;
+        }
+        return x;
+}
+
+/* The learning-rate rule of a sweep, in words (for the table). */
+static char *lr_rule(const struct workload *w, const struct bd_system *base, const struct axis *ax, int nax)
+{
+        const cJSON *sec = sys_get(base->json, w->name);
+        if (!workload_has_key(w, "lr"))
+                return xstrdup("none (no learning rate)");
+        if (streq(w->name, "ssd"))
+                return xasprintf("MLPerf SSD rule, in the trainer: base lr = 2.5e-3 x max(1, round(lr / 2.5e-3 x "
+                                 "global batch / 32)) with lr %s%g; warmup in epochs",
+                                 axis_pinned(ax, nax, w, "lr") ? "set by the sweep, " : "", json_num(sec, "lr", 0));
+        if (axis_pinned(ax, nax, w, "lr"))
+                return xstrdup("pinned: the sweep sets lr");
+        return xasprintf("linear scaling (Goyal et al.) from the system's global batch %ld at lr %g: lr x batch / %ld; "
+                         "warmup%s in iterations x %ld / batch", json_int(sec, "ims_per_batch", 0),
+                         json_num(sec, "lr", 0), json_int(sec, "ims_per_batch", 0),
+                         axis_pinned(ax, nax, w, "warmup_iters") ? " (pinned)" : "",
+                         json_int(sec, "ims_per_batch", 0));
+}
+
+/* The overrides of one cell: its values (idx: one per axis), throughput
+ * mode's steps, and the learning rate and schedule that follow its global
+ * batch. */
+static int make_cell(const struct workload *w, const struct bd_system *base, const struct axis *ax, int nax,
+                     const int *idx, bool ttt, long steps, long warmup, struct cellspec *c, struct bd_err *err)
+{
+        const cJSON *j = base->json, *sec = sys_get(j, w->name);
+        long per = sys_int(j, "gpus_per_node") > 0 ? sys_int(j, "gpus_per_node") : sys_int(j, "ranks_per_node");
+        long rpn = sys_int(j, "ranks_per_node");
+        c->nodes = sys_int(j, "nodes");
+        c->ranks = c->nodes * rpn;
+        c->values = cJSON_CreateObject();
+        long batch = -1;
+        int r = 0;
+        _cleanup_buf_ struct bd_buf label = BD_BUF_INIT;
+        for (int i = 0; i < nax && r == 0; i++) {
+                const char *k = ax[i].key, *v = ax[i].values[idx[i]];
+                cJSON_AddStringToObject(c->values, k, v);
+                if (ax[i].n > 1)
+                        buf_printf(&label, "%s%s=%s", label.len ? " " : "", k, v);
+                if (streq(k, "ranks")) {
+                        long R = num_value(k, v, 1, err, &r);
+                        if (r < 0)
+                                break;
+                        long n = (R + per - 1) / per;
+                        if (n > sys_int(j, "nodes"))
+                                return bd_err_set(err, -EINVAL, "ranks=%ld needs %ld nodes of %ld; system %s has %ld",
+                                                  R, n, per, base->name, sys_int(j, "nodes"));
+                        if (R % n)
+                                return bd_err_set(err, -EINVAL, "ranks=%ld cannot be spread evenly over %ld nodes "
+                                                  "of %ld", R, n, per);
+                        c->ranks = R;
+                        c->nodes = n;
+                        rpn = R / n;
+                        add_set(c, "nodes=%ld", n);
+                        add_set(c, "ranks_per_node=%ld", rpn);
+                } else if (streq(k, "nodes")) {
+                        long n = num_value(k, v, 1, err, &r);
+                        if (r < 0)
+                                break;
+                        c->nodes = n;
+                        add_set(c, "nodes=%ld", n);
+                } else if (streq(k, "batch_size")) {
+                        batch = num_value(k, v, 1, err, &r);
+                        if (r == 0 && !workload_has_key(w, "batch_size") && !workload_has_key(w, "ims_per_batch"))
+                                return bd_err_set(err, -EINVAL, "sweep key 'batch_size': %s has no batch", w->name);
+                } else if (streq(k, "precision")) {
+                        if (!workload_has_key(w, "precision"))
+                                return bd_err_set(err, -EINVAL, "sweep key 'precision': %s has no precision", w->name);
+                        add_set(c, "%s.precision=%s", w->name, v);
+                } else if (strchr(k, '.') || !workload_has_key(w, k))
+                        add_set(c, "%s=%s", k, v);
+                else
+                        add_set(c, "%s.%s=%s", w->name, k, v);
+        }
+        if (r < 0)
+                return r;
+        /* nodes given and ranks not: ranks follow the nodes */
+        c->ranks = c->nodes * rpn;
+        c->label = label.len ? xstrdup(label.s) : xstrdup("(one cell)");
+        if (workload_has_key(w, "batch_size")) {
+                if (batch > 0)
+                        add_set(c, "%s.batch_size=%ld", w->name, batch);
+                c->global_batch = (batch > 0 ? batch : json_int(sec, "batch_size", 0)) * c->ranks;
+        } else if (workload_has_key(w, "ims_per_batch")) {
+                long g0 = json_int(sec, "ims_per_batch", 0), g = batch > 0 ? batch * c->ranks : g0;
+                if (axis_pinned(ax, nax, w, "ims_per_batch"))
+                        g = g0; /* the --set above already set it */
+                c->global_batch = g;
+                if (batch > 0)
+                        add_set(c, "%s.ims_per_batch=%ld", w->name, g);
+                if (batch > 0 && !axis_pinned(ax, nax, w, "test_ims_per_batch"))
+                        add_set(c, "%s.test_ims_per_batch=%ld", w->name, g);
+                if (g != g0 && g0 > 0 && !axis_pinned(ax, nax, w, "lr")) {
+                        double f = (double)g / (double)g0;
+                        add_set(c, "%s.lr=%.6g", w->name, json_num(sec, "lr", 0) * f);
+                        if (!axis_pinned(ax, nax, w, "warmup_iters"))
+                                add_set(c, "%s.warmup_iters=%ld", w->name,
+                                        lround((double)json_int(sec, "warmup_iters", 0) / f));
+                        if (ttt && json_get(sec, "max_iter") && !axis_pinned(ax, nax, w, "max_iter"))
+                                add_set(c, "%s.max_iter=%ld", w->name,
+                                        (long)ceil((double)json_int(sec, "max_iter", 0) / f));
+                        const cJSON *ds = json_get(sec, "decay_steps"), *e;
+                        if (ttt && cJSON_GetArraySize(ds) > 0 && !axis_pinned(ax, nax, w, "decay_steps")) {
+                                _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
+                                cJSON_ArrayForEach(e, ds)
+                                        buf_printf(&b, "%s%ld", b.len ? "," : "", lround(e->valuedouble / f));
+                                add_set(c, "%s.decay_steps=%s", w->name, b.s);
+                        }
+                }
+        }
+        if (!ttt && workload_has_key(w, "benchmark_steps")) {
+                add_set(c, "%s.benchmark_steps=%ld", w->name, steps);
+                add_set(c, "%s.warmup_steps=%ld", w->name, warmup);
+        }
+        return 0;
+}
+
+static char *sweep_id_new(void)
+{
+        _cleanup_free_ char *id = run_id_new();
+        return xasprintf("sw-%s", id);
+}
+
+int group_run(struct bd_ctx *ctx, struct bd_store *s, const char *id, const char *kind)
+{
+        struct bd_err err;
+        struct bd_group g;
+        struct bd_cell *cells;
+        if (store_get_group(s, id, kind, &g, &cells, &err) < 0)
+                return bd_error("%s", err.msg), BD_EXIT_FAIL;
+        _cleanup_json_ cJSON *spec = cJSON_Parse(g.spec ? g.spec : "{}");
+        int runs = (int)json_int(spec, "runs", 0);
+        int ret = BD_EXIT_OK, done = 0, ncells = g.ncells;
+        _cleanup_free_ char *gid = xstrdup(g.id), *system = xstrdup(g.system);
+        _cleanup_free_ char *workload = g.workload ? xstrdup(g.workload) : NULL;
+        bd_group_release(&g);
+        /* running again (a resumed group was stopped or cancelled): a cancel from now on stops it */
+        if (store_set_group_state(s, gid, "running", &err) < 0) {
+                bd_cells_free(cells, ncells);
+                return bd_error("%s", err.msg), BD_EXIT_FAIL;
+        }
+        for (int i = 0; i < ncells && ret == BD_EXIT_OK; i++) {
+                struct bd_group now;
+                struct bd_cell *nc;
+                if (store_get_group(s, gid, kind, &now, &nc, &err) < 0) {
+                        bd_error("%s", err.msg);
+                        ret = BD_EXIT_FAIL;
+                        break;
+                }
+                bool cancelled = streq(now.state, "cancelled");
+                char *run_id = nc[i].run_id ? xstrdup(nc[i].run_id) : NULL;
+                bd_cells_free(nc, now.ncells);
+                bd_group_release(&now);
+                if (cancelled) {
+                        printf("%s %s was cancelled: %d of %d cells ran\n", kind, gid, done, ncells);
+                        free(run_id);
+                        ret = BD_EXIT_RUN;
+                        break;
+                }
+                if (run_id) {
+                        struct bd_run r;
+                        struct bd_trial *t;
+                        if (load_run(s, run_id, &r, &t) == 0) {
+                                bool again = r.state == ST_CANCELLED || r.state == ST_INCOMPLETE;
+                                bool final = bd_state_final(r.state);
+                                bd_trials_free(t, r.ntrials);
+                                bd_run_release(&r);
+                                if (final && !again) {
+                                        printf("cell %d/%d (%s): done by run %s\n", i + 1, ncells, cells[i].label,
+                                               run_id);
+                                        free(run_id);
+                                        done++;
+                                        continue;
+                                }
+                                if (!final) {
+                                        printf("cell %d/%d (%s): run %s still running; following it\n", i + 1,
+                                               ncells, cells[i].label, run_id);
+                                        int x = wait_for_run(s, run_id, false);
+                                        free(run_id);
+                                        if (x >= BD_EXIT_SIGNAL)
+                                                ret = x;
+                                        done++;
+                                        continue;
+                                }
+                        }
+                        free(run_id);
+                }
+                _cleanup_json_ cJSON *params = cJSON_Parse(cells[i].params ? cells[i].params : "{}");
+                const cJSON *sets = json_get(params, "sets"), *e;
+                int n = cJSON_GetArraySize(sets), k = 0;
+                _cleanup_free_ char **argv = xcalloc((size_t)n + 1, sizeof(char *));
+                cJSON_ArrayForEach(e, sets)
+                        if (cJSON_IsString(e))
+                                argv[k++] = e->valuestring;
+                printf("cell %d/%d (%s)\n", i + 1, ncells, cells[i].label);
+                fflush(stdout);
+                _cleanup_free_ char *new_id = NULL;
+                int x = submit_run(ctx, system, json_str(params, "workload", workload), argv, runs, false, false,
+                                   &new_id);
+                if (x != BD_EXIT_OK || !new_id) {
+                        ret = x ? x : BD_EXIT_FAIL;
+                        break;
+                }
+                if (store_set_cell_run(s, gid, i, new_id, &err) < 0) {
+                        bd_error("%s; cancelling run %s", err.msg, new_id);
+                        (void) cancel_run(s, new_id, false);
+                        ret = BD_EXIT_FAIL;
+                        break;
+                }
+                x = wait_for_run(s, new_id, false);
+                done++;
+                if (x >= BD_EXIT_SIGNAL) {
+                        printf("%s %s: stopped following (run %s goes on); resume with 'benchctl %s --resume %s'\n",
+                               kind, gid, new_id, streq(kind, "suite") ? "suite run" : "sweep", gid);
+                        ret = x;
+                }
+        }
+        bd_cells_free(cells, ncells);
+        if (ret == BD_EXIT_OK) {
+                if (store_set_group_state(s, gid, "completed", &err) < 0)
+                        return bd_error("%s", err.msg), BD_EXIT_FAIL;
+                printf("\n");
+                fflush(stdout);
+                return streq(kind, "suite") ? suite_report(s, gid, NULL, NULL, false, NULL)
+                                            : sweep_report(s, gid, SWEEP_TEXT, NULL);
+        }
+        if (ret < BD_EXIT_SIGNAL && ret != BD_EXIT_RUN)
+                (void) store_set_group_state(s, gid, "stopped", NULL);
+        return ret;
+}
+
+int group_cancel(struct bd_store *s, const char *id, const char *kind)
+{
+        struct bd_err err;
+        struct bd_group g;
+        struct bd_cell *cells;
+        if (store_get_group(s, id, kind, &g, &cells, &err) < 0)
+                return bd_error("%s", err.msg), BD_EXIT_FAIL;
+        int ret = BD_EXIT_OK;
+        if (store_set_group_state(s, g.id, "cancelled", &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+        }
+        int stopped = 0;
+        for (int i = 0; i < g.ncells && ret == BD_EXIT_OK; i++) {
+                if (!cells[i].run_id)
+                        continue;
+                struct bd_run r;
+                struct bd_trial *t;
+                if (load_run(s, cells[i].run_id, &r, &t) != 0)
+                        continue;
+                bool final = bd_state_final(r.state);
+                bd_trials_free(t, r.ntrials);
+                bd_run_release(&r);
+                if (!final) {
+                        int x = cancel_run(s, cells[i].run_id, false);
+                        if (x != BD_EXIT_OK)
+                                ret = x;
+                        stopped++;
+                }
+        }
+        if (ret == BD_EXIT_OK)
+                printf("%s %s cancelled (%d running cell%s stopped)\n", kind, g.id, stopped, stopped == 1 ? "" : "s");
+        bd_cells_free(cells, g.ncells);
+        bd_group_release(&g);
+        return ret;
+}
+
+static void axes_release(struct axis *ax, int n)
+{
+        for (int i = 0; i < n; i++) {
+                free(ax[i].key);
+                for (int k = 0; k < ax[i].n; k++)
+                        free(ax[i].values[k]);
+                free(ax[i].values);
+        }
+        free(ax);
+}
+
+int cmd_sweep(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
+{
+        _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
+        const char *system = NULL, *mode = "throughput", *resume = NULL, *cancel = NULL, *arg;
+        const char *data = NULL, *logdir = NULL;
+        long runs = 0, steps = 20, warmup = 5;
+        bool dry = false;
+        int c;
+        while ((c = opts_next(&o, &arg)) > 0) {
+                switch (c) {
+                case 's': system = arg; break;
+                case OPT_MODE: mode = arg; break;
+                case OPT_RESUME: resume = arg; break;
+                case OPT_CANCEL: cancel = arg; break;
+                case OPT_DRY: dry = true; break;
+                case OPT_DATA: data = arg; break;
+                case OPT_LOGDIR: logdir = arg; break;
+                case 'n': opts_number(&o, "runs", arg, 1, 100, &runs); break;
+                case OPT_STEPS: opts_number(&o, "steps", arg, 1, 1000000000L, &steps); break;
+                case OPT_WARMUP: opts_number(&o, "warmup", arg, 0, 1000000000L, &warmup); break;
+                }
+        }
+        bool by_id = resume || cancel;
+        int next = opts_finish(&o, by_id ? 0 : 1, by_id ? 0 : 1, workload_operand());
+        if (next < 0)
+                return opts_exit(next);
+        if (resume && cancel)
+                return usage_error(cmd, "--resume and --cancel exclude each other");
+        if (by_id && (system || o.sets || dry || data || logdir))
+                return usage_error(cmd, "--%s takes a recorded sweep: no --system, --set or --dry-run",
+                                   resume ? "resume" : "cancel");
+        struct bd_store store;
+        if (by_id) {
+                if (open_store(&store))
+                        return BD_EXIT_FAIL;
+                int ret = resume ? group_run(ctx, &store, resume, "sweep") : group_cancel(&store, cancel, "sweep");
+                store_close(&store);
+                return ret;
+        }
+        if (!system)
+                return usage_error(cmd, "missing --system SYSTEM");
+        if (!streq(mode, "throughput") && !streq(mode, "time-to-train"))
+                return usage_error(cmd, "--mode '%s': throughput or time-to-train", mode);
+        bool ttt = streq(mode, "time-to-train");
+        struct bd_err err;
+        const struct workload *w = workload_lookup(argv[next], &err);
+        if (!w)
+                return bd_error("%s", err.msg), BD_EXIT_CONFIG;
+        _cleanup_(system_release) struct bd_system base = { 0 };
+        int ret = ctx_load_system(ctx, system, NULL, &base);
+        if (ret)
+                return ret;
+
+        int nax = 0;
+        struct axis *ax = xcalloc(o.nsets + 3, sizeof(*ax));
+        for (size_t i = 0; i < o.nsets && ret == 0; i++, nax++)
+                if (parse_axis(o.sets[i], &ax[nax], &err) < 0 ||
+                    check_axis_key(w, &base, ax[nax].key, &err) < 0) {
+                        bd_error("%s", err.msg);
+                        ret = BD_EXIT_CONFIG;
+                }
+        /* --data and --logdir: one value each, made absolute (the cells run elsewhere, later) */
+        const char *dirs[2][2] = { { "paths.data", data }, { "paths.logs", logdir } };
+        for (int i = 0; i < 2 && ret == 0; i++)
+                if (dirs[i][1]) {
+                        ax[nax].key = xstrdup(dirs[i][0]);
+                        ax[nax].values = xcalloc(1, sizeof(char *));
+                        ax[nax].values[0] = dirs[i][1][0] == '~' ? xstrdup(dirs[i][1]) : fs_path_clean(dirs[i][1]);
+                        ax[nax++].n = 1;
+                }
+        for (int i = 0; i < nax && ret == 0; i++)
+                for (int k = 0; k < i; k++)
+                        if (streq(ax[i].key, ax[k].key))
+                                bd_error("--set %s given twice", ax[i].key), ret = BD_EXIT_CONFIG;
+        long ncells = 1;
+        for (int i = 0; i < nax; i++)
+                ncells *= ax[i].n;
+        if (ret == 0 && ncells > 1000)
+                bd_error("%ld cells: a sweep has at most 1000", ncells), ret = BD_EXIT_CONFIG;
+        if (ret) {
+                axes_release(ax, nax);
+                return ret;
+        }
+
+        /* every cell resolved (and its system checked) before anything runs */
+        struct cellspec *cs = xcalloc((size_t)ncells, sizeof(*cs));
+        _cleanup_free_ int *idx = xcalloc((size_t)nax + 1, sizeof(int));
+        for (long i = 0; i < ncells && ret == 0; i++) {
+                long rest = i;
+                for (int a = nax - 1; a >= 0; a--) {
+                        idx[a] = (int)(rest % ax[a].n);
+                        rest /= ax[a].n;
+                }
+                struct bd_system check = { 0 };
+                if (make_cell(w, &base, ax, nax, idx, ttt, steps, warmup, &cs[i], &err) < 0)
+                        bd_error("%s", err.msg), ret = BD_EXIT_CONFIG;
+                else if ((ret = ctx_load_system(ctx, system, cs[i].sets, &check)) != 0)
+                        bd_error("(in cell %ld: %s)", i + 1, cs[i].label);
+                system_release(&check);
+        }
+        _cleanup_free_ char *rule = lr_rule(w, &base, ax, nax);
+        _cleanup_free_ char *id = sweep_id_new();
+        struct bd_cell *cells = xcalloc((size_t)ncells, sizeof(*cells));
+        _cleanup_json_ cJSON *spec = cJSON_CreateObject();
+        cJSON_AddStringToObject(spec, "mode", mode);
+        cJSON_AddNumberToObject(spec, "runs", (double)runs);
+        cJSON_AddNumberToObject(spec, "steps", ttt ? 0 : (double)steps);
+        cJSON_AddNumberToObject(spec, "warmup", ttt ? 0 : (double)warmup);
+        cJSON *jax = cJSON_AddArrayToObject(spec, "axes");
+        for (int i = 0; i < nax; i++) {
+                cJSON *a = cJSON_CreateObject();
+                cJSON_AddStringToObject(a, "key", ax[i].key);
+                cJSON_AddItemToObject(a, "values", cJSON_CreateStringArray((const char *const *)ax[i].values, ax[i].n));
+                cJSON_AddItemToArray(jax, a);
+        }
+        cJSON_AddStringToObject(spec, "rule", rule);
+        for (long i = 0; i < ncells && ret == 0; i++) {
+                cJSON *p = cJSON_CreateObject();
+                cJSON_AddItemToObject(p, "values", cJSON_Duplicate(cs[i].values, true));
+                cJSON_AddItemToObject(p, "sets", cJSON_CreateStringArray((const char *const *)cs[i].sets, cs[i].nsets));
+                cJSON_AddNumberToObject(p, "ranks", (double)cs[i].ranks);
+                cJSON_AddNumberToObject(p, "nodes", (double)cs[i].nodes);
+                cJSON_AddNumberToObject(p, "global_batch", (double)cs[i].global_batch);
+                cells[i] = (struct bd_cell){ .idx = (int)i, .label = cs[i].label, .params = cJSON_PrintUnformatted(p) };
+                cJSON_Delete(p);
+        }
+        if (ret == 0 && dry) {
+                printf("sweep of %s on %s, %s, %ld cell%s; learning rate: %s\n", w->name, base.name, mode, ncells,
+                       ncells == 1 ? "" : "s", rule);
+                for (long i = 0; i < ncells; i++) {
+                        printf("cell %ld: %s:", i + 1, cs[i].label);
+                        for (int k = 0; k < cs[i].nsets; k++)
+                                printf(" --set %s", cs[i].sets[k]);
+                        printf("\n");
+                }
+        } else if (ret == 0) {
+                if (open_store(&store))
+                        ret = BD_EXIT_FAIL;
+                else {
+                        _cleanup_free_ char *spec_text = cJSON_PrintUnformatted(spec);
+                        struct bd_group g = { .id = id, .kind = (char *)"sweep", .system = base.name,
+                                              .workload = (char *)w->name, .spec = spec_text,
+                                              .created = (double)time(NULL), .state = (char *)"running",
+                                              .ncells = (int)ncells };
+                        if (store_add_group(&store, &g, cells, &err) < 0)
+                                bd_error("%s", err.msg), ret = BD_EXIT_FAIL;
+                        else {
+                                printf("sweep %s: %s on %s, %s, %ld cell%s\nlearning rate: %s\n", id, w->name,
+                                       base.name, mode, ncells, ncells == 1 ? "" : "s", rule);
+                                fflush(stdout);
+                                ret = group_run(ctx, &store, id, "sweep");
+                        }
+                        store_close(&store);
+                }
+        }
+        for (long i = 0; i < ncells; i++) {
+                free(cells[i].params);
+                cellspec_release(&cs[i]);
+        }
+        free(cells);
+        free(cs);
+        axes_release(ax, nax);
+        return ret;
+}

@@ -1,0 +1,163 @@
+/* results.c: a trial's result for sweeps, suites and scaling reports. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "fs.h"
+#include "json.h"
+#include "mlperf.h"
+#include "results.h"
+#include "run.h"
+#include "strutil.h"
+
+static const char *const outcome_names[_TV_MAX] = {
+        [TV_VALUE] = "value",   [TV_NAN] = "NaN",         [TV_OOM] = "OOM",         [TV_FAILED] = "failed",
+        [TV_NOT_CONVERGED] = "not converged", [TV_CANCELLED] = "cancelled", [TV_PENDING] = "pending",
+        [TV_RUNNING] = "running",
+};
+
+const char *tv_outcome_name(enum tv_outcome o)
+{
+        return (unsigned)o < _TV_MAX ? outcome_names[o] : "?";
+}
+
+enum tv_kind tv_kind_of(const char *workload, bool time_to_train)
+{
+        if (mlperf_is_bandwidth(workload))
+                return TV_BUSBW;
+        return time_to_train ? TV_TIME_TO_TRAIN : TV_THROUGHPUT;
+}
+
+const char *tv_unit(enum tv_kind k)
+{
+        return k == TV_BUSBW ? "GB/s" : k == TV_TIME_TO_TRAIN ? "min" : "images/s";
+}
+
+/* The outcome of a trial that left no result of its own: its state. */
+static void from_state(const struct bd_trial *t, struct trial_value *v)
+{
+        switch (t->state) {
+        case ST_PENDING: v->outcome = TV_PENDING; break;
+        case ST_RUNNING: v->outcome = TV_RUNNING; break;
+        case ST_CANCELLED: v->outcome = TV_CANCELLED; break;
+        case ST_OOM: v->outcome = TV_OOM; break;
+        default: v->outcome = TV_FAILED; break;
+        }
+        if (!v->why[0])
+                snprintf(v->why, sizeof(v->why), "%s%s%s", bd_state_name(t->state), t->reason ? ": " : "",
+                         t->reason ? t->reason : "");
+}
+
+/* LOGDIR/RUN_TRIAL.json beside the trial's log */
+static char *result_path(const struct bd_run *r, const struct bd_trial *t)
+{
+        if (t->log_path && str_has_suffix(t->log_path, ".log"))
+                return xasprintf("%.*s.json", (int)(strlen(t->log_path) - 4), t->log_path);
+        return r->logdir ? xasprintf("%s/%s_%d.json", r->logdir, r->id, t->trial) : NULL;
+}
+
+static void from_json(const char *text, struct trial_value *v)
+{
+        _cleanup_json_ cJSON *j = cJSON_Parse(text);
+        const char *outcome = json_str(j, "outcome", NULL);
+        const char *dev = json_str(j, "device", NULL);
+        if (dev)
+                v->device = xstrdup(dev);
+        if (!j || !outcome) {
+                v->outcome = TV_FAILED;
+                STR_COPY(v->why, "unreadable JSON result");
+                return;
+        }
+        if (!streq(outcome, "completed")) {
+                v->outcome = streq(outcome, "nan") ? TV_NAN : streq(outcome, "oom") ? TV_OOM : TV_FAILED;
+                snprintf(v->why, sizeof(v->why), "outcome %s", outcome);
+                return;
+        }
+        const cJSON *ti = json_get(j, "train_item");
+        const cJSON *avg = json_get(ti, "avg");
+        if (!cJSON_IsNumber(avg) || !isfinite(avg->valuedouble)) {
+                v->outcome = TV_FAILED;
+                STR_COPY(v->why, "completed without a rate");
+                return;
+        }
+        v->outcome = TV_VALUE;
+        v->value = avg->valuedouble;
+        v->ci_lo = json_num(ti, "ci95_lo", v->value);
+        v->ci_hi = json_num(ti, "ci95_hi", v->value);
+        const cJSON *secs = json_get(j, "observations_s"), *items = json_get(j, "observations_items");
+        int n = cJSON_GetArraySize(secs);
+        if (n > 0 && cJSON_GetArraySize(items) == n) {
+                v->obs = xcalloc((size_t)n, sizeof(double));
+                for (int i = 0; i < n; i++) {
+                        double s = cJSON_GetArrayItem(secs, i)->valuedouble;
+                        double it = cJSON_GetArrayItem(items, i)->valuedouble;
+                        if (s > 0)
+                                v->obs[v->nobs++] = it / s;
+                }
+        }
+}
+
+void trial_value_load(struct bd_store *s, const struct bd_run *r, const struct bd_trial *t, enum tv_kind kind,
+                      struct trial_value *v)
+{
+        memset(v, 0, sizeof(*v));
+        v->accuracy = NAN;
+        if (t->start_time > 0 && t->end_time >= t->start_time)
+                v->wall_s = t->end_time - t->start_time;
+        if (kind == TV_THROUGHPUT) {
+                _cleanup_free_ char *text = NULL;
+                struct bd_err err;
+                if (store_get_result(s, r->id, t->trial, &text, &err) < 0) {
+                        _cleanup_free_ char *path = result_path(r, t);
+                        size_t len;
+                        if (path && fs_read_file(path, 64 << 20, &text, &len, NULL) == 0 && bd_state_final(t->state))
+                                (void) store_put_result(s, r->id, t->trial, text, NULL);
+                }
+                if (text)
+                        from_json(text, v);
+                else
+                        from_state(t, v);
+                return;
+        }
+        bool copy;
+        _cleanup_free_ char *log = trial_log_best(r, t, &copy);
+        struct mlperf_trial m;
+        if (!log || mlperf_read_trial(log, -1, &m, NULL) < 0) {
+                from_state(t, v);
+                return;
+        }
+        if (!bd_state_final(t->state)) {
+                from_state(t, v);
+                return;
+        }
+        if (kind == TV_BUSBW) {
+                if (m.ar_sizes > 0 && m.ar_wrong == 0 && m.outcome == OUT_SUCCESS) {
+                        v->outcome = TV_VALUE;
+                        v->value = v->ci_lo = v->ci_hi = m.ar_busbw;
+                } else {
+                        v->outcome = TV_FAILED;
+                        STR_COPY(v->why, m.reason[0] ? m.reason : "no allreduce result");
+                }
+                return;
+        }
+        v->throughput = m.throughput;
+        if (m.has_accuracy)
+                v->accuracy = m.accuracy;
+        if (m.converged && m.time_to_train > 0) {
+                v->outcome = TV_VALUE;
+                v->value = v->ci_lo = v->ci_hi = m.time_to_train / 60.0;
+        } else if (m.outcome == OUT_SUCCESS || m.outcome == OUT_ABORTED) {
+                v->outcome = TV_NOT_CONVERGED;
+                STR_COPY(v->why, m.reason[0] ? m.reason : "did not reach the target");
+        } else
+                from_state(t, v);
+}
+
+void trial_value_release(struct trial_value *v)
+{
+        free(v->obs);
+        free(v->device);
+        memset(v, 0, sizeof(*v));
+}

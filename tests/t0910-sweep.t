@@ -1,0 +1,136 @@
+#!/bin/bash
+# benchctl sweep on the 'local' system: the cartesian product of settings as
+# one recorded group of runs, one cell at a time.  SSD throughput over ranks
+# 1,2 x batch 2,4: the table's numbers recomputed from each trial's JSON
+# result (their observations), speedup and efficiency from those; a cell
+# made to fail (an injected NaN) shows NaN and no number; the learning-rate
+# rule (Mask R-CNN's linear scaling, shown by --dry-run); one-line errors
+# before anything runs; --resume reruns nothing done; --cancel stops the
+# running cell and the rest; report --html writes a page of well-formed SVG.
+. "${srcdir:-.}/tests/lib.sh"
+command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
+[ -x "$top_builddir/benchd-ssd" ] || skip_all "benchd-ssd not built (needs MPI and the COCO data pipeline)"
+own_runs
+export OMP_WAIT_POLICY=passive
+logs="$tmp/logs"
+check "a small shapes dataset" "$BENCHCTL" dataset synth --images 64 --val-images 8 --seed 2 -o "$tmp/data"
+common=(--system local --data "$tmp/data" --logdir "$logs")
+
+# 1. errors, before anything runs or is recorded
+err=$("$BENCHCTL" sweep "${common[@]}" ssd --set rnaks=1,2 2>&1); rc=$?
+is "unknown sweep key: exit 3" "$rc" 3
+like "  one line naming the key" "$err" "^benchctl: unknown sweep key 'rnaks': not ranks, nodes, batch_size, precision"
+is "  on one line" "$(printf '%s\n' "$err" | wc -l)" 1
+err=$("$BENCHCTL" sweep "${common[@]}" ssd --set ranks=1,4 2>&1); rc=$?
+is "ranks beyond the system: exit 3" "$rc" 3
+like "  saying how many nodes it needs" "$err" "^benchctl: ranks=4 needs 2 nodes of 2; system local has 1$"
+err=$("$BENCHCTL" sweep "${common[@]}" allreduce --set batch_size=2,4 2>&1); rc=$?
+is "batch_size of allreduce: exit 3" "$rc" 3
+like "  allreduce has no batch" "$err" "sweep key 'batch_size': allreduce has no batch"
+err=$("$BENCHCTL" sweep "${common[@]}" ssd --set ranks=1,2 --set ssd.batch_size=0 2>&1); rc=$?
+is "a value the schema refuses: exit 3" "$rc" 3
+like "  named by the system loader" "$err" "batch_size"
+err=$("$BENCHCTL" sweep "${common[@]}" ssd --set 'ranks=1,,2' 2>&1); rc=$?
+is "an empty value: exit 3" "$rc" 3
+err=$("$BENCHCTL" sweep --resume sw-nonesuch 2>&1); rc=$?
+is "resume of an unknown sweep: exit 1" "$rc" 1
+like "  unknown sweep" "$err" "unknown sweep 'sw-nonesuch'"
+err=$("$BENCHCTL" sweep "${common[@]}" ssd --mode fast --set ranks=1 2>&1); rc=$?
+is "a bad --mode: exit 2" "$rc" 2
+is "nothing was recorded" "$(ls "$BENCHD_HOME/runs" 2>/dev/null | wc -l)" 0
+
+# 2. the learning-rate rule: Mask R-CNN scales linearly from the system's global batch 4
+out=$("$BENCHCTL" sweep "${common[@]}" maskrcnn --set ranks=2 --set batch_size=2,4 --mode time-to-train --dry-run 2>&1)
+like "dry run: the rule" "$out" "learning rate: linear scaling \(Goyal et al\.\) from the system's global batch 4 at lr 0.02"
+like "  batch 2 x 2 ranks = 4: the system's own lr" "$out" "^cell 1: batch_size=2: .*--set maskrcnn.ims_per_batch=4"
+unlike "  (no lr change at the reference batch)" "$(grep '^cell 1' <<<"$out")" "maskrcnn.lr="
+like "  batch 4 x 2 ranks = 8: lr x2, warmup and schedule /2" "$(grep '^cell 2' <<<"$out")" \
+     "maskrcnn.ims_per_batch=8 .*maskrcnn.lr=0.04 --set maskrcnn.warmup_iters=50 --set maskrcnn.max_iter=750 --set maskrcnn.decay_steps=600"
+out=$("$BENCHCTL" sweep "${common[@]}" maskrcnn --set batch_size=4 --set lr=0.01 --dry-run 2>&1)
+like "a pinned lr is not scaled" "$out" "learning rate: pinned"
+unlike "  no lr set but the user's" "$out" "maskrcnn.lr=0.0[^1]"
+out=$("$BENCHCTL" sweep "${common[@]}" ssd --set batch_size=2 --dry-run 2>&1)
+like "SSD: the MLPerf rule in the trainer" "$out" "learning rate: MLPerf SSD rule, in the trainer"
+like "  throughput mode's steps" "$out" "ssd.benchmark_steps=20 --set ssd.warmup_steps=5"
+is "dry runs record nothing" "$(ls "$BENCHD_HOME/runs" 2>/dev/null | wc -l)" 0
+
+# 3. SSD throughput: ranks 1,2 x batch 2,4
+out=$(timeout 600 "$BENCHCTL" sweep "${common[@]}" ssd --set ranks=1,2 --set batch_size=2,4 --set ssd.image_size=64 \
+      --steps 4 --warmup 1 2>&1); rc=$?
+is "sweep exits 0" "$rc" 0
+sw=$(sed -n 's/^sweep \(sw-[^:]*\): ssd on local.*/\1/p' <<<"$out" | head -1)
+like "a sweep id" "$sw" "^sw-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}$"
+like "four cells, one run each" "$(grep -c '^cell [1-4]/4' <<<"$out")" "^4$"
+like "the table: rows ranks, columns batch" "$out" "^ranks +bs2 +bs4$"
+like "  speedup and efficiency" "$out" "^2 +[0-9.]+x +[0-9]+% +[0-9.]+x +[0-9]+%$"
+is "runs recorded" "$("$BENCHCTL" runs --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 4
+"$BENCHCTL" report "$sw" --json > "$tmp/sweep.json"
+is "the cells recomputed from the trials' JSON results" "$(python3 - "$tmp/sweep.json" "$logs" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+bad = []
+by = {}
+for c in rep["cells"]:
+    r = json.load(open("%s/%s_1.json" % (sys.argv[2], c["run"])))
+    rates = [i / s for i, s in zip(r["observations_items"], r["observations_s"])]
+    mean = sum(rates) / len(rates)
+    if r["outcome"] != "completed" or c["outcome"] != "completed" or abs(c["value"] - mean) > 1e-6 * mean:
+        bad.append((c["label"], c["value"], mean))
+    if r["ranks"] != int(c["values"]["ranks"]) or r["batch"] != int(c["values"]["batch_size"]) * r["ranks"]:
+        bad.append((c["label"], r["ranks"], r["batch"]))
+    if len(rates) != 4:
+        bad.append((c["label"], "observations", len(rates)))
+    by[(c["values"]["ranks"], c["values"]["batch_size"])] = c
+for b in ("2", "4"):
+    one, two = by[("1", b)], by[("2", b)]
+    sp = two["value"] / one["value"]
+    if abs(two["speedup"] - sp) > 1e-9 or abs(two["efficiency"] - sp / 2) > 1e-9 or one["speedup"] != 1:
+        bad.append(("speedup", b, two["speedup"], sp))
+print(bad or "ok")
+PY
+)" ok
+text=$("$BENCHCTL" report "$sw")
+is "report SWEEP prints the same table" "$(grep -c '^ranks' <<<"$text")" 2
+like "  with the rule" "$text" "^learning rate: MLPerf SSD rule"
+
+# 4. resume: nothing done is rerun
+out=$("$BENCHCTL" sweep --resume "$sw" 2>&1); rc=$?
+is "resume of a finished sweep exits 0" "$rc" 0
+is "  every cell done already" "$(grep -c 'done by run' <<<"$out")" 4
+is "  no new run" "$("$BENCHCTL" runs --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 4
+
+# 5. a cell made to fail: an injected NaN shows as NaN, not a number
+out=$(timeout 600 "$BENCHCTL" sweep "${common[@]}" ssd --set ranks=2 --set ssd.image_size=64 \
+      --set 'extra_args=--log-interval\,1,--inject-nan\,2' --steps 4 --warmup 1 2>&1)
+nsw=$(sed -n 's/^sweep \(sw-[^:]*\): ssd on local.*/\1/p' <<<"$out" | head -1)
+like "the NaN cell in the table" "$out" "^2 +[0-9.]+ +NaN$"
+is "report --json: outcome NaN, value null" "$("$BENCHCTL" report "$nsw" --json | python3 -c '
+import json, sys
+c = json.load(sys.stdin)["cells"]
+print(c[0]["outcome"], c[0]["value"] is not None, c[1]["outcome"], c[1]["value"], c[1]["trials"][0]["outcome"])')" \
+   "completed True NaN None NaN"
+
+# 6. cancel: the running cell and every cell after it
+"$BENCHCTL" sweep "${common[@]}" ssd --set ranks=1,2 --set ssd.image_size=64 --steps 100000 --warmup 1 \
+    > "$tmp/long.out" 2>&1 &
+bg=$!
+wait_until 60 grep -q "^cell 1/2" "$tmp/long.out"
+lsw=$(sed -n 's/^sweep \(sw-[^:]*\):.*/\1/p' "$tmp/long.out" | head -1)
+wait_until 60 sh -c "'$BENCHCTL' status last --json | grep -q '\"state\": *\"running\"'"
+out=$("$BENCHCTL" sweep --cancel "$lsw" 2>&1); rc=$?
+is "sweep --cancel exits 0" "$rc" 0
+like "  stopping its running cell" "$out" "^sweep $lsw cancelled \(1 running cell stopped\)"
+wait "$bg"; rc=$?
+is "the sweep itself ends, not zero" "$([ "$rc" -ne 0 ] && echo nonzero)" nonzero
+like "  saying it was cancelled" "$(cat "$tmp/long.out")" "sweep $lsw was cancelled: 1 of 2 cells ran"
+is "report: the cancelled cell and the one never run" "$("$BENCHCTL" report "$lsw" --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+print(j["state"], " ".join(c["outcome"] for c in j["cells"]))')" "cancelled cancelled cancelled"
+
+# 7. the page: well-formed SVG plots, the table, no script
+"$BENCHCTL" report "$sw" --html "$tmp/sweep.html" > /dev/null
+out=$(python3 "$srcdir/tests/html-check.py" "$tmp/sweep.html" bs2)
+like "report --html writes a page: plots of well-formed SVG, no script, nothing fetched, the table" \
+     "$out" "^([4-9]|[1-9][0-9]) no-script \[\] \[\] True$"
+done_testing
