@@ -116,7 +116,7 @@ print(c[0]["outcome"], c[0]["value"] is not None, c[1]["outcome"], c[1]["value"]
 bg=$!
 wait_until 60 grep -q "^cell 1/2" "$tmp/long.out"
 lsw=$(sed -n 's/^sweep \(sw-[^:]*\):.*/\1/p' "$tmp/long.out" | head -1)
-wait_until 60 sh -c "'$BENCHCTL' status last --json | grep -q '\"state\": *\"running\"'"
+wait_until 60 sh -c "'$BENCHCTL' status last --json | grep -q '\"state\":[[:space:]]*\"running\"'"
 out=$("$BENCHCTL" sweep --cancel "$lsw" 2>&1); rc=$?
 is "sweep --cancel exits 0" "$rc" 0
 like "  stopping its running cell" "$out" "^sweep $lsw cancelled \(1 running cell stopped\)"
