@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "json.h"
 #include "report.h"
 
 void report_score(const struct report_run *run, struct mlperf_score *ret)
@@ -327,7 +328,7 @@ void report_text(const struct report_run *runs, int n, unsigned flags, struct bd
 
 static void add_num(cJSON *o, const char *key, double v, bool known)
 {
-        cJSON_AddItemToObject(o, key, known && isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull());
+        json_add_number(o, key, known ? v : NAN);
 }
 
 static void add_str(cJSON *o, const char *key, const char *s)

@@ -162,14 +162,6 @@ void scaling_text(const struct scaling_data *d, struct bd_buf *out)
                               "submission, or in the system file)\n");
 }
 
-static void add_num(cJSON *o, const char *k, double v)
-{
-        if (isfinite(v))
-                cJSON_AddNumberToObject(o, k, v);
-        else
-                cJSON_AddNullToObject(o, k);
-}
-
 void scaling_json(const struct scaling_data *d, struct bd_buf *out)
 {
         cJSON *o = cJSON_CreateObject();
@@ -185,15 +177,15 @@ void scaling_json(const struct scaling_data *d, struct bd_buf *out)
                 cJSON_AddNumberToObject(r, "ranks", (double)x->ranks);
                 cJSON_AddNumberToObject(r, "trials", x->trials);
                 cJSON_AddNumberToObject(r, "with_result", x->converged);
-                add_num(r, "time_to_train_min", x->ttt_min);
-                add_num(r, "accuracy", x->accuracy);
-                add_num(r, "throughput", x->throughput);
-                add_num(r, "speedup", x->speedup);
-                add_num(r, "efficiency", x->efficiency);
-                add_num(r, "wall_min", x->wall_min);
-                add_num(r, "cost_per_node_hour", x->cost_per_node_hour > 0 ? x->cost_per_node_hour : NAN);
-                add_num(r, "cost", x->cost);
-                add_num(r, "cost_to_target", x->cost_to_target);
+                json_add_number(r, "time_to_train_min", x->ttt_min);
+                json_add_number(r, "accuracy", x->accuracy);
+                json_add_number(r, "throughput", x->throughput);
+                json_add_number(r, "speedup", x->speedup);
+                json_add_number(r, "efficiency", x->efficiency);
+                json_add_number(r, "wall_min", x->wall_min);
+                json_add_number(r, "cost_per_node_hour", x->cost_per_node_hour > 0 ? x->cost_per_node_hour : NAN);
+                json_add_number(r, "cost", x->cost);
+                json_add_number(r, "cost_to_target", x->cost_to_target);
                 if (x->outcome)
                         cJSON_AddStringToObject(r, "outcome", x->outcome);
                 else

@@ -704,18 +704,10 @@ void suite_print(FILE *f, const struct baselines *b, const struct suite_row *row
 }
 
 /* JSON numbers: null where absent */
-static void add_num(cJSON *o, const char *key, double v)
-{
-        if (isfinite(v))
-                cJSON_AddNumberToObject(o, key, v);
-        else
-                cJSON_AddNullToObject(o, key);
-}
-
 /* Percents rounded to 1e-6 so that 0.021 * 100 prints as 2.1. */
 static void add_pct(cJSON *o, const char *key, double frac)
 {
-        add_num(o, key, isfinite(frac) ? round(frac * 1e8) / 1e6 : NAN);
+        json_add_number(o, key, isfinite(frac) ? round(frac * 1e8) / 1e6 : NAN);
 }
 
 void suite_json(struct bd_buf *out, const struct baselines *b, const struct suite_row *rows,
@@ -737,13 +729,13 @@ void suite_json(struct bd_buf *out, const struct baselines *b, const struct suit
                 cJSON_AddStringToObject(o, "unit", baseline_unit(bl));
                 cJSON_AddNumberToObject(o, "runs", (double)r->n);
                 cJSON_AddNumberToObject(o, "failed", (double)r->failed);
-                add_num(o, "target", r->target);
+                json_add_number(o, "target", r->target);
                 if (r->target_key)
                         cJSON_AddStringToObject(o, "target_key", r->target_key);
                 else
                         cJSON_AddNullToObject(o, "target_key");
-                add_num(o, "result", r->result);
-                add_num(o, "sd", r->sd);
+                json_add_number(o, "result", r->result);
+                json_add_number(o, "sd", r->sd);
                 add_pct(o, "sd_pct", r->sdpct);
                 add_pct(o, "diff_pct", r->diff);
                 add_pct(o, "performance_tolerance_pct", bl->perf_tol);

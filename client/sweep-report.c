@@ -291,14 +291,6 @@ static void report_text_out(const struct sweep_data *d, struct bd_buf *out)
         buf_puts(out, "\n");
 }
 
-static void add_num(cJSON *o, const char *k, double v)
-{
-        if (isfinite(v))
-                cJSON_AddNumberToObject(o, k, v);
-        else
-                cJSON_AddNullToObject(o, k);
-}
-
 static cJSON *report_json_out(const struct sweep_data *d)
 {
         cJSON *o = cJSON_CreateObject();
@@ -327,12 +319,12 @@ static cJSON *report_json_out(const struct sweep_data *d)
                 else
                         cJSON_AddNullToObject(x, "run");
                 cJSON_AddStringToObject(x, "outcome", c->outcome ? c->outcome : "completed");
-                add_num(x, "value", c->outcome ? NAN : c->value);
-                add_num(x, "ci95_lo", c->outcome ? NAN : c->ci_lo);
-                add_num(x, "ci95_hi", c->outcome ? NAN : c->ci_hi);
+                json_add_number(x, "value", c->outcome ? NAN : c->value);
+                json_add_number(x, "ci95_lo", c->outcome ? NAN : c->ci_lo);
+                json_add_number(x, "ci95_hi", c->outcome ? NAN : c->ci_hi);
                 double eff, sp = sweep_speedup(d, c->row, c->col_index, &eff);
-                add_num(x, "speedup", sp);
-                add_num(x, "efficiency", eff);
+                json_add_number(x, "speedup", sp);
+                json_add_number(x, "efficiency", eff);
                 cJSON *tr = cJSON_AddArrayToObject(x, "trials");
                 for (int k = 0; k < c->ntrials; k++) {
                         cJSON *t = cJSON_CreateObject();
@@ -340,7 +332,7 @@ static cJSON *report_json_out(const struct sweep_data *d)
                         cJSON_AddStringToObject(t, "outcome", c->trials[k].outcome == TV_VALUE
                                                                       ? "completed"
                                                                       : tv_outcome_name(c->trials[k].outcome));
-                        add_num(t, "value", c->trials[k].outcome == TV_VALUE ? c->trials[k].value : NAN);
+                        json_add_number(t, "value", c->trials[k].outcome == TV_VALUE ? c->trials[k].value : NAN);
                         cJSON_AddItemToArray(tr, t);
                 }
                 cJSON_AddItemToArray(cells, x);

@@ -312,3 +312,11 @@ void json_fill(cJSON *dst, const cJSON *defaults)
                         json_fill(have, d);
         }
 }
+
+void json_add_number(cJSON *o, const char *key, double v)
+{
+        if (isfinite(v))
+                cJSON_AddNumberToObject(o, key, v);
+        else
+                cJSON_AddNullToObject(o, key);
+}

@@ -43,6 +43,9 @@ const char *json_str(const cJSON *root, const char *dotted, const char *fallback
 long json_int(const cJSON *root, const char *dotted, long fallback);
 double json_num(const cJSON *root, const char *dotted, double fallback);
 bool json_bool(const cJSON *root, const char *dotted, bool fallback);
+/* Adds KEY: v to an object, or KEY: null where v is not a finite number
+ * (JSON has no NaN). */
+void json_add_number(cJSON *o, const char *key, double v);
 /* Appends v as a JSON string literal. */
 void json_quote(struct bd_buf *out, const char *s);
 /* Number formatting that keeps integers integral ("56", "0.0032"). */
