@@ -46,6 +46,8 @@ static const struct bd_command commands[] = {
           "Copy a dataset to local disk, verified against its manifest and resumable: in this process, or on "
           "many nodes at once through their benchd." },
         { "manifest", cmd_manifest, "DIR [-o FILE]", "Build a dataset's manifest (checksums) and print or write it." },
+        { "image", cmd_image, "build -o OUT [--runtime R] [--format squashfs|dir|oci] [--debs DIR] | info IMAGE [--json]",
+          "Build a container image of the trainers from Debian's packages, or print what an image holds." },
         { 0 }
 };
 

@@ -42,6 +42,7 @@ int submit_run(struct bd_ctx *ctx, const char *system, const char *workload, cha
 char *path_set(const char *key, const char *dir);
 int cmd_sweep(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_suite(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_image(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);

@@ -12,6 +12,7 @@ benchctl_SOURCES = \
 	client/results.h client/results.c client/sweep.h client/cmd-sweep.c client/sweep-report.c \
 	client/report-html.c client/suite.h client/suite.c client/cmd-suite.c client/scaling.h client/scaling.c \
 	client/nodes.h client/nodes.c client/cmd-nodes.c \
+	client/image.h client/cmd-image.c \
 	client/scheduler.h client/sched-common.c client/sched-local.c \
 	client/stage-ui.h
 if HAVE_SLURM

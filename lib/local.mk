@@ -25,6 +25,8 @@ libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err
 libbd_a_SOURCES += lib/workload.h lib/workload.c lib/schema.h lib/schema.c lib/system.h lib/system.c \
 	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/store.h lib/store.c lib/mlperf.h lib/mlperf.c \
 	lib/stats.h lib/stats.c
+# processes, digests, OCI archives (benchctl image)
+libbd_a_SOURCES += lib/proc.h lib/proc.c lib/sha256.h lib/sha256.c lib/oci.h lib/oci.c
 # reports as pages
 libbd_a_SOURCES += lib/svg.h lib/svg.c lib/html.h lib/html.c
 BD_LIBS = libbd.a $(CJSON_LIBS) $(SQLITE3_LIBS) $(SYSTEMD_LIBS)

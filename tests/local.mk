@@ -13,6 +13,9 @@ AM_TESTS_ENVIRONMENT = \
 check_PROGRAMS += tests/unit/test-config tests/unit/test-bind tests/unit/test-render tests/unit/test-mlperf \
 	tests/unit/test-fs tests/unit/test-stats tests/unit/test-suite
 check_PROGRAMS += tests/unit/test-svg
+check_PROGRAMS += tests/unit/test-oci
+tests_unit_test_oci_SOURCES = tests/unit/tap.h tests/unit/test-oci.c
+tests_unit_test_oci_LDADD = $(BD_LIBS)
 tests_unit_test_svg_SOURCES = tests/unit/tap.h tests/unit/test-svg.c
 tests_unit_test_svg_LDADD = $(BD_LIBS) -lm
 # unit/svg-demo: one page with every plot kind, for t0930 (and for eyes)

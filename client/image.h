@@ -1,0 +1,14 @@
+/* image.h: what benchctl's container images record about themselves
+ * (cmd-image.c writes it, benchctl image info and the launch scripts read
+ * it). */
+#ifndef BD_IMAGE_H
+#define BD_IMAGE_H
+
+/* The image's record: JSON, in the image's root file system */
+#define IMAGE_INFO_PATH "/usr/share/benchd/image.json"
+/* ...and as a label of an OCI image's configuration */
+#define IMAGE_INFO_LABEL "io.benchd.image-info"
+/* The tag of an OCI image when none is given: benchd/trainers:VERSION */
+#define IMAGE_DEFAULT_REPO "benchd/trainers"
+
+#endif

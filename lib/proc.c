@@ -1,0 +1,107 @@
+/* proc.c: run another program and wait for it (proc.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fs.h"
+#include "proc.h"
+
+int proc_run(char *const argv[], const struct proc_opts *o)
+{
+        static const struct proc_opts none;
+        if (!o)
+                o = &none;
+        int logfd = -1, pfd[2] = { -1, -1 }, efd[2];
+        if (o->log && (logfd = open(o->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0)
+                return -errno;
+        if (o->out && pipe2(pfd, O_CLOEXEC) < 0) {
+                int e = -errno;
+                if (logfd >= 0)
+                        close(logfd);
+                return e;
+        }
+        /* exec's failure travels back on a close-on-exec pipe */
+        if (pipe2(efd, O_CLOEXEC) < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (o->out)
+                        dup2(pfd[1], 1);
+                else if (logfd >= 0)
+                        dup2(logfd, 1);
+                if (logfd >= 0)
+                        dup2(logfd, 2);
+                if (o->dir && chdir(o->dir) < 0) {
+                        int e = errno;
+                        (void)!write(efd[1], &e, sizeof(e));
+                        _exit(127);
+                }
+                execvp(argv[0], argv);
+                int e = errno;
+                (void)!write(efd[1], &e, sizeof(e));
+                _exit(127);
+        }
+        close(efd[1]);
+        if (logfd >= 0)
+                close(logfd);
+        if (o->out) {
+                close(pfd[1]);
+                char buf[8192];
+                ssize_t n;
+                while ((n = read(pfd[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+                        if (n > 0)
+                                buf_add(o->out, buf, (size_t)n);
+                close(pfd[0]);
+        }
+        int e = 0;
+        ssize_t n = read(efd[0], &e, sizeof(e));
+        close(efd[0]);
+        int ws;
+        while (waitpid(pid, &ws, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (n == (ssize_t)sizeof(e) && e)
+                return -e;
+        return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+char *proc_log_tail(const char *path)
+{
+        _cleanup_free_ char *data = NULL;
+        size_t len;
+        struct bd_err err;
+        if (fs_read_file(path, 64 << 20, &data, &len, &err) < 0 || len == 0)
+                return NULL;
+        while (len && (data[len - 1] == '\n' || data[len - 1] == ' ' || data[len - 1] == '\r'))
+                data[--len] = '\0';
+        if (!len)
+                return NULL;
+        char *nl = strrchr(data, '\n');
+        return xstrdup(nl ? nl + 1 : data);
+}
+
+bool proc_have(const char *prog)
+{
+        const char *path = getenv("PATH");
+        if (strchr(prog, '/'))
+                return access(prog, X_OK) == 0;
+        if (!path)
+                path = "/usr/bin:/bin";
+        _cleanup_free_ char *copy = xstrdup(path);
+        char *save = NULL;
+        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+                _cleanup_free_ char *p = xasprintf("%s/%s", d, prog);
+                if (access(p, X_OK) == 0)
+                        return true;
+        }
+        return false;
+}
