@@ -529,7 +529,7 @@ static int pack(struct build *b, const char *info, const char *created)
                 unlink(layer);
                 return -1;
         }
-        _cleanup_free_ char *ref = b->tag ? xstrdup(b->tag) : xasprintf("%s:%s", IMAGE_DEFAULT_REPO, PACKAGE_VERSION);
+        _cleanup_free_ char *ref = xstrdup(b->tag ? b->tag : IMAGE_DEFAULT_REPO ":latest");
         const char *env[] = { "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL };
         const char *labels[] = { "org.opencontainers.image.version", PACKAGE_VERSION,
                                  "org.opencontainers.image.created", created,
@@ -665,7 +665,7 @@ static const struct bd_option build_options[] = {
           "where base root file systems are kept by checksum (default: $BENCHD_IMAGE_CACHE, else "
           "~/.cache/benchd/images)" },
         { "no-cache", OPT_NO_CACHE, NULL, "make the base again even when the cache has it" },
-        { "tag", OPT_TAG, "NAME:TAG", "the OCI image's name (default: " IMAGE_DEFAULT_REPO ":" PACKAGE_VERSION ")" },
+        { "tag", OPT_TAG, "NAME:TAG", "the OCI image's name (default: " IMAGE_DEFAULT_REPO ":latest)" },
         { "force", OPT_FORCE, NULL, "replace OUT when it exists" },
         { "cuda", OPT_CUDA, NULL, "the CUDA image (built from containers/ with a registry; see benchctl(1))" },
         { 0 }
@@ -793,9 +793,11 @@ static char *archive_info(const char *path)
         if (!config || tar_member(path, config, &conf) != 0 || !conf.s)
                 return NULL;
         _cleanup_(cJSON_Deletep) cJSON *cj = cJSON_Parse(conf.s);
-        const char *v = json_str(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cj, "config"),
-                                                                 "Labels"), IMAGE_INFO_LABEL, NULL);
-        return v ? xstrdup(v) : NULL;
+        /* not json_str: the label's name holds dots */
+        const cJSON *labels = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cj, "config"),
+                                                               "Labels");
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(labels, IMAGE_INFO_LABEL);
+        return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
 }
 
 /* The record of an image: a directory, a SquashFS file, an OCI archive, or

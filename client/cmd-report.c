@@ -42,6 +42,8 @@ struct loaded_run {
         char **paths;                   /* the logs read, per trial */
         struct report_reference ref;
         char *pub_source;
+        char **warnings;                /* the job output's "benchd: warning:" lines */
+        int nwarnings;
 };
 
 /* The run's accuracy target (segm: the second one), from the configuration
@@ -68,6 +70,28 @@ static void live_outcome(const struct bd_run *run, const struct bd_trial *trial,
         } else if (trial->state == ST_PENDING) {
                 t->outcome = OUT_PENDING;
                 STR_COPY(t->reason, "not started yet");
+        }
+}
+
+/* The launch script's warnings in the job output ("benchd: warning: ..."),
+ * each once: the image and the host disagree, ... */
+static void job_warnings(struct loaded_run *x)
+{
+        _cleanup_free_ char *path = run_output_path(&x->run), *text = NULL;
+        if (!path || fs_read_file(path, 64u << 20, &text, NULL, NULL) < 0)
+                return;
+        char *save = NULL;
+        for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                if (!str_has_prefix(line, "benchd: warning: "))
+                        continue;
+                line += strlen("benchd: warning: ");
+                bool seen = false;
+                for (int i = 0; i < x->nwarnings && !seen; i++)
+                        seen = streq(x->warnings[i], line);
+                if (seen || x->nwarnings >= 32)
+                        continue;
+                x->warnings = xrealloc(x->warnings, (size_t)(x->nwarnings + 1) * sizeof(*x->warnings));
+                x->warnings[x->nwarnings++] = xstrdup(line);
         }
 }
 
@@ -112,6 +136,9 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 .ntrials = x->run.ntrials,
                 .reference = &x->ref,
         };
+        job_warnings(x);
+        ret->warnings = x->warnings;
+        ret->nwarnings = x->nwarnings;
 }
 
 static void loaded_run_release(struct loaded_run *x)
@@ -121,6 +148,9 @@ static void loaded_run_release(struct loaded_run *x)
                 free(x->paths[k]);
         free(x->paths);
         free(x->pub_source);
+        for (int k = 0; k < x->nwarnings; k++)
+                free(x->warnings[k]);
+        free(x->warnings);
         cJSON_Delete(x->config);
         bd_trials_free(x->trials, x->run.ntrials);
         bd_run_release(&x->run);

@@ -8,7 +8,7 @@
 #define IMAGE_INFO_PATH "/usr/share/benchd/image.json"
 /* ...and as a label of an OCI image's configuration */
 #define IMAGE_INFO_LABEL "io.benchd.image-info"
-/* The tag of an OCI image when none is given: benchd/trainers:VERSION */
+/* The name of an OCI image when none is given (tag latest), as DSS8440.json expects */
 #define IMAGE_DEFAULT_REPO "benchd/trainers"
 
 #endif

@@ -12,6 +12,7 @@
 #include "bind.h"
 #include "json.h"
 #include "render.h"
+#include "image.h"
 #include "workload.h"
 
 /* A word of a command line: literal text is quoted for the shell, a RAW word
@@ -179,6 +180,7 @@ struct ctx {
         long nodes, ranks, gpus;
         bool bench;             /* throughput mode: the section's benchmark_steps > 0 */
         char *data, *logs, *pretrained;
+        char *image;            /* container.image, ~/ expanded */
         const char *bin;        /* where the rank-side programs are, as the launch sees them */
 };
 
@@ -293,10 +295,17 @@ static int binding_args(const struct ctx *c, const char *bind_bin, struct words 
 
 static void container_binds(const struct ctx *c, const char *flag, struct words *w)
 {
-        words_add(w, flag);
-        words_addf(w, "%s:/data", c->data);
-        words_add(w, flag);
-        words_addf(w, "%s:/pretrained", c->pretrained);
+        /* only what the trainer reads or writes: a bind of a directory
+         * the node lacks fails the container's start */
+        if (c->w->dataset) {
+                words_add(w, flag);
+                words_addf(w, "%s:/data", c->data);
+        }
+        const char *pre = sys_str(sys_get(c->sys, c->w->name), "pretrained");
+        if (pre && pre[0] != '/') {
+                words_add(w, flag);
+                words_addf(w, "%s:/pretrained", c->pretrained);
+        }
         if (c->bench) {
                 /* the trainer writes its JSON result there */
                 words_add(w, flag);
@@ -309,10 +318,17 @@ static void container_binds(const struct ctx *c, const char *flag, struct words 
         }
 }
 
+/* docker and podman: one long-lived container per run, commands run in it
+ * with 'exec' */
+static bool runtime_is_daemon(const char *runtime)
+{
+        return streq(runtime, "docker") || streq(runtime, "podman");
+}
+
 /* apptainer/singularity/charliecloud: the prefix that runs a command in the image */
 static void container_exec(const struct ctx *c, struct words *w)
 {
-        const char *image = sys_str(c->sys, "container.image");
+        const char *image = c->image;
         if (streq(c->runtime, "apptainer") || streq(c->runtime, "singularity")) {
                 words_add(w, c->runtime);
                 words_add(w, "exec");
@@ -368,11 +384,11 @@ static void mpirun_common(const struct ctx *c, struct words *w)
 /* The command that starts all ranks of one trial. */
 static int launch_command(const struct ctx *c, struct words *w, struct bd_err *err)
 {
-        bool docker = streq(c->runtime, "docker");
+        bool docker = runtime_is_daemon(c->runtime);
         const char *mpirun = sys_str(c->sys, "mpirun.command");
         int r;
         if (docker) {
-                words_add(w, "docker");
+                words_add(w, c->runtime);
                 words_add(w, "exec");
                 words_add(w, RAW "\"$CONTAINER\"");
         }
@@ -555,6 +571,96 @@ static void emit_staging_check(const struct ctx *c, const char *bin_dir, struct 
         words_release(&w);
 }
 
+/* Before the first trial: the image must run the trainer on every node
+ * (which node cannot, and why, instead of N failed trials), and what it
+ * holds is compared with the host (benchd's version, Open MPI's major
+ * version); both go into the job output and every trial's log. */
+static void emit_image_check(const struct ctx *c, const struct render_opts *o, struct bd_buf *out)
+{
+        bool daemon = runtime_is_daemon(c->runtime);
+        struct words ex = { 0 };        /* the prefix that runs a command in the image */
+        if (daemon) {
+                words_add(&ex, c->runtime);
+                words_add(&ex, "exec");
+                words_add(&ex, RAW "\"$CONTAINER\"");
+        } else
+                container_exec(c, &ex);
+        struct words prog = { 0 }, mpi = { 0 }, info = { 0 };
+        for (size_t i = 0; i < ex.n; i++) {
+                words_add(&prog, ex.v[i]);
+                words_add(&mpi, ex.v[i]);
+                words_add(&info, ex.v[i]);
+        }
+        /* without the launcher's environment: the trainer's MPI_Init would
+         * take srun's variables for a direct launch of one rank */
+        words_add(&prog, "env");
+        words_add(&prog, "-i");
+        words_add(&prog, "PATH=/usr/local/bin:/usr/bin:/bin");
+        words_add_prog(&prog, c->bin, c->w->program);
+        words_add(&prog, "--version");
+        words_add(&mpi, "mpirun");
+        words_add(&mpi, "--version");
+        words_add(&info, "cat");
+        words_add(&info, IMAGE_INFO_PATH);
+
+        buf_puts(out, "# The image must run the trainer on every node before the first trial.\n"
+                      "image_check() {\n"
+                      "    local node=${SLURMD_NODENAME:-$(hostname)} out\n"
+                      "    if ! out=$(");
+        emit_command(out, "", &prog);
+        out->len--;     /* emit_command's newline */
+        buf_puts(out, " 2>&1); then\n"
+                      "        echo \"benchd: image check failed on $node: $(printf '%s' \"$out\" | tail -n 1)\"\n"
+                      "        return 1\n"
+                      "    fi\n"
+                      "}\n"
+                      "require_image() {\n");
+        if (daemon)
+                buf_puts(out, "    image_check\n");
+        else
+                emit_on_every_node(c, "image_check", "run the image on every node", true, out);
+        buf_puts(out, "}\n");
+        buf_puts(out, "# What the image holds, against the host\n"
+                      "image_info() {\n"
+                      "    local version mpi host_mpi built\n"
+                      "    version=$(");
+        emit_command(out, "", &prog);
+        out->len--;
+        buf_puts(out, " 2>/dev/null | head -n 1 | awk '{ print $NF }')\n"
+                      "    mpi=$(");
+        emit_command(out, "", &mpi);
+        out->len--;
+        buf_puts(out, " 2>/dev/null | sed -n 's/.*(Open MPI) //p' | head -n 1)\n"
+                      "    built=$(");
+        emit_command(out, "", &info);
+        out->len--;
+        buf_puts(out, " 2>/dev/null | sed -n 's/.*\"build_date\":[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n");
+        buf_printf(out, "    host_mpi=$(%s --version 2>/dev/null | sed -n 's/.*(Open MPI) //p' | head -n 1)\n",
+                   sys_str(c->sys, "mpirun.command"));
+        buf_printf(out, "    echo \"benchd: image $IMAGE (%s): benchd ${version:-unknown}, Open MPI ${mpi:-none}, "
+                        "built ${built:-unknown}\"\n", c->runtime);
+        buf_printf(out, "    echo \"benchd: host $(hostname): benchctl %s, Open MPI ${host_mpi:-none}\"\n", o->version);
+        buf_printf(out, "    if [ -n \"$version\" ] && [ \"$version\" != %s ]; then\n"
+                        "        echo \"benchd: warning: the image's benchd $version is not the host's benchctl %s "
+                        "(rebuild the image: benchctl image build)\"\n"
+                        "    fi\n", o->version, o->version);
+        buf_puts(out, "    if [ -n \"$mpi\" ] && [ -n \"$host_mpi\" ] && [ \"${mpi%%.*}\" != \"${host_mpi%%.*}\" ]; then\n"
+                      "        echo \"benchd: warning: the image's Open MPI $mpi is another major version than the "
+                      "host's $host_mpi\"\n"
+                      "    fi\n"
+                      "}\n"
+                      "if ! require_image; then\n"
+                      "    echo \"benchd: image check failed: no trial started\"\n"
+                      "    exit 1\n"
+                      "fi\n"
+                      "IMAGE_INFO=$(image_info)\n"
+                      "echo \"$IMAGE_INFO\"\n\n");
+        words_release(&ex);
+        words_release(&prog);
+        words_release(&mpi);
+        words_release(&info);
+}
+
 static void emit_script(const struct ctx *cp, const struct bd_system *s, const struct render_opts *o, int trials,
                         const char *bin_dir, const struct words *launchp, struct bd_buf *out);
 
@@ -579,6 +685,7 @@ int render_script(const struct bd_system *s, const struct render_opts *o, struct
                 .pretrained = expand_home(sys_str(s->json, "paths.pretrained")),
         };
         c.container = !streq(c.runtime, "none");
+        c.image = c.container ? expand_home(sys_str(s->json, "container.image")) : NULL;
         c.bench = json_int(sys_get(s->json, c.w->name), "benchmark_steps", 0) > 0;
         c.bin = c.container ? sys_str(s->json, "container.bin_dir") : "$BENCHD_BIN";
         _cleanup_free_ char *bin_dir = host_bin_dir(s, o);
@@ -591,6 +698,7 @@ int render_script(const struct bd_system *s, const struct render_opts *o, struct
         free(c.data);
         free(c.logs);
         free(c.pretrained);
+        free(c.image);
         return r;
 }
 
@@ -619,6 +727,8 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
         if (uses_bin) {
                 shell_assign(out, "BENCHD_BIN", bin_dir);
         }
+        if (c.container)
+                shell_assign(out, "IMAGE", c.image);
         buf_putc(out, '\n');
 
         const cJSON *e;
@@ -657,41 +767,63 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
         if (staged)
                 emit_staging_check(&c, bin_dir, out);
 
-        if (streq(c.runtime, "docker")) {
+        if (runtime_is_daemon(c.runtime)) {
                 struct words d = { 0 };
-                words_add(&d, "docker");
+                words_add(&d, c.runtime);
                 words_add(&d, "run");
                 words_add(&d, "-d");
                 words_add(&d, "--rm");
                 words_add(&d, "--name");
                 words_add(&d, RAW "\"$CONTAINER\"");
                 if (c.gpus > 0)
-                        words_add(&d, "--gpus=all");
+                        words_add(&d, streq(c.runtime, "podman") ? "--device=nvidia.com/gpu=all" : "--gpus=all");
                 words_add(&d, "--net=host");
                 words_add(&d, "--ipc=host");
-                words_add(&d, "--ulimit");
-                words_add(&d, "memlock=-1");
-                words_add(&d, "--ulimit");
-                words_add(&d, "stack=67108864");
+                cJSON_ArrayForEach(e, sys_get(s->json, "container.ulimits")) {
+                        _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
+                        env_scalar(e, &v);
+                        if (!v.s || !v.s[0])
+                                continue;       /* "": the runtime's own */
+                        words_add(&d, "--ulimit");
+                        words_addf(&d, "%s=%s", e->string, v.s ? v.s : "");
+                }
                 container_binds(&c, "-v", &d);
                 cJSON_ArrayForEach(e, sys_get(s->json, "env"))
                         if (!cJSON_IsNull(e))
                                 words_add(&d, "-e"), words_add(&d, e->string);
+                /* as root, the container's mpirun must be told too (passed
+                 * only where the script set them) */
+                words_add(&d, "-e");
+                words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT");
+                words_add(&d, "-e");
+                words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
                 words_add_list(&d, sys_get(s->json, "container.options"));
-                words_add(&d, sys_str(s->json, "container.image"));
+                words_add(&d, c.image);
                 words_add(&d, "sleep");
                 words_add(&d, "infinity");
-                buf_puts(out, "# One long-lived container for all trials, removed on exit\n");
-                buf_puts(out, "CONTAINER=benchd-$RUN_ID\n");
+                buf_printf(out, "# One long-lived container for all trials, removed on exit\n"
+                                "CONTAINER=benchd-$RUN_ID\n"
+                                "trap '%s rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n", c.runtime);
+                buf_puts(out, "if ! out=$(");
                 emit_command(out, "", &d);
-                buf_puts(out, "trap 'docker rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n\n");
+                out->len--;     /* emit_command's newline */
+                buf_puts(out, " 2>&1); then\n"
+                              "    echo \"benchd: image check failed on $(hostname): cannot start a container of "
+                              "image $IMAGE: $(printf '%s' \"$out\" | tail -n 1)\"\n"
+                              "    echo \"benchd: image check failed: no trial started\"\n"
+                              "    exit 1\n"
+                              "fi\n\n");
                 words_release(&d);
         }
+        if (c.container)
+                emit_image_check(&c, o, out);
 
         buf_puts(out, "run_trial() {\n"
                       "    local trial=$1 seed=$2 start end rc\n");
         buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, seed $seed\"\n",
                    s->name, o->workload);
+        if (c.container)
+                buf_puts(out, "    echo \"$IMAGE_INFO\"\n");
         if (staged)
                 buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
                               "node: trial $trial not started\" >&2; return 1; }\n");

@@ -313,6 +313,8 @@ void report_text(const struct report_run *runs, int n, unsigned flags, struct bd
                 if (r->state)
                         buf_printf(out, ", %s", r->state);
                 buf_putc(out, '\n');
+                for (int k = 0; k < r->nwarnings; k++)
+                        buf_printf(out, "  warning: %s\n", r->warnings[k]);
                 text_trials(r, &scores[i], out);
                 text_score(r, &scores[i], out);
                 if (flags & REPORT_REFERENCE)
@@ -464,6 +466,9 @@ cJSON *report_json(const struct report_run *runs, int n, unsigned flags)
                 add_str(o, "system", r->system);
                 add_str(o, "workload", r->workload);
                 add_str(o, "state", r->state);
+                cJSON *warn = cJSON_AddArrayToObject(o, "warnings");
+                for (int k = 0; k < r->nwarnings; k++)
+                        cJSON_AddItemToArray(warn, cJSON_CreateString(r->warnings[k]));
                 trials = cJSON_AddArrayToObject(o, "trials");
                 for (int k = 0; k < r->ntrials; k++)
                         cJSON_AddItemToArray(trials, trial_json(r, &scores[i], k));

@@ -51,6 +51,8 @@ struct report_run {
         const struct report_trial *trials;
         int ntrials;
         const struct report_reference *reference;       /* NULL: nothing published */
+        char *const *warnings;          /* the launch script's warnings (image and host disagree...) */
+        int nwarnings;
 };
 
 enum report_format {

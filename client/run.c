@@ -71,6 +71,7 @@ struct marks {
 struct fate {
         enum bd_state state; /* ST_PENDING: none seen */
         char line[200];
+        char image[300];     /* the launch script's image check: the first node that failed it */
 };
 
 static void read_fate(const char *line, struct fate *f)
@@ -121,6 +122,10 @@ static int read_marks(const char *path, struct marks *m, int n, struct fate *f)
                         m[i - 1].rc = rc;
                 } else if (sscanf(line, "benchd: %d of %d trials succeeded", &ok, &tot) == 2) {
                         closing = ok;
+                } else if (str_has_prefix(line, "benchd: image check failed on ") && !f->image[0]) {
+                        snprintf(f->image, sizeof(f->image), "%s", line + strlen("benchd: "));
+                } else if (str_has_prefix(line, "benchd: image check failed:") && !f->image[0]) {
+                        snprintf(f->image, sizeof(f->image), "image check failed");
                 } else {
                         read_fate(line, f);
                 }
@@ -271,7 +276,7 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                         t->state = job.state == ST_CANCELLED || job.state == ST_TIMEOUT || job.state == ST_NODE_FAIL
                                            ? job.state
                                            : ST_INCOMPLETE;
-                        set_reason(t, "never started");
+                        set_reason(t, fate.image[0] ? fate.image : "never started");
                 } else {
                         t->state = ST_PENDING;
                         set_reason(t, job.state == ST_PENDING ? job.reason : NULL);
@@ -287,6 +292,8 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                 r->end_time = job.end_time > 0 ? job.end_time : (double)time(NULL);
                 r->exit_code = job.exit_code;
         }
+        if (final && fate.image[0] && !job.reason[0])
+                snprintf(job.reason, sizeof(job.reason), "%.200s: no trial started", fate.image);
         free(r->reason);
         r->reason = job.reason[0] ? xstrdup(job.reason) : NULL;
 

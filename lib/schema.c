@@ -17,7 +17,7 @@
 #define RANGE(a, b) a, b
 
 static const char *const launchers[] = { "slurm", "mpirun", "local", NULL };
-static const char *const runtimes[] = { "apptainer", "singularity", "docker", "charliecloud", "none", NULL };
+static const char *const runtimes[] = { "apptainer", "singularity", "docker", "podman", "charliecloud", "none", NULL };
 static const char *const policies[] = { "auto", "none", NULL };
 static const char *const plan_sources[] = { "auto", "declared", NULL };
 static const char *const nic_kinds[] = { "ethernet", "infiniband", "roce", "efa", NULL };
@@ -75,11 +75,13 @@ static const struct schema_key mpirun_keys[] = {
 };
 
 static const struct schema_key container_keys[] = {
-        { "runtime", S_STRING, NULL, ANY, runtimes, W_ANY, "apptainer, singularity, docker, charliecloud or none" },
+        { "runtime", S_STRING, NULL, ANY, runtimes, W_ANY, "apptainer, singularity, docker, podman, charliecloud or none" },
         { "image", S_STRING, NULL, ANY, NULL, W_ANY, "image file, directory or name" },
         { "binds", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "extra bind mounts 'SRC:DST'" },
         { "options", S_STRING_LIST, NULL, ANY, NULL, W_OPTION, "more options for the runtime" },
         { "bin_dir", S_STRING, NULL, ANY, NULL, W_ANY, "where benchd's programs are inside the image" },
+        { "ulimits", S_MAP, NULL, ANY, NULL, W_TOKEN,
+          "docker and podman: --ulimit NAME=VALUE of the container (\"\": the runtime's own)" },
         { 0 }
 };
 

@@ -33,7 +33,8 @@ static const char defaults_json[] =
         " \"slurm\": { \"exclusive\": true, \"launch\": \"mpirun\", \"time_limit\": \"04:00:00\" },"
         " \"mpirun\": { \"command\": \"mpirun\", \"bind_to\": \"none\", \"map_by\": \"slot\","
         "               \"tag_output\": false },"
-        " \"container\": { \"runtime\": \"none\", \"bin_dir\": \"/opt/benchd/bin\" },"
+        " \"container\": { \"runtime\": \"none\", \"bin_dir\": \"/opt/benchd/bin\","
+        "                \"ulimits\": { \"memlock\": \"-1\", \"stack\": \"67108864\" } },"
         " \"env\": {},"
         " \"binding\": { \"policy\": \"auto\", \"hyperthreads\": true, \"source\": \"auto\" },"
         " \"benchd\": { \"port\": " BD_PORT_STR ", \"token_file\": \"" BD_TOKEN_FILE "\" },"
@@ -444,9 +445,9 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
         const char *runtime = sys_str(root, "container.runtime");
         if (!streq(runtime, "none") && !sys_str(root, "container.image"))
                 return bd_err_set(err, -EINVAL, "%s: container runtime '%s' needs 'container.image'", label, runtime);
-        if (streq(runtime, "docker") && nodes > 1)
-                return bd_err_set(err, -EINVAL, "%s: container runtime 'docker' runs single-node systems only (nodes is %ld)",
-                                  label, nodes);
+        if ((streq(runtime, "docker") || streq(runtime, "podman")) && nodes > 1)
+                return bd_err_set(err, -EINVAL, "%s: container runtime '%s' runs single-node systems only (nodes is %ld)",
+                                  label, runtime, nodes);
         if (streq(launcher, "local") && nodes > 1)
                 return bd_err_set(err, -EINVAL, "%s: launcher 'local' runs one node; nodes is %ld", label, nodes);
         if (streq(launcher, "mpirun") && nodes > 1 && !sys_str(root, "mpirun.hostfile")) {

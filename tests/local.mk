@@ -237,12 +237,23 @@ TESTS += $(SCRIPT_TESTS)
 # Long tests, not in make check: make check-learn (CI runs it when time is left)
 LEARN_TESTS = \
 	tests/t0770-maskrcnn-learn.t
-dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py $(SCRIPT_TESTS) $(LEARN_TESTS)
+# Container images and packages, not in make check (each builds packages and
+# an image; CI runs it after make check): make check-image
+IMAGE_TESTS = \
+	tests/t0950-image.t tests/t0955-deb-systemd.t
+dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/image-lib.sh \
+	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS)
 # make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
 # --system local (MASKRCNN_LEARN_SYSTEM=4xlocal: on the local Slurm cluster)
 .PHONY: check-learn
 check-learn: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LEARN_TESTS)' check_PROGRAMS= XFAIL_TESTS=
+# make check-image: the packages (make deb) and the image (benchctl image
+# build, its base cached by the package list's checksum under
+# $BENCHD_IMAGE_CACHE, default ~/.cache/benchd/images), run for real
+.PHONY: check-image
+check-image: all
+	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(IMAGE_TESTS)' check_PROGRAMS= XFAIL_TESTS=
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
 	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \

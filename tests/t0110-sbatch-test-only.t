@@ -19,7 +19,7 @@ fi
 eval "$envline"
 _t_result 0 "local test cluster is up"
 
-for sys in C4140 2xC4140 4xC4140 4xlocal; do
+for sys in C4140 2xC4140 4xC4140 4xlocal 4xlocal-ch; do
     for w in ssd maskrcnn allreduce; do
         f="$tmp/$sys-$w.sbatch"
         "$BENCHCTL" render --system "$sys" "$w" --set paths.logs="$tmp/logs" -o "$f"

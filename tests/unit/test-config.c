@@ -292,7 +292,7 @@ static void test_bundled(void)
                 if (r == 0)
                         system_release(&s);
         }
-        is_int(n, 8, "eight bundled systems");
+        is_int(n, 10, "ten bundled systems");
         strv_free(names);
 
         struct bd_system s;

@@ -1,0 +1,50 @@
+# tests/image-lib.sh: the packages and images of make check-image's tests,
+# sourced after tests/lib.sh.
+#
+# image_debs          make deb in the build tree unless deb/ is newer than
+#                     the programs (a full package build: a minute or two)
+# image_build ARGS... benchctl image build ARGS with the shared cache
+#                     ($BENCHD_IMAGE_CACHE, default ~/.cache/benchd/images:
+#                     the base root file system is made once per package
+#                     list) and checks /dev/null afterwards
+# dev_null_ok         fails loudly when /dev/null is no longer a device
+
+export BENCHD_IMAGE_CACHE=${BENCHD_IMAGE_CACHE:-$HOME/.cache/benchd/images}
+export USER=${USER:-$(id -un)}      # ch-run wants it
+
+dev_null_ok() {
+    if [ ! -c /dev/null ]; then
+        echo "Bail out! /dev/null is no longer a character device: $(ls -l /dev/null)" >&2
+        echo "Bail out! /dev/null is no longer a character device"
+        exit 1
+    fi
+}
+
+image_tools_or_skip() {
+    local t
+    [ "$(id -u)" -eq 0 ] || skip_all "building images needs root (mmdebstrap, dpkg in a chroot)"
+    for t in mmdebstrap mksquashfs dpkg-buildpackage dh gpgv; do
+        command -v "$t" >/dev/null || skip_all "$t is not installed (CI installs mmdebstrap, squashfs-tools, debhelper, gpgv)"
+    done
+    [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || skip_all "debian-archive-keyring is not installed"
+}
+
+image_debs() {
+    local newest
+    newest=$(ls -t "$top_builddir"/deb/benchd-trainers_*.deb 2>/dev/null | head -1)
+    if [ -n "$newest" ] && [ "$newest" -nt "$top_builddir/benchctl" ] &&
+       [ "$newest" -nt "$top_builddir/benchd-ssd" ]; then
+        return 0
+    fi
+    make -C "$top_builddir" deb >"$top_builddir/deb-make.log" 2>&1 || {
+        echo "# make deb failed:"; tail -15 "$top_builddir/deb-make.log" | sed 's/^/#   /'
+        return 1
+    }
+}
+
+image_build() {
+    local rc=0
+    "$top_builddir/benchctl" image build --debs "$top_builddir/deb" --cache "$BENCHD_IMAGE_CACHE" "$@" || rc=$?
+    dev_null_ok
+    return "$rc"
+}
