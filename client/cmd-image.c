@@ -483,6 +483,15 @@ static int make_root(struct build *b, const char *base, const char *created, cha
                 if (d)
                         closedir(d);
         }
+        /* mmdebstrap writes no /etc/hosts: without one, every lookup of
+         * localhost (Open MPI's start among them) waits for DNS to time out */
+        _cleanup_free_ char *hosts = xasprintf("%s/etc/hosts", b->tmp);
+        struct bd_err herr;
+        static const char hosts_text[] = "127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n";
+        if (access(hosts, F_OK) != 0 && fs_write_atomic(hosts, hosts_text, strlen(hosts_text), 0644, &herr) < 0) {
+                bd_error("image build: %s", herr.msg);
+                return -1;
+        }
         /* mount points of the binds the launch scripts make (a SquashFS
          * image cannot grow them at run time) */
         const char *mounts[] = { "data", "logs", "pretrained", NULL };

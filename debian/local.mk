@@ -19,3 +19,6 @@ deb: distdir
 	-command -v lintian >/dev/null && lintian --no-tag-display-limit deb.tmp/*.changes > deb.tmp/lintian.txt 2>&1
 	rm -rf deb deb-build && mv deb.tmp deb
 	@ls deb/*.deb
+# make deb's outputs, and the lock and log of the tests' make deb
+clean-local:
+	rm -rf deb deb-build deb.tmp deb.lock deb-make.log

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154
 # tests/image-lib.sh: the packages and images of make check-image's tests,
 # sourced after tests/lib.sh.
 #
@@ -30,16 +31,18 @@ image_tools_or_skip() {
 }
 
 image_debs() {
-    local newest
-    newest=$(ls -t "$top_builddir"/deb/benchd-trainers_*.deb 2>/dev/null | head -1)
-    if [ -n "$newest" ] && [ "$newest" -nt "$top_builddir/benchctl" ] &&
-       [ "$newest" -nt "$top_builddir/benchd-ssd" ]; then
-        return 0
-    fi
-    make -C "$top_builddir" deb >"$top_builddir/deb-make.log" 2>&1 || {
-        echo "# make deb failed:"; tail -15 "$top_builddir/deb-make.log" | sed 's/^/#   /'
-        return 1
-    }
+    (   # one make deb at a time in a build tree (tests may run in parallel)
+        exec 9>"$top_builddir/deb.lock" && flock 9
+        newest=$(find "$top_builddir/deb" -name "benchd-trainers_*.deb" 2>/dev/null | head -1)
+        if [ -n "$newest" ] && [ "$newest" -nt "$top_builddir/benchctl" ] &&
+           [ "$newest" -nt "$top_builddir/benchd-ssd" ]; then
+            exit 0
+        fi
+        make -C "$top_builddir" deb >"$top_builddir/deb-make.log" 2>&1 || {
+            echo "# make deb failed:"; tail -15 "$top_builddir/deb-make.log" | sed 's/^/#   /'
+            exit 1
+        }
+    )
 }
 
 image_build() {

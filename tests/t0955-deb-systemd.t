@@ -21,7 +21,7 @@
 # systemd-nspawn: Debian's package systemd-container (CI: apt-get install
 # systemd-container).  Where the host runs no systemd (no /run/systemd/system:
 # no system bus, no machined) nspawn runs with --register=no --keep-unit in a
-# cgroup of this test's own, removed afterwards.  About 30 s with a cached
+# cgroup of this test's own, removed afterwards.  About 30-45 s with a cached
 # base (the first build of the base takes a minute more, make deb one or two
 # when the programs are newer than deb/).
 . "${srcdir:-.}/tests/lib.sh"
@@ -52,9 +52,12 @@ cleanup() {
             nspawn_exited && break
             sleep 0.1
         done
-        # still up: the container's init takes its PID namespace with it
-        [ -n "$leader" ] && kill -KILL "$leader" 2>/dev/null
-        kill -KILL "$npid" 2>/dev/null
+        if ! nspawn_exited; then
+            # still up: the container's init takes its PID namespace with it
+            [ -n "$leader" ] && [ "$(readlink "/proc/$leader/ns/pid" 2>/dev/null)" = "$ct_pidns" ] &&
+                kill -KILL "$leader" 2>/dev/null
+            kill -KILL "$npid" 2>/dev/null
+        fi
         wait "$npid" 2>/dev/null
     fi
     for d in "${cgs[@]}"; do
@@ -241,6 +244,7 @@ find_leader() {
     for c in $(pgrep -P "$npid"); do
         if [ "$(cat "/proc/$c/comm" 2>/dev/null)" = systemd ] &&
            [ "$(readlink "/proc/$c/ns/pid")" != "$(readlink /proc/self/ns/pid)" ]; then
+            ct_pidns=$(readlink "/proc/$c/ns/pid")
             leader=$c
             return 0
         fi
@@ -262,7 +266,6 @@ if [ -z "$leader" ]; then
     tail -8 "$tmp/nspawn.log" | sed 's/^/#   nspawn: /'
     bail "the container did not start"
 fi
-ct_pidns=$(readlink "/proc/$leader/ns/pid")
 state=""
 while [ "$SECONDS" -lt "$deadline" ]; do
     state=$(ct systemctl is-system-running --wait 2>/dev/null)
