@@ -69,7 +69,7 @@ ssd=(--set ssd.benchmark_steps=30 --set ssd.warmup_steps=5 ssd)
 ar=(--set allreduce.max_bytes=67108864 --set allreduce.iters=10 allreduce)
 last_run() { "$BENCHCTL" runs --limit 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["run"])'; }
 ssd_rate() {   # images/s of the last run's result
-    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["train_item"]["mean"])' "$tmp/logs/$(last_run)_1.json"
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["train_item"]["avg"])' "$tmp/logs/$(last_run)_1.json"
 }
 ar_rate() {
     "$BENCHCTL" report "$(last_run)" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["trials"][0]["busbw_gbps"])'
