@@ -293,10 +293,6 @@ static bool dev_null_ok(void)
  * it is there, else made by mmdebstrap. */
 static int base_tar(struct build *b, char **ret)
 {
-        if (fs_mkdir_p(b->cache, 0755) < 0) {
-                bd_error("image build: cannot create the cache directory '%s': %s", b->cache, strerror(errno));
-                return -1;
-        }
         _cleanup_free_ char *tar = xasprintf("%s/base-%.16s.tar", b->cache, b->sum);
         if (!b->no_cache && access(tar, R_OK) == 0) {
                 step("base root file system from the cache: %s", tar);

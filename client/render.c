@@ -571,6 +571,13 @@ static void emit_staging_check(const struct ctx *c, const char *bin_dir, struct 
         words_release(&w);
 }
 
+/* A command as part of a line (inside $(...)): emit_command without its newline */
+static void emit_inline(struct bd_buf *out, const struct words *w)
+{
+        emit_command(out, "", w);
+        out->len--;
+}
+
 /* Before the first trial: the image must run the trainer on every node
  * (which node cannot, and why, instead of N failed trials), and what it
  * holds is compared with the host (benchd's version, Open MPI's major
@@ -586,11 +593,8 @@ static void emit_image_check(const struct ctx *c, const struct render_opts *o, s
         } else
                 container_exec(c, &ex);
         struct words prog = { 0 }, mpi = { 0 }, info = { 0 };
-        for (size_t i = 0; i < ex.n; i++) {
-                words_add(&prog, ex.v[i]);
-                words_add(&mpi, ex.v[i]);
-                words_add(&info, ex.v[i]);
-        }
+        for (size_t i = 0; i < ex.n; i++) /* each starts with the prefix */
+                words_add(&prog, ex.v[i]), words_add(&mpi, ex.v[i]), words_add(&info, ex.v[i]);
         /* without the launcher's environment: the trainer's MPI_Init would
          * take srun's variables for a direct launch of one rank */
         words_add(&prog, "env");
@@ -607,8 +611,7 @@ static void emit_image_check(const struct ctx *c, const struct render_opts *o, s
                       "image_check() {\n"
                       "    local node=${SLURMD_NODENAME:-$(hostname)} out\n"
                       "    if ! out=$(");
-        emit_command(out, "", &prog);
-        out->len--;     /* emit_command's newline */
+        emit_inline(out, &prog);
         buf_puts(out, " 2>&1); then\n"
                       "        echo \"benchd: image check failed on $node: $(printf '%s' \"$out\" | tail -n 1)\"\n"
                       "        return 1\n"
@@ -624,16 +627,13 @@ static void emit_image_check(const struct ctx *c, const struct render_opts *o, s
                       "image_info() {\n"
                       "    local version mpi host_mpi built\n"
                       "    version=$(");
-        emit_command(out, "", &prog);
-        out->len--;
+        emit_inline(out, &prog);
         buf_puts(out, " 2>/dev/null | head -n 1 | awk '{ print $NF }')\n"
                       "    mpi=$(");
-        emit_command(out, "", &mpi);
-        out->len--;
+        emit_inline(out, &mpi);
         buf_puts(out, " 2>/dev/null | sed -n 's/.*(Open MPI) //p' | head -n 1)\n"
                       "    built=$(");
-        emit_command(out, "", &info);
-        out->len--;
+        emit_inline(out, &info);
         buf_puts(out, " 2>/dev/null | sed -n 's/.*\"build_date\":[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n");
         buf_printf(out, "    host_mpi=$(%s --version 2>/dev/null | sed -n 's/.*(Open MPI) //p' | head -n 1)\n",
                    sys_str(c->sys, "mpirun.command"));
@@ -805,8 +805,7 @@ static void emit_script(const struct ctx *cp, const struct bd_system *s, const s
                                 "CONTAINER=benchd-$RUN_ID\n"
                                 "trap '%s rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n", c.runtime);
                 buf_puts(out, "if ! out=$(");
-                emit_command(out, "", &d);
-                out->len--;     /* emit_command's newline */
+                emit_inline(out, &d);
                 buf_puts(out, " 2>&1); then\n"
                               "    echo \"benchd: image check failed on $(hostname): cannot start a container of "
                               "image $IMAGE: $(printf '%s' \"$out\" | tail -n 1)\"\n"
