@@ -198,6 +198,7 @@ static void reload(struct daemon *d)
                 c.max_connections = old.max_connections;
                 c.per_ip_connections = old.per_ip_connections;
                 c.connection_timeout = old.connection_timeout;
+                c.request_timeout = old.request_timeout;
                 c.max_header_bytes = old.max_header_bytes;
                 c.max_body_bytes = old.max_body_bytes;
                 d->conf = c;
@@ -280,7 +281,7 @@ static bool healthy(struct daemon *d)
 
 static int serve(void)
 {
-        struct daemon d = { .lock = PTHREAD_MUTEX_INITIALIZER };
+        struct daemon d = { .lock = PTHREAD_MUTEX_INITIALIZER, .scanned = PTHREAD_COND_INITIALIZER };
         struct http_server *http = NULL;
         struct bd_err err;
         sigset_t set;

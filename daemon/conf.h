@@ -25,6 +25,7 @@ struct conf {
         int max_connections;
         int per_ip_connections;         /* 0: no limit per address */
         int connection_timeout;         /* seconds */
+        int request_timeout;            /* seconds for a request's head */
         int max_header_bytes;           /* request line + headers */
         int max_body_bytes;
         enum read_access read_access;   /* who may GET: loopback and the socket, or anyone */

@@ -18,6 +18,7 @@ static struct inv_snapshot *snapshot_take(const char *root)
 {
         struct inv_snapshot *s = xcalloc(1, sizeof(*s));
         atomic_init(&s->ref, 1);
+        s->started = clock_monotonic();
         inventory_scan(&s->inv, root);
         cJSON *j = inventory_json(&s->inv);
         char *text = cJSON_PrintUnformatted(j);
@@ -43,16 +44,35 @@ void daemon_inventory_put(struct inv_snapshot *s)
 struct inv_snapshot *daemon_inventory_get(struct daemon *d, double max_age)
 {
         struct inv_snapshot *s, *old = NULL;
+        double now = clock_monotonic();
         pthread_mutex_lock(&d->lock);
         if (max_age < 0)
                 max_age = d->conf.inventory_ttl;
-        if (!d->snap || clock_monotonic() - d->snap->taken >= max_age) {
-                /* scanned under the lock: concurrent requests wait for one scan instead of starting many */
-                old = d->snap;
-                d->snap = snapshot_take(d->conf.sysfs_root);
-                const cJSON *w;
-                cJSON_ArrayForEach(w, d->snap->inv.warnings)
-                        log_debug("inventory: %s", w->valuestring);
+        for (;;) {
+                if (d->snap && d->snap->started >= now - max_age)
+                        break;
+                if (!d->scanning) {
+                        /* one request scans, outside the lock: the others
+                         * (health checks, the API, /metrics) go on with the
+                         * snapshot it replaces instead of waiting for sysfs */
+                        _cleanup_free_ char *root = xstrdup(d->conf.sysfs_root);
+                        d->scanning = true;
+                        pthread_mutex_unlock(&d->lock);
+                        struct inv_snapshot *n = snapshot_take(root);
+                        pthread_mutex_lock(&d->lock);
+                        d->scanning = false;
+                        pthread_cond_broadcast(&d->scanned);
+                        old = d->snap;
+                        d->snap = n;
+                        const cJSON *w;
+                        cJSON_ArrayForEach(w, n->inv.warnings)
+                                log_debug("inventory: %s", w->valuestring);
+                        break;
+                }
+                if (d->snap && max_age > 0)
+                        break;
+                /* no snapshot yet, or a scan started after this request is asked for */
+                pthread_cond_wait(&d->scanned, &d->lock);
         }
         s = d->snap;
         atomic_fetch_add(&s->ref, 1);

@@ -3,7 +3,8 @@
  * The inventory is scanned at start, on SIGHUP and when a request finds it
  * older than conf.inventory_ttl; readers take a reference to an immutable
  * snapshot (daemon_inventory_get/put) so a rescan never changes what a
- * request is looking at.  The configuration is replaced as a whole on
+ * request is looking at.  One request scans, without the lock; the others
+ * are served the snapshot it replaces meanwhile.  The configuration is replaced as a whole on
  * SIGHUP under the same lock; request handlers read the settings they need
  * through daemon_conf_*() accessors or copy them under the lock.
  */
@@ -24,7 +25,8 @@ struct inv_snapshot {
         struct inventory inv;
         char *json;             /* inventory_json(), unformatted, with a final newline */
         size_t json_len;
-        double taken;           /* monotonic seconds */
+        double started;         /* monotonic seconds: the scan began */
+        double taken;           /* and ended */
 };
 
 struct daemon {
@@ -33,9 +35,12 @@ struct daemon {
         const char *conf_path;          /* NULL: defaults and options only */
         char *token;                    /* guarded by lock; NULL: mutating requests are refused */
         struct inv_snapshot *snap;      /* guarded by lock */
+        bool scanning;                  /* guarded by lock: a request is scanning, without it */
+        pthread_cond_t scanned;         /* with lock: a scan ended */
         double start_time;              /* monotonic, and wall clock below */
         double start_wall;
         atomic_ulong requests[6];       /* by status class: [1] 1xx ... [5] 5xx */
+        atomic_ulong request_timeouts;  /* connections cut for a late request head */
         atomic_ulong scrapes;
         struct datasets *datasets;      /* NULL: staging unavailable */
 };

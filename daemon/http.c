@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,27 @@
 #include <microhttpd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "http.h"
 #include "log.h"
 #include "notify.h"
 #include "strutil.h"
 
 #define MAX_LISTENERS 8
+/* More query arguments than any endpoint takes: the request gets 414.
+ * libmicrohttpd keeps each argument in the connection's memory pool, and
+ * when that runs out (about 700 arguments) it neither answers nor frees the
+ * request. */
+#define MAX_ARGS 64
+
+/* A connection, from accept to close, for the request-head deadline. */
+struct conn_track {
+        struct conn_track *prev, *next;
+        int fd;
+        double since;           /* connected, or the previous answer was sent */
+        bool reading_body;      /* the head of the current request is in */
+        bool cut;
+};
 
 struct http_server {
         struct daemon *d;
@@ -33,6 +49,14 @@ struct http_server {
         int max_header;
         char *unix_path;        /* the socket file we created, removed at stop */
         char desc[512];
+        /* the request_timeout watchdog: every connection, and a thread that
+         * shuts down those whose request head is late */
+        double request_timeout;
+        pthread_mutex_t track_lock;
+        pthread_cond_t track_cond;
+        struct conn_track *tracks;
+        pthread_t watchdog;
+        bool watchdog_running, stopping;
 };
 
 /* One request being read. */
@@ -41,6 +65,7 @@ struct request_ctx {
         bool too_large;
         bool local;
         bool started;           /* its headers have been seen */
+        bool too_many_args;
         size_t uri_len;         /* as sent, with the query */
 };
 
@@ -75,8 +100,13 @@ void http_error(struct http_response *rs, int status, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
-        _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+        _cleanup_free_ char *raw = xvasprintf(fmt, ap);
         va_end(ap);
+        /* messages quote the request's path, fields and arguments: bytes
+         * that are not UTF-8 become U+FFFD, so that the answer is JSON */
+        size_t n = strlen(raw) * 3 + 1;
+        _cleanup_free_ char *msg = xmalloc(n);
+        (void) str_sanitize(msg, n, raw, "\xef\xbf\xbd");
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "error", msg);
         cJSON_AddNumberToObject(j, "status", status);
@@ -138,6 +168,17 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
         (void) c;
         struct request_ctx *ctx = xcalloc(1, sizeof(*ctx));
         ctx->uri_len = strlen(uri);
+        char *query = strchr(uri, '?');
+        size_t args = 0;
+        for (const char *p = query; p && *p; p++)
+                args += *p == '?' || *p == '&';
+        if (args > MAX_ARGS) {
+                /* libmicrohttpd splits the arguments after this callback,
+                 * from the byte after the '?' of this very buffer: none are
+                 * split, and the request is answered 414 */
+                ctx->too_many_args = true;
+                query[1] = '\0';
+        }
         return ctx;
 }
 
@@ -167,6 +208,46 @@ static int check_header_size(struct http_server *s, struct MHD_Connection *c, co
         return 0;
 }
 
+/* Content-Length given twice with two values: which one frames the body is
+ * a guess, and guesses are how requests get smuggled. */
+struct length_headers {
+        const char *first;
+        bool conflict;
+};
+
+static enum MHD_Result check_length(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+        struct length_headers *l = cls;
+        (void) kind;
+        if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+                return MHD_YES;
+        if (!l->first)
+                l->first = value ? value : "";
+        else if (!streq(l->first, value ? value : ""))
+                l->conflict = true;
+        return MHD_YES;
+}
+
+static struct conn_track *track_of(struct MHD_Connection *c)
+{
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        return ci ? ci->socket_context : NULL;
+}
+
+/* The head of the connection's request is in (true), or the answer is sent
+ * and the next head's time starts (false). */
+static void track_head(struct http_server *s, struct MHD_Connection *c, bool in)
+{
+        struct conn_track *t = track_of(c);
+        if (!t)
+                return;
+        pthread_mutex_lock(&s->track_lock);
+        t->reading_body = in;
+        if (!in)
+                t->since = clock_monotonic();
+        pthread_mutex_unlock(&s->track_lock);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload_data, size_t *upload_size, void **req_cls)
 {
@@ -179,10 +260,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                 const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
                 const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 long n;
+                struct length_headers lengths = { 0 };
                 ctx->started = true;
                 ctx->local = addr_is_local(ci ? ci->client_addr : NULL);
+                track_head(s, c, true);
                 if (check_header_size(s, c, method, version, ctx, &rs) < 0)
                         return send_response(s, c, &rs);
+                if (ctx->too_many_args) {
+                        http_error(&rs, 414, "more than %d query arguments", MAX_ARGS);
+                        return send_response(s, c, &rs);
+                }
+                (void) MHD_get_connection_values(c, MHD_HEADER_KIND, check_length, &lengths);
+                if (lengths.conflict) {
+                        http_error(&rs, 400, "Content-Length given twice with different values");
+                        return send_response(s, c, &rs);
+                }
                 if (cl && (str_parse_long(cl, &n) < 0 || n > s->max_body)) {
                         http_error(&rs, 413, "request body larger than %d bytes", s->max_body);
                         return send_response(s, c, &rs);
@@ -217,11 +309,72 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe)
 {
         struct request_ctx *ctx = *req_cls;
+        (void) toe;
+        track_head(cls, c, false);
         if (ctx) {
                 buf_release(&ctx->body);
                 free(ctx);
                 *req_cls = NULL;
         }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code)
+{
+        struct http_server *s = cls;
+        struct conn_track *t = *socket_ctx;
+        pthread_mutex_lock(&s->track_lock);
+        if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+                const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+                t = xcalloc(1, sizeof(*t));
+                t->fd = ci ? ci->connect_fd : -1;
+                t->since = clock_monotonic();
+                t->next = s->tracks;
+                if (s->tracks)
+                        s->tracks->prev = t;
+                s->tracks = t;
+                *socket_ctx = t;
+        } else if (t) {
+                /* before libmicrohttpd closes the socket: the watchdog,
+                 * which shuts sockets down under this lock, never touches
+                 * a descriptor number that is being reused */
+                if (t->prev)
+                        t->prev->next = t->next;
+                else
+                        s->tracks = t->next;
+                if (t->next)
+                        t->next->prev = t->prev;
+                free(t);
+                *socket_ctx = NULL;
+        }
+        pthread_mutex_unlock(&s->track_lock);
+}
+
+/* The request_timeout watchdog: once a second, each connection whose
+ * request head has been on its way for longer is shut down (libmicrohttpd
+ * then reads the end and closes it).  libmicrohttpd's own timeout restarts
+ * with every byte, so a client sending a byte a second would hold its
+ * connection for ever. */
+static void *watchdog(void *arg)
+{
+        struct http_server *s = arg;
+        pthread_mutex_lock(&s->track_lock);
+        while (!s->stopping) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_sec += 1;
+                (void) pthread_cond_timedwait(&s->track_cond, &s->track_lock, &ts);
+                double now = clock_monotonic();
+                for (struct conn_track *t = s->tracks; t && !s->stopping; t = t->next)
+                        if (!t->reading_body && !t->cut && t->fd >= 0 && now - t->since > s->request_timeout) {
+                                t->cut = true;
+                                (void) shutdown(t->fd, SHUT_RDWR);
+                                atomic_fetch_add(&s->d->request_timeouts, 1);
+                                log_debug("a connection sent no request head in %.0f s: closed", s->request_timeout);
+                        }
+        }
+        pthread_mutex_unlock(&s->track_lock);
+        return NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap) _printf_(2, 0);
@@ -320,7 +473,7 @@ static int add_daemon(struct http_server *s, int fd, const struct conf *c, struc
                 (unsigned)c->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)c->per_ip_connections,
                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)c->connection_timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                 mhd_pool_size(c->max_header_bytes), MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
                 MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
                 MHD_OPTION_END);
         if (!s->mhd[s->n]) {
@@ -368,6 +521,14 @@ int http_start(struct daemon *d, http_handler *handle, struct http_server **ret,
         pthread_mutex_unlock(&d->lock);
         s->max_body = c.max_body_bytes;
         s->max_header = c.max_header_bytes;
+        s->request_timeout = c.request_timeout;
+        pthread_mutex_init(&s->track_lock, NULL);
+        pthread_cond_init(&s->track_cond, NULL);
+        if ((r = -pthread_create(&s->watchdog, NULL, watchdog, s)) < 0) {
+                r = bd_err_set(err, r, "cannot start a thread: %s", strerror(-r));
+                goto fail;
+        }
+        s->watchdog_running = true;
         n = notify_listen_fds();
         if (n < 0) {
                 r = bd_err_set(err, n, "bad socket activation variables (LISTEN_FDS)");
@@ -419,6 +580,15 @@ struct http_server *http_stop(struct http_server *s)
                 return NULL;
         for (int i = 0; i < s->n; i++)
                 MHD_stop_daemon(s->mhd[i]);     /* closes its listening socket */
+        if (s->watchdog_running) {
+                pthread_mutex_lock(&s->track_lock);
+                s->stopping = true;
+                pthread_cond_signal(&s->track_cond);
+                pthread_mutex_unlock(&s->track_lock);
+                pthread_join(s->watchdog, NULL);
+        }
+        pthread_mutex_destroy(&s->track_lock);
+        pthread_cond_destroy(&s->track_cond);
         if (s->unix_path)
                 (void) unlink(s->unix_path);
         free(s->unix_path);

@@ -7,9 +7,13 @@
  * fills a struct http_response; the server sends it.
  * A request line longer than conf.max_header_bytes gets 414, request line
  * and headers larger than it 431 (as JSON: libmicrohttpd's own HTML answers
- * are left to requests over twice that); more connections than
- * conf.max_connections are refused.  Built without libmicrohttpd,
- * http_start() fails with -EOPNOTSUPP.
+ * are left to requests over twice that); more than 64 query arguments get
+ * 414, two different Content-Length headers 400; more connections than
+ * conf.max_connections, or than conf.per_ip_connections from one address,
+ * are refused; a connection whose request line and headers take longer than
+ * conf.request_timeout is closed (a watchdog thread: libmicrohttpd's own
+ * timeout restarts with every byte).  Error messages are made valid UTF-8.
+ * Built without libmicrohttpd, http_start() fails with -EOPNOTSUPP.
  */
 #ifndef BD_HTTP_H
 #define BD_HTTP_H

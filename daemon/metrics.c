@@ -322,6 +322,9 @@ void metrics_write(struct daemon *d, struct bd_buf *out)
         static const char *const classes[] = { "", "1xx", "2xx", "3xx", "4xx", "5xx" };
         for (int i = 1; i <= 5; i++)
                 metrics_sample(out, "http_requests_total", (double)atomic_load(&d->requests[i]), 1, "code", classes[i]);
+        metrics_family(out, "http_request_timeouts_total", "counter",
+                       "Connections closed because a request's line and headers took longer than request_timeout.");
+        metrics_sample(out, "http_request_timeouts_total", (double)atomic_load(&d->request_timeouts), 0);
         metrics_family(out, "scrapes_total", "counter", "Scrapes of /metrics served.");
         metrics_sample(out, "scrapes_total", (double)atomic_fetch_add(&d->scrapes, 1) + 1, 0);
         metrics_family(out, "scrape_duration_seconds", "gauge", "Time this scrape took to collect, in seconds.");

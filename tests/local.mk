@@ -210,6 +210,7 @@ SCRIPT_TESTS = \
 	tests/t0410-daemon.t \
 	tests/t0420-prometheus.t \
 	tests/t0430-daemon-load.t \
+	tests/t0435-daemon-soak.t \
 	tests/t0440-nodes.t \
 	tests/t0510-trainer-dp.t \
 	tests/t0520-trainer-checkpoint.t \
@@ -225,6 +226,7 @@ SCRIPT_TESTS = \
 	tests/t0710-stage-faults.t \
 	tests/t0720-stage-full.t \
 	tests/t0730-stage-daemon.t \
+	tests/t0736-stage-kill.t \
 	tests/t0760-maskrcnn-train.t \
 	tests/t0780-maskrcnn-slurm.t \
 	tests/t0800-maskrcnn-golden.t \
@@ -241,8 +243,13 @@ LEARN_TESTS = \
 # an image; CI runs it after make check): make check-image
 IMAGE_TESTS = \
 	tests/t0950-image.t tests/t0955-deb-systemd.t
-dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/image-lib.sh \
-	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS)
+# The Slurm test cluster at 24 nodes with a benchd each (system 24xlocal), not
+# in make check (24 slurmd and 24 benchd on one machine; CI runs it after
+# make check-image): make check-scale
+SCALE_TESTS = \
+	tests/t0990-scale.t
+dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/image-lib.sh tests/proc-mem.py \
+	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS) $(SCALE_TESTS)
 # make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
 # --system local (MASKRCNN_LEARN_SYSTEM=4xlocal: on the local Slurm cluster)
 .PHONY: check-learn
@@ -254,11 +261,17 @@ check-learn: all
 .PHONY: check-image
 check-image: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(IMAGE_TESTS)' check_PROGRAMS= XFAIL_TESTS=
+# make check-scale: submit, nodes and stage on 24 emulated nodes, a node
+# failure and a benchd stopped among them, 24xp3dn under sbatch --test-only;
+# needs root (about 2.5 minutes and 1.5 GiB on two cores)
+.PHONY: check-scale
+check-scale: all
+	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SCALE_TESTS)' check_PROGRAMS= XFAIL_TESTS=
 EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.md tests/fixtures \
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
 	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \
 	tests/det-loss-golden.py tests/det-mask-golden.py tests/det-roi-golden.py \
-	tests/det-rpn-golden.py tests/det_golden_common.py tests/maskrcnn-golden.py
+	tests/det-rpn-golden.py tests/det_golden_common.py tests/maskrcnn-golden.py tests/soak.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').

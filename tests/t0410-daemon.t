@@ -78,6 +78,21 @@ like "no protocol version: 400" "$(raw 'GET /v1/health\r\n\r\n')" '^HTTP/1\.[01]
 is "garbage: the connection is closed without an answer" "$(raw 'GARBAGE\r\n\r\n')" ""
 is "binary junk: the same" "$(raw '\x01\x02\xff\xfe\r\n\r\n')" ""
 like "malformed header: 400" "$(raw 'GET /v1/health HTTP/1.1\r\nHost x\r\n\r\n')" '^HTTP/1\.[01] 400'
+# 1,000 query arguments in a 10 KB URL: libmicrohttpd keeps each in the
+# connection's memory and, when it runs out, answers nothing and frees nothing
+args=$(seq -f 'k%g=1' 0 999 | paste -sd '&')
+start=$(date +%s%N)
+is "1,000 query arguments: 414" "$(code -m 5 "$url/v1/binding?$args")" 414
+is "  as JSON" "$(jget 'j["status"], j["error"]' < "$tmp/body")" "414 more than 64 query arguments"
+check "  at once" test $(( ($(date +%s%N) - start) / 1000000 )) -lt 2000
+is "64 arguments are fine" "$(code "$url/v1/binding?ranks=1&$(seq -f 'k%g=1' 1 63 | paste -sd '&')")" 200
+raw_all() { (exec 3<>"/dev/tcp/127.0.0.1/$port"; printf "$1" >&3; timeout 5 cat <&3) 2>/dev/null; }
+out=$(raw_all 'POST /v1/inventory/refresh HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{}')
+like "two different Content-Length headers: 400" "$out" '^HTTP/1\.1 400 '
+like "  saying so" "$out" '"Content-Length given twice with different values"'
+is "a path with bytes that are not UTF-8: the error is JSON in UTF-8, U+FFFD for each" \
+   "$(raw_all 'GET /v1/\xff\xfeno HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' | sed -n '/^{/p' |
+      py 'import json,sys; print(json.loads(sys.stdin.buffer.read().decode("utf-8"))["error"] == "no such endpoint: /v1/\ufffd\ufffdno")')" True
 is "after all that, still serving" "$(curl -s "$url/v1/health" | jget 'j["status"]')" ok
 
 # the token guards mutating requests

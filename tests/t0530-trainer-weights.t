@@ -57,6 +57,15 @@ bad "another format version" "format version 9, this build reads version 1" "$tm
 cp "$tmp/r18.bdw" "$tmp/flip.bdw"; size=$(stat -c %s "$tmp/flip.bdw")
 flip_byte "$tmp/flip.bdw" $((size / 2))
 bad "one byte changed" "checksum mismatch" "$tmp/flip.bdw" "${r18[@]}"
+# a tensor of 8 dimensions of 2^30: its element count overflows 64 bits (to 0
+# when wrapped), and the file must not pass for one holding it
+/usr/bin/python3 - "$tmp/huge.bdw" <<'EOF_PY'
+import struct, sys, zlib
+body = b"BDWEIGHT" + struct.pack("<II", 1, 1) + b"x".ljust(64, b"\0")
+body += struct.pack("<H", 1) + b"x" + bytes([0, 8]) + struct.pack("<8Q", *[1 << 30] * 8) + b"\0" * 4
+open(sys.argv[1], "wb").write(body + struct.pack("<II", zlib.crc32(body), 0) + b"BDWTEND\0")
+EOF_PY
+bad "a tensor of 2^240 elements" "truncated in tensor 'x'" "$tmp/huge.bdw" "${r18[@]}"
 head -c 300 /dev/urandom > "$tmp/junk.bdw"
 bad "not a weights file" "not a benchd weights file" "$tmp/junk.bdw" "${r18[@]}"
 done_testing

@@ -429,16 +429,24 @@ int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, co
                         return bd_err_set(err, -EBADMSG, "%s '%s': tensor '%s': unsupported type %u or %u dimensions",
                                           W, path, e[i].name, ty, nd);
                 e[i].ndim = nd;
-                e[i].numel = 1;
                 for (unsigned k = 0; k < nd; k++) {
                         e[i].dims[k] = (int64_t)rb_u64(&b);
                         if (e[i].dims[k] < 0 || e[i].dims[k] > (1 << 30))
                                 return bd_err_set(err, -EBADMSG, "%s '%s': tensor '%s': bad dimension", W, path,
                                                   e[i].name);
+                }
+                /* the element count, each product checked against what the
+                 * file has left: 8 dimensions of 2^30 overflow 64 bits */
+                int64_t left = (int64_t)((b.n - b.at) / 4);
+                e[i].numel = 1;
+                for (unsigned k = 0; k < nd; k++) {
+                        if (e[i].dims[k] != 0 && e[i].numel > left / e[i].dims[k])
+                                return bd_err_set(err, -EBADMSG, "%s '%s': truncated in tensor '%s'", W, path,
+                                                  e[i].name);
                         e[i].numel *= e[i].dims[k];
                 }
                 size_t bytes = (size_t)e[i].numel * 4;
-                if (b.at + bytes > b.n)
+                if (bytes > b.n - b.at)
                         return bd_err_set(err, -EBADMSG, "%s '%s': truncated in tensor '%s'", W, path, e[i].name);
                 e[i].data = (const float *)(b.p + b.at);
                 b.at += bytes;
