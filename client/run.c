@@ -141,6 +141,27 @@ static void set_reason(struct bd_trial *t, const char *reason)
         t->reason = reason && *reason ? xstrdup(reason) : NULL;
 }
 
+/* A job a node failure ended: the reason names the nodes the controller
+ * holds down among those the job ran on ("NodeDown: node n7 (Not
+ * responding)").  Those are the trials' nodes, recorded while it ran: the
+ * job's own list drops the failed node while the job completes. */
+static void name_failed_nodes(struct sched_job *job, const struct bd_trial *trials, int n)
+{
+        const char *nodes = job->nodes;
+        char failed[200];
+        struct bd_err err;
+        for (int i = 0; i < n; i++)
+                if (trials[i].nodes && trials[i].nodes[0])
+                        nodes = trials[i].nodes;
+        int k = nodes[0] ? slurm_failed_nodes(nodes, failed, sizeof(failed), &err) : 0;
+        if (k <= 0)
+                return;
+        /* the controller's reasons are an administrator's words: no escape sequences */
+        (void) str_sanitize(failed, sizeof(failed), failed, "?");
+        size_t l = strlen(job->reason);
+        snprintf(job->reason + l, sizeof(job->reason) - l, "%snode%s %s", l ? ": " : "", k == 1 ? "" : "s", failed);
+}
+
 static bool same_trials(const struct bd_trial *a, const struct bd_trial *b, int n)
 {
         for (int i = 0; i < n; i++)
@@ -228,6 +249,8 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
         /* Slurm reports 0 for a job its node failure ended: no exit status */
         if (job.state == ST_NODE_FAIL && job.exit_code == 0)
                 job.exit_code = -1;
+        if (job.state == ST_NODE_FAIL && known && streq(r->launcher, "slurm"))
+                name_failed_nodes(&job, trials, r->ntrials);
         if (job.state == ST_COMPLETED && closing >= 0 && closing < r->ntrials)
                 job.state = ST_FAILED;
         /* a local run whose exit status went unrecorded (its wrapper was

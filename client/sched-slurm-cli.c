@@ -154,6 +154,41 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
         return 0;
 }
 
+int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err *err)
+{
+        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+        _cleanup_buf_ struct bd_buf b = BD_BUF_INIT, seen = BD_BUF_INIT;
+        /* one "NAME|STATE|REASON" line a node; a state such as down*, idle*
+         * (not responding), down, fail or failing */
+        char *argv[] = { "sinfo", "-h", "-N", "-n", (char *)nodes, "-o", "%N|%t|%E", NULL };
+        int r = run(argv, &out), found = 0;
+        ret[0] = '\0';
+        if (r != 0)
+                return r < 0 ? bd_err_set(err, r, "cannot run sinfo: %s", strerror(-r))
+                             : fail("cannot query the nodes", &out, err);
+        char *save = NULL;
+        for (char *l = strtok_r(out.s ? out.s : (char[]){ "" }, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                char *st = strchr(l, '|'), *why = st ? strchr(st + 1, '|') : NULL;
+                if (!why)
+                        continue;
+                *st++ = '\0';
+                *why++ = '\0';
+                size_t sl = strlen(st);
+                bool bad = str_has_prefix(st, "down") || str_has_prefix(st, "fail") || (sl && st[sl - 1] == '*');
+                /* sinfo lists a node once per partition */
+                _cleanup_free_ char *key = xasprintf("\n%s\n", l);
+                if (!bad || (seen.s && strstr(seen.s, key)))
+                        continue;
+                buf_printf(&seen, "%s%s\n", seen.len ? "" : "\n", l);
+                buf_printf(&b, "%s%s", found++ ? ", " : "", l);
+                if (*why && !streq(why, "none"))
+                        buf_printf(&b, " (%s)", why);
+        }
+        if (found)
+                snprintf(ret, size, "%s", b.s);
+        return found;
+}
+
 int slurm_cancel(const char *job_id, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;

@@ -263,7 +263,7 @@ check-image: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(IMAGE_TESTS)' check_PROGRAMS= XFAIL_TESTS=
 # make check-scale: submit, nodes and stage on 24 emulated nodes, a node
 # failure and a benchd stopped among them, 24xp3dn under sbatch --test-only;
-# needs root (about 2.5 minutes and 1.5 GiB on two cores)
+# needs root (about 2 minutes and 1.5 GiB on two cores)
 .PHONY: check-scale
 check-scale: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(SCALE_TESTS)' check_PROGRAMS= XFAIL_TESTS=

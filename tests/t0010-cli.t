@@ -35,14 +35,14 @@ is "non-numeric rank is a usage error" "$rc" 2
 
 out=$("$BENCHCTL" systems); rc=$?
 is "systems exits 0" "$rc" 0
-is "systems lists ten systems" "$(printf '%s\n' "$out" | tail -n +2 | wc -l)" 10
-for s in DSS8440 C4140 2xC4140 4xC4140 p3dn 24xp3dn local 4xlocal; do
+is "systems lists eleven systems" "$(printf '%s\n' "$out" | tail -n +2 | wc -l)" 11
+for s in DSS8440 C4140 2xC4140 4xC4140 p3dn 24xp3dn local 4xlocal 24xlocal; do
     like "systems lists $s" "$out" "^$s +"
 done
 like "4xC4140 row" "$out" "^4xC4140 +4x4 +V100-SXM2-32GB +slurm +singularity"
 json=$("$BENCHCTL" systems --json)
-is "systems --json is valid JSON with 10 entries" \
-   "$(printf '%s' "$json" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 10
+is "systems --json is valid JSON with 11 entries" \
+   "$(printf '%s' "$json" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 11
 
 json=$("$BENCHCTL" show 4xC4140 --json); rc=$?
 is "show --json exits 0" "$rc" 0

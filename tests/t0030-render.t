@@ -5,7 +5,7 @@
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 SHELLCHECK=${SHELLCHECK:-$(command -v shellcheck || true)}
 
-for sys in DSS8440 C4140 2xC4140 4xC4140 p3dn 24xp3dn local 4xlocal 4xlocal-ch local-podman; do
+for sys in DSS8440 C4140 2xC4140 4xC4140 p3dn 24xp3dn local 4xlocal 24xlocal 4xlocal-ch local-podman; do
     for w in ssd maskrcnn allreduce; do
         f="$tmp/$sys-$w.sh"
         check "$sys $w renders" "$BENCHCTL" render --system "$sys" "$w" --run-id test -o "$f"

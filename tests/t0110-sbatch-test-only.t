@@ -19,6 +19,7 @@ fi
 eval "$envline"
 _t_result 0 "local test cluster is up"
 
+# (24xlocal and 24xp3dn need 24 nodes: t0990, make check-scale, checks them)
 for sys in C4140 2xC4140 4xC4140 4xlocal 4xlocal-ch; do
     for w in ssd maskrcnn allreduce; do
         f="$tmp/$sys-$w.sbatch"

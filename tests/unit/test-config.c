@@ -292,7 +292,7 @@ static void test_bundled(void)
                 if (r == 0)
                         system_release(&s);
         }
-        is_int(n, 10, "ten bundled systems");
+        is_int(n, 11, "eleven bundled systems");
         strv_free(names);
 
         struct bd_system s;
@@ -308,6 +308,19 @@ static void test_bundled(void)
         }
         if (system_load(&d, "2xC4140", NULL, &s, &err) == 0) {
                 is_int(json_int(s.json, "nodes", 0), 2, "2xC4140 has two nodes (the original said 1)");
+                system_release(&s);
+        }
+        if (system_load(&d, "24xlocal", NULL, &s, &err) == 0) {
+                const cJSON *hosts = sys_get(s.json, "benchd.hosts");
+                is_int(json_int(s.json, "nodes", 0), 24, "24xlocal: 24 nodes, as 24xp3dn");
+                is_int(json_int(s.json, "ranks_per_node", 0), 1, "24xlocal: one rank per node");
+                is_str(json_str(s.json, "launcher", ""), "slurm", "24xlocal: Slurm, from 4xlocal");
+                is_str(json_str(s.json, "mpirun.mca.btl", ""), "self,tcp", "24xlocal: TCP between ranks, from 4xlocal");
+                is_int(cJSON_GetArraySize(hosts), 24, "24xlocal: a benchd per node");
+                is_str(cJSON_GetStringValue(cJSON_GetArrayItem(hosts, 0)), "127.0.0.2", "24xlocal: n1's on 127.0.0.2");
+                is_str(cJSON_GetStringValue(cJSON_GetArrayItem(hosts, 23)), "127.0.0.25", "24xlocal: n24's on 127.0.0.25");
+                is_int(json_int(s.json, "maskrcnn.ims_per_batch", 0) % 24, 0, "24xlocal: Mask R-CNN batch a multiple of 24 ranks");
+                is_int(json_int(s.json, "maskrcnn.test_ims_per_batch", 0) % 24, 0, "24xlocal: and its evaluation batch");
                 system_release(&s);
         }
         if (system_load(&d, "24xp3dn", NULL, &s, &err) == 0) {
