@@ -130,7 +130,8 @@ stop_pid() {
 # cluster_test PORT: for a test on the real local Slurm cluster: skips the
 # test where Slurm, munge or root are missing; makes $tmp with a fresh
 # BENCHD_HOME, starts the cluster there on PORT (distinct for every cluster
-# test: make check runs them in parallel) and takes it down at exit after
+# test, make check runs them in parallel: its nodes take PORT+184 to
+# PORT+187, so ports closer than 4 apart collide) and takes it down at exit after
 # cancelling any run the test left.  Sets SLURM_CONF and the rest for sbatch.
 cluster_test() {
     [ "$(id -u)" -eq 0 ] || skip_all "needs root to run munge and slurmd"

@@ -24,7 +24,7 @@ system=${MASKRCNN_LEARN_SYSTEM:-local}
 if [ "$system" = local ]; then
     own_runs
 else
-    cluster_test 17218
+    cluster_test 17227
 fi
 
 check "the shapes dataset" "$BENCHCTL" dataset synth --images 2000 --val-images 200 --size 128 --classes 3 \

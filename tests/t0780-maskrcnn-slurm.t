@@ -8,7 +8,7 @@
 # MLPerf log from rank 0).
 . "${srcdir:-.}/tests/lib.sh"
 [ -x "$top_builddir/benchd-maskrcnn" ] || skip_all "benchd-maskrcnn not built (needs MPI and the COCO data pipeline)"
-cluster_test 17219
+cluster_test 17237
 check "a small shapes dataset" "$BENCHCTL" dataset synth --images 64 --val-images 32 --size 128 --classes 3 \
       --objects 3 --seed 3 -o "$tmp/shapes"
 # 16 ranks x 1 image: 4 iterations, evaluated after 2 and 4
