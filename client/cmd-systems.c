@@ -28,8 +28,12 @@ int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comma
         char **names = system_list(ctx_dirs(ctx));
         int ret = BD_EXIT_OK;
         _cleanup_json_ cJSON *arr = cJSON_CreateArray();
+        int w = (int)strlen("SYSTEM");  /* the longest name: the columns stay aligned */
+        for (char **n = names; *n; n++)
+                if ((int)strlen(*n) > w)
+                        w = (int)strlen(*n);
         if (!json)
-                printf("%-10s %-8s %-18s %-9s %-12s %s\n", "SYSTEM", "NODESxGPU", "GPU", "LAUNCHER", "CONTAINER",
+                printf("%-*s %-9s %-18s %-9s %-12s %s\n", w, "SYSTEM", "NODESxGPU", "GPU", "LAUNCHER", "CONTAINER",
                        "DESCRIPTION");
         for (char **n = names; *n; n++) {
                 struct bd_system s;
@@ -57,7 +61,7 @@ int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comma
                 } else {
                         char shape[32];
                         snprintf(shape, sizeof(shape), "%ldx%ld", nodes, gpus);
-                        printf("%-10s %-8s %-18s %-9s %-12s %s\n", s.name, shape, gpu, sys_str(j, "launcher"),
+                        printf("%-*s %-9s %-18s %-9s %-12s %s\n", w, s.name, shape, gpu, sys_str(j, "launcher"),
                                sys_str(j, "container.runtime"), sys_str(j, "description"));
                 }
                 system_release(&s);

@@ -40,6 +40,8 @@ for s in DSS8440 C4140 2xC4140 4xC4140 p3dn 24xp3dn local 4xlocal 24xlocal; do
     like "systems lists $s" "$out" "^$s +"
 done
 like "4xC4140 row" "$out" "^4xC4140 +4x4 +V100-SXM2-32GB +slurm +singularity"
+is "the columns stay aligned, the longest name (local-podman) included" \
+   "$(awk 'NR == 1 { c = index($0, "NODESxGPU") } { print substr($0, c - 1, 1) != " " || substr($0, c, 1) == " " }' <<<"$out" | sort -u)" 0
 json=$("$BENCHCTL" systems --json)
 is "systems --json is valid JSON with 11 entries" \
    "$(printf '%s' "$json" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 11
