@@ -9,7 +9,7 @@
 
 #include "benchctl.h"
 #include "fs.h"
-#include "paths.h"
+#include "bd-paths.h"
 
 static char *helper_path(const char *prog)
 {

@@ -5,7 +5,7 @@
 
 #include "benchctl.h"
 #include "fs.h"
-#include "paths.h"
+#include "bd-paths.h"
 #include "render.h"
 #include "run.h"
 #include "strutil.h"

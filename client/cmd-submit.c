@@ -15,7 +15,7 @@
 #include "benchctl.h"
 #include "fs.h"
 #include "json.h"
-#include "paths.h"
+#include "bd-paths.h"
 #include "render.h"
 #include "run.h"
 #include "scheduler.h"

@@ -33,7 +33,7 @@
 #include "inventory.h"
 #include "log.h"
 #include "notify.h"
-#include "paths.h"
+#include "bd-paths.h"
 
 #define DEFAULT_CONF BD_SYSCONFDIR "/benchd/benchd.conf"
 

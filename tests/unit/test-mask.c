@@ -17,7 +17,7 @@
 #include "json.h"
 #include "macro.h"
 #include "mask.h"
-#include "paths.h"
+#include "bd-paths.h"
 #include "rng.h"
 #include "tap.h"
 

@@ -32,7 +32,7 @@
 #include "checkpoint.h"
 #include "fs.h"
 #include "optim.h"
-#include "paths.h"
+#include "bd-paths.h"
 #include "resnet.h"
 #include "tap.h"
 

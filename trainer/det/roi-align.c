@@ -180,7 +180,6 @@ static void cuda_job(struct det_roi_job *cj, const struct ra_job *j, const struc
 static int run(struct bd_backend *be, struct ra_job *j, const struct bd_tensor *const *maps, int nlev,
                enum bd_dtype dt, const struct det_msroi *ms, void *y, const void *dy, unsigned flags)
 {
-        int r = 0;
         if (be->dev == BD_CPU) {
                 if (!dy) {
                         if (dt == BD_F64)
@@ -201,6 +200,7 @@ static int run(struct bd_backend *be, struct ra_job *j, const struct bd_tensor *
         if (be->dev == BD_CUDA) {
                 struct det_roi_job cj;
                 int32_t *dlev = NULL;
+                int r = 0;
                 cuda_job(&cj, j, maps, nlev, dt);
                 cj.acc = !!(flags & BD_ACC_DX);
                 if (ms && !j->levels) {
