@@ -386,14 +386,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
         log_debug("libmicrohttpd: %s", msg);
 }
 
-/* Decodes %XX in a request's path and arguments in place, as libmicrohttpd
- * does, except %00: a NUL would cut the string where every handler reads it
- * (/v1/datasets/a%00b reached the handler of /v1/datasets/a); it stays "%00",
- * which no name or path check accepts. */
-static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+size_t http_unescape(char *s)
 {
-        (void) cls;
-        (void) c;
         char *w = s;
         for (const char *r = s; *r;) {
                 int hi, lo;
@@ -405,6 +399,13 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
         }
         *w = '\0';
         return (size_t)(w - s);
+}
+
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+        (void) cls;
+        (void) c;
+        return http_unescape(s);
 }
 
 static int listen_tcp(const char *spec, struct bd_err *err)

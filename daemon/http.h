@@ -50,6 +50,12 @@ struct http_response {
 const char *http_arg(const struct http_request *rq, const char *key);
 const char *http_header(const struct http_request *rq, const char *name);
 
+/* Decodes %XX in a request's path or argument in place, as libmicrohttpd
+ * does, except %00: a NUL would cut the string where every handler reads it
+ * (/v1/datasets/a%00b reached the handler of /v1/datasets/a); it stays
+ * "%00", which no name or path check accepts.  Returns the new length. */
+size_t http_unescape(char *s);
+
 /* Sets a JSON body (takes ownership of j) and the status. */
 void http_json(struct http_response *rs, int status, cJSON *j);
 /* {"error": MESSAGE, "status": STATUS} */

@@ -513,7 +513,9 @@ void rle_from_poly(struct rle *r, const double *xy, size_t k, uint32_t h, uint32
                         continue;
                 double xd = (double)(u[j] < u[j - 1] ? u[j] : u[j] - 1);
                 xd = (xd + .5) / scale - .5;
-                if (floor(xd) != xd || xd < 0 || xd > (double)((size_t)w - 1))
+                /* maskApi.c's w - 1 is unsigned: a mask of no columns took every
+                 * crossing, and its counts covered more than its 0 pixels */
+                if (floor(xd) != xd || xd < 0 || xd > (double)w - 1)
                         continue;
                 double yd = (double)(v[j] < v[j - 1] ? v[j] : v[j - 1]);
                 yd = (yd + .5) / scale - .5;
@@ -522,7 +524,10 @@ void rle_from_poly(struct rle *r, const double *xy, size_t k, uint32_t h, uint32
                 else if (yd > h)
                         yd = h;
                 yd = ceil(yd);
-                a[na++] = (uint32_t)((int)xd * (int)h + (int)yd);
+                /* maskApi.c's int product wraps past 2^31 pixels (an image of
+                 * 2^20 x 2^20 is allowed); in 32 unsigned bits it is the same
+                 * number, without the overflow */
+                a[na++] = (uint32_t)xd * h + (uint32_t)yd;
         }
         a[na++] = (uint32_t)((size_t)h * w);
         qsort(a, na, sizeof(uint32_t), cmp_u32);

@@ -14,7 +14,7 @@
 #include "buf.h"
 #include "fs.h"
 #include "json.h"
-#include "paths.h"
+#include "bd-paths.h"
 #include "schema.h"
 #include "strutil.h"
 #include "system.h"
@@ -485,8 +485,8 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
         return 0;
 }
 
-int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
-                struct bd_system *ret, struct bd_err *err)
+static int load(const struct bd_sysdirs *d, const char *name, char *const *sets, struct bd_system *ret,
+                struct bd_err *err)
 {
         if (!name_ok(name))
                 return unknown_system(d, name, "invalid system name ", err);
@@ -521,6 +521,18 @@ int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
         ret->path = real ? real : TAKE_PTR(path);
         ret->json = root;
         return 0;
+}
+
+int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
+                struct bd_system *ret, struct bd_err *err)
+{
+        int r = load(d, name, sets, ret, err);
+        /* messages quote the files' keys and values: a newline or a byte
+         * that is not UTF-8 there must not break the one line, nor reach
+         * the terminal raw */
+        if (r < 0 && err)
+                (void) str_sanitize(err->msg, sizeof(err->msg), err->msg, "\xef\xbf\xbd");
+        return r;
 }
 
 void system_release(struct bd_system *s)

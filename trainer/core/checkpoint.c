@@ -12,6 +12,7 @@
 
 #include "checkpoint.h"
 #include "fs.h"
+#include "strutil.h"
 
 #define CKPT_MAGIC "BDTRCKPT"
 #define CKPT_END "BDCKEND"
@@ -261,8 +262,8 @@ int bd_ckpt_save(const char *path, struct bd_model *m, const struct bd_sgd *o, c
         return r;
 }
 
-int bd_ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, struct bd_ckpt_meta *meta,
-                 struct bd_err *err)
+static int ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, struct bd_ckpt_meta *meta,
+                     struct bd_err *err)
 {
         const char *W = "checkpoint";
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -396,8 +397,8 @@ static int ignored(const char *name, const char *const *ignore)
         return 0;
 }
 
-int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, const char *const *ignore,
-                    unsigned flags, struct bd_weights_report *rep, struct bd_err *err)
+static int weights_load(const char *path, struct bd_model *m, const char *prefix, const char *const *ignore,
+                        unsigned flags, struct bd_weights_report *rep, struct bd_err *err)
 {
         const char *W = "weights";
         _cleanup_free_ char *buf = NULL;
@@ -513,6 +514,28 @@ int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, co
         if (rep)
                 *rep = rp;
         return 0;
+}
+
+/* The messages quote tensor names read from the file: a newline or a byte
+ * that is not UTF-8 there must not break the one line, nor reach the
+ * terminal raw. */
+static int sanitized(int r, struct bd_err *err)
+{
+        if (r < 0 && err)
+                (void) str_sanitize(err->msg, sizeof(err->msg), err->msg, "\xef\xbf\xbd");
+        return r;
+}
+
+int bd_ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, struct bd_ckpt_meta *meta,
+                 struct bd_err *err)
+{
+        return sanitized(ckpt_load(path, m, o, meta, err), err);
+}
+
+int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, const char *const *ignore,
+                    unsigned flags, struct bd_weights_report *rep, struct bd_err *err)
+{
+        return sanitized(weights_load(path, m, prefix, ignore, flags, rep, err), err);
 }
 
 int bd_weights_save(const char *path, struct bd_model *m, const char *prefix, const char *source, struct bd_err *err)
