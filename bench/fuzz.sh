@@ -25,6 +25,7 @@ build=${2:-$src/build-fuzz}
 shift $(($# > 2 ? 2 : $#))
 case $secs in ''|*[!0-9]*) echo "fuzz: SECONDS must be a number, not '$secs'" >&2; exit 2;; esac
 [ -f "$build/Makefile" ] || { echo "fuzz: no build in $build (mkdir build-fuzz && cd build-fuzz && CC=clang ../configure --enable-fuzzing)" >&2; exit 2; }
+build=$(cd "$build" && pwd)     # each harness runs in its own directory
 make -s -C "$build" fuzz >/dev/null || { echo "fuzz: make fuzz failed in $build" >&2; exit 2; }
 
 names=("$@")
