@@ -360,6 +360,16 @@ static void mpirun_common(const struct ctx *c, struct words *w)
                 words_add(w, e->string);
                 words_add(w, v.s);
         }
+        /* every ch-run is a user namespace of its own, where the shared
+         * memory transport's single copy (CMA, process_vm_readv) is refused:
+         * its large messages then hung (a 64 MiB allreduce, SSD's broadcast
+         * of the weights between two ranks of one node) */
+        if (c->runtime && streq(c->runtime, "charliecloud") &&
+            !sys_get(c->sys, "mpirun.mca.btl_vader_single_copy_mechanism")) {
+                words_add(w, "--mca");
+                words_add(w, "btl_vader_single_copy_mechanism");
+                words_add(w, "none");
+        }
         const char *iface = sys_str(c->sys, "mpirun.interface");
         if (iface && !sys_get(c->sys, "mpirun.mca.btl_tcp_if_include")) {
                 words_add(w, "--mca");

@@ -50,6 +50,16 @@ like "evaluation iterations as a list" "$(launch --system local maskrcnn --set '
     "--eval-iters 500,1000,1500 "
 like "  threads as SSD's" "$out" "--threads 1 --loader-workers 1 "
 like "4xlocal maskrcnn: one image per rank" "$(launch --system 4xlocal maskrcnn)" "--ims-per-batch 16 "
+# ranks in ch-run, each a user namespace of its own: no CMA single copy
+# between them (large messages hung), unless the system says otherwise
+out=$(launch --system local --set container.runtime=charliecloud --set container.image=/x.sqfs allreduce)
+like "charliecloud: mpirun without CMA between the ranks' namespaces" "$out" \
+    "^ *mpirun .*--mca btl_vader_single_copy_mechanism none .*ch-run "
+unlike "  not without a container" "$(launch --system local allreduce)" "single_copy"
+out=$(launch --system local --set container.runtime=charliecloud --set container.image=/x.sqfs \
+      --set mpirun.mca.btl_vader_single_copy_mechanism=xpmem allreduce)
+like "  the system's own value wins" "$out" "--mca btl_vader_single_copy_mechanism xpmem "
+unlike "  alone" "$out" "single_copy_mechanism none"
 out=$(launch --system local maskrcnn --set maskrcnn.mode=torchvision --set maskrcnn.anchor_size=16 \
       --set maskrcnn.rpn_pre_nms_top_n_train=300 --set maskrcnn.rpn_pre_nms_top_n_test=150 \
       --set maskrcnn.rpn_post_nms_top_n_test=100 --set maskrcnn.rpn_batch=128 --set maskrcnn.roi_batch=64 \
