@@ -8,6 +8,12 @@
 corpus="$srcdir/tests/fuzz/corpus"
 
 [ -d "$corpus" ] || skip_all "no corpora in $corpus"
+# every harness has a corpus (a directory lost, as *.log files once were to
+# .gitignore, fails here), and every corpus a harness
+for replay in "$top_builddir"/tests/fuzz/replay-*; do
+    name=${replay##*/replay-}
+    [ -x "$replay" ] && [ ! -d "$corpus/$name" ] && _t_result 1 "$name: a harness without a corpus in $corpus"
+done
 for dir in "$corpus"/*/; do
     name=$(basename "$dir")
     replay="$top_builddir/tests/fuzz/replay-$name"
