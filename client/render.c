@@ -325,8 +325,9 @@ static bool runtime_is_daemon(const char *runtime)
         return streq(runtime, "docker") || streq(runtime, "podman");
 }
 
-/* apptainer/singularity/charliecloud: the prefix that runs a command in the image */
-static void container_exec(const struct ctx *c, struct words *w)
+/* apptainer/singularity/charliecloud: the prefix that runs a command in the
+ * image; for every rank of a launch (ranks), or once */
+static void container_exec(const struct ctx *c, bool ranks, struct words *w)
 {
         const char *image = c->image;
         if (streq(c->runtime, "apptainer") || streq(c->runtime, "singularity")) {
@@ -339,6 +340,8 @@ static void container_exec(const struct ctx *c, struct words *w)
                 words_add(w, image);
         } else if (streq(c->runtime, "charliecloud")) {
                 words_add(w, "ch-run");
+                if (ranks && c->nodes == 1)
+                        words_add(w, "--join");  /* one container: see mpirun_common() */
                 container_binds(c, "-b", w);
                 words_add_list(w, sys_get(c->sys, "container.options"));
                 words_add(w, image);
@@ -360,11 +363,14 @@ static void mpirun_common(const struct ctx *c, struct words *w)
                 words_add(w, e->string);
                 words_add(w, v.s);
         }
-        /* every ch-run is a user namespace of its own, where the shared
-         * memory transport's single copy (CMA, process_vm_readv) is refused:
-         * its large messages then hung (a 64 MiB allreduce, SSD's broadcast
-         * of the weights between two ranks of one node) */
-        if (c->runtime && streq(c->runtime, "charliecloud") &&
+        /* ranks in ch-run containers of their own are in user namespaces of
+         * their own, where the shared memory transport's single copy (CMA,
+         * process_vm_readv) is refused, and its large messages hung (a 64
+         * MiB allreduce, SSD's broadcast of the weights between two ranks).
+         * On one node the ranks join one container (ch-run --join, below);
+         * across nodes (the test cluster's emulated ones share a host, where
+         * --join's peer groups are not the nodes) the single copy is off. */
+        if (c->runtime && streq(c->runtime, "charliecloud") && c->nodes > 1 &&
             !sys_get(c->sys, "mpirun.mca.btl_vader_single_copy_mechanism")) {
                 words_add(w, "--mca");
                 words_add(w, "btl_vader_single_copy_mechanism");
@@ -442,7 +448,7 @@ static int launch_command(const struct ctx *c, struct words *w, struct bd_err *e
         if (r < 0)
                 return r;
         if (!docker)
-                container_exec(c, w);
+                container_exec(c, true, w);
         trainer_args(c, w);
         return 0;
 }
@@ -601,7 +607,7 @@ static void emit_image_check(const struct ctx *c, const struct render_opts *o, s
                 words_add(&ex, "exec");
                 words_add(&ex, RAW "\"$CONTAINER\"");
         } else
-                container_exec(c, &ex);
+                container_exec(c, false, &ex);
         struct words prog = { 0 }, mpi = { 0 }, info = { 0 };
         for (size_t i = 0; i < ex.n; i++) /* each starts with the prefix */
                 words_add(&prog, ex.v[i]), words_add(&mpi, ex.v[i]), words_add(&info, ex.v[i]);

@@ -51,13 +51,17 @@ like "evaluation iterations as a list" "$(launch --system local maskrcnn --set '
 like "  threads as SSD's" "$out" "--threads 1 --loader-workers 1 "
 like "4xlocal maskrcnn: one image per rank" "$(launch --system 4xlocal maskrcnn)" "--ims-per-batch 16 "
 # ranks in ch-run, each a user namespace of its own: no CMA single copy
-# between them (large messages hung), unless the system says otherwise
+# between them (large messages hung): on one node they join one container,
+# across nodes the single copy is off, unless the system says otherwise
 out=$(launch --system local --set container.runtime=charliecloud --set container.image=/x.sqfs allreduce)
-like "charliecloud: mpirun without CMA between the ranks' namespaces" "$out" \
-    "^ *mpirun .*--mca btl_vader_single_copy_mechanism none .*ch-run "
-unlike "  not without a container" "$(launch --system local allreduce)" "single_copy"
-out=$(launch --system local --set container.runtime=charliecloud --set container.image=/x.sqfs \
-      --set mpirun.mca.btl_vader_single_copy_mechanism=xpmem allreduce)
+like "charliecloud on one node: the ranks join one container" "$out" "^ *mpirun .* ch-run --join .*/x.sqfs -- "
+unlike "  the single copy stays on" "$out" "single_copy"
+unlike "  the image check runs outside an MPI launch: no --join" "$(grep -v '^ *mpirun' <<<"$out")" "ch-run --join"
+out=$(launch --system 4xlocal-ch --set container.image=/x.sqfs allreduce)
+like "charliecloud across nodes: no single copy" "$out" "^ *mpirun .*--mca btl_vader_single_copy_mechanism none .*ch-run "
+unlike "  and no --join" "$out" "ch-run --join"
+unlike "not without a container" "$(launch --system 4xlocal allreduce)" "single_copy"
+out=$(launch --system 4xlocal-ch --set container.image=/x.sqfs --set mpirun.mca.btl_vader_single_copy_mechanism=xpmem allreduce)
 like "  the system's own value wins" "$out" "--mca btl_vader_single_copy_mechanism xpmem "
 unlike "  alone" "$out" "single_copy_mechanism none"
 out=$(launch --system local maskrcnn --set maskrcnn.mode=torchvision --set maskrcnn.anchor_size=16 \
