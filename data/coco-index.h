@@ -21,7 +21,9 @@
  * Invariants after a successful open: every offset and count was checked
  * against the file, images[i].ann_first/ann_count partition anns[], strings
  * are NUL-terminated inside the string table.  Segmentation data is checked
- * when read (coco_ann_polygons / coco_ann_rle).
+ * when read (coco_ann_polygons / coco_ann_rle).  Building refuses a polygon
+ * with a vertex farther outside its image than the image's own size (its
+ * mask would cost gigabytes to rasterise).
  */
 #ifndef BD_DATA_COCO_INDEX_H
 #define BD_DATA_COCO_INDEX_H

@@ -310,6 +310,24 @@ static void test_errors(void)
         expect_error("rle.json", "{\"categories\": [], \"images\": [], \"annotations\": [\n"
                      "{\"id\": 9, \"image_id\": 1, \"category_id\": 1, \"bbox\": [0,0,1,1], \"segmentation\": {\"counts\": [1, 2], \"size\": [2, 2]}}]}",
                      "rle.json:2: annotation: field 'segmentation': RLE counts cover 3 pixels, size is 2x2");
+        /* a vertex far outside its image: gigabytes to rasterise; within the
+         * image's size beyond the edges is fine (the second file) */
+        expect_error("far.json", "{\"categories\": [], \"annotations\": [\n"
+                     "{\"id\": 9, \"image_id\": 1, \"category_id\": 1, \"bbox\": [0,0,1,1], \"segmentation\": "
+                     "[[0, 0, 10, 0, 10, 1e8]]}],\n\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 640, \"height\": 480}]}",
+                     "far.json:2: annotation 9: field 'segmentation': vertices from (0, 0) to (10, 1e+08), far outside its "
+                     "640x480 image");
+        {
+                _cleanup_free_ char *p = write_tmp("near.json", "{\"categories\": [], \"annotations\": [\n"
+                        "{\"id\": 9, \"image_id\": 1, \"category_id\": 1, \"bbox\": [0,0,1,1], \"segmentation\": "
+                        "[[-640, -480, 1280, 0, 10, 960]]}],\n\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 640, "
+                        "\"height\": 480}]}");
+                struct bd_err err = { "" };
+                struct coco_index *x = NULL;
+                ok(coco_index_open(p, tmpdir, COCO_INDEX_NO_CACHE, &x, &err) == 0,
+                   "near.json: vertices within the image's size beyond its edges are fine");
+                coco_index_free(x);
+        }
         expect_error("trunc.json", "{\"images\": [{\"id\": 1, \"file_name\": \"a\"", "unexpected end of file");
         expect_error("array.json", "[1, 2]", "array.json:1:1: malformed JSON near '[1, 2]' (expected an object)");
         expect_error("empty.json", "", "is empty");
