@@ -115,11 +115,14 @@ long coco_rle_from_string(const char *s, uint32_t **ret)
 
 /* ---- building -------------------------------------------------------------- */
 
+#define MAX_COORD 1e7      /* x 5 stays an int */
+#define MAX_WALK 256
+
 struct raw_ann {
         struct coco_ann a;
         int64_t image_id;
         long line;
-        double lo[2], hi[2];    /* the polygons' extent, x and y */
+        double walk;            /* the polygons' edges, each as its longer axis */
 };
 
 struct builder {
@@ -248,14 +251,20 @@ static int add_polygons(struct builder *b, const cJSON *seg, long line, struct r
                         double d = 0;
                         if (get_number(b, v, "segmentation", line, "annotation", &d) < 0)
                                 return -EINVAL;
-                        int c = (int)(k % 2);
-                        if (k < 2 || d < ra->lo[c])
-                                ra->lo[c] = d;
-                        if (k < 2 || d > ra->hi[c])
-                                ra->hi[c] = d;
+                        if (!(fabs(d) <= MAX_COORD))
+                                return field_error(b, line, "annotation", "segmentation",
+                                                   "a coordinate beyond 10^7 pixels");
                         xy[k++] = d;
                 }
         }
+        /* what rasterising walks: each edge along its longer axis */
+        size_t off = 0;
+        for (uint32_t q = 0; q < n; off += lens[q++])
+                for (uint32_t j = 0; j + 1 < lens[q]; j += 2) {
+                        uint32_t nx = j + 2 < lens[q] ? j + 2 : 0;
+                        double dx = fabs(xy[off + nx] - xy[off + j]), dy = fabs(xy[off + nx + 1] - xy[off + j + 1]);
+                        ra->walk += dx > dy ? dx : dy;
+                }
         put_words(b, xy, 2 * total);
         return 0;
 }
@@ -457,25 +466,24 @@ static long find_sorted(const struct coco_image *images, const uint32_t *ord, si
         return -1;
 }
 
-/* Polygon vertices within the image's own size beyond each edge.  A mask is
- * rasterised by walking every edge at a fifth of a pixel (as pycocotools
- * does): a vertex at 1e8 would cost gigabytes, one past 4e8 overflow. */
-static int check_polygon_extent(struct builder *b, const uint32_t *by_id)
+/* A mask is rasterised by walking every polygon edge at a fifth of a pixel
+ * (as pycocotools does): edges longer in all than MAX_WALK times the image's
+ * width and height would cost gigabytes (a vertex at 1e8 did). */
+static int check_polygon_walk(struct builder *b, const uint32_t *by_id)
 {
         for (size_t i = 0; i < b->n_anns; i++) {
                 const struct raw_ann *ra = &b->anns[i];
-                if (ra->a.seg_kind != COCO_SEG_POLYGONS || ra->hi[0] < ra->lo[0])
+                if (ra->a.seg_kind != COCO_SEG_POLYGONS)
                         continue;
                 long img = find_sorted(b->images, by_id, b->n_images, ra->image_id);
                 if (img < 0)
                         continue;
                 double w = b->images[img].width, h = b->images[img].height;
-                if (ra->lo[0] < -w || ra->hi[0] > 2 * w || ra->lo[1] < -h || ra->hi[1] > 2 * h)
+                if (ra->walk > MAX_WALK * (w + h))
                         return bd_err_set(b->err, -EINVAL,
-                                          "%s:%ld: annotation %lld: field 'segmentation': vertices from (%g, %g) to "
-                                          "(%g, %g), far outside its %gx%g image",
-                                          b->label, ra->line, (long long)ra->a.id, ra->lo[0], ra->lo[1], ra->hi[0],
-                                          ra->hi[1], w, h);
+                                          "%s:%ld: annotation %lld: field 'segmentation': polygons %.0f pixels "
+                                          "around, more than %d times the width and height of its %gx%g image",
+                                          b->label, ra->line, (long long)ra->a.id, ra->walk, MAX_WALK, w, h);
         }
         return 0;
 }
@@ -565,7 +573,7 @@ static int build_into(const struct json_map *m, const char *label, uint64_t hash
         if (r >= 0)
                 r = check_unique_ann_ids(&b);
         if (r >= 0)
-                r = check_polygon_extent(&b, by_id);
+                r = check_polygon_walk(&b, by_id);
         for (size_t i = 1; r >= 0 && i < b.n_cats; i++)
                 for (size_t j = 0; j < i; j++)
                         if (b.cats[i].id == b.cats[j].id) {

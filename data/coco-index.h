@@ -21,9 +21,9 @@
  * Invariants after a successful open: every offset and count was checked
  * against the file, images[i].ann_first/ann_count partition anns[], strings
  * are NUL-terminated inside the string table.  Segmentation data is checked
- * when read (coco_ann_polygons / coco_ann_rle).  Building refuses a polygon
- * with a vertex farther outside its image than the image's own size (its
- * mask would cost gigabytes to rasterise).
+ * when read (coco_ann_polygons / coco_ann_rle).  Building refuses polygons
+ * whose masks would cost gigabytes to rasterise: a coordinate beyond 10^7,
+ * or edges longer in all than 256 times the image's width and height.
  */
 #ifndef BD_DATA_COCO_INDEX_H
 #define BD_DATA_COCO_INDEX_H

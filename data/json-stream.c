@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "json-stream.h"
+#include "strutil.h"
 #include "macro.h"
 
 void json_stream_init(struct json_stream *s, const char *text, size_t len, const char *label)
@@ -97,11 +98,23 @@ int json_stream_next_key(struct json_stream *s, char *key, size_t keysz, struct 
         if (s->pos >= s->len || s->text[s->pos] != '"')
                 return error_at(s, err, "expected a member name");
         size_t start = ++s->pos, n = 0;
+        /* checked as JSON has it (the values are cJSON's to check): no
+         * control character, only JSON's escapes */
         while (s->pos < s->len && s->text[s->pos] != '"') {
-                if (s->text[s->pos] == '\\')
-                        s->pos++;
-                else if (s->text[s->pos] == '\n')
+                unsigned char c = (unsigned char)s->text[s->pos];
+                if (c == '\n')
                         return error_at(s, err, "newline in a string");
+                if (c < 0x20)
+                        return error_at(s, err, "control character in a string");
+                if (c == '\\') {
+                        s->pos++;
+                        if (s->pos >= s->len || !strchr("\"\\/bfnrtu", s->text[s->pos]) || !s->text[s->pos])
+                                return error_at(s, err, "bad escape in a string");
+                        if (s->text[s->pos] == 'u')
+                                for (int k = 1; k <= 4; k++)
+                                        if (s->pos + k >= s->len || str_hex_digit(s->text[s->pos + k]) < 0)
+                                                return error_at(s, err, "bad escape in a string");
+                }
                 s->pos++;
         }
         if (s->pos >= s->len)

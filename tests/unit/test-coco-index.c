@@ -310,13 +310,18 @@ static void test_errors(void)
         expect_error("rle.json", "{\"categories\": [], \"images\": [], \"annotations\": [\n"
                      "{\"id\": 9, \"image_id\": 1, \"category_id\": 1, \"bbox\": [0,0,1,1], \"segmentation\": {\"counts\": [1, 2], \"size\": [2, 2]}}]}",
                      "rle.json:2: annotation: field 'segmentation': RLE counts cover 3 pixels, size is 2x2");
-        /* a vertex far outside its image: gigabytes to rasterise; within the
-         * image's size beyond the edges is fine (the second file) */
+        /* polygons that would cost gigabytes to rasterise (every edge is
+         * walked at a fifth of a pixel): a vertex at 1e8, or edges of 10^7
+         * pixels around a 640x480 image; the second file is fine */
         expect_error("far.json", "{\"categories\": [], \"annotations\": [\n"
                      "{\"id\": 9, \"image_id\": 1, \"category_id\": 1, \"bbox\": [0,0,1,1], \"segmentation\": "
                      "[[0, 0, 10, 0, 10, 1e8]]}],\n\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 640, \"height\": 480}]}",
-                     "far.json:2: annotation 9: field 'segmentation': vertices from (0, 0) to (10, 1e+08), far outside its "
-                     "640x480 image");
+                     "far.json:2: annotation: field 'segmentation': a coordinate beyond 10^7 pixels");
+        expect_error("long.json", "{\"categories\": [], \"annotations\": [\n"
+                     "{\"id\": 9, \"image_id\": 1, \"category_id\": 1, \"bbox\": [0,0,1,1], \"segmentation\": "
+                     "[[0, 0, 5e6, 0, 0, 1]]}],\n\"images\": [{\"id\": 1, \"file_name\": \"a\", \"width\": 640, \"height\": 480}]}",
+                     "long.json:2: annotation 9: field 'segmentation': polygons 10000001 pixels around, more than 256 "
+                     "times the width and height of its 640x480 image");
         {
                 _cleanup_free_ char *p = write_tmp("near.json", "{\"categories\": [], \"annotations\": [\n"
                         "{\"id\": 9, \"image_id\": 1, \"category_id\": 1, \"bbox\": [0,0,1,1], \"segmentation\": "
@@ -325,9 +330,13 @@ static void test_errors(void)
                 struct bd_err err = { "" };
                 struct coco_index *x = NULL;
                 ok(coco_index_open(p, tmpdir, COCO_INDEX_NO_CACHE, &x, &err) == 0,
-                   "near.json: vertices within the image's size beyond its edges are fine");
+                   "near.json: vertices beyond the image's edges are fine");
                 coco_index_free(x);
         }
+        /* member names are checked as JSON has them (the fuzzer found a
+         * NUL after a backslash accepted) */
+        expect_error("ctl.json", "{\"ima\001ges\": [], \"categories\": []}", "control character in a string");
+        expect_error("esc.json", "{\"ima\\qges\": [], \"categories\": []}", "bad escape in a string");
         expect_error("trunc.json", "{\"images\": [{\"id\": 1, \"file_name\": \"a\"", "unexpected end of file");
         expect_error("array.json", "[1, 2]", "array.json:1:1: malformed JSON near '[1, 2]' (expected an object)");
         expect_error("empty.json", "", "is empty");
