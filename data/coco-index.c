@@ -469,16 +469,13 @@ static long find_sorted(const struct coco_image *images, const uint32_t *ord, si
 /* A mask is rasterised by walking every polygon edge at a fifth of a pixel
  * (as pycocotools does): edges longer in all than MAX_WALK times the image's
  * width and height would cost gigabytes (a vertex at 1e8 did). */
-static int check_polygon_walk(struct builder *b, const uint32_t *by_id)
+static int check_polygon_walk(struct builder *b)
 {
         for (size_t i = 0; i < b->n_anns; i++) {
                 const struct raw_ann *ra = &b->anns[i];
-                if (ra->a.seg_kind != COCO_SEG_POLYGONS)
+                if (ra->a.seg_kind != COCO_SEG_POLYGONS || ra->a.image == UINT32_MAX)
                         continue;
-                long img = find_sorted(b->images, by_id, b->n_images, ra->image_id);
-                if (img < 0)
-                        continue;
-                double w = b->images[img].width, h = b->images[img].height;
+                double w = b->images[ra->a.image].width, h = b->images[ra->a.image].height;
                 if (ra->walk > MAX_WALK * (w + h))
                         return bd_err_set(b->err, -EINVAL,
                                           "%s:%ld: annotation %lld: field 'segmentation': polygons %.0f pixels "
@@ -572,8 +569,13 @@ static int build_into(const struct json_map *m, const char *label, uint64_t hash
                 r = order_images(&b, &by_id);
         if (r >= 0)
                 r = check_unique_ann_ids(&b);
+        /* each annotation's image: UINT32_MAX for one that names none */
+        for (size_t i = 0; r >= 0 && i < b.n_anns; i++) {
+                long img = find_sorted(b.images, by_id, b.n_images, b.anns[i].image_id);
+                b.anns[i].a.image = img < 0 ? UINT32_MAX : (uint32_t)img;
+        }
         if (r >= 0)
-                r = check_polygon_walk(&b, by_id);
+                r = check_polygon_walk(&b);
         for (size_t i = 1; r >= 0 && i < b.n_cats; i++)
                 for (size_t j = 0; j < i; j++)
                         if (b.cats[i].id == b.cats[j].id) {
@@ -588,19 +590,17 @@ static int build_into(const struct json_map *m, const char *label, uint64_t hash
         h.seg_words = b.seg_words;
         pos += b.seg_words * 4;
 
-        /* resolve images and categories; group annotations by image (stable) */
+        /* resolve categories; group annotations by image (stable) */
         _cleanup_free_ uint32_t *count = xcalloc(b.n_images + 1, sizeof(uint32_t));
         _cleanup_free_ uint32_t *order = xmalloc((b.n_anns + 1) * sizeof(uint32_t));
         size_t kept = 0;
         for (size_t i = 0; i < b.n_anns; i++) {
                 struct raw_ann *ra = &b.anns[i];
-                long img = find_sorted(b.images, by_id, b.n_images, ra->image_id);
-                if (img < 0) {
+                uint32_t img = ra->a.image;
+                if (img == UINT32_MAX) {
                         h.orphan_anns++;
-                        ra->a.image = UINT32_MAX;
                         continue;
                 }
-                ra->a.image = (uint32_t)img;
                 ra->a.label = -1;
                 for (size_t k = 0; k < b.n_cats; k++)
                         if (b.cats[k].id == ra->a.category_id) {

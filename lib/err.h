@@ -17,4 +17,10 @@ struct bd_err {
  * negative errno, so that callers can write: return bd_err_set(err, -EINVAL, ...). */
 int bd_err_set(struct bd_err *err, int r, const char *fmt, ...) _printf_(3, 4);
 
+/* For a message that quotes what a file held (keys, names): each control
+ * character and each byte that is not UTF-8 becomes U+FFFD, so that it stays
+ * one line and reaches no terminal raw.  Returns r, for
+ * return bd_err_printable(err, f(...)).  err may be NULL. */
+int bd_err_printable(struct bd_err *err, int r);
+
 #endif

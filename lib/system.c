@@ -526,13 +526,8 @@ static int load(const struct bd_sysdirs *d, const char *name, char *const *sets,
 int system_load(const struct bd_sysdirs *d, const char *name, char *const *sets,
                 struct bd_system *ret, struct bd_err *err)
 {
-        int r = load(d, name, sets, ret, err);
-        /* messages quote the files' keys and values: a newline or a byte
-         * that is not UTF-8 there must not break the one line, nor reach
-         * the terminal raw */
-        if (r < 0 && err)
-                (void) str_sanitize(err->msg, sizeof(err->msg), err->msg, "\xef\xbf\xbd");
-        return r;
+        /* messages quote the files' keys and values */
+        return bd_err_printable(err, load(d, name, sets, ret, err));
 }
 
 void system_release(struct bd_system *s)

@@ -12,7 +12,6 @@
 
 #include "checkpoint.h"
 #include "fs.h"
-#include "strutil.h"
 
 #define CKPT_MAGIC "BDTRCKPT"
 #define CKPT_END "BDCKEND"
@@ -516,26 +515,17 @@ static int weights_load(const char *path, struct bd_model *m, const char *prefix
         return 0;
 }
 
-/* The messages quote tensor names read from the file: a newline or a byte
- * that is not UTF-8 there must not break the one line, nor reach the
- * terminal raw. */
-static int sanitized(int r, struct bd_err *err)
-{
-        if (r < 0 && err)
-                (void) str_sanitize(err->msg, sizeof(err->msg), err->msg, "\xef\xbf\xbd");
-        return r;
-}
-
+/* The messages quote tensor names read from the file. */
 int bd_ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, struct bd_ckpt_meta *meta,
                  struct bd_err *err)
 {
-        return sanitized(ckpt_load(path, m, o, meta, err), err);
+        return bd_err_printable(err, ckpt_load(path, m, o, meta, err));
 }
 
 int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, const char *const *ignore,
                     unsigned flags, struct bd_weights_report *rep, struct bd_err *err)
 {
-        return sanitized(weights_load(path, m, prefix, ignore, flags, rep, err), err);
+        return bd_err_printable(err, weights_load(path, m, prefix, ignore, flags, rep, err));
 }
 
 int bd_weights_save(const char *path, struct bd_model *m, const char *prefix, const char *source, struct bd_err *err)
