@@ -98,6 +98,11 @@ for r in 2 5; do
          "^benchd-allreduce: --inject-error: rank $r does not exist \(2 ranks: 0 to 1\)"
     is "--inject-error $r: no benchmark ran" "$(grep -c 'MLLOG\|float' "$tmp/inj.out")" 0
 done
+# options come before MPI starts: an MPI that cannot start (no such pml) does
+# not hide a usage error
+err=$(OMPI_MCA_pml=nonesuch "$AR" --bogus 2>&1 >/dev/null); rc=$?
+is "usage error, MPI not started: exit 2" "$rc" 2
+is "  only the usage line" "$err" "benchd-allreduce: unknown option '--bogus' (see --help)"
 out=$("$AR" --help); rc=$?
 is "--help without mpirun exits 0" "$rc" 0
 like "--help lists the options" "$out" "--max-bytes SIZE"

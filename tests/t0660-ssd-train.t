@@ -41,6 +41,14 @@ usage_err "evaluation after the last epoch" "--eval-epochs: epoch 3 is beyond --
 usage_err "no data" "--data DIR is required" --batch-size 2
 usage_err "amp on the CPU" "--precision amp needs --backend cuda" --data x --precision amp
 usage_err "missing argument" "option '--lr' needs an argument" --data x --lr
+# options come before MPI starts: an MPI that cannot start (no such pml) does
+# not hide a usage error, and a rank other than 0 says nothing
+out=$(OMPI_MCA_pml=nonesuch "$SSD" --data x --frobnicate 2>&1 >/dev/null); rc=$?
+is "usage error, MPI not started: exit 2" "$rc" 2
+is "  only the usage line" "$out" "benchd-ssd: unknown option '--frobnicate' (see --help)"
+out=$(OMPI_COMM_WORLD_RANK=1 OMPI_MCA_pml=nonesuch "$SSD" --data x --frobnicate 2>&1); rc=$?
+is "usage error on rank 1: exit 2" "$rc" 2
+is "  silent" "$out" ""
 
 # a tiny dataset
 "$BENCHCTL" dataset synth --images 48 --val-images 12 --size 96 --classes 3 --seed 5 -o "$tmp/ds" >/dev/null

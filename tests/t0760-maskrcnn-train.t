@@ -45,6 +45,14 @@ usage_err "unknown option" "unknown option '--frobnicate'" --data x --frobnicate
 usage_err "bad number" "--ims-per-batch: expected an integer from 1 to 65536, got 'two'" --data x --ims-per-batch two
 usage_err "bad mode" "--mode: expected mlperf or torchvision, got 'detectron'" --data x --mode detectron
 usage_err "no data" "--data DIR is required" --ims-per-batch 2
+# options come before MPI starts: an MPI that cannot start (no such pml) does
+# not hide a usage error, and a rank other than 0 says nothing
+out=$(OMPI_MCA_pml=nonesuch "$MR" --data x --frobnicate 2>&1 >/dev/null); rc=$?
+is "usage error, MPI not started: exit 2" "$rc" 2
+is "  only the usage line" "$out" "benchd-maskrcnn: unknown option '--frobnicate' (see --help)"
+out=$(OMPI_COMM_WORLD_RANK=1 OMPI_MCA_pml=nonesuch "$MR" --data x --frobnicate 2>&1); rc=$?
+is "usage error on rank 1: exit 2" "$rc" 2
+is "  silent" "$out" ""
 out=$(mpirun -np 2 --bind-to none "$MR" --data x --ims-per-batch 3 2>&1 >/dev/null); rc=$?
 is "--ims-per-batch 3 on 2 ranks: exit 2" "$rc" 2
 like "  one line saying so" "$out" "^benchd-maskrcnn: --ims-per-batch 3 is not a multiple of the 2 ranks$"

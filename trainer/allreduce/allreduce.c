@@ -134,7 +134,8 @@ static void usage(FILE *f)
 }
 
 /* 0 to run, 1 to exit 0 (help or version, printed to out unless NULL),
- * -EINVAL on a usage error (in err, the same on every rank). */
+ * -EINVAL on a usage error (in err, the same on every rank).  Before MPI_Init:
+ * what needs the rank count is checked in main. */
 static int parse_args(int argc, char **argv, struct opts *o, FILE *out, struct bd_err *err)
 {
         static const struct option longopts[] = {
@@ -179,10 +180,6 @@ static int parse_args(int argc, char **argv, struct opts *o, FILE *out, struct b
         }
         if (optind < argc)
                 return bd_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
-        /* every rank sees the same argv and rank count: all refuse together */
-        if (o->inject >= nranks)
-                return bd_err_set(err, -EINVAL, "--inject-error: rank %d does not exist (%d rank%s: 0 to %d)", o->inject,
-                                  nranks, nranks == 1 ? "" : "s", nranks - 1);
         if (o->min_bytes > o->max_bytes)
                 return bd_err_set(err, -EINVAL, "--min-bytes (%zu) is larger than --max-bytes (%zu)", o->min_bytes,
                                   o->max_bytes);
@@ -492,14 +489,23 @@ int main(int argc, char **argv)
         struct result *res = NULL;
         long long wrong_total = 0;
         int n = 0, r;
+        /* options first: --help and usage errors do not start MPI */
+        int rank0 = mllog_launch_rank() == 0;
+        r = parse_args(argc, argv, &o, rank0 ? stdout : NULL, &err);
+        if (r != 0) {
+                if (r < 0 && rank0)
+                        fprintf(stderr, "benchd-allreduce: %s\n", err.msg);
+                return r > 0 ? 0 : 2;
+        }
         if ((r = mpi_start(&argc, &argv, &err)) < 0)
                 goto fatal;
-        r = parse_args(argc, argv, &o, rank == 0 ? stdout : NULL, &err);
-        if (r != 0) {
-                if (r < 0 && rank == 0)
-                        fprintf(stderr, "benchd-allreduce: %s\n", err.msg);
+        /* every rank sees the same argv and rank count: all refuse together */
+        if (o.inject >= nranks) {
+                if (rank == 0)
+                        fprintf(stderr, "benchd-allreduce: --inject-error: rank %d does not exist (%d rank%s: 0 to %d)\n",
+                                o.inject, nranks, nranks == 1 ? "" : "s", nranks - 1);
                 MPI_Finalize();
-                return r > 0 ? 0 : 2;
+                return 2;
         }
         /* --json: a path that cannot be written fails now, on every rank */
         if (o.json) {

@@ -18,6 +18,21 @@ void mllog_init(FILE *out, int rank)
         mlrank = rank;
 }
 
+int mllog_launch_rank(void)
+{
+        static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID" };
+        for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+                const char *v = getenv(vars[i]);
+                char *end;
+                if (!v || !*v)
+                        continue;
+                long r = strtol(v, &end, 10);
+                if (!*end && r >= 0 && r <= 1 << 30)
+                        return (int)r;
+        }
+        return 0;
+}
+
 static char *slot(void)
 {
         static char bufs[8][512];

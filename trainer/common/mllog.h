@@ -13,6 +13,10 @@
 #include <stdio.h>
 
 void mllog_init(FILE *out, int rank);
+/* The rank this process's launcher gave it (mpirun, PMIx, PMI, srun), read
+ * from the environment before MPI_Init, so that a usage error is printed once
+ * and without starting MPI; 0 when no launcher set one. */
+int mllog_launch_rank(void);
 /* event: "POINT_IN_TIME", "INTERVAL_START" or "INTERVAL_END"; metadata_extra is
  * JSON members without braces ("\"epoch_num\": 3") or NULL. */
 void mllog_write(const char *event, const char *key, const char *value_json, const char *metadata_extra,

@@ -503,20 +503,25 @@ int main(int argc, char **argv)
         struct bd_err err;
         int r;
 
+        /* options first: --help and usage errors do not start MPI */
+        int rank0 = mllog_launch_rank() == 0;
+        r = mrcnn_opts_parse(argc, argv, o, rank0 ? stdout : NULL, &err);
+        if (r != 0) {
+                if (r < 0 && rank0)
+                        fprintf(stderr, PROG ": %s\n", err.msg);
+                return r > 0 ? 0 : 2;
+        }
         if ((r = bd_dp_init(&run->dp, &argc, &argv, &err)) < 0) {
                 fprintf(stderr, PROG ": %s\n", err.msg);
                 return 1;
         }
         mllog_init(stdout, run->dp.rank);
-        r = mrcnn_opts_parse(argc, argv, o, run->dp.rank == 0 ? stdout : NULL, &err);
-        if (r == 0 && o->ims_per_batch % run->dp.size != 0)
-                r = bd_err_set(&err, -EINVAL, "--ims-per-batch %d is not a multiple of the %d ranks",
-                               o->ims_per_batch, run->dp.size);
-        if (r != 0) {
-                if (r < 0 && run->dp.rank == 0)
-                        fprintf(stderr, PROG ": %s\n", err.msg);
+        if (o->ims_per_batch % run->dp.size != 0) {
+                if (run->dp.rank == 0)
+                        fprintf(stderr, PROG ": --ims-per-batch %d is not a multiple of the %d ranks\n",
+                                o->ims_per_batch, run->dp.size);
                 bd_dp_release(&run->dp);
-                return r > 0 ? 0 : 2;
+                return 2;
         }
         trun_start(&o->common, "maskrcnn", &run->dp);
         tbench_init(&t.bench, &o->common);

@@ -438,18 +438,19 @@ int main(int argc, char **argv)
         struct bd_err err;
         int r;
 
+        /* options first: --help and usage errors do not start MPI */
+        int rank0 = mllog_launch_rank() == 0;
+        r = ssd_opts_parse(argc, argv, o, rank0 ? stdout : NULL, &err);
+        if (r != 0) {
+                if (r < 0 && rank0)
+                        fprintf(stderr, PROG ": %s\n", err.msg);
+                return r > 0 ? 0 : 2;
+        }
         if ((r = bd_dp_init(&run->dp, &argc, &argv, &err)) < 0) {
                 fprintf(stderr, PROG ": %s\n", err.msg);
                 return 1;
         }
         mllog_init(stdout, run->dp.rank);
-        r = ssd_opts_parse(argc, argv, o, run->dp.rank == 0 ? stdout : NULL, &err);
-        if (r != 0) {
-                if (r < 0 && run->dp.rank == 0)
-                        fprintf(stderr, PROG ": %s\n", err.msg);
-                bd_dp_release(&run->dp);
-                return r > 0 ? 0 : 2;
-        }
         trun_start(&o->common, "ssd", &run->dp);
         tbench_init(&t.bench, &o->common);
         t.last_loss = NAN;
