@@ -62,6 +62,14 @@ bad "a byte appended" "unexpected bytes at the end" "$tmp/long"
 head -c 5000 /dev/urandom > "$tmp/junk"
 bad "not a checkpoint" "not a benchd checkpoint" "$tmp/junk"
 bad "missing file" "No such file" "$tmp/none"
+# a model name filling its 64 bytes, with no NUL (the checksum made right)
+/usr/bin/python3 - "$tmp/ck" "$tmp/longname" <<'EOF_PY'
+import struct, sys, zlib
+d = open(sys.argv[1], "rb").read()
+body = d[:16] + b"x" * 64 + d[80:-16]
+open(sys.argv[2], "wb").write(body + struct.pack("<II", zlib.crc32(body), 0) + d[-8:])
+EOF_PY
+bad "a model name of 64 bytes" "the model name is not NUL-terminated in its 64 bytes" "$tmp/longname"
 bad "another model" "holds model 'resnet18-w16-c10', expected 'resnet18-w24-c10'" "$tmp/ck" --width 24
 bad "other shapes (name check off)" "tensor 'conv1.weight' is \\(16, 3, 7, 7\\) in the checkpoint, \\(24, 3, 7, 7\\) in the model" "$tmp/ck" --width 24 --any-model
 bad "other depth (name check off)" "102 tensors, the model has 182" "$tmp/ck" --depth 34 --any-model

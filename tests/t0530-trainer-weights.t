@@ -66,6 +66,14 @@ body += struct.pack("<H", 1) + b"x" + bytes([0, 8]) + struct.pack("<8Q", *[1 << 
 open(sys.argv[1], "wb").write(body + struct.pack("<II", zlib.crc32(body), 0) + b"BDWTEND\0")
 EOF_PY
 bad "a tensor of 2^240 elements" "truncated in tensor 'x'" "$tmp/huge.bdw" "${r18[@]}"
+# a source name filling its 64 bytes, with no NUL (the checksum made right)
+/usr/bin/python3 - "$tmp/r18.bdw" "$tmp/longname.bdw" <<'EOF_PY'
+import struct, sys, zlib
+d = open(sys.argv[1], "rb").read()
+body = d[:16] + b"x" * 64 + d[80:-16]
+open(sys.argv[2], "wb").write(body + struct.pack("<II", zlib.crc32(body), 0) + d[-8:])
+EOF_PY
+bad "a source name of 64 bytes" "the source name is not NUL-terminated in its 64 bytes" "$tmp/longname.bdw" "${r18[@]}"
 head -c 300 /dev/urandom > "$tmp/junk.bdw"
 bad "not a weights file" "not a benchd weights file" "$tmp/junk.bdw" "${r18[@]}"
 done_testing

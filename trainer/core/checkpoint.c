@@ -84,10 +84,11 @@ static void wb_u32(struct wb *b, uint32_t v) { wb_put(b, &v, 4); }
 static void wb_u64(struct wb *b, uint64_t v) { wb_put(b, &v, 8); }
 static void wb_f64(struct wb *b, double v) { wb_put(b, &v, 8); }
 
+/* a string in a field of its own size, NUL-padded: at most field - 1 bytes of it */
 static void wb_str(struct wb *b, const char *s, size_t field)
 {
         char f[128] = { 0 };
-        snprintf(f, sizeof(f), "%s", s);
+        snprintf(f, field < sizeof(f) ? field : sizeof(f), "%s", s);
         wb_put(b, f, field);
 }
 
@@ -285,8 +286,11 @@ static int ckpt_load(const char *path, struct bd_model *m, struct bd_sgd *o, str
         if (dt != dtype_code(m->dtype))
                 return bd_err_set(err, -EBADMSG, "%s '%s': values are %s, the model's %s", W, path, dtype_word(dt),
                                   bd_dtype_name(m->dtype));
-        char model[65] = { 0 };
+        char model[64];
         rb_get(&h, model, 64);
+        if (!memchr(model, 0, sizeof(model)))
+                return bd_err_set(err, -EBADMSG, "%s '%s': the model name is not NUL-terminated in its 64 bytes", W,
+                                  path);
         if (meta->model[0] && strcmp(model, meta->model) != 0)
                 return bd_err_set(err, -EBADMSG, "%s '%s': holds model '%s', expected '%s'", W, path, model,
                                   meta->model);
@@ -415,7 +419,9 @@ static int weights_load(const char *path, struct bd_model *m, const char *prefix
                                   version, BD_WEIGHTS_VERSION);
         struct bd_weights_report rp = { 0 };
         rb_get(&b, rp.source, 64);
-        rp.source[63] = 0;
+        if (!memchr(rp.source, 0, sizeof(rp.source)))
+                return bd_err_set(err, -EBADMSG, "%s '%s': the source name is not NUL-terminated in its 64 bytes", W,
+                                  path);
         if (nt > 100000)
                 return bd_err_set(err, -EBADMSG, "%s '%s': implausible header", W, path);
         _cleanup_free_ struct wentry *e = xcalloc(nt + 1, sizeof(*e));
