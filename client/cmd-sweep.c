@@ -283,6 +283,7 @@ int group_run(struct bd_ctx *ctx, struct bd_store *s, const char *id, const char
         _cleanup_json_ cJSON *spec = cJSON_Parse(g.spec ? g.spec : "{}");
         int runs = (int)json_int(spec, "runs", 0);
         int ret = BD_EXIT_OK, done = 0, ncells = g.ncells;
+        int incomplete = 0;     /* cells whose run did not complete every trial */
         _cleanup_free_ char *gid = xstrdup(g.id), *system = xstrdup(g.system);
         _cleanup_free_ char *workload = g.workload ? xstrdup(g.workload) : NULL;
         bd_group_release(&g);
@@ -315,6 +316,8 @@ int group_run(struct bd_ctx *ctx, struct bd_store *s, const char *id, const char
                         if (load_run(s, run_id, &r, &t) == 0) {
                                 bool again = r.state == ST_CANCELLED || r.state == ST_INCOMPLETE;
                                 bool final = bd_state_final(r.state);
+                                if (final && !again && r.state != ST_COMPLETED)
+                                        incomplete++;
                                 bd_trials_free(t, r.ntrials);
                                 bd_run_release(&r);
                                 if (final && !again) {
@@ -331,6 +334,8 @@ int group_run(struct bd_ctx *ctx, struct bd_store *s, const char *id, const char
                                         free(run_id);
                                         if (x >= BD_EXIT_SIGNAL)
                                                 ret = x;
+                                        else if (x == BD_EXIT_RUN)
+                                                incomplete++;
                                         done++;
                                         continue;
                                 }
@@ -361,6 +366,8 @@ int group_run(struct bd_ctx *ctx, struct bd_store *s, const char *id, const char
                 }
                 x = wait_for_run(s, new_id, false);
                 done++;
+                if (x == BD_EXIT_RUN)
+                        incomplete++;
                 if (x >= BD_EXIT_SIGNAL) {
                         printf("%s %s: stopped following (run %s goes on); resume with 'benchctl %s --resume %s'\n",
                                kind, gid, new_id, streq(kind, "suite") ? "suite run" : "sweep", gid);
@@ -373,8 +380,14 @@ int group_run(struct bd_ctx *ctx, struct bd_store *s, const char *id, const char
                         return bd_error("%s", err.msg), BD_EXIT_FAIL;
                 printf("\n");
                 fflush(stdout);
-                return streq(kind, "suite") ? suite_report(s, gid, NULL, NULL, false, NULL)
-                                            : sweep_report(s, gid, SWEEP_TEXT, NULL);
+                if (streq(kind, "suite"))
+                        return suite_report(s, gid, NULL, NULL, false, NULL);
+                ret = sweep_report(s, gid, SWEEP_TEXT, NULL);
+                if (ret == BD_EXIT_OK && incomplete) {
+                        printf("%d of %d cells did not complete every trial\n", incomplete, ncells);
+                        ret = BD_EXIT_RUN;
+                }
+                return ret;
         }
         if (ret < BD_EXIT_SIGNAL && ret != BD_EXIT_RUN)
                 (void) store_set_group_state(s, gid, "stopped", NULL);

@@ -101,7 +101,9 @@ is "  no new run" "$("$BENCHCTL" runs --json | python3 -c 'import json,sys; prin
 
 # 5. a cell made to fail: an injected NaN shows as NaN, not a number
 out=$(timeout 600 "$BENCHCTL" sweep "${common[@]}" ssd --set ranks=2 --set ssd.image_size=64 \
-      --set 'extra_args=--log-interval\,1,--inject-nan\,2' --steps 4 --warmup 1 2>&1)
+      --set 'extra_args=--log-interval\,1,--inject-nan\,2' --steps 4 --warmup 1 2>&1); rc=$?
+is "a sweep with a failed cell: exit 5" "$rc" 5
+like "  saying how many" "$out" "^1 of 2 cells did not complete every trial$"
 nsw=$(sed -n 's/^sweep \(sw-[^:]*\): ssd on local.*/\1/p' <<<"$out" | head -1)
 like "the NaN cell in the table" "$out" "^2 +[0-9.]+ +NaN$"
 is "report --json: outcome NaN, value null" "$("$BENCHCTL" report "$nsw" --json | python3 -c '

@@ -47,6 +47,7 @@ check "  and its page" test -s "$tmp/ssd.html"
 out=$(timeout 900 "$BENCHCTL" sweep "${common[@]}" ssd --set ranks=2 --set ssd.image_size=64 \
       --set 'extra_args=--log-interval\,1,--inject-nan\,2' --steps 3 --warmup 1 2>&1); rc=$?
 like "the injected NaN shows as NaN" "$out" "^2 +[0-9.]+ +NaN$"
+is "  and the sweep exits 5" "$rc" 5
 
 # 4. scaling over 1, 2 and 4 nodes, time to train, with a price
 out=$(timeout 1200 "$BENCHCTL" sweep "${common[@]}" ssd --mode time-to-train --runs 1 --set nodes=1,2,4 \
