@@ -32,7 +32,7 @@ static const struct bd_command commands[] = {
         { "status", cmd_status, "[RUN] [--json] [--watch]", "Show the state of a run and its trials (default: the last run)." },
         { "cancel", cmd_cancel, "[--force] RUN", "Cancel a run's job or processes." },
         { "logs", cmd_logs, "RUN [--follow] [--trial N]", "Collect a run's trial logs and print or follow them." },
-        { "report", cmd_report, "RUN... [--json|--csv] [--reference] [--scaling] [--html FILE] | SWEEP [--json] [--html FILE]",
+        { "report", cmd_report, "RUN... [--json|--csv] [--reference] [--scaling] [--html FILE] | SWEEP [--json] [--scaling] [--html FILE]",
           "Time to train, accuracy, throughput and the MLPerf score of runs." },
         { "runs", cmd_runs, "[--system S] [--workload W] [--limit N] [--json]", "List recorded runs, newest first." },
         { "nodes", cmd_nodes, "[--system S | NODE...] [--json] [--topo]",

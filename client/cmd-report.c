@@ -28,7 +28,7 @@ static const struct bd_option options[] = {
         { "json", 'j', NULL, "print JSON" },
         { "csv", OPT_CSV, NULL, "print CSV, one row per trial" },
         { "reference", OPT_REFERENCE, NULL, "compare with the published result of the system" },
-        { "scaling", OPT_SCALING, NULL, "the runs are one workload over node counts: speedup, efficiency and cost" },
+        { "scaling", OPT_SCALING, NULL, "the runs (or a sweep's) are one workload over node counts: speedup, efficiency and cost" },
         { "html", OPT_HTML, "FILE", "also write the report as a self-contained HTML page with plots" },
         { 0 }
 };
@@ -156,6 +156,44 @@ static void loaded_run_release(struct loaded_run *x)
         bd_run_release(&x->run);
 }
 
+/* The runs of a sweep over node or rank counts, for --scaling: every cell's
+ * run, in the sweep's order; a sweep that varies anything else, or with a
+ * cell that has not run, is an error. */
+static int sweep_runs(struct bd_store *s, const char *id, char ***ret_ids, int *ret_n)
+{
+        struct sweep_data d;
+        int ret = sweep_data_load(s, id, &d);
+        if (ret != BD_EXIT_OK)
+                return ret;
+        if (!d.scaling || d.ncols > 1) {
+                bd_error("--scaling: sweep %s is not over nodes or ranks alone (its columns: %s%s)", d.g.id,
+                         d.ncols ? d.cols[0] : "none", d.ncols > 1 ? ", ..." : "");
+                sweep_data_release(&d);
+                return BD_EXIT_USAGE;
+        }
+        char **ids = xcalloc((size_t)d.ncells + 1, sizeof(char *));
+        int n = 0;
+        for (int i = 0; i < d.ncells && ret == BD_EXIT_OK; i++) {
+                if (!d.raw[i].run_id) {
+                        bd_error("--scaling: cell %d (%s) of sweep %s has not run (benchctl sweep --resume %s)", i + 1,
+                                 d.raw[i].label, d.g.id, d.g.id);
+                        ret = BD_EXIT_FAIL;
+                        break;
+                }
+                ids[n++] = xstrdup(d.raw[i].run_id);
+        }
+        sweep_data_release(&d);
+        if (ret != BD_EXIT_OK) {
+                for (int i = 0; i < n; i++)
+                        free(ids[i]);
+                free(ids);
+                return ret;
+        }
+        *ret_ids = ids;
+        *ret_n = n;
+        return BD_EXIT_OK;
+}
+
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
@@ -185,20 +223,30 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         format = json ? REPORT_JSON : csv ? REPORT_CSV : REPORT_TEXT;
         n = argc - next;
         bool sweep = str_has_prefix(argv[next], "sw-");
-        if (sweep && (n > 1 || csv || scaling || (flags & REPORT_REFERENCE)))
-                return usage_error(cmd, "a sweep's report takes one SWEEP and --json or --html only");
+        if (sweep && (n > 1 || csv || (flags & REPORT_REFERENCE)))
+                return usage_error(cmd, "a sweep's report takes one SWEEP and --json, --html or --scaling only");
         if (csv && (scaling || html))
                 return usage_error(cmd, "--csv goes with neither --scaling nor --html");
         if (open_store(&store))
                 return BD_EXIT_FAIL;
-        if (sweep) {
+        if (sweep && !scaling) {
                 ret = sweep_report(&store, argv[next], json ? SWEEP_JSON : SWEEP_TEXT, html);
                 store_close(&store);
                 return ret;
         }
         if (scaling) {
                 struct scaling_data sd;
-                ret = scaling_load(&store, argv + next, n, &sd);
+                char **ids = argv + next;
+                _cleanup_free_ char **cell_runs = NULL;
+                if (sweep && (ret = sweep_runs(&store, argv[next], &cell_runs, &n)) != BD_EXIT_OK) {
+                        store_close(&store);
+                        return ret;
+                }
+                if (sweep)
+                        ids = cell_runs;
+                ret = scaling_load(&store, ids, n, &sd);
+                for (int i = 0; sweep && i < n; i++)
+                        free(cell_runs[i]);
                 if (ret == BD_EXIT_OK) {
                         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
                         if (json)

@@ -90,4 +90,11 @@ like "the page: speedup against node count with the ideal line" "$(cat "$tmp/sca
 err=$("$BENCHCTL" report --scaling "${ids[0]}" "$("$BENCHCTL" runs --workload allreduce --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["run"])')" 2>&1); rc=$?
 is "--scaling of two workloads: a usage error" "$rc" 2
 like "  saying so" "$err" "compares runs of one workload"
+# the sweep itself: the same report as its runs
+"$BENCHCTL" report --scaling "$tsw" --json > "$tmp/scaling-sweep.json"; rc=$?
+is "report --scaling SWEEP exits 0" "$rc" 0
+check "  the same rows as its three runs" cmp "$tmp/scaling.json" "$tmp/scaling-sweep.json"
+err=$("$BENCHCTL" report --scaling "$ssw" 2>&1); rc=$?
+is "--scaling of a sweep over ranks and batch: a usage error" "$rc" 2
+like "  naming its columns" "$err" "sweep $ssw is not over nodes or ranks alone \\(its columns: bs2, \\.\\.\\.\\)"
 done_testing
