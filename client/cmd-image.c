@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,9 +128,13 @@ static double now_s(void)
  * the log's last line. */
 static int tool(struct build *b, const char *what, char *const argv[])
 {
+        if (proc_interrupted())         /* do_build says so */
+                return -1;
         int r = proc_run(argv, &(struct proc_opts){ .log = b->log });
         if (r == 0)
                 return 0;
+        if (proc_interrupted())
+                return -1;
         if (r == -ENOENT) {
                 bd_error("image build: %s: '%s' is not installed", what, argv[0]);
                 return -1;
@@ -289,13 +294,100 @@ static bool dev_null_ok(void)
         return stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode);
 }
 
+/* Temporary files and directories are named NAME-HOST-PID so that the next
+ * build on this host removes those of a build that was killed (SIGKILL, a
+ * crash) once its process is gone; caller frees. */
+static void host_name(char host[static 256])
+{
+        memset(host, 0, 256);
+        if (gethostname(host, 255) < 0 || !host[0])
+                strcpy(host, "localhost");
+}
+
+static char *tmp_tag(void)
+{
+        char host[256];
+        host_name(host);
+        return xasprintf("%s-%d", host, (int)getpid());
+}
+
+/* Whether what follows a temporary name's marker is "HOST-PID" (then the end,
+ * '-' or '.') of this host and a process that is gone. */
+static bool dead_tag(const char *after)
+{
+        char host[256];
+        host_name(host);
+        size_t hl = strlen(host);
+        if (strncmp(after, host, hl) != 0 || after[hl] != '-')
+                return false;
+        char *end;
+        errno = 0;
+        long pid = strtol(after + hl + 1, &end, 10);
+        if (errno || end == after + hl + 1 || pid <= 0 || pid > INT_MAX || (*end && *end != '-' && *end != '.'))
+                return false;
+        return pid != getpid() && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+static int rm_rf(struct build *b, const char *path);
+
+/* Removes from dir what killed builds left: names that start with prefix,
+ * or hold marker, followed by a dead HOST-PID. */
+static void remove_leftovers(struct build *b, const char *dir, const char *prefix, const char *marker)
+{
+        DIR *d = opendir(dir);
+        if (!d)
+                return;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                const char *after = NULL;
+                if (prefix && str_has_prefix(e->d_name, prefix))
+                        after = e->d_name + strlen(prefix);
+                else if (marker && (after = strstr(e->d_name, marker)))
+                        after += strlen(marker);
+                if (!after || !dead_tag(after))
+                        continue;
+                _cleanup_free_ char *path = xasprintf("%s/%s", dir, e->d_name);
+                step("removing what an interrupted build left: %s", path);
+                (void)rm_rf(b, path);
+        }
+        closedir(d);
+}
+
+/* Cache files (base root file systems, their lists, build logs) unused for
+ * IMAGE_CACHE_DAYS days are removed; a base is used when a build takes it. */
+static void prune_cache(struct build *b)
+{
+        DIR *d = opendir(b->cache);
+        if (!d)
+                return;
+        time_t old = time(NULL) - (time_t)IMAGE_CACHE_DAYS * 86400;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+                const char *n = e->d_name;
+                if (!((str_has_prefix(n, "base-") && (str_has_suffix(n, ".tar") || str_has_suffix(n, ".list"))) ||
+                      (str_has_prefix(n, "build-") && str_has_suffix(n, ".log"))))
+                        continue;
+                _cleanup_free_ char *path = xasprintf("%s/%s", b->cache, n);
+                struct stat st;
+                if (streq(path, b->log) || lstat(path, &st) < 0 || !S_ISREG(st.st_mode) || st.st_mtime >= old)
+                        continue;
+                if (unlink(path) == 0)
+                        step("removed from the cache, unused for %d days: %s", IMAGE_CACHE_DAYS, path);
+        }
+        closedir(d);
+}
+
 /* The base root file system as a tar file in the cache: from the cache when
  * it is there, else made by mmdebstrap. */
 static int base_tar(struct build *b, char **ret)
 {
         _cleanup_free_ char *tar = xasprintf("%s/base-%.16s.tar", b->cache, b->sum);
+        _cleanup_free_ char *list = xasprintf("%s/base-%.16s.list", b->cache, b->sum);
         if (!b->no_cache && access(tar, R_OK) == 0) {
                 step("base root file system from the cache: %s", tar);
+                /* used now: prune_cache keeps it */
+                (void)utimensat(AT_FDCWD, tar, NULL, 0);
+                (void)utimensat(AT_FDCWD, list, NULL, 0);
                 *ret = TAKE_PTR(tar);
                 return 0;
         }
@@ -304,7 +396,8 @@ static int base_tar(struct build *b, char **ret)
                 buf_printf(&inc, "%s%s", i ? "," : "", b->pkgs.v[i]);
         step("base root file system: mmdebstrap %s with %zu packages (a minute or more; log %s)", b->suite,
              b->pkgs.n, b->log);
-        _cleanup_free_ char *tmp = xasprintf("%s.tmp-%d", tar, (int)getpid());
+        _cleanup_free_ char *tag = tmp_tag();
+        _cleanup_free_ char *tmp = xasprintf("%s.tmp-%s", tar, tag);
         _cleanup_free_ char *include = xasprintf("--include=%s", inc.s ? inc.s : "");
         struct strv argv = { 0 };
         sv_add(&argv, xstrdup("mmdebstrap"));
@@ -333,7 +426,6 @@ static int base_tar(struct build *b, char **ret)
                 unlink(tmp);
                 return -1;
         }
-        _cleanup_free_ char *list = xasprintf("%s/base-%.16s.list", b->cache, b->sum);
         _cleanup_buf_ struct bd_buf l = BD_BUF_INIT;
         for (size_t i = 0; i < b->pkgs.n; i++)
                 buf_printf(&l, "%s\n", b->pkgs.v[i]);
@@ -424,10 +516,14 @@ static cJSON *image_info(const struct build *b, const char *root, const char *cr
         return info;
 }
 
+/* also after an interruption: this is the cleaning up */
 static int rm_rf(struct build *b, const char *path)
 {
         char *argv[] = { "rm", "-rf", "--one-file-system", (char *)path, NULL };
-        return tool(b, "removing a temporary directory", argv);
+        int r = proc_run(argv, &(struct proc_opts){ .log = b->log });
+        if (r != 0)
+                bd_error("image build: cannot remove '%s' (rm exit status %d; log: %s)", path, r, b->log);
+        return r ? -1 : 0;
 }
 
 static int make_root(struct build *b, const char *base, const char *created, char **ret_info)
@@ -585,28 +681,37 @@ static int do_build(struct build *b)
                 return BD_EXIT_FAIL;
         }
         b->log = xasprintf("%s/build-%d.log", b->cache, (int)getpid());
-        _cleanup_free_ char *base = NULL;
-        if (base_tar(b, &base) < 0)
-                return BD_EXIT_FAIL;
-
-        /* everything is made beside OUT and renamed onto it at the end */
+        /* an interruption (SIGINT, SIGTERM, SIGHUP) stops the build and
+         * removes what it made; a killed build's leftovers go now */
+        proc_catch_signals();
+        _cleanup_free_ char *tag = tmp_tag();
         _cleanup_free_ char *outdir = xstrdup(b->out);
         char *slash = strrchr(outdir, '/');
         if (slash)
                 slash == outdir ? (void)(slash[1] = '\0') : (void)(*slash = '\0');
         else
                 strcpy(outdir, ".");
-        _cleanup_free_ char *tmpl = xasprintf("%s/.image-root-XXXXXX", outdir);
+        _cleanup_free_ char *out_tmp = xasprintf("%s.tmp-", slash ? slash + 1 : b->out);
+        remove_leftovers(b, outdir, ".image-root-", NULL);
+        remove_leftovers(b, outdir, out_tmp, NULL);
+        remove_leftovers(b, b->cache, NULL, ".tar.tmp-");
+        prune_cache(b);
+
+        _cleanup_free_ char *base = NULL, *tmpl = NULL, *created = NULL, *info = NULL;
+        int ret = BD_EXIT_FAIL;
+        if (base_tar(b, &base) < 0)
+                goto out;
+        /* everything is made beside OUT and renamed onto it at the end */
+        tmpl = xasprintf("%s/.image-root-%s-XXXXXX", outdir, tag);
         if (!mkdtemp(tmpl)) {
                 bd_error("image build: cannot create a directory in '%s': %s", outdir, strerror(errno));
-                return BD_EXIT_FAIL;
+                goto out;
         }
         b->tmp = xstrdup(tmpl);
         if (b->fmt != FMT_DIR)
-                b->tmp_out = xasprintf("%s.tmp-%d", b->out, (int)getpid());
-        _cleanup_free_ char *created = utc_now(), *info = NULL;
-        int ret = BD_EXIT_FAIL;
-        if (make_root(b, base, created, &info) < 0 || pack(b, info, created) < 0)
+                b->tmp_out = xasprintf("%s.tmp-%s", b->out, tag);
+        created = utc_now();
+        if (make_root(b, base, created, &info) < 0 || pack(b, info, created) < 0 || proc_interrupted())
                 goto out;
         if (lstat(b->out, &st) == 0) {
                 /* --force: the old image goes only once the new one is made */
@@ -638,6 +743,11 @@ out:
                         rm_rf(b, b->tmp_out);
                 else
                         unlink(b->tmp_out);
+        }
+        if (ret != BD_EXIT_OK && proc_interrupted()) {
+                bd_error("image build: interrupted (%s): what it had made is removed, '%s' not written",
+                         strsignal(proc_interrupted()), b->out);
+                ret = BD_EXIT_SIGNAL + proc_interrupted();
         }
         return ret;
 }

@@ -10,5 +10,7 @@
 #define IMAGE_INFO_LABEL "io.benchd.image-info"
 /* The name of an OCI image when none is given (tag latest), as DSS8440.json expects */
 #define IMAGE_DEFAULT_REPO "benchd/trainers"
+/* image build removes cache files unused for this long */
+#define IMAGE_CACHE_DAYS 30
 
 #endif

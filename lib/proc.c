@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,34 @@
 
 #include "fs.h"
 #include "proc.h"
+
+static volatile sig_atomic_t caught;    /* the signal, 0 */
+static volatile sig_atomic_t ncaught;   /* how many */
+static volatile sig_atomic_t child;     /* the program proc_run() waits for, 0 */
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+        (void)uc;
+        caught = sig;
+        ncaught++;
+        /* a terminal's signal went to the whole process group already */
+        if (child > 0 && si && (si->si_code == SI_USER || si->si_code == SI_QUEUE))
+                kill((pid_t)child, sig);
+}
+
+void proc_catch_signals(void)
+{
+        struct sigaction sa = { .sa_sigaction = on_signal, .sa_flags = SA_SIGINFO | SA_RESTART };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+}
+
+int proc_interrupted(void)
+{
+        return caught;
+}
 
 int proc_run(char *const argv[], const struct proc_opts *o)
 {
@@ -30,6 +59,7 @@ int proc_run(char *const argv[], const struct proc_opts *o)
         /* exec's failure travels back on a close-on-exec pipe */
         if (pipe2(efd, O_CLOEXEC) < 0)
                 return -errno;
+        int ncaught0 = ncaught;
         pid_t pid = fork();
         if (pid < 0)
                 return -errno;
@@ -50,6 +80,9 @@ int proc_run(char *const argv[], const struct proc_opts *o)
                 (void)!write(efd[1], &e, sizeof(e));
                 _exit(127);
         }
+        child = pid;
+        if (ncaught != ncaught0)        /* one came before the child was known */
+                kill(pid, caught);
         close(efd[1]);
         if (logfd >= 0)
                 close(logfd);
@@ -67,8 +100,11 @@ int proc_run(char *const argv[], const struct proc_opts *o)
         close(efd[0]);
         int ws;
         while (waitpid(pid, &ws, 0) < 0)
-                if (errno != EINTR)
+                if (errno != EINTR) {
+                        child = 0;
                         return -errno;
+                }
+        child = 0;
         if (n == (ssize_t)sizeof(e) && e)
                 return -e;
         return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);

@@ -18,6 +18,14 @@ struct proc_opts {
  * could not be started (-ENOENT: no such program). */
 int proc_run(char *const argv[], const struct proc_opts *o);
 
+/* From now on SIGINT, SIGTERM and SIGHUP do not end this process: they are
+ * recorded, and one sent by another process (kill, scancel) is passed on to
+ * the program proc_run() is waiting for (a terminal's reaches it by itself),
+ * so that the caller can clean up and exit 128 + the signal. */
+void proc_catch_signals(void);
+/* The signal recorded since proc_catch_signals(), else 0. */
+int proc_interrupted(void);
+
 /* The last non-empty line of file path, for an
  * error message (caller frees; NULL when there is none). */
 char *proc_log_tail(const char *path);

@@ -36,6 +36,38 @@ is "--force builds it again" "$rc" 0
 like "  from the cached base (same package list)" "$out" "base root file system from the cache"
 unlike "  without mmdebstrap" "$out" "mmdebstrap bookworm"
 
+# an interrupted build removes what it made and writes nothing
+"$BENCHCTL" image build --debs "$top_builddir/deb" --cache "$BENCHD_IMAGE_CACHE" -o "$tmp/int.sqfs" \
+    > "$tmp/int.out" 2>&1 &
+bpid=$!
+for _ in $(seq 600); do
+    compgen -G "$tmp/.image-root-*/usr/bin" >/dev/null && break
+    sleep 0.1
+done
+kill -TERM "$bpid"; wait "$bpid"; rc=$?
+dev_null_ok
+is "SIGTERM mid-build: exit 143" "$rc" 143
+like "  saying so" "$(cat "$tmp/int.out")" "interrupted \(Terminated\): what it had made is removed, '$tmp/int.sqfs' not written"
+is "  nothing left beside the image" "$(cd "$tmp" && ls -A | grep -c '^\.image-root-\|^int\.sqfs')" 0
+# what a killed build left (its process gone) goes with the next build on
+# this host; a running build's stays; cache files unused for 30 days go
+host=$(hostname)
+mkdir -p "$tmp/.image-root-$host-999999-aaaaaa/usr" "$tmp/.image-root-$host-$$-bbbbbb"
+touch "$tmp/img.sqfs.tmp-$host-999999" "$BENCHD_IMAGE_CACHE/base-t0950aaaaaaaaaaa.tar.tmp-$host-999999"
+touch -d '40 days ago' "$BENCHD_IMAGE_CACHE/base-t0950bbbbbbbbbbb.tar" "$BENCHD_IMAGE_CACHE/build-99999999.log"
+touch -d '10 days ago' "$BENCHD_IMAGE_CACHE/base-t0950ccccccccccc.tar"
+out=$(image_build --force -o "$tmp/img.sqfs" 2>&1); rc=$?
+is "a build after a killed one exits 0" "$rc" 0
+like "  removing its root" "$out" "removing what an interrupted build left: $tmp/.image-root-$host-999999-aaaaaa"
+check "  gone" test ! -e "$tmp/.image-root-$host-999999-aaaaaa"
+check "  and its image" test ! -e "$tmp/img.sqfs.tmp-$host-999999"
+check "  and its base in the cache" test ! -e "$BENCHD_IMAGE_CACHE/base-t0950aaaaaaaaaaa.tar.tmp-$host-999999"
+check "  a live build's root stays" test -d "$tmp/.image-root-$host-$$-bbbbbb"
+like "  a base unused for 40 days is pruned" "$out" "removed from the cache, unused for 30 days: .*/base-t0950bbbbbbbbbbb.tar"
+check "  gone, with its old log" test ! -e "$BENCHD_IMAGE_CACHE/base-t0950bbbbbbbbbbb.tar" -a ! -e "$BENCHD_IMAGE_CACHE/build-99999999.log"
+check "  one used 10 days ago stays" test -e "$BENCHD_IMAGE_CACHE/base-t0950ccccccccccc.tar"
+rm -rf "$BENCHD_IMAGE_CACHE/base-t0950ccccccccccc.tar" "$tmp/.image-root-$host-$$-bbbbbb"
+
 info=$("$BENCHCTL" image info "$tmp/img.sqfs"); rc=$?
 is "image info exits 0" "$rc" 0
 printf '%s\n' "$info" | sed 's/^/#   /'
