@@ -1,40 +1,69 @@
 # client/: benchctl, the rank binding wrapper benchd-bind, and benchd-dataset
-# (the program behind 'benchctl dataset').
+# (the program behind 'benchctl dataset').  client/README.md names the rooms.
+
+# ---- libbdclient.a: benchctl's modules that stand alone (they never print):
+# the results store, MLPerf logs and scores, SVG and HTML writers, OCI
+# archives, SHA-256, child processes.  benchctl links it; so do the unit
+# tests and fuzz harnesses of these modules. ----
+noinst_LIBRARIES += libbdclient.a
+libbdclient_a_SOURCES = \
+	client/store.h client/store.c \
+	client/report/mlperf.h client/report/mlperf.c \
+	client/report/svg.h client/report/svg.c client/report/html.h client/report/html.c \
+	client/image/proc.h client/image/proc.c client/image/sha256.h client/image/sha256.c \
+	client/image/oci.h client/image/oci.c
+BD_CLIENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client -I$(top_srcdir)/client/report \
+	-I$(top_srcdir)/client/image -I$(top_srcdir)/client/run -I$(top_srcdir)/client/sched
+libbdclient_a_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+BD_CLIENT_LIBS = libbdclient.a $(BD_LIBS) $(SQLITE3_LIBS) -lm
+
 bin_PROGRAMS += benchctl benchd-bind
+# the program, its options and the commands (cmd/: one file each)
 benchctl_SOURCES = \
 	client/benchctl.h client/benchctl.c \
 	client/opts.h client/opts.c \
-	client/render.h client/render.c \
-	client/cmd-systems.c client/cmd-show.c client/cmd-render.c client/cmd-bind.c \
-	client/run.h client/run.c \
-	client/cmd-submit.c client/cmd-status.c client/cmd-cancel.c client/cmd-logs.c client/cmd-runs.c \
-	client/cmd-report.c client/report.h client/report.c \
-	client/results.h client/results.c client/sweep.h client/cmd-sweep.c client/sweep-report.c \
-	client/report-html.c client/suite.h client/suite.c client/cmd-suite.c client/scaling.h client/scaling.c \
-	client/nodes.h client/nodes.c client/cmd-nodes.c \
-	client/image.h client/cmd-image.c \
-	client/scheduler.h client/sched-common.c client/sched-local.c \
+	client/cmd/cmd-systems.c client/cmd/cmd-show.c client/cmd/cmd-render.c client/cmd/cmd-bind.c \
+	client/cmd/cmd-submit.c client/cmd/cmd-status.c client/cmd/cmd-cancel.c client/cmd/cmd-logs.c \
+	client/cmd/cmd-runs.c client/cmd/cmd-report.c client/cmd/cmd-sweep.c client/cmd/cmd-suite.c \
+	client/cmd/cmd-nodes.c client/cmd/cmd-image.c
+# runs: launch scripts, submitting, following and cancelling runs (run/);
+# the schedulers (sched/); groups of runs (sweeps, suites)
+benchctl_SOURCES += \
+	client/run/render.h client/run/render.c \
+	client/run/run.h client/run/run.c \
+	client/sched/scheduler.h client/sched/sched-common.c client/sched/sched-local.c
+
+# reports: text, JSON, CSV, the sweep table, scaling, suites, the pages
+benchctl_SOURCES += \
+	client/report/report.h client/report/report.c \
+	client/report/results.h client/report/results.c \
+	client/report/sweep.h client/report/sweep-report.c \
+	client/report/suite.h client/report/suite.c \
+	client/report/scaling.h client/report/scaling.c \
+	client/report/report-html.c \
+	client/image/image.h \
+	client/nodes.h client/nodes.c \
 	client/stage-ui.h
 if HAVE_SLURM
-benchctl_SOURCES += client/sched-slurm.c
+benchctl_SOURCES += client/sched/sched-slurm.c
 else
-benchctl_SOURCES += client/sched-slurm-cli.c
+benchctl_SOURCES += client/sched/sched-slurm-cli.c
 endif
-benchctl_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client
-benchctl_LDADD = $(BD_LIBS) $(SLURM_LIBS) -ldl
+benchctl_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+benchctl_LDADD = $(BD_CLIENT_LIBS) $(SLURM_LIBS) -ldl
 # staging: benchctl stage and manifest
 if HAVE_XXHASH
-benchctl_SOURCES += client/stage-ui.c client/cmd-stage.c client/cmd-manifest.c \
+benchctl_SOURCES += client/stage-ui.c client/cmd/cmd-stage.c client/cmd/cmd-manifest.c \
 	client/stage-remote.h client/stage-remote.c
 else
-benchctl_SOURCES += client/cmd-stage-none.c
+benchctl_SOURCES += client/cmd/cmd-stage-none.c
 endif
 # the COCO data library: 'benchctl dataset' runs benchd-dataset, so benchctl
 # itself links no JPEG library (coco-eval takes no JPEG code from
 # libbddata.a; named here, the libraries would be loaded at every start
 # wherever the linker does not drop unused ones)
 if BUILD_DATA
-benchctl_SOURCES += client/cmd-dataset.c client/cmd-coco-eval.c
+benchctl_SOURCES += client/cmd/cmd-dataset.c client/cmd/cmd-coco-eval.c
 benchctl_CPPFLAGS += $(DATA_CPPFLAGS)
 benchctl_LDADD += libbddata.a $(BD_LIBS)
 pkglibexec_PROGRAMS = benchd-dataset
@@ -42,12 +71,12 @@ benchd_dataset_SOURCES = client/benchd-dataset.c client/opts.h client/opts.c cli
 benchd_dataset_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client $(DATA_CPPFLAGS)
 benchd_dataset_LDADD = $(DATA_LIBS)
 else
-benchctl_SOURCES += client/cmd-data-missing.c
+benchctl_SOURCES += client/cmd/cmd-data-missing.c
 endif
-EXTRA_DIST += client/README.md client/sched-slurm.c client/sched-slurm-cli.c \
-	client/stage-ui.c client/cmd-stage.c client/cmd-manifest.c client/cmd-stage-none.c \
+EXTRA_DIST += client/README.md client/sched/sched-slurm.c client/sched/sched-slurm-cli.c \
+	client/stage-ui.c client/cmd/cmd-stage.c client/cmd/cmd-manifest.c client/cmd/cmd-stage-none.c \
 	client/stage-remote.h client/stage-remote.c \
-	client/cmd-data-missing.c client/benchd-dataset.c client/cmd-dataset.c client/cmd-coco-eval.c
+	client/cmd/cmd-data-missing.c client/benchd-dataset.c client/cmd/cmd-dataset.c client/cmd/cmd-coco-eval.c
 
 benchd_bind_SOURCES = client/benchd-bind.c
 benchd_bind_LDADD = $(BD_LIBS) -ldl

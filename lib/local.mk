@@ -1,5 +1,5 @@
-# lib/: the utilities, configuration, schema, workloads, results store,
-# binding plans and MLPerf log parsing every program links (libbd.a).
+# lib/: the utilities, configuration, schema, workloads and binding plans
+# every program links (libbd.a).
 
 # Installation paths, in a generated header so that a new --prefix rebuilds
 # what uses them (replaced only when they change).  The objects that include
@@ -17,8 +17,8 @@ lib/bd-paths.h: Makefile
 	  echo '#define BD_SRCDIR "$(abs_top_srcdir)"'; \
 	  echo '#define BD_BUILDDIR "$(abs_top_builddir)"'; \
 	} > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
-lib/system.$(OBJEXT) daemon/benchd-benchd.$(OBJEXT) client/benchctl-cmd-dataset.$(OBJEXT) \
-client/benchctl-cmd-render.$(OBJEXT) client/benchctl-cmd-submit.$(OBJEXT): lib/bd-paths.h
+lib/system.$(OBJEXT) daemon/benchd-benchd.$(OBJEXT) client/cmd/benchctl-cmd-dataset.$(OBJEXT) \
+client/cmd/benchctl-cmd-render.$(OBJEXT) client/cmd/benchctl-cmd-submit.$(OBJEXT): lib/bd-paths.h
 
 noinst_LIBRARIES += libbd.a
 # utilities
@@ -27,11 +27,6 @@ libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err
 	lib/json.h lib/json.c lib/log.h lib/log.c lib/notify.h lib/notify.c lib/curl-dl.h lib/curl-dl.c
 # configuration and runs
 libbd_a_SOURCES += lib/workload.h lib/workload.c lib/schema.h lib/schema.c lib/system.h lib/system.c \
-	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/store.h lib/store.c lib/mlperf.h lib/mlperf.c \
-	lib/stats.h lib/stats.c
-# processes, digests, OCI archives (benchctl image)
-libbd_a_SOURCES += lib/proc.h lib/proc.c lib/sha256.h lib/sha256.c lib/oci.h lib/oci.c
-# reports as pages
-libbd_a_SOURCES += lib/svg.h lib/svg.c lib/html.h lib/html.c
-BD_LIBS = libbd.a $(CJSON_LIBS) $(SQLITE3_LIBS) $(SYSTEMD_LIBS)
+	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/stats.h lib/stats.c
+BD_LIBS = libbd.a $(CJSON_LIBS) $(SYSTEMD_LIBS)
 EXTRA_DIST += lib/README.md

@@ -54,9 +54,11 @@ tests_fuzz_replay_system_SOURCES = tests/fuzz/fuzz-system.c $(FUZZ_REPLAY)
 tests_fuzz_replay_system_LDADD = $(BD_LIBS)
 tests_fuzz_fuzz_mlperf_SOURCES = tests/fuzz/fuzz-mlperf.c $(FUZZ_COMMON)
 tests_fuzz_fuzz_mlperf_LDFLAGS = $(FUZZ_LINK)
-tests_fuzz_fuzz_mlperf_LDADD = $(BD_LIBS) -lm
+tests_fuzz_fuzz_mlperf_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_fuzz_mlperf_LDADD = $(BD_CLIENT_LIBS)
 tests_fuzz_replay_mlperf_SOURCES = tests/fuzz/fuzz-mlperf.c $(FUZZ_REPLAY)
-tests_fuzz_replay_mlperf_LDADD = $(BD_LIBS) -lm
+tests_fuzz_replay_mlperf_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_replay_mlperf_LDADD = $(BD_CLIENT_LIBS)
 
 # ---- lib/stage/ ----
 tests_fuzz_fuzz_manifest_SOURCES = tests/fuzz/fuzz-manifest.c $(FUZZ_COMMON)
