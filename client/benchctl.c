@@ -1,5 +1,5 @@
-/* benchctl.c: the benchd client: one table of commands, shared setup, and
- * a checked flush of stdout so that a full disk is a failure, not a
+/* benchctl.c: the benchd client: one table of commands, the options before
+ * the command, and a checked flush of stdout so that a full disk is a failure, not a
  * truncated output. */
 #include "config.h"
 
@@ -50,36 +50,6 @@ static const struct bd_command commands[] = {
           "Build a container image of the trainers from Debian's packages, or print what an image holds." },
         { 0 }
 };
-
-const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx)
-{
-        if (!ctx->dirs.dirs)
-                sysdirs_init(&ctx->dirs, ctx->systems_dir);
-        return &ctx->dirs;
-}
-
-int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret)
-{
-        struct bd_err err;
-        if (system_load(ctx_dirs(ctx), name, sets, ret, &err) < 0) {
-                bd_error("%s", err.msg);
-                return BD_EXIT_CONFIG;
-        }
-        return BD_EXIT_OK;
-}
-
-const char *workload_operand(void)
-{
-        static char what[256];
-        if (!what[0]) {
-                _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
-                buf_puts(&b, "WORKLOAD (");
-                workload_names(&b, " or ");
-                buf_putc(&b, ')');
-                snprintf(what, sizeof(what), "%s", b.s);
-        }
-        return what;
-}
 
 static void print_version(void)
 {

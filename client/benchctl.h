@@ -31,15 +31,6 @@ int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
 int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
-/* The work of `benchctl submit` (cmd-submit.c): renders, starts and
- * records a run of workload on system with the overrides sets
- * (NULL-terminated, may be NULL); runs 0: the system's trials.  *ret_id
- * (optional): the new run's id (caller frees).  An exit status. */
-int submit_run(struct bd_ctx *ctx, const char *system, const char *workload, char **sets, int runs, bool dry,
-               bool wait, char **ret_id);
-/* "KEY=DIR" for a directory given on the command line, made absolute
- * (cmd-submit.c; caller frees). */
-char *path_set(const char *key, const char *dir);
 int cmd_sweep(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_suite(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_image(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);

@@ -21,7 +21,7 @@ bin_PROGRAMS += benchctl benchd-bind
 # the program, its options and the commands (cmd/: one file each)
 benchctl_SOURCES = \
 	client/benchctl.h client/benchctl.c \
-	client/opts.h client/opts.c \
+	client/opts.h client/opts.c client/context.c \
 	client/cmd/cmd-systems.c client/cmd/cmd-show.c client/cmd/cmd-render.c client/cmd/cmd-bind.c \
 	client/cmd/cmd-submit.c client/cmd/cmd-status.c client/cmd/cmd-cancel.c client/cmd/cmd-logs.c \
 	client/cmd/cmd-runs.c client/cmd/cmd-report.c client/cmd/cmd-sweep.c client/cmd/cmd-suite.c \
@@ -31,16 +31,18 @@ benchctl_SOURCES = \
 benchctl_SOURCES += \
 	client/run/render.h client/run/render.c \
 	client/run/run.h client/run/run.c \
-	client/sched/scheduler.h client/sched/sched-common.c client/sched/sched-local.c
+	client/run/launch.h client/run/submit.c client/run/follow.c client/run/cancel.c \
+	client/sched/scheduler.h client/sched/sched-common.c client/sched/sched-local.c \
+	client/group.h client/group.c
 
 # reports: text, JSON, CSV, the sweep table, scaling, suites, the pages
 benchctl_SOURCES += \
 	client/report/report.h client/report/report.c \
 	client/report/results.h client/report/results.c \
-	client/report/sweep.h client/report/sweep-report.c \
-	client/report/suite.h client/report/suite.c \
+	client/report/sweep.h client/report/sweep.c \
+	client/report/suite.h client/report/suite.c client/report/suite-report.h client/report/suite-report.c \
 	client/report/scaling.h client/report/scaling.c \
-	client/report/report-html.c \
+	client/report/pages.h client/report/pages.c \
 	client/image/image.h \
 	client/nodes.h client/nodes.c \
 	client/stage-ui.h

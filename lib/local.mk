@@ -18,7 +18,7 @@ lib/bd-paths.h: Makefile
 	  echo '#define BD_BUILDDIR "$(abs_top_builddir)"'; \
 	} > $@.tmp && { cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@; }
 lib/system.$(OBJEXT) daemon/benchd-benchd.$(OBJEXT) client/cmd/benchctl-cmd-dataset.$(OBJEXT) \
-client/cmd/benchctl-cmd-render.$(OBJEXT) client/cmd/benchctl-cmd-submit.$(OBJEXT): lib/bd-paths.h
+client/cmd/benchctl-cmd-render.$(OBJEXT) client/run/benchctl-submit.$(OBJEXT): lib/bd-paths.h
 
 noinst_LIBRARIES += libbd.a
 # utilities

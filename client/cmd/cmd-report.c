@@ -9,10 +9,11 @@
 
 #include "benchctl.h"
 #include "json.h"
+#include "fs.h"
 #include "mlperf.h"
+#include "pages.h"
 #include "report.h"
 #include "run.h"
-#include "fs.h"
 #include "scaling.h"
 #include "strutil.h"
 #include "sweep.h"
@@ -194,14 +195,106 @@ static int sweep_runs(struct bd_store *s, const char *id, char ***ret_ids, int *
         return BD_EXIT_OK;
 }
 
+/* A sweep's table as text or JSON, and its page. */
+static int report_sweep(struct bd_store *s, const char *id, bool json, const char *html)
+{
+        struct sweep_data d;
+        int ret = sweep_data_load(s, id, &d);
+        if (ret)
+                return ret;
+        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+        if (json) {
+                cJSON *o = sweep_json(&d);
+                char *text = cJSON_Print(o);
+                buf_printf(&out, "%s\n", text);
+                free(text);
+                cJSON_Delete(o);
+        } else
+                sweep_text(&d, &out);
+        fwrite(out.s, 1, out.len, stdout);
+        if (html) {
+                _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                sweep_html(&d, &page);
+                if (write_page(html, &page) < 0)
+                        ret = BD_EXIT_FAIL;
+        }
+        sweep_data_release(&d);
+        return ret;
+}
+
+/* --scaling: the runs given, or every cell's run of a sweep over nodes or
+ * ranks alone. */
+static int report_scaling(struct bd_store *s, char **ids, int n, bool sweep, bool json, const char *html)
+{
+        struct scaling_data sd;
+        _cleanup_free_ char **cell_runs = NULL;
+        int ret;
+        if (sweep && (ret = sweep_runs(s, ids[0], &cell_runs, &n)) != BD_EXIT_OK)
+                return ret;
+        if (sweep)
+                ids = cell_runs;
+        ret = scaling_load(s, ids, n, &sd);
+        for (int i = 0; sweep && i < n; i++)
+                free(cell_runs[i]);
+        if (ret != BD_EXIT_OK)
+                return ret;
+        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+        if (json)
+                scaling_json(&sd, &out);
+        else
+                scaling_text(&sd, &out);
+        fwrite(out.s, 1, out.len, stdout);
+        if (html) {
+                _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                scaling_html(&sd, &page);
+                if (write_page(html, &page) < 0)
+                        ret = BD_EXIT_FAIL;
+        }
+        scaling_release(&sd);
+        return ret;
+}
+
+/* The runs' trials and scores as text, JSON or CSV, and their page. */
+static int report_runs(struct bd_store *s, char **ids, int n, enum report_format format, unsigned flags,
+                       const char *html)
+{
+        int ret = BD_EXIT_OK, loaded = 0;
+        _cleanup_free_ struct loaded_run *lr = xcalloc((size_t)n, sizeof(*lr));
+        _cleanup_free_ struct report_run *runs = xcalloc((size_t)n, sizeof(*runs));
+        for (int i = 0; i < n; i++, loaded++) {
+                if (load_run(s, ids[i], &lr[i].run, &lr[i].trials)) {
+                        ret = BD_EXIT_FAIL;
+                        break;
+                }
+                loaded_run_load(&lr[i], &runs[i]);
+        }
+        if (ret == BD_EXIT_OK) {
+                _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+                int r = report_write(runs, n, format, flags, &out);
+                if (r < 0) {
+                        bd_error("cannot write the report: %s", strerror(-r));
+                        ret = BD_EXIT_FAIL;
+                } else if (out.len)
+                        fwrite(out.s, 1, out.len, stdout);
+                if (html && ret == BD_EXIT_OK) {
+                        _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                        runs_html(runs, n, &page);
+                        if (write_page(html, &page) < 0)
+                                ret = BD_EXIT_FAIL;
+                }
+        }
+        for (int i = 0; i < loaded; i++)
+                loaded_run_release(&lr[i]);
+        return ret;
+}
+
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
-        enum report_format format = REPORT_TEXT;
         unsigned flags = 0;
         bool json = false, csv = false, scaling = false;
         const char *arg, *html = NULL;
-        int c, next, n, loaded = 0, ret = BD_EXIT_OK, r;
+        int c, next, n, ret;
         struct bd_store store;
         while ((c = opts_next(&o, &arg)) > 0) {
                 if (c == 'j')
@@ -220,7 +313,6 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return opts_exit(next);
         if (json && csv)
                 return usage_error(cmd, "--json and --csv exclude each other");
-        format = json ? REPORT_JSON : csv ? REPORT_CSV : REPORT_TEXT;
         n = argc - next;
         bool sweep = str_has_prefix(argv[next], "sw-");
         if (sweep && (n > 1 || csv || (flags & REPORT_REFERENCE)))
@@ -229,68 +321,13 @@ int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return usage_error(cmd, "--csv goes with neither --scaling nor --html");
         if (open_store(&store))
                 return BD_EXIT_FAIL;
-        if (sweep && !scaling) {
-                ret = sweep_report(&store, argv[next], json ? SWEEP_JSON : SWEEP_TEXT, html);
-                store_close(&store);
-                return ret;
-        }
-        if (scaling) {
-                struct scaling_data sd;
-                char **ids = argv + next;
-                _cleanup_free_ char **cell_runs = NULL;
-                if (sweep && (ret = sweep_runs(&store, argv[next], &cell_runs, &n)) != BD_EXIT_OK) {
-                        store_close(&store);
-                        return ret;
-                }
-                if (sweep)
-                        ids = cell_runs;
-                ret = scaling_load(&store, ids, n, &sd);
-                for (int i = 0; sweep && i < n; i++)
-                        free(cell_runs[i]);
-                if (ret == BD_EXIT_OK) {
-                        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-                        if (json)
-                                scaling_json(&sd, &out);
-                        else
-                                scaling_text(&sd, &out);
-                        fwrite(out.s, 1, out.len, stdout);
-                        if (html) {
-                                _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
-                                scaling_html(&sd, &page);
-                                if (write_page(html, &page) < 0)
-                                        ret = BD_EXIT_FAIL;
-                        }
-                        scaling_release(&sd);
-                }
-                store_close(&store);
-                return ret;
-        }
-        _cleanup_free_ struct loaded_run *lr = xcalloc((size_t)n, sizeof(*lr));
-        _cleanup_free_ struct report_run *runs = xcalloc((size_t)n, sizeof(*runs));
-        for (int i = 0; i < n; i++, loaded++) {
-                if (load_run(&store, argv[next + i], &lr[i].run, &lr[i].trials)) {
-                        ret = BD_EXIT_FAIL;
-                        break;
-                }
-                loaded_run_load(&lr[i], &runs[i]);
-        }
-        if (ret == BD_EXIT_OK) {
-                _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-                r = report_write(runs, n, format, flags, &out);
-                if (r < 0) {
-                        bd_error("cannot write the report: %s", strerror(-r));
-                        ret = BD_EXIT_FAIL;
-                } else if (out.len)
-                        fwrite(out.s, 1, out.len, stdout);
-                if (html && ret == BD_EXIT_OK) {
-                        _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
-                        runs_html(runs, n, &page);
-                        if (write_page(html, &page) < 0)
-                                ret = BD_EXIT_FAIL;
-                }
-        }
-        for (int i = 0; i < loaded; i++)
-                loaded_run_release(&lr[i]);
+        if (scaling)
+                ret = report_scaling(&store, argv + next, n, sweep, json, html);
+        else if (sweep)
+                ret = report_sweep(&store, argv[next], json, html);
+        else
+                ret = report_runs(&store, argv + next, n, json ? REPORT_JSON : csv ? REPORT_CSV : REPORT_TEXT, flags,
+                                  html);
         store_close(&store);
         return ret;
 }

@@ -13,13 +13,15 @@
 
 #include "benchctl.h"
 #include "fs.h"
+#include "group.h"
 #include "json.h"
+#include "launch.h"
+#include "pages.h"
 #include "render.h"
 #include "results.h"
 #include "run.h"
 #include "strutil.h"
-#include "suite.h"
-#include "sweep.h"
+#include "suite-report.h"
 #include "workload.h"
 
 #define OPT_REPEAT 380
@@ -79,6 +81,46 @@ static char **bench_sets(const struct baseline *b, char *const *dirs, int *ret_n
         }
         *ret_n = n;
         return v;
+}
+
+/* The report of suite id as text or JSON, and its page (html: NULL for none). */
+static int print_report(struct bd_store *s, const char *id, const char *baselines_path, const char *compare,
+                        bool json, const char *html)
+{
+        struct suite_report r;
+        int ret = suite_report_load(s, id, baselines_path, compare, &r);
+        if (ret == BD_EXIT_OK) {
+                if (json) {
+                        cJSON *o = suite_report_json(&r);
+                        if (o) {
+                                char *t = cJSON_Print(o);
+                                printf("%s\n", t);
+                                free(t);
+                                cJSON_Delete(o);
+                        }
+                } else
+                        suite_report_text(&r, stdout);
+                if (html) {
+                        _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                        suite_html(&r.g, &r.b, r.rows, &r.v, r.now.in, &page);
+                        if (write_page(html, &page) < 0)
+                                ret = BD_EXIT_FAIL;
+                }
+        }
+        suite_report_release(&r);
+        return ret;
+}
+
+/* Runs the suite's benchmarks that have not run and, when all have, prints
+ * its report. */
+static int run_suite(struct bd_ctx *ctx, struct bd_store *s, const char *id)
+{
+        int ret = group_run(ctx, s, id, "suite", NULL);
+        if (ret != BD_EXIT_OK)
+                return ret;
+        printf("\n");
+        fflush(stdout);
+        return print_report(s, id, NULL, NULL, false, NULL);
 }
 
 static int suite_run(struct bd_ctx *ctx, const char *path, const char *system, long repeat, bool dry,
@@ -143,7 +185,7 @@ static int suite_run(struct bd_ctx *ctx, const char *path, const char *system, l
                                 printf("suite %s: %zu benchmark%s of %s on %s, %ld run%s each\n", id, b.n,
                                        b.n == 1 ? "" : "s", path, base.name, repeat, repeat == 1 ? "" : "s");
                                 fflush(stdout);
-                                ret = group_run(ctx, &store, id, "suite");
+                                ret = run_suite(ctx, &store, id);
                         }
                         store_close(&store);
                 }
@@ -152,157 +194,6 @@ static int suite_run(struct bd_ctx *ctx, const char *path, const char *system, l
                 free(cells[i].params);
         free(cells);
         baselines_release(&b);
-        return ret;
-}
-
-/* The rates of one suite's benchmarks, in the baselines' order. */
-struct suite_rates {
-        struct suite_input *in;
-        double **rates;
-        size_t n;
-        char *device;                   /* of the first result, for the targets */
-        char **run_ids;
-};
-
-static void suite_rates_release(struct suite_rates *r)
-{
-        for (size_t i = 0; i < r->n; i++) {
-                free(r->rates[i]);
-                free(r->run_ids[i]);
-        }
-        free(r->rates);
-        free(r->run_ids);
-        free(r->in);
-        free(r->device);
-        memset(r, 0, sizeof(*r));
-}
-
-static int suite_rates_load(struct bd_store *s, const struct bd_group *g, const struct bd_cell *cells,
-                            const struct baselines *b, struct suite_rates *ret)
-{
-        memset(ret, 0, sizeof(*ret));
-        ret->n = b->n;
-        ret->in = xcalloc(b->n + 1, sizeof(*ret->in));
-        ret->rates = xcalloc(b->n + 1, sizeof(double *));
-        ret->run_ids = xcalloc(b->n + 1, sizeof(char *));
-        for (size_t i = 0; i < b->n; i++) {
-                const struct bd_cell *c = NULL;
-                for (int k = 0; k < g->ncells && !c; k++)
-                        if (cells[k].label && streq(cells[k].label, b->b[i].name))
-                                c = &cells[k];
-                if (!c || !c->run_id)
-                        continue;
-                struct bd_run r;
-                struct bd_trial *t;
-                if (load_run(s, c->run_id, &r, &t) != 0)
-                        return BD_EXIT_FAIL;
-                ret->run_ids[i] = xstrdup(r.id);
-                enum tv_kind kind = tv_kind_of(r.workload, false);
-                ret->rates[i] = xcalloc((size_t)r.ntrials + 1, sizeof(double));
-                for (int k = 0; k < r.ntrials; k++) {
-                        struct trial_value v;
-                        trial_value_load(s, &r, &t[k], kind, &v);
-                        if (v.outcome == TV_VALUE)
-                                ret->rates[i][ret->in[i].n++] = v.value;
-                        else if (v.outcome != TV_PENDING && v.outcome != TV_RUNNING)
-                                ret->in[i].failed++;
-                        if (!ret->device && v.device)
-                                ret->device = xstrdup(v.device);
-                        trial_value_release(&v);
-                }
-                ret->in[i].rates = ret->rates[i];
-                bd_trials_free(t, r.ntrials);
-                bd_run_release(&r);
-        }
-        return 0;
-}
-
-int suite_report(struct bd_store *s, const char *id, const char *baselines_path, const char *compare, bool json,
-                 const char *html)
-{
-        struct bd_err err;
-        struct bd_group g = { 0 }, g2 = { 0 };
-        struct bd_cell *cells = NULL, *cells2 = NULL;
-        struct baselines b = { 0 };
-        struct suite_rates now = { 0 }, before = { 0 };
-        int ret = BD_EXIT_OK;
-        if (store_get_group(s, id, "suite", &g, &cells, &err) < 0)
-                return bd_error("%s", err.msg), BD_EXIT_FAIL;
-        _cleanup_json_ cJSON *spec = cJSON_Parse(g.spec ? g.spec : "{}");
-        if (baselines_path) {
-                if (baselines_load(baselines_path, &b, &err) < 0) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_CONFIG;
-                }
-        } else if (baselines_parse(json_str(spec, "baselines", ""), json_str(spec, "baselines_path", "baselines"), &b,
-                                   &err) < 0) {
-                bd_error("%s (the copy kept with suite %s)", err.msg, g.id);
-                ret = BD_EXIT_FAIL;
-        }
-        if (ret == BD_EXIT_OK)
-                ret = suite_rates_load(s, &g, cells, &b, &now);
-        if (ret == BD_EXIT_OK && compare) {
-                if (store_get_group(s, compare, "suite", &g2, &cells2, &err) < 0) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_FAIL;
-                } else
-                        ret = suite_rates_load(s, &g2, cells2, &b, &before);
-        }
-        if (ret == BD_EXIT_OK) {
-                struct suite_row *rows = xcalloc(b.n + 1, sizeof(*rows));
-                struct suite_verdict v;
-                suite_compute(&b, g.system, now.device, now.in, rows, &v);
-                if (json) {
-                        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-                        suite_json(&out, &b, rows, &v);
-                        /* the rates each row was computed from, so the numbers can be checked */
-                        _cleanup_json_ cJSON *o = cJSON_Parse(out.s ? out.s : "{}");
-                        if (o) {
-                                cJSON_AddStringToObject(o, "suite", g.id);
-                                cJSON_AddStringToObject(o, "system", g.system);
-                                if (now.device)
-                                        cJSON_AddStringToObject(o, "device", now.device);
-                                cJSON *bs = cJSON_GetObjectItemCaseSensitive(o, "benchmarks"), *x;
-                                size_t i = 0;
-                                cJSON_ArrayForEach(x, bs) {
-                                        if (i >= b.n)
-                                                break;
-                                        cJSON_AddItemToObject(x, "rates",
-                                                              cJSON_CreateDoubleArray(now.in[i].rates ? now.in[i].rates
-                                                                                                      : (double[]){ 0 },
-                                                                                      (int)now.in[i].n));
-                                        if (now.run_ids[i])
-                                                cJSON_AddStringToObject(x, "run", now.run_ids[i]);
-                                        i++;
-                                }
-                                char *t = cJSON_Print(o);
-                                printf("%s\n", t);
-                                free(t);
-                        }
-                } else {
-                        printf("suite %s: %s on %s (%s)%s%s\n", g.id, b.path, g.system, g.state,
-                               now.device ? ", device " : "", now.device ? now.device : "");
-                        suite_print(stdout, &b, rows, &v);
-                        if (compare) {
-                                printf("\ncompared with suite %s (before) :\n", g2.id);
-                                suite_print_compare(stdout, &b, before.in, now.in);
-                        }
-                }
-                if (html) {
-                        _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
-                        suite_html(&g, &b, rows, &v, now.in, &page);
-                        if (write_page(html, &page) < 0)
-                                ret = BD_EXIT_FAIL;
-                }
-                free(rows);
-        }
-        suite_rates_release(&now);
-        suite_rates_release(&before);
-        baselines_release(&b);
-        bd_cells_free(cells, g.ncells);
-        bd_cells_free(cells2, g2.ncells);
-        bd_group_release(&g);
-        bd_group_release(&g2);
         return ret;
 }
 
@@ -346,7 +237,7 @@ static int cmd_suite_run(int argc, char **argv, struct bd_ctx *ctx, const struct
                 struct bd_store store;
                 if (open_store(&store))
                         return BD_EXIT_FAIL;
-                int ret = resume ? group_run(ctx, &store, resume, "suite") : group_cancel(&store, cancel, "suite");
+                int ret = resume ? run_suite(ctx, &store, resume) : group_cancel(&store, cancel, "suite");
                 store_close(&store);
                 return ret;
         }
@@ -376,7 +267,7 @@ static int cmd_suite_report(int argc, char **argv, struct bd_ctx *ctx, const str
         struct bd_store store;
         if (open_store(&store))
                 return BD_EXIT_FAIL;
-        int ret = suite_report(&store, next < argc ? argv[next] : "last", baselines, compare, json, html);
+        int ret = print_report(&store, next < argc ? argv[next] : "last", baselines, compare, json, html);
         store_close(&store);
         return ret;
 }

@@ -78,11 +78,6 @@ void report_csv(const struct report_run *runs, int n, unsigned flags, struct bd_
 /* The JSON array of the runs (caller frees with cJSON_Delete), NULL when out of memory. */
 cJSON *report_json(const struct report_run *runs, int n, unsigned flags);
 
-/* The runs as a self-contained HTML page with plots (report-html.c): per
- * trial the loss and learning rate over steps, accuracy at each evaluation
- * with the target, throughput with its interval. */
-void runs_html(const struct report_run *runs, int n, struct bd_buf *out);
-
 /* Appends s as one CSV field, quoted when it holds a comma, quote, CR or LF. */
 void report_csv_field(struct bd_buf *out, const char *s);
 

@@ -39,7 +39,4 @@ int scaling_load(struct bd_store *s, char **ids, int n, struct scaling_data *d);
 void scaling_release(struct scaling_data *d);
 void scaling_text(const struct scaling_data *d, struct bd_buf *out);
 void scaling_json(const struct scaling_data *d, struct bd_buf *out);
-/* The page (report-html.c). */
-void scaling_html(const struct scaling_data *d, struct bd_buf *out);
-
 #endif

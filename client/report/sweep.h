@@ -1,4 +1,5 @@
-/* sweep.h: sweeps (cmd-sweep.c) and their report (sweep-report.c).
+/* sweep.h: a recorded sweep as its report reads it (sweep.c); cmd-sweep.c
+ * makes sweeps, group.h runs them, pages.h draws them.
  *
  * A sweep is the cartesian product of its axes (--set KEY=V1,V2,...), one
  * run per cell, recorded as a group of kind "sweep" in the results store
@@ -20,7 +21,6 @@
 #include "buf.h"
 #include "results.h"
 #include "store.h"
-#include "suite.h"
 
 struct sweep_cell {
         const char *label;              /* the group's */
@@ -60,33 +60,12 @@ double sweep_row_scale(const struct sweep_data *d, int r);
 /* The speedup of cell (r, c) against its column's first row with a number,
  * and the scaling efficiency (speedup / scale ratio, NAN without a scale). */
 double sweep_speedup(const struct sweep_data *d, int r, int c, double *ret_eff);
-/* Runs the cells of a recorded group (kind "sweep" or "suite") that have no
- * result yet, one after another, then prints its report.  A cell's params
- * give its sets and, for suites, its workload; the spec's "runs" the trials
- * of each.  The group's state is read again before each cell: a cancel from
- * elsewhere stops it.  An exit status. */
-int group_run(struct bd_ctx *ctx, struct bd_store *s, const char *id, const char *kind);
-/* Records the group cancelled and cancels its running cell's run. */
-int group_cancel(struct bd_store *s, const char *id, const char *kind);
-/* The report of a recorded suite (cmd-suite.c): its stored baselines, or
- * those of baselines_path; compare: another suite, the "before" of a Welch
- * comparison; html: also the page. */
-int suite_report(struct bd_store *s, const char *id, const char *baselines_path, const char *compare, bool json,
-                 const char *html);
-
-/* Writes a page atomically; prints the error and returns -1 on failure. */
-int write_page(const char *path, const struct bd_buf *page);
-/* The pages (report-html.c): a sweep, a suite. */
-void sweep_html(const struct sweep_data *d, struct bd_buf *out);
-void suite_html(const struct bd_group *g, const struct baselines *b, const struct suite_row *rows,
-                const struct suite_verdict *v, const struct suite_input *in, struct bd_buf *out);
-
-enum sweep_format { SWEEP_TEXT, SWEEP_JSON };
-
-/* The report of a recorded sweep (refreshes its runs): the NGC table (rows:
- * the ranks, or the first axis; columns: the other axes), then speedup and
- * scaling efficiency per row.  html: also write the page there (NULL: no).
- * An exit status; prints errors. */
-int sweep_report(struct bd_store *s, const char *id, enum sweep_format format, const char *html);
-
+/* The NGC table of a loaded sweep as text: rows the ranks (or the first
+ * axis), columns the other axes, each cell its mean result or outcome; then
+ * speedup and scaling efficiency per row; which cells have no result and
+ * why; the runs. */
+void sweep_text(const struct sweep_data *d, struct bd_buf *out);
+/* The same as one JSON object (caller deletes): the sweep, its axes, and
+ * each cell with its value, interval, speedup, efficiency and trials. */
+cJSON *sweep_json(const struct sweep_data *d);
 #endif

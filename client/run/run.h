@@ -38,15 +38,4 @@ int open_store(struct bd_store *s);
 int load_recorded_run(const char *id, struct bd_run *r);
 /* Loads one run (id, prefix or "last") and refreshes it. */
 int load_run(struct bd_store *s, const char *id, struct bd_run *r, struct bd_trial **trials);
-/* Follows a run until it ends (cmd-status.c): BD_EXIT_OK when every trial
- * completed, BD_EXIT_RUN otherwise (BD_EXIT_FAIL when the run cannot be
- * loaded); on SIGINT or SIGTERM stops following (the run goes on) and says
- * so, with BD_EXIT_SIGNAL + the signal's number.  json: a JSON line per change
- * instead of the live line and the final table. */
-int wait_for_run(struct bd_store *store, const char *id, bool json);
-/* Cancels a run (cmd-cancel.c) and records it; prints what happened.
- * force: record it cancelled even where its job cannot be stopped.  An exit
- * status (BD_EXIT_OK when cancelled or already ended). */
-int cancel_run(struct bd_store *store, const char *id, bool force);
-
 #endif

@@ -1,4 +1,4 @@
-/* sweep-report.c: the table of a sweep, as NGC's Mask R-CNN test shows its
+/* sweep.c: the table of a sweep, as NGC's Mask R-CNN test shows its
  * own: rows are the rank counts (or the first axis), columns the other
  * axes' combinations, each cell the mean result of its run's trials or
  * its outcome (NaN, OOM, failed...); then speedup and scaling efficiency
@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "benchctl.h"
-#include "fs.h"
 #include "json.h"
 #include "results.h"
 #include "run.h"
@@ -244,7 +243,7 @@ static void text_table(const struct sweep_data *d, const char *corner, bool spee
         }
 }
 
-static void report_text_out(const struct sweep_data *d, struct bd_buf *out)
+void sweep_text(const struct sweep_data *d, struct bd_buf *out)
 {
         const char *mode = json_str(d->spec, "mode", "throughput");
         buf_printf(out, "sweep %s: %s on %s, %s", d->g.id, d->g.workload, d->g.system, mode);
@@ -291,7 +290,7 @@ static void report_text_out(const struct sweep_data *d, struct bd_buf *out)
         buf_puts(out, "\n");
 }
 
-static cJSON *report_json_out(const struct sweep_data *d)
+cJSON *sweep_json(const struct sweep_data *d)
 {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "id", d->g.id);
@@ -338,30 +337,4 @@ static cJSON *report_json_out(const struct sweep_data *d)
                 cJSON_AddItemToArray(cells, x);
         }
         return o;
-}
-
-int sweep_report(struct bd_store *s, const char *id, enum sweep_format format, const char *html)
-{
-        struct sweep_data d;
-        int ret = sweep_data_load(s, id, &d);
-        if (ret)
-                return ret;
-        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-        if (format == SWEEP_JSON) {
-                cJSON *o = report_json_out(&d);
-                char *text = cJSON_Print(o);
-                buf_printf(&out, "%s\n", text);
-                free(text);
-                cJSON_Delete(o);
-        } else
-                report_text_out(&d, &out);
-        fwrite(out.s, 1, out.len, stdout);
-        if (html) {
-                _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
-                sweep_html(&d, &page);
-                if (write_page(html, &page) < 0)
-                        ret = BD_EXIT_FAIL;
-        }
-        sweep_data_release(&d);
-        return ret;
 }

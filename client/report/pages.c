@@ -1,5 +1,5 @@
-/* report-html.c: the reports as self-contained pages (lib/html.h for the
- * text, lib/svg.h for the plots): runs (loss, learning rate, accuracy,
+/* pages.c: the reports as self-contained pages (html.h for the text,
+ * svg.h for the plots): runs (loss, learning rate, accuracy,
  * throughput per trial), sweeps (the table, a heat map, speedup and
  * efficiency against the ideal), suites (the table, the diff per
  * benchmark) and scaling reports (speedup, efficiency, time and cost per
@@ -14,11 +14,13 @@
 #include "fs.h"
 #include "html.h"
 #include "json.h"
+#include "pages.h"
 #include "report.h"
 #include "results.h"
 #include "scaling.h"
 #include "strutil.h"
 #include "svg.h"
+#include "suite.h"
 #include "sweep.h"
 
 int write_page(const char *path, const struct bd_buf *page)

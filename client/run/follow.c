@@ -1,0 +1,249 @@
+/* follow.c: a run's status as text and JSON, and following a run until it
+ * ends (status --watch, submit --wait, sweeps and suites). */
+#include "config.h"
+
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchctl.h"
+#include "json.h"
+#include "launch.h"
+#include "run.h"
+
+static void fmt_elapsed(double start, double end, char *buf, size_t n)
+{
+        if (start <= 0) {
+                snprintf(buf, n, "-");
+                return;
+        }
+        long s = (long)((end > 0 ? end : (double)time(NULL)) - start);
+        if (s < 0)
+                s = 0;
+        snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+}
+
+static cJSON *time_json(double t)
+{
+        return t > 0 ? cJSON_CreateNumber(t) : cJSON_CreateNull();
+}
+
+cJSON *run_json(const struct bd_run *r, const struct bd_trial *t)
+{
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "run", r->id);
+        cJSON_AddStringToObject(o, "system", r->system);
+        cJSON_AddStringToObject(o, "workload", r->workload);
+        cJSON_AddStringToObject(o, "launcher", r->launcher);
+        cJSON_AddItemToObject(o, "job_id", r->job_id ? cJSON_CreateString(r->job_id) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "pid", r->pid > 0 ? cJSON_CreateNumber((double)r->pid) : cJSON_CreateNull());
+        cJSON_AddStringToObject(o, "state", bd_state_name(r->state));
+        cJSON_AddItemToObject(o, "reason", r->reason ? cJSON_CreateString(r->reason) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "exit_code", r->exit_code >= 0 ? cJSON_CreateNumber(r->exit_code) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "submit_time", time_json(r->submit_time));
+        cJSON_AddItemToObject(o, "start_time", time_json(r->start_time));
+        cJSON_AddItemToObject(o, "end_time", time_json(r->end_time));
+        cJSON_AddStringToObject(o, "user", r->user ? r->user : "");
+        cJSON_AddStringToObject(o, "host", r->host ? r->host : "");
+        cJSON_AddStringToObject(o, "version", r->version ? r->version : "");
+        cJSON_AddStringToObject(o, "logdir", r->logdir ? r->logdir : "");
+        cJSON_AddStringToObject(o, "rundir", r->rundir ? r->rundir : "");
+        cJSON *arr = cJSON_AddArrayToObject(o, "trials");
+        for (int i = 0; t && i < r->ntrials; i++) {
+                cJSON *e = cJSON_CreateObject();
+                cJSON_AddNumberToObject(e, "trial", t[i].trial);
+                cJSON_AddStringToObject(e, "state", bd_state_name(t[i].state));
+                cJSON_AddItemToObject(e, "reason", t[i].reason ? cJSON_CreateString(t[i].reason) : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "nodes", t[i].nodes ? cJSON_CreateString(t[i].nodes) : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "start_time", time_json(t[i].start_time));
+                cJSON_AddItemToObject(e, "end_time", time_json(t[i].end_time));
+                cJSON_AddItemToObject(e, "elapsed", t[i].start_time > 0 && t[i].end_time > 0
+                                                            ? cJSON_CreateNumber(t[i].end_time - t[i].start_time)
+                                                            : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "exit_code",
+                                      t[i].exit_code >= 0 ? cJSON_CreateNumber(t[i].exit_code) : cJSON_CreateNull());
+                cJSON_AddItemToObject(e, "log", t[i].log_path ? cJSON_CreateString(t[i].log_path) : cJSON_CreateNull());
+                cJSON_AddItemToArray(arr, e);
+        }
+        return o;
+}
+
+/* Last lines of a file, for failed trials. */
+static void tail_lines(const char *path, int n, FILE *out)
+{
+        FILE *f = path ? fopen(path, "re") : NULL;
+        if (!f)
+                return;
+        char *lines[16] = { 0 };
+        char buf[1024];
+        int k = 0;
+        while (fgets(buf, sizeof(buf), f)) {
+                /* the script's own closing lines say nothing about the failure */
+                if (!strncmp(buf, "ENDING TIMING RUN", 17) || !strncmp(buf, "RESULT,", 7))
+                        continue;
+                free(lines[k % n]);
+                lines[k % n] = xstrdup(buf);
+                k++;
+        }
+        fclose(f);
+        for (int i = k > n ? k - n : 0; i < k; i++) {
+                fprintf(out, "      | %s", lines[i % n]);
+                if (!strchr(lines[i % n], '\n'))
+                        fputc('\n', out);
+        }
+        for (int i = 0; i < n; i++)
+                free(lines[i]);
+}
+
+void run_print_status(const struct bd_run *r, const struct bd_trial *t)
+{
+        char el[32];
+        fmt_elapsed(r->start_time, r->end_time, el, sizeof(el));
+        printf("run %s: %s on %s, %s", r->id, r->workload, r->system, bd_state_name(r->state));
+        if (r->reason)
+                printf(" (%s)", r->reason);
+        if (r->exit_code >= 0 && bd_state_final(r->state))
+                printf(", exit code %d", r->exit_code);
+        if (streq(r->launcher, "slurm"))
+                printf("\n  Slurm job %s, elapsed %s, logs in %s\n", r->job_id ? r->job_id : "-", el, r->logdir);
+        else
+                printf("\n  process %ld, elapsed %s, logs in %s\n", r->pid, el, r->logdir);
+        printf("  %-6s %-14s %-12s %-10s %-5s %s\n", "TRIAL", "STATE", "NODES", "ELAPSED", "EXIT", "REASON");
+        for (int i = 0; i < r->ntrials; i++) {
+                fmt_elapsed(t[i].start_time, t[i].end_time, el, sizeof(el));
+                char code[16] = "-";
+                if (t[i].exit_code >= 0)
+                        snprintf(code, sizeof(code), "%d", t[i].exit_code);
+                printf("  %-6d %-14s %-12s %-10s %-5s %s\n", t[i].trial, bd_state_name(t[i].state),
+                       t[i].nodes ? t[i].nodes : "-", el, code, t[i].reason ? t[i].reason : "");
+                if (t[i].state == ST_FAILED || t[i].state == ST_INCOMPLETE)
+                        tail_lines(t[i].log_path, 12, stdout);
+        }
+}
+
+/* state, trial i/N, elapsed: one line, rewritten in place on a terminal */
+static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty, char *last, size_t n)
+{
+        int cur = 0, ended[_ST_MAX] = { 0 }, never = 0;
+        for (int i = 0; i < r->ntrials; i++) {
+                if (t[i].state == ST_RUNNING)
+                        cur = i + 1;
+                /* a trial the run ended before did not end: it never started */
+                if (bd_state_final(t[i].state) && t[i].start_time <= 0)
+                        never++;
+                else if (bd_state_final(t[i].state) && (unsigned)t[i].state < _ST_MAX)
+                        ended[t[i].state]++;
+        }
+        /* "2 completed, 1 failed": how the trials that ran ended */
+        char el[32], line[512], outcomes[256];
+        int len = snprintf(outcomes, sizeof(outcomes), "%d completed", ended[ST_COMPLETED]);
+        for (int st = 0; st < _ST_MAX; st++)
+                if (st != ST_COMPLETED && ended[st] && len < (int)sizeof(outcomes))
+                        len += snprintf(outcomes + len, sizeof(outcomes) - (size_t)len, ", %d %s", ended[st],
+                                        bd_state_name((enum bd_state)st));
+        if (never && len < (int)sizeof(outcomes))
+                snprintf(outcomes + len, sizeof(outcomes) - (size_t)len, ", %d never started", never);
+        fmt_elapsed(r->start_time > 0 ? r->start_time : r->submit_time, r->end_time, el, sizeof(el));
+        if (cur)
+                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %s, elapsed %s", r->id, bd_state_name(r->state),
+                         cur, r->ntrials, outcomes, el);
+        else
+                snprintf(line, sizeof(line), "run %s: %s, %d trial%s: %s, elapsed %s", r->id, bd_state_name(r->state),
+                         r->ntrials, r->ntrials == 1 ? "" : "s", outcomes, el);
+        if (tty) {
+                printf("\r\033[K%s", line);
+                fflush(stdout);
+        } else {
+                /* one line per change, without the ticking clock */
+                char key[300];
+                snprintf(key, sizeof(key), "%s %d %s", bd_state_name(r->state), cur, outcomes);
+                if (strcmp(key, last)) {
+                        printf("%s\n", line);
+                        fflush(stdout);
+                        snprintf(last, n, "%s", key);
+                }
+        }
+}
+
+static volatile sig_atomic_t stop_following;
+
+static void on_stop(int sig)
+{
+        stop_following = sig;
+        /* the next SIGINT or SIGTERM, whichever, ends benchctl at once, also
+         * while a query to an unresponsive controller holds this one back
+         * (the store's writes are transactions: nothing is left half-written) */
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+}
+
+/* JSON lines: the run's status, compact, each time it changes */
+static void json_line(const struct bd_run *r, const struct bd_trial *t, char **last)
+{
+        cJSON *j = run_json(r, t);
+        char *text = cJSON_PrintUnformatted(j);
+        cJSON_Delete(j);
+        if (*last && streq(*last, text)) {
+                free(text);
+                return;
+        }
+        puts(text);
+        fflush(stdout);
+        free(*last);
+        *last = text;
+}
+
+int wait_for_run(struct bd_store *store, const char *id, bool json)
+{
+        bool tty = !json && isatty(STDOUT_FILENO);
+        char last[300] = "";
+        _cleanup_free_ char *last_json = NULL;
+        struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old_int, old_term;
+        sigemptyset(&sa.sa_mask);
+        stop_following = 0;
+        sigaction(SIGINT, &sa, &old_int);
+        sigaction(SIGTERM, &sa, &old_term);
+        int ret;
+        for (;;) {
+                struct bd_run r;
+                struct bd_trial *t;
+                if (load_run(store, id, &r, &t)) {
+                        ret = BD_EXIT_FAIL;
+                        break;
+                }
+                bool final = bd_state_final(r.state);
+                if (json)
+                        json_line(&r, t, &last_json);
+                else
+                        live_line(&r, t, tty, last, sizeof(last));
+                if (final && !json) {
+                        if (tty)
+                                printf("\n");
+                        run_print_status(&r, t);
+                }
+                enum bd_state st = r.state;
+                _cleanup_free_ char *rid = xstrdup(r.id);
+                bd_trials_free(t, r.ntrials);
+                bd_run_release(&r);
+                if (final) {
+                        ret = st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_RUN;
+                        break;
+                }
+                if (!stop_following)
+                        sleep(1);
+                if (stop_following) {
+                        if (tty)
+                                printf("\n");
+                        fflush(stdout);
+                        bd_error("no longer following run %s; it goes on ('benchctl status %s' to look again, "
+                                 "'benchctl cancel %s' to stop it)", rid, rid, rid);
+                        ret = BD_EXIT_SIGNAL + stop_following;
+                        break;
+                }
+        }
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        return ret;
+}
