@@ -223,21 +223,9 @@ static void draw(struct node_call *calls, struct node_state *st, int n, int w, b
         }
 }
 
-int stage_remote(const struct stage_remote_req *q)
+/* The request body, the same for every node (caller frees). */
+static char *request_body(const struct stage_remote_req *q)
 {
-        int n = 0, ret = BD_EXIT_OK, w = 4;
-        bool tty = isatty(STDERR_FILENO) && !q->quiet && !q->json;
-        while (q->nodes[n])
-                n++;
-        _cleanup_free_ struct node_call *calls = xcalloc((size_t)n + 1, sizeof(*calls));
-        _cleanup_free_ struct node_state *st = xcalloc((size_t)n + 1, sizeof(*st));
-        _cleanup_free_ struct node_call *live = xcalloc((size_t)n + 1, sizeof(*live));
-        nodes_init(calls, q->nodes, n, q->port);
-        for (int i = 0; i < n; i++)
-                if ((int)strlen(calls[i].node) > w)
-                        w = (int)strlen(calls[i].node);
-
-        /* the request, the same for every node */
         cJSON *body = cJSON_CreateObject();
         if (q->src)
                 cJSON_AddStringToObject(body, "source", q->src);
@@ -253,8 +241,104 @@ int stage_remote(const struct stage_remote_req *q)
                 cJSON_AddNumberToObject(body, "workers", q->workers);
         if (q->bwlimit_mbps > 0)
                 cJSON_AddNumberToObject(body, "bwlimit_mbps", q->bwlimit_mbps);
-        _cleanup_free_ char *text = cJSON_PrintUnformatted(body);
+        char *text = cJSON_PrintUnformatted(body);
         cJSON_Delete(body);
+        return text;
+}
+
+/* After SIGINT or SIGTERM: a DELETE to every node still running that has
+ * not answered one yet; says so once. */
+static void cancel_nodes(const struct stage_remote_req *q, const char *path, struct node_call *calls,
+                         struct node_state *st, int n, bool *cancelled)
+{
+        struct node_call *del = xcalloc((size_t)n + 1, sizeof(*del));
+        char **names = xcalloc((size_t)n + 1, sizeof(char *));
+        int *which = xcalloc((size_t)n + 1, sizeof(int));
+        int k = 0;
+        for (int i = 0; i < n; i++)
+                if (!st[i].ended && !st[i].cancel_heard) {
+                        which[k] = i;
+                        names[k++] = calls[i].node;
+                }
+        if (k > 0) {
+                nodes_init(del, names, k, q->port);
+                nodes_request(del, k, "DELETE", path, NULL, q->token, q->timeout_ms);
+                for (int j = 0; j < k; j++)
+                        /* cancelled, or no job to cancel any more */
+                        st[which[j]].cancel_heard = (del[j].status >= 200 && del[j].status < 300) ||
+                                                    del[j].status == 404 || del[j].status == 409;
+                nodes_release(del, k);
+        }
+        if (!*cancelled)
+                fprintf(stderr, "benchctl: stage: cancelling on %d node%s\n", k, k == 1 ? "" : "s");
+        *cancelled = true;
+        free(which);
+        free(del);
+        free(names);
+}
+
+/* The nodes still running, polled together (their calls moved into one
+ * array, live, and back). */
+static void poll_running(const struct stage_remote_req *q, const char *path, struct node_call *calls,
+                         struct node_call *live, struct node_state *st, int n)
+{
+        int k = 0;
+        for (int i = 0; i < n; i++)
+                if (!st[i].ended)
+                        live[k++] = calls[i];
+        double sent = clock_monotonic();
+        nodes_request(live, k, "GET", path, NULL, NULL, q->timeout_ms);
+        k = 0;
+        for (int i = 0; i < n; i++)
+                if (!st[i].ended) {
+                        calls[i] = live[k++];
+                        poll_update(&calls[i], &st[i], sent);
+                }
+}
+
+/* Every node's outcome, as JSON or a line each, then their problems. */
+static void print_outcome(const struct stage_remote_req *q, const struct node_call *calls,
+                          const struct node_state *st, int n, int w)
+{
+        if (q->json) {
+                cJSON *arr = cJSON_CreateArray();
+                for (int i = 0; i < n; i++) {
+                        cJSON *e = cJSON_CreateObject();
+                        cJSON_AddStringToObject(e, "node", calls[i].node);
+                        cJSON_AddBoolToObject(e, "ok", st[i].ok);
+                        cJSON_AddItemToObject(e, "error", st[i].ok ? cJSON_CreateNull() : cJSON_CreateString(st[i].why));
+                        cJSON_AddItemToObject(e, "dataset", calls[i].json ? cJSON_Duplicate(calls[i].json, true)
+                                                                          : cJSON_CreateNull());
+                        cJSON_AddItemToArray(arr, e);
+                }
+                _cleanup_free_ char *out = cJSON_Print(arr);
+                puts(out);
+                cJSON_Delete(arr);
+                return;
+        }
+        char line[768];
+        for (int i = 0; i < n; i++) {
+                describe(&calls[i], &st[i], false, line, sizeof(line));
+                printf("%-*s  %s\n", w, calls[i].node, line);
+        }
+        for (int i = 0; i < n; i++)
+                node_problems(&calls[i], q->quiet);
+}
+
+int stage_remote(const struct stage_remote_req *q)
+{
+        int n = 0, ret = BD_EXIT_OK, w = 4;
+        bool tty = isatty(STDERR_FILENO) && !q->quiet && !q->json;
+        while (q->nodes[n])
+                n++;
+        _cleanup_free_ struct node_call *calls = xcalloc((size_t)n + 1, sizeof(*calls));
+        _cleanup_free_ struct node_state *st = xcalloc((size_t)n + 1, sizeof(*st));
+        _cleanup_free_ struct node_call *live = xcalloc((size_t)n + 1, sizeof(*live));
+        nodes_init(calls, q->nodes, n, q->port);
+        for (int i = 0; i < n; i++)
+                if ((int)strlen(calls[i].node) > w)
+                        w = (int)strlen(calls[i].node);
+        _cleanup_free_ char *text = request_body(q);
         _cleanup_free_ char *post = xasprintf("/v1/datasets/%s/%s", q->name, q->verify_only ? "verify" : "stage");
         _cleanup_free_ char *get = xasprintf("/v1/datasets/%s", q->name);
 
@@ -273,49 +357,11 @@ int stage_remote(const struct stage_remote_req *q)
                 int running = 0;
                 for (int i = 0; i < n; i++)
                         running += !st[i].ended;
-                if (interrupted) {
-                        /* every node still running that has not answered a DELETE yet */
-                        struct node_call *del = xcalloc((size_t)n + 1, sizeof(*del));
-                        char **names = xcalloc((size_t)n + 1, sizeof(char *));
-                        int *which = xcalloc((size_t)n + 1, sizeof(int));
-                        int k = 0;
-                        for (int i = 0; i < n; i++)
-                                if (!st[i].ended && !st[i].cancel_heard) {
-                                        which[k] = i;
-                                        names[k++] = calls[i].node;
-                                }
-                        if (k > 0) {
-                                nodes_init(del, names, k, q->port);
-                                nodes_request(del, k, "DELETE", get, NULL, q->token, q->timeout_ms);
-                                for (int j = 0; j < k; j++)
-                                        /* cancelled, or no job to cancel any more */
-                                        st[which[j]].cancel_heard = (del[j].status >= 200 && del[j].status < 300) ||
-                                                                    del[j].status == 404 || del[j].status == 409;
-                                nodes_release(del, k);
-                        }
-                        if (!cancelled)
-                                fprintf(stderr, "benchctl: stage: cancelling on %d node%s\n", k, k == 1 ? "" : "s");
-                        cancelled = true;
-                        free(which);
-                        free(del);
-                        free(names);
-                }
+                if (interrupted)
+                        cancel_nodes(q, get, calls, st, n, &cancelled);
                 if (running == 0)
                         break;
-                /* the nodes still running, polled together (their calls moved
-                 * into one array and back) */
-                int k = 0;
-                for (int i = 0; i < n; i++)
-                        if (!st[i].ended)
-                                live[k++] = calls[i];
-                double sent = clock_monotonic();
-                nodes_request(live, k, "GET", get, NULL, NULL, q->timeout_ms);
-                k = 0;
-                for (int i = 0; i < n; i++)
-                        if (!st[i].ended) {
-                                calls[i] = live[k++];
-                                poll_update(&calls[i], &st[i], sent);
-                        }
+                poll_running(q, get, calls, live, st, n);
                 if (!q->quiet && !q->json)
                         draw(calls, st, n, w, tty, first);
                 first = false;
@@ -324,30 +370,7 @@ int stage_remote(const struct stage_remote_req *q)
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
 
-        if (q->json) {
-                cJSON *arr = cJSON_CreateArray();
-                for (int i = 0; i < n; i++) {
-                        cJSON *e = cJSON_CreateObject();
-                        cJSON_AddStringToObject(e, "node", calls[i].node);
-                        cJSON_AddBoolToObject(e, "ok", st[i].ok);
-                        cJSON_AddItemToObject(e, "error", st[i].ok ? cJSON_CreateNull() : cJSON_CreateString(st[i].why));
-                        cJSON_AddItemToObject(e, "dataset", calls[i].json ? cJSON_Duplicate(calls[i].json, true)
-                                                                          : cJSON_CreateNull());
-                        cJSON_AddItemToArray(arr, e);
-                }
-                _cleanup_free_ char *out = cJSON_Print(arr);
-                puts(out);
-                cJSON_Delete(arr);
-        } else {
-                char line[768];
-                for (int i = 0; i < n; i++) {
-                        describe(&calls[i], &st[i], false, line, sizeof(line));
-                        printf("%-*s  %s\n", w, calls[i].node, line);
-                }
-        }
-        if (!q->json)
-                for (int i = 0; i < n; i++)
-                        node_problems(&calls[i], q->quiet);
+        print_outcome(q, calls, st, n, w);
         for (int i = 0; i < n; i++)
                 if (!st[i].ok) {
                         bd_error("stage: node %s: %s", calls[i].node, st[i].why);

@@ -298,178 +298,240 @@ static int run_sweep(struct bd_ctx *ctx, struct bd_store *s, const char *id)
         return ret;
 }
 
-static void axes_release(struct axis *ax, int n)
+/* A sweep as the command line asks for it, resolved before anything runs. */
+struct plan {
+        const struct workload *w;
+        struct bd_system base;
+        const char *mode;
+        bool ttt;                       /* time-to-train mode */
+        long runs, steps, warmup;
+        struct axis *ax;
+        int nax;
+        struct cellspec *cs;
+        long ncells;
+        char *rule;                     /* the learning-rate rule, in words */
+};
+
+static void plan_release(struct plan *p)
 {
-        for (int i = 0; i < n; i++) {
-                free(ax[i].key);
-                for (int k = 0; k < ax[i].n; k++)
-                        free(ax[i].values[k]);
-                free(ax[i].values);
+        for (int i = 0; i < p->nax; i++) {
+                free(p->ax[i].key);
+                for (int k = 0; k < p->ax[i].n; k++)
+                        free(p->ax[i].values[k]);
+                free(p->ax[i].values);
         }
-        free(ax);
+        free(p->ax);
+        for (long i = 0; p->cs && i < p->ncells; i++)
+                cellspec_release(&p->cs[i]);
+        free(p->cs);
+        free(p->rule);
+        system_release(&p->base);
+}
+
+/* An axis of one value: --data and --logdir, made absolute (the cells run
+ * elsewhere, later). */
+static void add_dir_axis(struct plan *p, const char *key, const char *dir)
+{
+        struct axis *a = &p->ax[p->nax++];
+        a->key = xstrdup(key);
+        a->values = xcalloc(1, sizeof(char *));
+        a->values[0] = dir[0] == '~' ? xstrdup(dir) : fs_path_clean(dir);
+        a->n = 1;
+}
+
+/* The axes: each --set, then --data and --logdir; no key twice, at most
+ * 1000 cells.  An exit status (errors printed). */
+static int plan_axes(struct plan *p, const struct bd_opts *o, const char *data, const char *logdir)
+{
+        struct bd_err err;
+        p->ax = xcalloc(o->nsets + 3, sizeof(*p->ax));
+        for (size_t i = 0; i < o->nsets; i++, p->nax++)
+                if (parse_axis(o->sets[i], &p->ax[p->nax], &err) < 0 ||
+                    check_axis_key(p->w, &p->base, p->ax[p->nax].key, &err) < 0) {
+                        p->nax++;
+                        return bd_error("%s", err.msg), BD_EXIT_CONFIG;
+                }
+        if (data)
+                add_dir_axis(p, "paths.data", data);
+        if (logdir)
+                add_dir_axis(p, "paths.logs", logdir);
+        for (int i = 0; i < p->nax; i++)
+                for (int k = 0; k < i; k++)
+                        if (streq(p->ax[i].key, p->ax[k].key))
+                                return bd_error("--set %s given twice", p->ax[i].key), BD_EXIT_CONFIG;
+        p->ncells = 1;
+        for (int i = 0; i < p->nax; i++)
+                p->ncells *= p->ax[i].n;
+        if (p->ncells > 1000)
+                return bd_error("%ld cells: a sweep has at most 1000", p->ncells), BD_EXIT_CONFIG;
+        return BD_EXIT_OK;
+}
+
+/* Every cell's overrides, and the system each gives checked.  An exit
+ * status (errors printed). */
+static int plan_cells(struct plan *p, struct bd_ctx *ctx, const char *system)
+{
+        struct bd_err err;
+        int ret = BD_EXIT_OK;
+        p->cs = xcalloc((size_t)p->ncells, sizeof(*p->cs));
+        _cleanup_free_ int *idx = xcalloc((size_t)p->nax + 1, sizeof(int));
+        for (long i = 0; i < p->ncells && ret == BD_EXIT_OK; i++) {
+                long rest = i;
+                for (int a = p->nax - 1; a >= 0; a--) {
+                        idx[a] = (int)(rest % p->ax[a].n);
+                        rest /= p->ax[a].n;
+                }
+                struct bd_system check = { 0 };
+                if (make_cell(p->w, &p->base, p->ax, p->nax, idx, p->ttt, p->steps, p->warmup, &p->cs[i], &err) < 0)
+                        bd_error("%s", err.msg), ret = BD_EXIT_CONFIG;
+                else if ((ret = ctx_load_system(ctx, system, p->cs[i].sets, &check)) != 0)
+                        bd_error("(in cell %ld: %s)", i + 1, p->cs[i].label);
+                system_release(&check);
+        }
+        p->rule = lr_rule(p->w, &p->base, p->ax, p->nax);
+        return ret;
+}
+
+/* The sweep's spec as the store keeps it (sweep.h; caller frees). */
+static char *plan_spec(const struct plan *p)
+{
+        _cleanup_json_ cJSON *spec = cJSON_CreateObject();
+        cJSON_AddStringToObject(spec, "mode", p->mode);
+        cJSON_AddNumberToObject(spec, "runs", (double)p->runs);
+        cJSON_AddNumberToObject(spec, "steps", p->ttt ? 0 : (double)p->steps);
+        cJSON_AddNumberToObject(spec, "warmup", p->ttt ? 0 : (double)p->warmup);
+        cJSON *jax = cJSON_AddArrayToObject(spec, "axes");
+        for (int i = 0; i < p->nax; i++) {
+                cJSON *a = cJSON_CreateObject();
+                cJSON_AddStringToObject(a, "key", p->ax[i].key);
+                cJSON_AddItemToObject(a, "values",
+                                      cJSON_CreateStringArray((const char *const *)p->ax[i].values, p->ax[i].n));
+                cJSON_AddItemToArray(jax, a);
+        }
+        cJSON_AddStringToObject(spec, "rule", p->rule);
+        return cJSON_PrintUnformatted(spec);
+}
+
+/* A cell's params as the store keeps them (sweep.h; caller frees). */
+static char *cell_params(const struct cellspec *c)
+{
+        cJSON *p = cJSON_CreateObject();
+        cJSON_AddItemToObject(p, "values", cJSON_Duplicate(c->values, true));
+        cJSON_AddItemToObject(p, "sets", cJSON_CreateStringArray((const char *const *)c->sets, c->nsets));
+        cJSON_AddNumberToObject(p, "ranks", (double)c->ranks);
+        cJSON_AddNumberToObject(p, "nodes", (double)c->nodes);
+        cJSON_AddNumberToObject(p, "global_batch", (double)c->global_batch);
+        char *text = cJSON_PrintUnformatted(p);
+        cJSON_Delete(p);
+        return text;
+}
+
+static void print_dry(const struct plan *p)
+{
+        printf("sweep of %s on %s, %s, %ld cell%s; learning rate: %s\n", p->w->name, p->base.name, p->mode,
+               p->ncells, p->ncells == 1 ? "" : "s", p->rule);
+        for (long i = 0; i < p->ncells; i++) {
+                printf("cell %ld: %s:", i + 1, p->cs[i].label);
+                for (int k = 0; k < p->cs[i].nsets; k++)
+                        printf(" --set %s", p->cs[i].sets[k]);
+                printf("\n");
+        }
+}
+
+/* Records the sweep as a group of runs, then runs it. */
+static int record_and_run(const struct plan *p, struct bd_ctx *ctx)
+{
+        struct bd_err err;
+        struct bd_store store;
+        if (open_store(&store))
+                return BD_EXIT_FAIL;
+        _cleanup_free_ char *id = sweep_id_new(), *spec = plan_spec(p);
+        struct bd_cell *cells = xcalloc((size_t)p->ncells, sizeof(*cells));
+        for (long i = 0; i < p->ncells; i++)
+                cells[i] = (struct bd_cell){ .idx = (int)i, .label = p->cs[i].label,
+                                             .params = cell_params(&p->cs[i]) };
+        struct bd_group g = { .id = id, .kind = (char *)"sweep", .system = p->base.name,
+                              .workload = (char *)p->w->name, .spec = spec, .created = (double)time(NULL),
+                              .state = (char *)"running", .ncells = (int)p->ncells };
+        int ret;
+        if (store_add_group(&store, &g, cells, &err) < 0) {
+                bd_error("%s", err.msg);
+                ret = BD_EXIT_FAIL;
+        } else {
+                printf("sweep %s: %s on %s, %s, %ld cell%s\nlearning rate: %s\n", id, p->w->name, p->base.name,
+                       p->mode, p->ncells, p->ncells == 1 ? "" : "s", p->rule);
+                fflush(stdout);
+                ret = run_sweep(ctx, &store, id);
+        }
+        for (long i = 0; i < p->ncells; i++)
+                free(cells[i].params);
+        free(cells);
+        store_close(&store);
+        return ret;
+}
+
+/* --resume SWEEP or --cancel SWEEP */
+static int by_id(struct bd_ctx *ctx, const char *resume, const char *cancel)
+{
+        struct bd_store store;
+        if (open_store(&store))
+                return BD_EXIT_FAIL;
+        int ret = resume ? run_sweep(ctx, &store, resume) : group_cancel(&store, cancel, "sweep");
+        store_close(&store);
+        return ret;
 }
 
 int cmd_sweep(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
-        const char *system = NULL, *mode = "throughput", *resume = NULL, *cancel = NULL, *arg;
+        const char *system = NULL, *resume = NULL, *cancel = NULL, *arg;
         const char *data = NULL, *logdir = NULL;
-        long runs = 0, steps = 20, warmup = 5;
+        _cleanup_(plan_release) struct plan p = { .mode = "throughput", .steps = 20, .warmup = 5 };
         bool dry = false;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
                 case 's': system = arg; break;
-                case OPT_MODE: mode = arg; break;
+                case OPT_MODE: p.mode = arg; break;
                 case OPT_RESUME: resume = arg; break;
                 case OPT_CANCEL: cancel = arg; break;
                 case OPT_DRY: dry = true; break;
                 case OPT_DATA: data = arg; break;
                 case OPT_LOGDIR: logdir = arg; break;
-                case 'n': opts_number(&o, "runs", arg, 1, 100, &runs); break;
-                case OPT_STEPS: opts_number(&o, "steps", arg, 1, 1000000000L, &steps); break;
-                case OPT_WARMUP: opts_number(&o, "warmup", arg, 0, 1000000000L, &warmup); break;
+                case 'n': opts_number(&o, "runs", arg, 1, 100, &p.runs); break;
+                case OPT_STEPS: opts_number(&o, "steps", arg, 1, 1000000000L, &p.steps); break;
+                case OPT_WARMUP: opts_number(&o, "warmup", arg, 0, 1000000000L, &p.warmup); break;
                 }
         }
-        bool by_id = resume || cancel;
-        int next = opts_finish(&o, by_id ? 0 : 1, by_id ? 0 : 1, workload_operand());
+        bool recorded = resume || cancel;
+        int next = opts_finish(&o, recorded ? 0 : 1, recorded ? 0 : 1, workload_operand());
         if (next < 0)
                 return opts_exit(next);
         if (resume && cancel)
                 return usage_error(cmd, "--resume and --cancel exclude each other");
-        if (by_id && (system || o.sets || dry || data || logdir))
+        if (recorded && (system || o.sets || dry || data || logdir))
                 return usage_error(cmd, "--%s takes a recorded sweep: no --system, --set or --dry-run",
                                    resume ? "resume" : "cancel");
-        struct bd_store store;
-        if (by_id) {
-                if (open_store(&store))
-                        return BD_EXIT_FAIL;
-                int ret = resume ? run_sweep(ctx, &store, resume) : group_cancel(&store, cancel, "sweep");
-                store_close(&store);
-                return ret;
-        }
+        if (recorded)
+                return by_id(ctx, resume, cancel);
         if (!system)
                 return usage_error(cmd, "missing --system SYSTEM");
-        if (!streq(mode, "throughput") && !streq(mode, "time-to-train"))
-                return usage_error(cmd, "--mode '%s': throughput or time-to-train", mode);
-        bool ttt = streq(mode, "time-to-train");
+        if (!streq(p.mode, "throughput") && !streq(p.mode, "time-to-train"))
+                return usage_error(cmd, "--mode '%s': throughput or time-to-train", p.mode);
+        p.ttt = streq(p.mode, "time-to-train");
         struct bd_err err;
-        const struct workload *w = workload_lookup(argv[next], &err);
-        if (!w)
+        if (!(p.w = workload_lookup(argv[next], &err)))
                 return bd_error("%s", err.msg), BD_EXIT_CONFIG;
-        _cleanup_(system_release) struct bd_system base = { 0 };
-        int ret = ctx_load_system(ctx, system, NULL, &base);
+        int ret = ctx_load_system(ctx, system, NULL, &p.base);
+        if (!ret)
+                ret = plan_axes(&p, &o, data, logdir);
+        if (!ret)
+                ret = plan_cells(&p, ctx, system);
         if (ret)
                 return ret;
-
-        int nax = 0;
-        struct axis *ax = xcalloc(o.nsets + 3, sizeof(*ax));
-        for (size_t i = 0; i < o.nsets && ret == 0; i++, nax++)
-                if (parse_axis(o.sets[i], &ax[nax], &err) < 0 ||
-                    check_axis_key(w, &base, ax[nax].key, &err) < 0) {
-                        bd_error("%s", err.msg);
-                        ret = BD_EXIT_CONFIG;
-                }
-        /* --data and --logdir: one value each, made absolute (the cells run elsewhere, later) */
-        const char *dirs[2][2] = { { "paths.data", data }, { "paths.logs", logdir } };
-        for (int i = 0; i < 2 && ret == 0; i++)
-                if (dirs[i][1]) {
-                        ax[nax].key = xstrdup(dirs[i][0]);
-                        ax[nax].values = xcalloc(1, sizeof(char *));
-                        ax[nax].values[0] = dirs[i][1][0] == '~' ? xstrdup(dirs[i][1]) : fs_path_clean(dirs[i][1]);
-                        ax[nax++].n = 1;
-                }
-        for (int i = 0; i < nax && ret == 0; i++)
-                for (int k = 0; k < i; k++)
-                        if (streq(ax[i].key, ax[k].key))
-                                bd_error("--set %s given twice", ax[i].key), ret = BD_EXIT_CONFIG;
-        long ncells = 1;
-        for (int i = 0; i < nax; i++)
-                ncells *= ax[i].n;
-        if (ret == 0 && ncells > 1000)
-                bd_error("%ld cells: a sweep has at most 1000", ncells), ret = BD_EXIT_CONFIG;
-        if (ret) {
-                axes_release(ax, nax);
-                return ret;
+        if (dry) {
+                print_dry(&p);
+                return BD_EXIT_OK;
         }
-
-        /* every cell resolved (and its system checked) before anything runs */
-        struct cellspec *cs = xcalloc((size_t)ncells, sizeof(*cs));
-        _cleanup_free_ int *idx = xcalloc((size_t)nax + 1, sizeof(int));
-        for (long i = 0; i < ncells && ret == 0; i++) {
-                long rest = i;
-                for (int a = nax - 1; a >= 0; a--) {
-                        idx[a] = (int)(rest % ax[a].n);
-                        rest /= ax[a].n;
-                }
-                struct bd_system check = { 0 };
-                if (make_cell(w, &base, ax, nax, idx, ttt, steps, warmup, &cs[i], &err) < 0)
-                        bd_error("%s", err.msg), ret = BD_EXIT_CONFIG;
-                else if ((ret = ctx_load_system(ctx, system, cs[i].sets, &check)) != 0)
-                        bd_error("(in cell %ld: %s)", i + 1, cs[i].label);
-                system_release(&check);
-        }
-        _cleanup_free_ char *rule = lr_rule(w, &base, ax, nax);
-        _cleanup_free_ char *id = sweep_id_new();
-        struct bd_cell *cells = xcalloc((size_t)ncells, sizeof(*cells));
-        _cleanup_json_ cJSON *spec = cJSON_CreateObject();
-        cJSON_AddStringToObject(spec, "mode", mode);
-        cJSON_AddNumberToObject(spec, "runs", (double)runs);
-        cJSON_AddNumberToObject(spec, "steps", ttt ? 0 : (double)steps);
-        cJSON_AddNumberToObject(spec, "warmup", ttt ? 0 : (double)warmup);
-        cJSON *jax = cJSON_AddArrayToObject(spec, "axes");
-        for (int i = 0; i < nax; i++) {
-                cJSON *a = cJSON_CreateObject();
-                cJSON_AddStringToObject(a, "key", ax[i].key);
-                cJSON_AddItemToObject(a, "values", cJSON_CreateStringArray((const char *const *)ax[i].values, ax[i].n));
-                cJSON_AddItemToArray(jax, a);
-        }
-        cJSON_AddStringToObject(spec, "rule", rule);
-        for (long i = 0; i < ncells && ret == 0; i++) {
-                cJSON *p = cJSON_CreateObject();
-                cJSON_AddItemToObject(p, "values", cJSON_Duplicate(cs[i].values, true));
-                cJSON_AddItemToObject(p, "sets", cJSON_CreateStringArray((const char *const *)cs[i].sets, cs[i].nsets));
-                cJSON_AddNumberToObject(p, "ranks", (double)cs[i].ranks);
-                cJSON_AddNumberToObject(p, "nodes", (double)cs[i].nodes);
-                cJSON_AddNumberToObject(p, "global_batch", (double)cs[i].global_batch);
-                cells[i] = (struct bd_cell){ .idx = (int)i, .label = cs[i].label, .params = cJSON_PrintUnformatted(p) };
-                cJSON_Delete(p);
-        }
-        if (ret == 0 && dry) {
-                printf("sweep of %s on %s, %s, %ld cell%s; learning rate: %s\n", w->name, base.name, mode, ncells,
-                       ncells == 1 ? "" : "s", rule);
-                for (long i = 0; i < ncells; i++) {
-                        printf("cell %ld: %s:", i + 1, cs[i].label);
-                        for (int k = 0; k < cs[i].nsets; k++)
-                                printf(" --set %s", cs[i].sets[k]);
-                        printf("\n");
-                }
-        } else if (ret == 0) {
-                if (open_store(&store))
-                        ret = BD_EXIT_FAIL;
-                else {
-                        _cleanup_free_ char *spec_text = cJSON_PrintUnformatted(spec);
-                        struct bd_group g = { .id = id, .kind = (char *)"sweep", .system = base.name,
-                                              .workload = (char *)w->name, .spec = spec_text,
-                                              .created = (double)time(NULL), .state = (char *)"running",
-                                              .ncells = (int)ncells };
-                        if (store_add_group(&store, &g, cells, &err) < 0)
-                                bd_error("%s", err.msg), ret = BD_EXIT_FAIL;
-                        else {
-                                printf("sweep %s: %s on %s, %s, %ld cell%s\nlearning rate: %s\n", id, w->name,
-                                       base.name, mode, ncells, ncells == 1 ? "" : "s", rule);
-                                fflush(stdout);
-                                ret = run_sweep(ctx, &store, id);
-                        }
-                        store_close(&store);
-                }
-        }
-        for (long i = 0; i < ncells; i++) {
-                free(cells[i].params);
-                cellspec_release(&cs[i]);
-        }
-        free(cells);
-        free(cs);
-        axes_release(ax, nax);
-        return ret;
+        return record_and_run(&p, ctx);
 }

@@ -674,14 +674,21 @@ void svg_line_plot(struct bd_buf *out, const struct svg_plot *p)
 
 /* ---- bar charts ---- */
 
-void svg_bar_chart(struct bd_buf *out, const struct svg_bars *p)
-{
-        struct frame f = { .width = p->width > 0 ? p->width : 640, .height = p->height > 0 ? p->height : 360 };
-        f.width = f.width < 200 ? 200 : f.width;
-        f.height = f.height < 150 ? 150 : f.height;
-        size_t n = p->values ? p->n : 0;
-        char s[64];
+/* Where a bar chart's bars and labels go. */
+struct bar_layout {
+        struct frame f;
+        struct axis ay;
+        double slot;                    /* the width of a category */
+        double base;                    /* y of 0 in the plot */
+        double bw;                      /* a bar's width */
+        bool slant;                     /* category labels at 35 degrees */
+        size_t every;                   /* a label every this many categories */
+};
 
+/* The values' range, from 0 and with the intervals and reference lines;
+ * false when no value is a number. */
+static bool bars_range(const struct svg_bars *p, size_t n, double *ret_lo, double *ret_hi)
+{
         /* bars stand on 0 */
         double lo = 0, hi = 0;
         bool empty = true;
@@ -708,7 +715,17 @@ void svg_bar_chart(struct bd_buf *out, const struct svg_bars *p)
                 hi += pad;
         if (lo < 0)
                 lo -= pad;
+        *ret_lo = lo;
+        *ret_hi = hi;
+        return !empty;
+}
 
+static void bars_layout(const struct svg_bars *p, size_t n, bool empty, double lo, double hi, struct bar_layout *l)
+{
+        struct frame *f = &l->f;
+        *f = (struct frame){ .width = p->width > 0 ? p->width : 640, .height = p->height > 0 ? p->height : 360 };
+        f->width = f->width < 200 ? 200 : f->width;
+        f->height = f->height < 150 ? 150 : f->height;
         double top = p->title && *p->title ? 34 : 12;
         size_t maxlab = 0;
         for (size_t i = 0; i < n; i++) {
@@ -717,100 +734,124 @@ void svg_bar_chart(struct bd_buf *out, const struct svg_bars *p)
         }
         /* category labels: level when they fit under their bar, else slanted
          * at 35 degrees, every k-th one when even that is too tight */
-        double guess_slot = n ? (f.width - 90.0) / (double)n : 1;
-        bool slant = (double)maxlab * 6.5 + 6 > guess_slot;
-        double bottom = slant ? 18 + (double)maxlab * CHAR_W * 0.574 : 26;
-        f.ph = f.height - top - bottom;
-        if (f.ph < 60) {
-                f.ph = 60;
-                f.height = (int)(top + bottom + 60);
+        double guess_slot = n ? (f->width - 90.0) / (double)n : 1;
+        l->slant = (double)maxlab * 6.5 + 6 > guess_slot;
+        double bottom = l->slant ? 18 + (double)maxlab * CHAR_W * 0.574 : 26;
+        f->ph = f->height - top - bottom;
+        if (f->ph < 60) {
+                f->ph = 60;
+                f->height = (int)(top + bottom + 60);
         }
-        size_t ymax = (size_t)(f.ph / 40);
-        struct axis ay;
-        axis_linear(&ay, empty ? 0 : lo, empty ? 1 : hi, ymax < 3 ? 3 : ymax > 8 ? 8 : ymax);
-        f.left = (p->ylabel && *p->ylabel ? 24 : 6) + (double)tick_label_chars(&ay) * CHAR_W + 8;
-        f.top = top;
-        f.pw = f.width - f.left - 16;
-        double slot = n ? f.pw / (double)n : f.pw;
-        if (slant && f.left < (double)maxlab * CHAR_W * 0.82 - slot / 2) {
+        size_t ymax = (size_t)(f->ph / 40);
+        axis_linear(&l->ay, empty ? 0 : lo, empty ? 1 : hi, ymax < 3 ? 3 : ymax > 8 ? 8 : ymax);
+        f->left = (p->ylabel && *p->ylabel ? 24 : 6) + (double)tick_label_chars(&l->ay) * CHAR_W + 8;
+        f->top = top;
+        f->pw = f->width - f->left - 16;
+        l->slot = n ? f->pw / (double)n : f->pw;
+        if (l->slant && f->left < (double)maxlab * CHAR_W * 0.82 - l->slot / 2) {
                 /* the first slanted label reaches left of the plot */
-                f.left = (double)maxlab * CHAR_W * 0.82 - slot / 2;
-                f.pw = f.width - f.left - 16;
-                slot = n ? f.pw / (double)n : f.pw;
+                f->left = (double)maxlab * CHAR_W * 0.82 - l->slot / 2;
+                f->pw = f->width - f->left - 16;
+                l->slot = n ? f->pw / (double)n : f->pw;
         }
-        size_t every = slot >= 14 ? 1 : (size_t)ceil(14 / slot);
+        l->every = l->slot >= 14 ? 1 : (size_t)ceil(14 / l->slot);
+        l->base = frame_y(f, &l->ay, 0);
+        l->bw = fmin(l->slot * 0.7, 90);
+}
+
+static void draw_category_label(struct bd_buf *out, const struct bar_layout *l, double cx, const char *label)
+{
+        if (l->slant) {
+                buf_printf(out, "<text transform=\"translate(%.1f %.1f) rotate(-35)\" text-anchor=\"end\">",
+                           coord(cx + 4), coord(l->f.top + l->f.ph + 14));
+                put_text(out, label, CATEGORY_CHARS);
+                buf_puts(out, "</text>\n");
+        } else {
+                text_at(out, cx, l->f.top + l->f.ph + 16, "text-anchor=\"middle\"", label, CATEGORY_CHARS);
+        }
+}
+
+/* Bar i with its interval and its value above it (below, when negative). */
+static void draw_bar(struct bd_buf *out, const struct svg_bars *p, size_t i, const struct bar_layout *l, double cx)
+{
+        const struct frame *f = &l->f;
+        double v = p->values[i], bw = l->bw;
+        if (!isfinite(v)) {
+                text_at(out, cx, f->top + l->base - 4, "text-anchor=\"middle\" fill=\"#888\" font-size=\"11\"", "n/a",
+                        8);
+                return;
+        }
+        double y = frame_y(f, &l->ay, v);
+        buf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+                   coord(cx - bw / 2), coord(f->top + fmin(y, l->base)), coord(bw),
+                   coord(fmax(fabs(l->base - y), 0.5)), palette[0]);
+        double tip = v;
+        if (p->lo && p->hi && isfinite(p->lo[i]) && isfinite(p->hi[i])) {
+                double y0 = frame_y(f, &l->ay, p->lo[i]), y1 = frame_y(f, &l->ay, p->hi[i]);
+                double cap = fmin(bw * 0.2, 6);
+                buf_printf(out, "<path stroke=\"#222\" stroke-width=\"1.2\" fill=\"none\" "
+                                "d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\"/>\n",
+                           coord(cx), coord(f->top + y0), coord(f->top + y1), coord(cx - cap), coord(f->top + y0),
+                           coord(cx + cap), coord(cx - cap), coord(f->top + y1), coord(cx + cap));
+                tip = v >= 0 ? fmax(v, fmax(p->lo[i], p->hi[i])) : fmin(v, fmin(p->lo[i], p->hi[i]));
+        }
+        char s[64];
+        format_value(s, sizeof(s), v);
+        if ((double)strlen(s) * 6.2 <= l->slot) {
+                double ty = frame_y(f, &l->ay, tip);
+                text_at(out, cx, f->top + (v >= 0 ? ty - 4 : ty + 13),
+                        "text-anchor=\"middle\" font-size=\"11\" fill=\"#222\"", s, 32);
+        }
+}
+
+/* The zero line and the reference lines across the plot. */
+static void draw_bar_lines(struct bd_buf *out, const struct svg_bars *p, const struct bar_layout *l)
+{
+        const struct frame *f = &l->f;
+        buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n", coord(f->left),
+                   coord(f->top + l->base), coord(f->left + f->pw), coord(f->top + l->base));
+        for (size_t j = 0; j < p->nrefs; j++) {
+                if (!isfinite(p->refs[j].a))
+                        continue;
+                double y = frame_y(f, &l->ay, p->refs[j].a);
+                buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                                "stroke-width=\"1.5\" stroke-dasharray=\"%s\"/>\n",
+                           coord(f->left), coord(f->top + y), coord(f->left + f->pw), coord(f->top + y), REF_COLOR,
+                           ref_dash[j % ARRAY_SIZE(ref_dash)]);
+        }
+}
+
+void svg_bar_chart(struct bd_buf *out, const struct svg_bars *p)
+{
+        size_t n = p->values ? p->n : 0;
+        double lo, hi;
+        bool empty = !bars_range(p, n, &lo, &hi);
+        struct bar_layout l;
+        bars_layout(p, n, empty, lo, hi, &l);
 
         size_t nitems = p->nrefs && !empty ? p->nrefs : 0;
         _cleanup_free_ struct legend_item *items = nitems ? xcalloc(nitems, sizeof(*items)) : NULL;
         if (nitems)
                 ref_items(items, p->refs, nitems);
-        int rows = legend_rows(items, nitems, f.pw);
-        int height = f.height + rows * 18 + (rows ? 8 : 0);
+        int rows = legend_rows(items, nitems, l.f.pw);
+        int height = l.f.height + rows * 18 + (rows ? 8 : 0);
 
-        svg_open(out, f.width, height, p->title);
-        draw_y_axis(out, &f, &ay, p->ylabel);
-        double base = frame_y(&f, &ay, 0);
-        double bw = fmin(slot * 0.7, 90);
+        svg_open(out, l.f.width, height, p->title);
+        draw_y_axis(out, &l.f, &l.ay, p->ylabel);
         for (size_t i = 0; i < n; i++) {
-                double cx = f.left + slot * ((double)i + 0.5);
+                double cx = l.f.left + l.slot * ((double)i + 0.5);
                 const char *label = p->labels ? p->labels[i] : NULL;
-                if (i % every == 0 && label) {
-                        if (slant) {
-                                buf_printf(out, "<text transform=\"translate(%.1f %.1f) rotate(-35)\" "
-                                                "text-anchor=\"end\">",
-                                           coord(cx + 4), coord(f.top + f.ph + 14));
-                                put_text(out, label, CATEGORY_CHARS);
-                                buf_puts(out, "</text>\n");
-                        } else {
-                                text_at(out, cx, f.top + f.ph + 16, "text-anchor=\"middle\"", label, CATEGORY_CHARS);
-                        }
-                }
-                if (empty)
-                        continue;
-                double v = p->values[i];
-                if (!isfinite(v)) {
-                        text_at(out, cx, f.top + base - 4, "text-anchor=\"middle\" fill=\"#888\" font-size=\"11\"",
-                                "n/a", 8);
-                        continue;
-                }
-                double y = frame_y(&f, &ay, v);
-                buf_printf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
-                           coord(cx - bw / 2), coord(f.top + fmin(y, base)), coord(bw),
-                           coord(fmax(fabs(base - y), 0.5)), palette[0]);
-                double tip = v;
-                if (p->lo && p->hi && isfinite(p->lo[i]) && isfinite(p->hi[i])) {
-                        double y0 = frame_y(&f, &ay, p->lo[i]), y1 = frame_y(&f, &ay, p->hi[i]);
-                        double cap = fmin(bw * 0.2, 6);
-                        buf_printf(out, "<path stroke=\"#222\" stroke-width=\"1.2\" fill=\"none\" "
-                                        "d=\"M%.1f %.1fV%.1fM%.1f %.1fH%.1fM%.1f %.1fH%.1f\"/>\n",
-                                   coord(cx), coord(f.top + y0), coord(f.top + y1), coord(cx - cap), coord(f.top + y0),
-                                   coord(cx + cap), coord(cx - cap), coord(f.top + y1), coord(cx + cap));
-                        tip = v >= 0 ? fmax(v, fmax(p->lo[i], p->hi[i])) : fmin(v, fmin(p->lo[i], p->hi[i]));
-                }
-                format_value(s, sizeof(s), v);
-                if ((double)strlen(s) * 6.2 <= slot) {
-                        double ty = frame_y(&f, &ay, tip);
-                        text_at(out, cx, f.top + (v >= 0 ? ty - 4 : ty + 13),
-                                "text-anchor=\"middle\" font-size=\"11\" fill=\"#222\"", s, 32);
-                }
+                if (i % l.every == 0 && label)
+                        draw_category_label(out, &l, cx, label);
+                if (!empty)
+                        draw_bar(out, p, i, &l, cx);
         }
-        if (empty) {
-                no_data(out, &f);
-        } else {
-                buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#444\"/>\n",
-                           coord(f.left), coord(f.top + base), coord(f.left + f.pw), coord(f.top + base));
-                for (size_t j = 0; j < p->nrefs; j++) {
-                        if (!isfinite(p->refs[j].a))
-                                continue;
-                        double y = frame_y(&f, &ay, p->refs[j].a);
-                        buf_printf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                                        "stroke-width=\"1.5\" stroke-dasharray=\"%s\"/>\n",
-                                   coord(f.left), coord(f.top + y), coord(f.left + f.pw), coord(f.top + y), REF_COLOR,
-                                   ref_dash[j % ARRAY_SIZE(ref_dash)]);
-                }
-        }
-        draw_box(out, &f);
-        draw_legend(out, items, nitems, f.left, f.height + 12, f.pw);
+        if (empty)
+                no_data(out, &l.f);
+        else
+                draw_bar_lines(out, p, &l);
+        draw_box(out, &l.f);
+        draw_legend(out, items, nitems, l.f.left, l.f.height + 12, l.f.pw);
         buf_puts(out, "</svg>\n");
 }
 

@@ -677,8 +677,193 @@ static void emit_image_check(const struct ctx *c, const struct render_opts *o, s
         words_release(&info);
 }
 
-static void emit_script(const struct ctx *cp, const struct bd_system *s, const struct render_opts *o, int trials,
-                        const char *bin_dir, const struct words *launchp, struct bd_buf *out);
+/* The script's opening: what it is, the sbatch header, the shell options. */
+static void emit_header(const struct ctx *c, const struct bd_system *s, const struct render_opts *o, int trials,
+                        struct bd_buf *out)
+{
+        buf_puts(out, "#!/bin/bash\n");
+        buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", o->workload,
+                   s->name, c->nodes, c->nodes == 1 ? "" : "s", c->ranks, c->ranks == 1 ? "" : "s", trials,
+                   trials == 1 ? "" : "s");
+        buf_printf(out, "# Rendered by benchctl %s for run %s from %s.\n", o->version, o->run_id, s->path);
+        buf_printf(out, "# The resolved configuration: benchctl show %s\n", s->name);
+        if (streq(c->launcher, "slurm"))
+                emit_sbatch(c, o->run_id, out);
+        buf_puts(out, "set -uo pipefail\n\n");
+}
+
+/* The run's shell variables: its id, trials, log directory, the trainers'
+ * directory where the launch uses it, the image. */
+static void emit_variables(const struct ctx *c, const struct render_opts *o, int trials, const char *bin_dir,
+                           const struct words *launch, struct bd_buf *out)
+{
+        shell_assign(out, "RUN_ID", o->run_id);
+        buf_printf(out, "NTRIALS=%d\n", trials);
+        shell_assign(out, "LOGDIR", c->logs);
+        bool uses_bin = false;
+        for (size_t i = 0; i < launch->n; i++)
+                uses_bin |= strstr(launch->v[i], "$BENCHD_BIN") != NULL;
+        if (uses_bin)
+                shell_assign(out, "BENCHD_BIN", bin_dir);
+        if (c->container)
+                shell_assign(out, "IMAGE", c->image);
+        buf_putc(out, '\n');
+}
+
+/* The system's "env" for every rank, and NCCL's interface from mpirun's. */
+static void emit_environment(const struct bd_system *s, struct bd_buf *out)
+{
+        const cJSON *e;
+        bool any_env = false;
+        cJSON_ArrayForEach(e, sys_get(s->json, "env")) {
+                if (cJSON_IsNull(e))
+                        continue;
+                if (!any_env)
+                        buf_puts(out, "# Environment of every rank\n");
+                any_env = true;
+                _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
+                env_scalar(e, &v);
+                buf_printf(out, "export %s=", e->string);
+                env_value(out, v.s);
+                buf_putc(out, '\n');
+        }
+        const char *iface = sys_str(s->json, "mpirun.interface");
+        if (iface && !sys_get(s->json, "env.NCCL_SOCKET_IFNAME")) {
+                buf_puts(out, "export NCCL_SOCKET_IFNAME=");
+                buf_shell_quote(out, iface);
+                buf_putc(out, '\n');
+                any_env = true;
+        }
+        if (any_env)
+                buf_putc(out, '\n');
+        buf_puts(out, "# Open MPI refuses to run as root unless told\n"
+                      "if [ \"$(id -u)\" -eq 0 ]; then\n"
+                      "    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
+                      "fi\n\n");
+}
+
+/* Docker and podman: one long-lived container for all trials, started
+ * here (its failure is the image check's) and removed on exit. */
+static void emit_daemon_container(const struct ctx *c, const struct bd_system *s, struct bd_buf *out)
+{
+        const cJSON *e;
+        struct words d = { 0 };
+        words_add(&d, c->runtime);
+        words_add(&d, "run");
+        words_add(&d, "-d");
+        words_add(&d, "--rm");
+        words_add(&d, "--name");
+        words_add(&d, RAW "\"$CONTAINER\"");
+        if (c->gpus > 0)
+                words_add(&d, streq(c->runtime, "podman") ? "--device=nvidia.com/gpu=all" : "--gpus=all");
+        words_add(&d, "--net=host");
+        words_add(&d, "--ipc=host");
+        cJSON_ArrayForEach(e, sys_get(s->json, "container.ulimits")) {
+                _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
+                env_scalar(e, &v);
+                if (!v.s || !v.s[0])
+                        continue;       /* "": the runtime's own */
+                words_add(&d, "--ulimit");
+                words_addf(&d, "%s=%s", e->string, v.s ? v.s : "");
+        }
+        container_binds(c, "-v", &d);
+        cJSON_ArrayForEach(e, sys_get(s->json, "env"))
+                if (!cJSON_IsNull(e))
+                        words_add(&d, "-e"), words_add(&d, e->string);
+        /* as root, the container's mpirun must be told too (passed only
+         * where the script set them) */
+        words_add(&d, "-e");
+        words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT");
+        words_add(&d, "-e");
+        words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
+        words_add_list(&d, sys_get(s->json, "container.options"));
+        words_add(&d, c->image);
+        words_add(&d, "sleep");
+        words_add(&d, "infinity");
+        buf_printf(out, "# One long-lived container for all trials, removed on exit\n"
+                        "CONTAINER=benchd-$RUN_ID\n"
+                        "trap '%s rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n", c->runtime);
+        buf_puts(out, "if ! out=$(");
+        emit_inline(out, &d);
+        buf_puts(out, " 2>&1); then\n"
+                      "    echo \"benchd: image check failed on $(hostname): cannot start a container of "
+                      "image $IMAGE: $(printf '%s' \"$out\" | tail -n 1)\"\n"
+                      "    echo \"benchd: image check failed: no trial started\"\n"
+                      "    exit 1\n"
+                      "fi\n\n");
+        words_release(&d);
+}
+
+/* run_trial TRIAL SEED: the pre-trial checks, the timed launch and the
+ * MLPerf RESULT line. */
+static void emit_run_trial(const struct ctx *c, const struct bd_system *s, const struct render_opts *o,
+                           bool staged, bool clear, const struct words *launch, struct bd_buf *out)
+{
+        buf_puts(out, "run_trial() {\n"
+                      "    local trial=$1 seed=$2 start end rc\n");
+        buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, seed $seed\"\n",
+                   s->name, o->workload);
+        if (c->container)
+                buf_puts(out, "    echo \"$IMAGE_INFO\"\n");
+        if (staged)
+                buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
+                              "node: trial $trial not started\" >&2; return 1; }\n");
+        if (clear)
+                buf_puts(out, "    clear_caches\n");
+        buf_puts(out, "    start=$(date +%s)\n"
+                      "    echo \"STARTING TIMING RUN AT $(date -d \"@$start\" '+%Y-%m-%d %r')\"\n");
+        emit_command(out, "    ", launch);
+        buf_puts(out, "    rc=$?\n"
+                      "    end=$(date +%s)\n"
+                      "    echo \"ENDING TIMING RUN AT $(date -d \"@$end\" '+%Y-%m-%d %r')\"\n");
+        buf_printf(out, "    echo \"RESULT,%s,,$((end - start)),%s,$(date -d \"@$start\" '+%%Y-%%m-%%d %%r')\"\n",
+                   c->w->result_name, sys_str(s->json, "organization"));
+        buf_puts(out, "    return \"$rc\"\n"
+                      "}\n\n");
+}
+
+/* The trials, one after another, each with its seed and log, and the
+ * markers benchctl follows (run.h). */
+static void emit_trial_loop(const struct ctx *c, const struct bd_system *s, struct bd_buf *out)
+{
+        long base_seed = json_int(sys_get(s->json, c->w->name), "seed", -1);
+        buf_puts(out, "failed=0\n"
+                      "for trial in $(seq 1 \"$NTRIALS\"); do\n");
+        if (base_seed >= 0)
+                buf_printf(out, "    seed=$((%ld + trial))\n", base_seed);
+        else
+                buf_puts(out, "    seed=$(( (RANDOM << 15) | RANDOM ))\n");
+        buf_puts(out, "    log=\"$LOGDIR/${RUN_ID}_${trial}.log\"\n"
+                      "    echo \"benchd: trial $trial/$NTRIALS started at $(date +%s), log $log\"\n"
+                      "    run_trial \"$trial\" \"$seed\" > \"$log\" 2>&1\n"
+                      "    rc=$?\n"
+                      "    echo \"benchd: trial $trial/$NTRIALS ended at $(date +%s) with exit status $rc\"\n"
+                      "    [ \"$rc\" -eq 0 ] || failed=$((failed + 1))\n"
+                      "done\n"
+                      "echo \"benchd: $((NTRIALS - failed)) of $NTRIALS trials succeeded\"\n"
+                      "[ \"$failed\" -eq 0 ]\n");
+}
+
+static void emit_script(const struct ctx *c, const struct bd_system *s, const struct render_opts *o, int trials,
+                        const char *bin_dir, const struct words *launch, struct bd_buf *out)
+{
+        emit_header(c, s, o, trials, out);
+        emit_variables(c, o, trials, bin_dir, launch, out);
+        emit_environment(s, out);
+        buf_puts(out, "mkdir -p \"$LOGDIR\" || { echo \"benchd: cannot create log directory $LOGDIR\" >&2; exit 1; }\n\n");
+        bool clear = sys_bool(s->json, "clear_caches");
+        if (clear)
+                emit_cache_drop(c, out);
+        bool staged = sys_bool(s->json, "staging.require");
+        if (staged)
+                emit_staging_check(c, bin_dir, out);
+        if (runtime_is_daemon(c->runtime))
+                emit_daemon_container(c, s, out);
+        if (c->container)
+                emit_image_check(c, o, out);
+        emit_run_trial(c, s, o, staged, clear, launch, out);
+        emit_trial_loop(c, s, out);
+}
 
 int render_script(const struct bd_system *s, const struct render_opts *o, struct bd_buf *out, struct bd_err *err)
 {
@@ -716,159 +901,4 @@ int render_script(const struct bd_system *s, const struct render_opts *o, struct
         free(c.pretrained);
         free(c.image);
         return r;
-}
-
-static void emit_script(const struct ctx *cp, const struct bd_system *s, const struct render_opts *o, int trials,
-                        const char *bin_dir, const struct words *launchp, struct bd_buf *out)
-{
-        const struct ctx c = *cp;
-        const struct words launch = *launchp;
-
-        buf_puts(out, "#!/bin/bash\n");
-        buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", o->workload,
-                   s->name, c.nodes, c.nodes == 1 ? "" : "s", c.ranks, c.ranks == 1 ? "" : "s", trials,
-                   trials == 1 ? "" : "s");
-        buf_printf(out, "# Rendered by benchctl %s for run %s from %s.\n", o->version, o->run_id, s->path);
-        buf_printf(out, "# The resolved configuration: benchctl show %s\n", s->name);
-        if (streq(c.launcher, "slurm"))
-                emit_sbatch(&c, o->run_id, out);
-        buf_puts(out, "set -uo pipefail\n\n");
-
-        shell_assign(out, "RUN_ID", o->run_id);
-        buf_printf(out, "NTRIALS=%d\n", trials);
-        shell_assign(out, "LOGDIR", c.logs);
-        bool uses_bin = false;
-        for (size_t i = 0; i < launch.n; i++)
-                uses_bin |= strstr(launch.v[i], "$BENCHD_BIN") != NULL;
-        if (uses_bin) {
-                shell_assign(out, "BENCHD_BIN", bin_dir);
-        }
-        if (c.container)
-                shell_assign(out, "IMAGE", c.image);
-        buf_putc(out, '\n');
-
-        const cJSON *e;
-        bool any_env = false;
-        cJSON_ArrayForEach(e, sys_get(s->json, "env")) {
-                if (cJSON_IsNull(e))
-                        continue;
-                if (!any_env)
-                        buf_puts(out, "# Environment of every rank\n");
-                any_env = true;
-                _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
-                env_scalar(e, &v);
-                buf_printf(out, "export %s=", e->string);
-                env_value(out, v.s);
-                buf_putc(out, '\n');
-        }
-        const char *iface = sys_str(s->json, "mpirun.interface");
-        if (iface && !sys_get(s->json, "env.NCCL_SOCKET_IFNAME")) {
-                buf_puts(out, "export NCCL_SOCKET_IFNAME=");
-                buf_shell_quote(out, iface);
-                buf_putc(out, '\n');
-                any_env = true;
-        }
-        if (any_env)
-                buf_putc(out, '\n');
-        buf_puts(out, "# Open MPI refuses to run as root unless told\n"
-                      "if [ \"$(id -u)\" -eq 0 ]; then\n"
-                      "    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n"
-                      "fi\n\n");
-        buf_puts(out, "mkdir -p \"$LOGDIR\" || { echo \"benchd: cannot create log directory $LOGDIR\" >&2; exit 1; }\n\n");
-
-        bool clear = sys_bool(s->json, "clear_caches");
-        if (clear)
-                emit_cache_drop(&c, out);
-        bool staged = sys_bool(s->json, "staging.require");
-        if (staged)
-                emit_staging_check(&c, bin_dir, out);
-
-        if (runtime_is_daemon(c.runtime)) {
-                struct words d = { 0 };
-                words_add(&d, c.runtime);
-                words_add(&d, "run");
-                words_add(&d, "-d");
-                words_add(&d, "--rm");
-                words_add(&d, "--name");
-                words_add(&d, RAW "\"$CONTAINER\"");
-                if (c.gpus > 0)
-                        words_add(&d, streq(c.runtime, "podman") ? "--device=nvidia.com/gpu=all" : "--gpus=all");
-                words_add(&d, "--net=host");
-                words_add(&d, "--ipc=host");
-                cJSON_ArrayForEach(e, sys_get(s->json, "container.ulimits")) {
-                        _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
-                        env_scalar(e, &v);
-                        if (!v.s || !v.s[0])
-                                continue;       /* "": the runtime's own */
-                        words_add(&d, "--ulimit");
-                        words_addf(&d, "%s=%s", e->string, v.s ? v.s : "");
-                }
-                container_binds(&c, "-v", &d);
-                cJSON_ArrayForEach(e, sys_get(s->json, "env"))
-                        if (!cJSON_IsNull(e))
-                                words_add(&d, "-e"), words_add(&d, e->string);
-                /* as root, the container's mpirun must be told too (passed
-                 * only where the script set them) */
-                words_add(&d, "-e");
-                words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT");
-                words_add(&d, "-e");
-                words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
-                words_add_list(&d, sys_get(s->json, "container.options"));
-                words_add(&d, c.image);
-                words_add(&d, "sleep");
-                words_add(&d, "infinity");
-                buf_printf(out, "# One long-lived container for all trials, removed on exit\n"
-                                "CONTAINER=benchd-$RUN_ID\n"
-                                "trap '%s rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n", c.runtime);
-                buf_puts(out, "if ! out=$(");
-                emit_inline(out, &d);
-                buf_puts(out, " 2>&1); then\n"
-                              "    echo \"benchd: image check failed on $(hostname): cannot start a container of "
-                              "image $IMAGE: $(printf '%s' \"$out\" | tail -n 1)\"\n"
-                              "    echo \"benchd: image check failed: no trial started\"\n"
-                              "    exit 1\n"
-                              "fi\n\n");
-                words_release(&d);
-        }
-        if (c.container)
-                emit_image_check(&c, o, out);
-
-        buf_puts(out, "run_trial() {\n"
-                      "    local trial=$1 seed=$2 start end rc\n");
-        buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, seed $seed\"\n",
-                   s->name, o->workload);
-        if (c.container)
-                buf_puts(out, "    echo \"$IMAGE_INFO\"\n");
-        if (staged)
-                buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
-                              "node: trial $trial not started\" >&2; return 1; }\n");
-        if (clear)
-                buf_puts(out, "    clear_caches\n");
-        buf_puts(out, "    start=$(date +%s)\n"
-                      "    echo \"STARTING TIMING RUN AT $(date -d \"@$start\" '+%Y-%m-%d %r')\"\n");
-        emit_command(out, "    ", &launch);
-        buf_puts(out, "    rc=$?\n"
-                      "    end=$(date +%s)\n"
-                      "    echo \"ENDING TIMING RUN AT $(date -d \"@$end\" '+%Y-%m-%d %r')\"\n");
-        buf_printf(out, "    echo \"RESULT,%s,,$((end - start)),%s,$(date -d \"@$start\" '+%%Y-%%m-%%d %%r')\"\n",
-                   c.w->result_name, sys_str(s->json, "organization"));
-        buf_puts(out, "    return \"$rc\"\n"
-                      "}\n\n");
-
-        long base_seed = json_int(sys_get(s->json, c.w->name), "seed", -1);
-        buf_puts(out, "failed=0\n"
-                      "for trial in $(seq 1 \"$NTRIALS\"); do\n");
-        if (base_seed >= 0)
-                buf_printf(out, "    seed=$((%ld + trial))\n", base_seed);
-        else
-                buf_puts(out, "    seed=$(( (RANDOM << 15) | RANDOM ))\n");
-        buf_puts(out, "    log=\"$LOGDIR/${RUN_ID}_${trial}.log\"\n"
-                      "    echo \"benchd: trial $trial/$NTRIALS started at $(date +%s), log $log\"\n"
-                      "    run_trial \"$trial\" \"$seed\" > \"$log\" 2>&1\n"
-                      "    rc=$?\n"
-                      "    echo \"benchd: trial $trial/$NTRIALS ended at $(date +%s) with exit status $rc\"\n"
-                      "    [ \"$rc\" -eq 0 ] || failed=$((failed + 1))\n"
-                      "done\n"
-                      "echo \"benchd: $((NTRIALS - failed)) of $NTRIALS trials succeeded\"\n"
-                      "[ \"$failed\" -eq 0 ]\n");
 }

@@ -188,6 +188,136 @@ bool run_started_here(const struct bd_run *r)
         return !r->host || !r->host[0] || streq(r->host, h);
 }
 
+/* A job the controller no longer knows: its output decides. */
+static void job_from_output(const struct bd_run *r, int closing, const struct fate *fate, struct sched_job *job)
+{
+        memset(job, 0, sizeof(*job));
+        job->exit_code = -1;
+        if (closing >= 0) {
+                job->state = closing == r->ntrials ? ST_COMPLETED : ST_FAILED;
+                job->exit_code = closing == r->ntrials ? 0 : 1;
+        } else if (fate->state != ST_PENDING) {
+                job->state = fate->state;
+                snprintf(job->reason, sizeof(job->reason), "the job output says: %s", fate->line);
+        } else {
+                job->state = ST_INCOMPLETE;
+                snprintf(job->reason, sizeof(job->reason), "the controller forgot job %s before it was seen ending",
+                         r->job_id);
+        }
+}
+
+/* What the scheduler said, corrected by what only the job output and the
+ * controller's node states tell; a final job gets an end time. */
+static void settle_job(const struct bd_run *r, const struct bd_trial *trials, bool known, int closing,
+                       const char *out, struct sched_job *job)
+{
+        /* Slurm reports 0 for a job its node failure ended: no exit status */
+        if (job->state == ST_NODE_FAIL && job->exit_code == 0)
+                job->exit_code = -1;
+        if (job->state == ST_NODE_FAIL && known && streq(r->launcher, "slurm"))
+                name_failed_nodes(job, trials, r->ntrials);
+        if (job->state == ST_COMPLETED && closing >= 0 && closing < r->ntrials)
+                job->state = ST_FAILED;
+        /* a local run whose exit status went unrecorded (its wrapper was
+         * killed, the file is damaged) but whose script printed its closing
+         * line: that line decides */
+        if (known && job->state == ST_INCOMPLETE && closing >= 0 && !streq(r->launcher, "slurm")) {
+                job->state = closing == r->ntrials ? ST_COMPLETED : ST_FAILED;
+                job->exit_code = closing == r->ntrials ? 0 : 1;
+                size_t l = strlen(job->reason);
+                snprintf(job->reason + l, sizeof(job->reason) - l, "%sthe job output says %d of %d trials succeeded",
+                         l ? "; " : "", closing, r->ntrials);
+        }
+        if (bd_state_final(job->state) && job->end_time <= 0) {
+                /* when it was last seen: its output's last change */
+                struct stat st;
+                job->end_time = stat(out, &st) == 0 ? (double)st.st_mtime : (double)time(NULL);
+        }
+}
+
+/* Each trial from its markers, or from the job's fate where it has none. */
+static void update_trials(struct bd_trial *trials, int n, const struct marks *m, const struct sched_job *job,
+                          const struct fate *fate)
+{
+        bool final = bd_state_final(job->state);
+        for (int i = 0; i < n; i++) {
+                struct bd_trial *t = &trials[i];
+                /* the nodes a trial ran on; a failed node later drops out of the
+                 * job's list; a trial that never started ran nowhere */
+                if (job->nodes[0] && !t->nodes && m[i].started)
+                        t->nodes = xstrdup(job->nodes);
+                if (m[i].started) {
+                        t->start_time = m[i].start;
+                        if (m[i].log[0] && !t->log_path)
+                                t->log_path = xstrdup(m[i].log);
+                }
+                if (m[i].ended) {
+                        t->end_time = m[i].end;
+                        t->exit_code = m[i].rc;
+                        t->state = m[i].rc == 0 ? ST_COMPLETED : ST_FAILED;
+                        set_reason(t, m[i].rc == 0 ? NULL : "the trainer exited with an error");
+                } else if (m[i].started) {
+                        if (!final) {
+                                t->state = ST_RUNNING;
+                        } else {
+                                /* the job ended during this trial: its fate is the trial's */
+                                t->state = job->state == ST_COMPLETED || job->state == ST_FAILED ? ST_INCOMPLETE
+                                                                                                 : job->state;
+                                t->end_time = job->end_time;
+                                set_reason(t, job->reason[0] ? job->reason : "the job ended during this trial");
+                        }
+                } else if (final) {
+                        t->state = job->state == ST_CANCELLED || job->state == ST_TIMEOUT ||
+                                                   job->state == ST_NODE_FAIL
+                                           ? job->state
+                                           : ST_INCOMPLETE;
+                        set_reason(t, fate->image[0] ? fate->image : "never started");
+                } else {
+                        t->state = ST_PENDING;
+                        set_reason(t, job->state == ST_PENDING ? job->reason : NULL);
+                }
+        }
+}
+
+/* The run from its job and trials. */
+static void update_run(struct bd_run *r, const struct bd_trial *trials, struct sched_job *job,
+                       const struct fate *fate)
+{
+        bool final = bd_state_final(job->state);
+        r->state = job->state;
+        if (job->start_time > 0)
+                r->start_time = job->start_time;
+        for (int i = 0; i < r->ntrials; i++) /* local runs: the first trial's start */
+                if (trials[i].start_time > 0 && (r->start_time <= 0 || trials[i].start_time < r->start_time))
+                        r->start_time = trials[i].start_time;
+        if (final) {
+                r->end_time = job->end_time > 0 ? job->end_time : (double)time(NULL);
+                r->exit_code = job->exit_code;
+        }
+        if (final && fate->image[0] && !job->reason[0])
+                snprintf(job->reason, sizeof(job->reason), "%.200s: no trial started", fate->image);
+        free(r->reason);
+        r->reason = job->reason[0] ? xstrdup(job->reason) : NULL;
+}
+
+/* Copies of the trials as they were, to see what a refresh changed. */
+static void snapshot_trials(const struct bd_trial *trials, int n, struct bd_trial *ret)
+{
+        memcpy(ret, trials, sizeof(*trials) * (size_t)n);
+        for (int i = 0; i < n; i++) { /* only what same_trials() compares is owned here */
+                ret[i].reason = trials[i].reason ? xstrdup(trials[i].reason) : NULL;
+                ret[i].nodes = trials[i].nodes ? xstrdup(trials[i].nodes) : NULL;
+        }
+}
+
+static void snapshot_release(struct bd_trial *snap, int n)
+{
+        for (int i = 0; i < n; i++) {
+                free(snap[i].reason);
+                free(snap[i].nodes);
+        }
+}
+
 int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, const char **ret_warning,
                 struct bd_err *err)
 {
@@ -195,13 +325,6 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                 *ret_warning = NULL;
         if (bd_state_final(r->state))
                 return 0;
-        struct bd_trial before[r->ntrials > 0 ? r->ntrials : 1];
-        memcpy(before, trials, sizeof(*trials) * (size_t)r->ntrials);
-        for (int i = 0; i < r->ntrials; i++) { /* shallow copies: compare, do not free */
-                before[i].reason = trials[i].reason ? xstrdup(trials[i].reason) : NULL;
-                before[i].nodes = trials[i].nodes ? xstrdup(trials[i].nodes) : NULL;
-        }
-        enum bd_state old_state = r->state;
 
         struct sched_job job;
         struct bd_err qerr;
@@ -218,115 +341,27 @@ int run_refresh(struct bd_store *s, struct bd_run *r, struct bd_trial *trials, c
                         *ret_warning = q == -EREMOTE ? "it runs on another host (see 'host'), where its processes can be "
                                                        "asked; showing the last recorded state"
                                                      : "the scheduler could not be asked; showing the last recorded state";
-                for (int i = 0; i < r->ntrials; i++) {
-                        free(before[i].reason);
-                        free(before[i].nodes);
-                }
                 return 0;
         }
 
+        struct bd_trial before[r->ntrials > 0 ? r->ntrials : 1];
+        snapshot_trials(trials, r->ntrials, before);
+        enum bd_state old_state = r->state;
         _cleanup_free_ char *out = run_output_path(r);
         struct marks m[r->ntrials > 0 ? r->ntrials : 1];
         memset(m, 0, sizeof(m));
         struct fate fate = { .state = ST_PENDING };
         int closing = read_marks(out, m, r->ntrials, &fate);
-
-        if (!known) {
-                memset(&job, 0, sizeof(job));
-                job.exit_code = -1;
-                if (closing >= 0) {
-                        job.state = closing == r->ntrials ? ST_COMPLETED : ST_FAILED;
-                        job.exit_code = closing == r->ntrials ? 0 : 1;
-                } else if (fate.state != ST_PENDING) {
-                        job.state = fate.state;
-                        snprintf(job.reason, sizeof(job.reason), "the job output says: %s", fate.line);
-                } else {
-                        job.state = ST_INCOMPLETE;
-                        snprintf(job.reason, sizeof(job.reason), "the controller forgot job %s before it was seen ending",
-                                 r->job_id);
-                }
-        }
-        /* Slurm reports 0 for a job its node failure ended: no exit status */
-        if (job.state == ST_NODE_FAIL && job.exit_code == 0)
-                job.exit_code = -1;
-        if (job.state == ST_NODE_FAIL && known && streq(r->launcher, "slurm"))
-                name_failed_nodes(&job, trials, r->ntrials);
-        if (job.state == ST_COMPLETED && closing >= 0 && closing < r->ntrials)
-                job.state = ST_FAILED;
-        /* a local run whose exit status went unrecorded (its wrapper was
-         * killed, the file is damaged) but whose script printed its closing
-         * line: that line decides */
-        if (known && job.state == ST_INCOMPLETE && closing >= 0 && !streq(r->launcher, "slurm")) {
-                job.state = closing == r->ntrials ? ST_COMPLETED : ST_FAILED;
-                job.exit_code = closing == r->ntrials ? 0 : 1;
-                size_t l = strlen(job.reason);
-                snprintf(job.reason + l, sizeof(job.reason) - l, "%sthe job output says %d of %d trials succeeded",
-                         l ? "; " : "", closing, r->ntrials);
-        }
-        bool final = bd_state_final(job.state);
-        if (final && job.end_time <= 0) {
-                /* when it was last seen: its output's last change */
-                struct stat st;
-                job.end_time = stat(out, &st) == 0 ? (double)st.st_mtime : (double)time(NULL);
-        }
-        for (int i = 0; i < r->ntrials; i++) {
-                struct bd_trial *t = &trials[i];
-                /* the nodes a trial ran on; a failed node later drops out of the
-                 * job's list; a trial that never started ran nowhere */
-                if (job.nodes[0] && !t->nodes && m[i].started)
-                        t->nodes = xstrdup(job.nodes);
-                if (m[i].started) {
-                        t->start_time = m[i].start;
-                        if (m[i].log[0] && !t->log_path)
-                                t->log_path = xstrdup(m[i].log);
-                }
-                if (m[i].ended) {
-                        t->end_time = m[i].end;
-                        t->exit_code = m[i].rc;
-                        t->state = m[i].rc == 0 ? ST_COMPLETED : ST_FAILED;
-                        set_reason(t, m[i].rc == 0 ? NULL : "the trainer exited with an error");
-                } else if (m[i].started) {
-                        if (!final) {
-                                t->state = ST_RUNNING;
-                        } else {
-                                /* the job ended during this trial: its fate is the trial's */
-                                t->state = job.state == ST_COMPLETED || job.state == ST_FAILED ? ST_INCOMPLETE
-                                                                                               : job.state;
-                                t->end_time = job.end_time;
-                                set_reason(t, job.reason[0] ? job.reason : "the job ended during this trial");
-                        }
-                } else if (final) {
-                        t->state = job.state == ST_CANCELLED || job.state == ST_TIMEOUT || job.state == ST_NODE_FAIL
-                                           ? job.state
-                                           : ST_INCOMPLETE;
-                        set_reason(t, fate.image[0] ? fate.image : "never started");
-                } else {
-                        t->state = ST_PENDING;
-                        set_reason(t, job.state == ST_PENDING ? job.reason : NULL);
-                }
-        }
-        r->state = job.state;
-        if (job.start_time > 0)
-                r->start_time = job.start_time;
-        for (int i = 0; i < r->ntrials; i++) /* local runs: the first trial's start */
-                if (trials[i].start_time > 0 && (r->start_time <= 0 || trials[i].start_time < r->start_time))
-                        r->start_time = trials[i].start_time;
-        if (final) {
-                r->end_time = job.end_time > 0 ? job.end_time : (double)time(NULL);
-                r->exit_code = job.exit_code;
-        }
-        if (final && fate.image[0] && !job.reason[0])
-                snprintf(job.reason, sizeof(job.reason), "%.200s: no trial started", fate.image);
-        free(r->reason);
-        r->reason = job.reason[0] ? xstrdup(job.reason) : NULL;
+        if (!known)
+                job_from_output(r, closing, &fate, &job);
+        settle_job(r, trials, known, closing, out, &job);
+        update_trials(trials, r->ntrials, m, &job, &fate);
+        update_run(r, trials, &job, &fate);
 
         int ret = 0;
         if (r->state != old_state || !same_trials(before, trials, r->ntrials))
                 ret = store_update(s, r, trials, err);
-        for (int i = 0; i < r->ntrials; i++) {
-                free(before[i].reason);
-                free(before[i].nodes);
-        }
+        snapshot_release(before, r->ntrials);
         return ret;
 }
 
