@@ -6,7 +6,8 @@ libbd_a_SOURCES += \
 	lib/stage/tree.h lib/stage/tree.c \
 	lib/stage/manifest.h lib/stage/manifest.c \
 	lib/stage/filecopy.h lib/stage/filecopy.c \
-	lib/stage/stage.h lib/stage/stage-int.h lib/stage/stage.c lib/stage/stage-plan.c lib/stage/stage-copy.c \
+	lib/stage/stage.h lib/stage/stage-int.h lib/stage/stage.c lib/stage/stage-problem.c \
+	lib/stage/stage-plan.c lib/stage/stage-copy.c \
 	lib/stage/stage-record.c lib/stage/stage-json.c
 endif
 BD_LIBS += $(XXHASH_LIBS) -lpthread

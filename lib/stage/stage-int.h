@@ -1,10 +1,11 @@
 /* stage-int.h: the stage job's insides, shared by stage.c (the job and its
- * API), stage-plan.c (manifest, what to do with each entry, preparing and
+ * API), stage-problem.c (problems and the fatal error), stage-plan.c (manifest, what to do with each entry, preparing and
  * finishing DST), stage-copy.c (the per-file work) and stage-record.c (state
  * files).  Not for other users. */
 #ifndef BD_STAGE_INT_H
 #define BD_STAGE_INT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -118,7 +119,7 @@ struct extras {
         size_t *inway, ninway;
 };
 
-/* ---- stage.c ---- */
+/* ---- stage-problem.c ---- */
 /* Records a problem with an entry (severity from its kind; counted). */
 void stage_problem(struct bd_stage *s, enum bd_problem_kind kind, const char *path, const char *fmt, ...)
         _printf_(4, 5);
