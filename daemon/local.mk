@@ -6,6 +6,7 @@ benchd_SOURCES = \
 	daemon/nvml.h daemon/nvml.c \
 	daemon/conf.h daemon/conf.c \
 	daemon/daemon.h daemon/daemon.c \
+	daemon/log.h daemon/log.c daemon/notify.h daemon/notify.c \
 	daemon/benchd.c
 if HAVE_MICROHTTPD
 benchd_SOURCES += daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c daemon/datasets.h

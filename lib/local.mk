@@ -24,7 +24,7 @@ noinst_LIBRARIES += libbd.a
 # utilities
 libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err.c lib/fs.h lib/fs.c \
 	lib/strutil.h lib/strutil.c lib/cpuset.h lib/cpuset.c lib/clock.h lib/clock.c lib/rng.h lib/rng.c \
-	lib/json.h lib/json.c lib/log.h lib/log.c lib/notify.h lib/notify.c lib/curl-dl.h lib/curl-dl.c
+	lib/json.h lib/json.c lib/curl-dl.h lib/curl-dl.c
 # configuration and runs
 libbd_a_SOURCES += lib/workload.h lib/workload.c lib/schema.h lib/schema.c lib/system.h lib/system.c \
 	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/stats.h lib/stats.c

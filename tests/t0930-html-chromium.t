@@ -1,5 +1,5 @@
 #!/bin/bash
-# HTML reports (lib/html.h, lib/svg.h): tests/unit/svg-demo writes a page
+# HTML reports (client/report/html.h, client/report/svg.h): tests/unit/svg-demo writes a page
 # with every plot kind and the table helpers.  Every <svg> in it parses as
 # XML (python3's xml.etree), every coordinate is a finite number, the HTML
 # tags balance, the page is valid UTF-8 and self-contained (no script, no

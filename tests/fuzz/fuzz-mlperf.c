@@ -1,4 +1,4 @@
-/* fuzz-mlperf.c: MLPerf trial logs (lib/mlperf.h).
+/* fuzz-mlperf.c: MLPerf trial logs (client/report/mlperf.h).
  *
  * The input is a trial log, parsed without a target, with one, and with a
  * segm target too.  Promises checked (mlperf.h's invariants):

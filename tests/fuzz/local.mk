@@ -15,7 +15,7 @@ FUZZ_LINK = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
 FUZZ_DAEMON_SOURCES = tests/fuzz/fuzz-daemon.h tests/fuzz/fuzz-daemon.c \
 	daemon/inventory.h daemon/inventory.c daemon/inventory-cpu.c daemon/inventory-pci.c \
 	daemon/inventory-sw.c daemon/inventory-print.c daemon/nvml.h daemon/nvml.c \
-	daemon/conf.h daemon/conf.c daemon/daemon.h daemon/daemon.c \
+	daemon/conf.h daemon/conf.c daemon/daemon.h daemon/daemon.c daemon/log.h daemon/log.c daemon/notify.h daemon/notify.c \
 	daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c \
 	daemon/datasets.h daemon/datasets.c
 FUZZ_DAEMON_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon

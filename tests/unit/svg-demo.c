@@ -1,5 +1,5 @@
-/* svg-demo.c: one HTML page with every kind of plot of lib/svg.h and the
- * page and table helpers of lib/html.h, on made-up benchmark results with
+/* svg-demo.c: one HTML page with every kind of plot of client/report/svg.h and the
+ * page and table helpers of client/report/html.h, on made-up benchmark results with
  * the awkward cases in them (gaps, NaN, OOM, one point, no data, markup and
  * invalid UTF-8 in labels).  t0930 checks it parses and renders; a person
  * can open it to judge the drawings.

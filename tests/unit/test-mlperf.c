@@ -1,5 +1,5 @@
-/* test-mlperf.c: MLPerf trial logs read back (lib/mlperf.c), MLPerf's scoring
- * rules, and benchctl report's text, JSON and CSV (client/report.c).
+/* test-mlperf.c: MLPerf trial logs read back (client/report/mlperf.c), MLPerf's scoring
+ * rules, and benchctl report's text, JSON and CSV (client/report/report.c).
  *
  * Realistic SSD and allreduce logs are written to a mkdtemp directory and read
  * back through the same path benchctl uses.  Every expected number is worked

@@ -1,5 +1,5 @@
-/* test-oci.c: lib/sha256.h against the FIPS 180-4 vectors and sha256sum,
- * and lib/oci.h: an archive from a small layer, read back header by header
+/* test-oci.c: client/image/sha256.h against the FIPS 180-4 vectors and sha256sum,
+ * and client/image/oci.h: an archive from a small layer, read back header by header
  * (order, modes, owners, mtime, checksums), every blob named by its digest,
  * the manifest, config, index.json and manifest.json pointing at the right
  * digests and sizes, GNU tar reading it, the same bytes twice, base-256

@@ -1,4 +1,4 @@
-/* test-suite.c: client/suite.h: baselines files good and bad (each error's
+/* test-suite.c: client/report/suite.h: baselines files good and bad (each error's
  * text and line), target matching, the report's arithmetic on numbers
  * checked by hand and with numpy, what it prints, and the Welch comparison
  * (test-stats.c's example: t 2.455, df 24.99, p 0.0214). */

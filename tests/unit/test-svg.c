@@ -1,4 +1,4 @@
-/* test-svg.c: lib/html.h and lib/svg.h: escaping (markup characters,
+/* test-svg.c: client/report/html.h and client/report/svg.h: escaping (markup characters,
  * invalid UTF-8, control characters), numeric cells, tick values, compact
  * numbers, and plots that stay well-formed XML with no "nan" or "inf"
  * anywhere whatever the data (NaN, infinities, nothing at all, one point,
