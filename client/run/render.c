@@ -170,18 +170,60 @@ char *run_id_new(void)
         return xasprintf("%s-%04x", stamp, rnd);
 }
 
-struct ctx {
-        const cJSON *sys;
-        const char *name;
+/* Everything a launch script says, read once from the system, its workload
+ * section and the render options (plan_fill()); the emitters below read
+ * only this. */
+struct plan {
+        const char *name;               /* the system's */
+        const char *path;               /* its file */
         const struct workload *w;
-        const char *launcher;
-        const char *runtime;
-        bool container;
-        long nodes, ranks, gpus;
-        bool bench;             /* throughput mode: the section's benchmark_steps > 0 */
-        char *data, *logs, *pretrained;
-        char *image;            /* container.image, ~/ expanded */
-        const char *bin;        /* where the rank-side programs are, as the launch sees them */
+        const cJSON *section;           /* the workload's section of the system */
+        const char *run_id, *version;
+        int trials;
+        const char *launcher;           /* local, mpirun or slurm */
+        const char *organization;
+        long nodes, ranks, gpus;        /* ranks and GPUs per node */
+        bool bench;                     /* throughput mode: the section's benchmark_steps > 0 */
+        const char *pretrained_file;    /* the section's pretrained, NULL when none */
+        long seed;                      /* the section's first seed, -1: drawn per trial */
+        char *data, *logs, *pretrained; /* ~/ expanded; data: the staged copy when staging is required */
+        char *bin_dir;                  /* BENCHD_BIN: benchd's programs outside a container */
+        const char *bin;                /* where the rank-side programs are, as the launch sees them */
+        const cJSON *env;               /* the system's env: NAME -> value, null: not set */
+        bool env_nccl_ifname;           /* env names NCCL_SOCKET_IFNAME */
+        bool clear_caches;
+        int benchd_port;
+        struct {
+                const char *runtime;    /* none, docker, podman, apptainer, singularity, charliecloud */
+                bool on;                /* not none */
+                char *image;            /* ~/ expanded */
+                const char *bin_dir;    /* the programs in the image */
+                const cJSON *options, *binds, *ulimits;
+        } container;
+        struct {
+                const char *command, *bind_to, *map_by;
+                const char *interface;  /* NULL: none */
+                char *hostfile;         /* ~/ expanded, NULL: none */
+                const cJSON *hosts, *mca, *extra_options;
+                bool tag_output;
+                bool mca_single_copy;   /* mca sets btl_vader_single_copy_mechanism */
+                bool mca_tcp_if;        /* mca sets btl_tcp_if_include */
+        } mpirun;
+        struct {
+                bool srun;              /* slurm.launch: srun (else mpirun) */
+                bool exclusive;
+                const char *mpi, *job_name, *mem, *time_limit, *partition, *account, *qos;
+                const cJSON *extra_options;
+        } slurm;
+        struct {
+                bool on;                /* binding.policy auto: benchd-bind before each rank */
+                bool ask_benchd;        /* binding.source auto: the node's benchd knows better */
+                char **specs;           /* per local rank: CPUS:MEM[:NIC] */
+        } bind;
+        struct {
+                bool require;
+                const char *name, *destination;
+        } staging;
 };
 
 /* BENCHD_BIN: where the programs are outside a container */
@@ -210,12 +252,12 @@ static void flag_name(const char *key, struct bd_buf *out)
 }
 
 /* The trainer's command line, from the workload's section of the system. */
-static void trainer_args(const struct ctx *c, struct words *w)
+static void trainer_args(const struct plan *c, struct words *w)
 {
         words_add_prog(w, c->bin, c->w->program);
-        const cJSON *sec = sys_get(c->sys, c->w->name);
+        const cJSON *sec = c->section;
         if (c->w->dataset)
-                words_add(w, "--data"), words_add(w, c->container ? "/data" : c->data);
+                words_add(w, "--data"), words_add(w, c->container.on ? "/data" : c->data);
         const cJSON *v;
         cJSON_ArrayForEach(v, sec) {
                 const char *k = v->string;
@@ -238,17 +280,17 @@ static void trainer_args(const struct ctx *c, struct words *w)
                 words_add(w, flag.s);
                 words_add(w, val.s ? val.s : "");       /* an empty list: none */
         }
-        const char *pre = sys_str(sec, "pretrained");
+        const char *pre = c->pretrained_file;
         if (pre) {
                 words_add(w, "--pretrained");
                 if (pre[0] == '/')
                         words_add(w, pre);
                 else
-                        words_addf(w, "%s/%s", c->container ? "/pretrained" : c->pretrained, pre);
+                        words_addf(w, "%s/%s", c->container.on ? "/pretrained" : c->pretrained, pre);
         }
         if (c->bench) {
                 words_add(w, "--result");
-                words_add(w, c->container ? RAW "\"/logs/${RUN_ID}_${trial}.json\""
+                words_add(w, c->container.on ? RAW "\"/logs/${RUN_ID}_${trial}.json\""
                                           : RAW "\"$LOGDIR/${RUN_ID}_${trial}.json\"");
         }
         words_add(w, "--platform");
@@ -257,43 +299,28 @@ static void trainer_args(const struct ctx *c, struct words *w)
                 words_add(w, "--seed");
                 words_add(w, RAW "\"$seed\"");
         }
-        words_add_list(w, sys_get(sec, "extra_args"));
+        words_add_list(w, json_get(sec, "extra_args"));
 }
 
 /* benchd-bind -r CPUS:MEM[:NIC]... -- */
-static int binding_args(const struct ctx *c, const char *bind_bin, struct words *w, struct bd_err *err)
+static void binding_args(const struct plan *c, const char *bind_bin, struct words *w)
 {
-        if (!streq(sys_str(c->sys, "binding.policy"), "auto"))
-                return 0;
-        struct bd_topo topo;
-        int r = system_topo(c->sys, &topo, err);
-        if (r < 0)
-                return r;
-        _cleanup_free_ struct bd_rank_bind *plan = NULL;
-        r = bind_plan(&topo, (int)c->ranks, &plan, err);
-        if (r < 0)
-                return r;
+        if (!c->bind.on)
+                return;
         words_add_prog(w, bind_bin, "benchd-bind");
         for (long i = 0; i < c->ranks; i++) {
-                _cleanup_buf_ struct bd_buf spec = BD_BUF_INIT;
-                cpuset_format(&plan[i].cpus, &spec);
-                buf_printf(&spec, ":%d", plan[i].numa);
-                if (plan[i].nic >= 0 && topo.nics[plan[i].nic].kind != NIC_EFA &&
-                    bd_nic_kind_rdma(topo.nics[plan[i].nic].kind))
-                        buf_printf(&spec, ":%s", topo.nics[plan[i].nic].name);
                 words_add(w, "-r");
-                words_add(w, spec.s);
+                words_add(w, c->bind.specs[i]);
         }
-        if (streq(sys_str(c->sys, "binding.source"), "auto")) {
+        if (c->bind.ask_benchd) {
                 /* the node's own benchd, when it runs there, knows the real wiring */
                 words_add(w, "--benchd");
-                words_addf(w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port"));
+                words_addf(w, "http://127.0.0.1:%d", c->benchd_port);
         }
         words_add(w, "--");
-        return 0;
 }
 
-static void container_binds(const struct ctx *c, const char *flag, struct words *w)
+static void container_binds(const struct plan *c, const char *flag, struct words *w)
 {
         /* only what the trainer reads or writes: a bind of a directory
          * the node lacks fails the container's start */
@@ -301,7 +328,7 @@ static void container_binds(const struct ctx *c, const char *flag, struct words 
                 words_add(w, flag);
                 words_addf(w, "%s:/data", c->data);
         }
-        const char *pre = sys_str(sys_get(c->sys, c->w->name), "pretrained");
+        const char *pre = c->pretrained_file;
         if (pre && pre[0] != '/') {
                 words_add(w, flag);
                 words_addf(w, "%s:/pretrained", c->pretrained);
@@ -312,7 +339,7 @@ static void container_binds(const struct ctx *c, const char *flag, struct words 
                 words_addf(w, "%s:/logs", c->logs);
         }
         const cJSON *e;
-        cJSON_ArrayForEach(e, sys_get(c->sys, "container.binds")) {
+        cJSON_ArrayForEach(e, c->container.binds) {
                 words_add(w, flag);
                 words_add(w, e->valuestring);
         }
@@ -327,36 +354,36 @@ static bool runtime_is_daemon(const char *runtime)
 
 /* apptainer/singularity/charliecloud: the prefix that runs a command in the
  * image; for every rank of a launch (ranks), or once */
-static void container_exec(const struct ctx *c, bool ranks, struct words *w)
+static void container_exec(const struct plan *c, bool ranks, struct words *w)
 {
-        const char *image = c->image;
-        if (streq(c->runtime, "apptainer") || streq(c->runtime, "singularity")) {
-                words_add(w, c->runtime);
+        const char *image = c->container.image;
+        if (streq(c->container.runtime, "apptainer") || streq(c->container.runtime, "singularity")) {
+                words_add(w, c->container.runtime);
                 words_add(w, "exec");
                 if (c->gpus > 0)
                         words_add(w, "--nv");
                 container_binds(c, "-B", w);
-                words_add_list(w, sys_get(c->sys, "container.options"));
+                words_add_list(w, c->container.options);
                 words_add(w, image);
-        } else if (streq(c->runtime, "charliecloud")) {
+        } else if (streq(c->container.runtime, "charliecloud")) {
                 words_add(w, "ch-run");
                 if (ranks && c->nodes == 1)
                         words_add(w, "--join");  /* one container: see mpirun_common() */
                 container_binds(c, "-b", w);
-                words_add_list(w, sys_get(c->sys, "container.options"));
+                words_add_list(w, c->container.options);
                 words_add(w, image);
                 words_add(w, "--");
         }
 }
 
-static void mpirun_common(const struct ctx *c, struct words *w)
+static void mpirun_common(const struct plan *c, struct words *w)
 {
         words_add(w, "--bind-to");
-        words_add(w, sys_str(c->sys, "mpirun.bind_to"));
+        words_add(w, c->mpirun.bind_to);
         words_add(w, "--map-by");
-        words_add(w, sys_str(c->sys, "mpirun.map_by"));
+        words_add(w, c->mpirun.map_by);
         const cJSON *e;
-        cJSON_ArrayForEach(e, sys_get(c->sys, "mpirun.mca")) {
+        cJSON_ArrayForEach(e, c->mpirun.mca) {
                 _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
                 env_scalar(e, &v);
                 words_add(w, "--mca");
@@ -370,95 +397,89 @@ static void mpirun_common(const struct ctx *c, struct words *w)
          * On one node the ranks join one container (ch-run --join, below);
          * across nodes (the test cluster's emulated ones share a host, where
          * --join's peer groups are not the nodes) the single copy is off. */
-        if (c->runtime && streq(c->runtime, "charliecloud") && c->nodes > 1 &&
-            !sys_get(c->sys, "mpirun.mca.btl_vader_single_copy_mechanism")) {
+        if (streq(c->container.runtime, "charliecloud") && c->nodes > 1 && !c->mpirun.mca_single_copy) {
                 words_add(w, "--mca");
                 words_add(w, "btl_vader_single_copy_mechanism");
                 words_add(w, "none");
         }
-        const char *iface = sys_str(c->sys, "mpirun.interface");
-        if (iface && !sys_get(c->sys, "mpirun.mca.btl_tcp_if_include")) {
+        const char *iface = c->mpirun.interface;
+        if (iface && !c->mpirun.mca_tcp_if) {
                 words_add(w, "--mca");
                 words_add(w, "btl_tcp_if_include");
                 words_add(w, iface);
         }
-        cJSON_ArrayForEach(e, sys_get(c->sys, "env")) {
+        cJSON_ArrayForEach(e, c->env) {
                 if (cJSON_IsNull(e))
                         continue;
                 words_add(w, "-x");
                 words_add(w, e->string);
         }
-        if (iface && !sys_get(c->sys, "env.NCCL_SOCKET_IFNAME")) {
+        if (iface && !c->env_nccl_ifname) {
                 words_add(w, "-x");
                 words_add(w, "NCCL_SOCKET_IFNAME");
         }
-        if (sys_bool(c->sys, "mpirun.tag_output"))
+        if (c->mpirun.tag_output)
                 words_add(w, "--tag-output");
-        words_add_list(w, sys_get(c->sys, "mpirun.extra_options"));
+        words_add_list(w, c->mpirun.extra_options);
+}
+
+/* mpirun's hosts: the hostfile, or -H with the hosts and their slots */
+static void mpirun_hosts(const struct plan *c, struct words *w)
+{
+        if (c->mpirun.hostfile && !streq(c->launcher, "local")) {
+                words_add(w, "--hostfile");
+                words_add(w, c->mpirun.hostfile);
+                return;
+        }
+        _cleanup_buf_ struct bd_buf h = BD_BUF_INIT;
+        const cJSON *e;
+        if (cJSON_GetArraySize(c->mpirun.hosts) > 0 && !streq(c->launcher, "local"))
+                cJSON_ArrayForEach(e, c->mpirun.hosts)
+                        buf_printf(&h, "%s%s:%ld", h.len ? "," : "", e->valuestring, c->ranks);
+        else
+                buf_printf(&h, "localhost:%ld", c->ranks);
+        words_add(w, "-H");
+        words_add(w, h.s);
 }
 
 /* The command that starts all ranks of one trial. */
-static int launch_command(const struct ctx *c, struct words *w, struct bd_err *err)
+static void launch_command(const struct plan *c, struct words *w)
 {
-        bool docker = runtime_is_daemon(c->runtime);
-        const char *mpirun = sys_str(c->sys, "mpirun.command");
-        int r;
+        bool docker = runtime_is_daemon(c->container.runtime);
         if (docker) {
-                words_add(w, c->runtime);
+                words_add(w, c->container.runtime);
                 words_add(w, "exec");
                 words_add(w, RAW "\"$CONTAINER\"");
         }
-        if (streq(c->launcher, "slurm") && streq(sys_str(c->sys, "slurm.launch"), "srun")) {
+        if (streq(c->launcher, "slurm") && c->slurm.srun) {
                 words_add(w, "srun");
                 words_add(w, RAW "--ntasks=\"$SLURM_NTASKS\"");
                 words_addf(w, "--ntasks-per-node=%ld", c->ranks);
                 words_add(w, "--cpu-bind=none");
                 words_add(w, "--export=ALL");
-                const char *mpi = sys_str(c->sys, "slurm.mpi");
-                if (mpi)
-                        words_addf(w, "--mpi=%s", mpi);
+                if (c->slurm.mpi)
+                        words_addf(w, "--mpi=%s", c->slurm.mpi);
         } else {
-                words_add(w, mpirun);
+                words_add(w, c->mpirun.command);
                 words_add(w, "-np");
                 if (streq(c->launcher, "slurm")) {
                         words_add(w, RAW "\"$SLURM_NTASKS\"");
                 } else {
                         words_addf(w, "%ld", c->nodes * c->ranks);
-                        const char *hostfile = sys_str(c->sys, "mpirun.hostfile");
-                        const cJSON *hosts = sys_get(c->sys, "mpirun.hosts");
-                        if (hostfile && !streq(c->launcher, "local")) {
-                                _cleanup_free_ char *hf = expand_home(hostfile);
-                                words_add(w, "--hostfile");
-                                words_add(w, hf);
-                        } else {
-                                _cleanup_buf_ struct bd_buf h = BD_BUF_INIT;
-                                const cJSON *e;
-                                if (cJSON_GetArraySize(hosts) > 0 && !streq(c->launcher, "local"))
-                                        cJSON_ArrayForEach(e, hosts)
-                                                buf_printf(&h, "%s%s:%ld", h.len ? "," : "", e->valuestring, c->ranks);
-                                else
-                                        buf_printf(&h, "localhost:%ld", c->ranks);
-                                words_add(w, "-H");
-                                words_add(w, h.s);
-                        }
+                        mpirun_hosts(c, w);
                 }
                 mpirun_common(c, w);
         }
-        r = binding_args(c, docker ? sys_str(c->sys, "container.bin_dir") : "$BENCHD_BIN", w, err);
-        if (r < 0)
-                return r;
+        binding_args(c, docker ? c->container.bin_dir : "$BENCHD_BIN", w);
         if (!docker)
                 container_exec(c, true, w);
         trainer_args(c, w);
-        return 0;
 }
 
-static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *out)
+static void emit_sbatch(const struct plan *c, struct bd_buf *out)
 {
-        const cJSON *sys = c->sys;
-        const char *job = sys_str(sys, "slurm.job_name");
-        if (job)
-                buf_printf(out, "#SBATCH --job-name=%s\n", job);
+        if (c->slurm.job_name)
+                buf_printf(out, "#SBATCH --job-name=%s\n", c->slurm.job_name);
         else
                 buf_printf(out, "#SBATCH --job-name=benchd-%s-%s\n", c->w->name, c->name);
         buf_printf(out, "#SBATCH --nodes=%ld\n", c->nodes);
@@ -466,23 +487,22 @@ static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *
         buf_printf(out, "#SBATCH --ntasks=%ld\n", c->nodes * c->ranks);
         if (c->gpus > 0)
                 buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->gpus);
-        if (sys_bool(sys, "slurm.exclusive"))
+        if (c->slurm.exclusive)
                 buf_puts(out, "#SBATCH --exclusive\n");
-        const char *s;
-        if ((s = sys_str(sys, "slurm.mem")))
-                buf_printf(out, "#SBATCH --mem=%s\n", s);
-        if ((s = sys_str(sys, "slurm.time_limit")))
-                buf_printf(out, "#SBATCH --time=%s\n", s);
-        if ((s = sys_str(sys, "slurm.partition")))
-                buf_printf(out, "#SBATCH --partition=%s\n", s);
-        if ((s = sys_str(sys, "slurm.account")))
-                buf_printf(out, "#SBATCH --account=%s\n", s);
-        if ((s = sys_str(sys, "slurm.qos")))
-                buf_printf(out, "#SBATCH --qos=%s\n", s);
-        buf_printf(out, "#SBATCH --output=%s/%s_slurm-%%j.out\n", c->logs, run_id);
+        if (c->slurm.mem)
+                buf_printf(out, "#SBATCH --mem=%s\n", c->slurm.mem);
+        if (c->slurm.time_limit)
+                buf_printf(out, "#SBATCH --time=%s\n", c->slurm.time_limit);
+        if (c->slurm.partition)
+                buf_printf(out, "#SBATCH --partition=%s\n", c->slurm.partition);
+        if (c->slurm.account)
+                buf_printf(out, "#SBATCH --account=%s\n", c->slurm.account);
+        if (c->slurm.qos)
+                buf_printf(out, "#SBATCH --qos=%s\n", c->slurm.qos);
+        buf_printf(out, "#SBATCH --output=%s/%s_slurm-%%j.out\n", c->logs, c->run_id);
         buf_puts(out, "#SBATCH --no-requeue\n");
         const cJSON *e;
-        cJSON_ArrayForEach(e, sys_get(sys, "slurm.extra_options"))
+        cJSON_ArrayForEach(e, c->slurm.extra_options)
                 buf_printf(out, "#SBATCH %s\n", e->valuestring);
 }
 
@@ -491,7 +511,7 @@ static void emit_sbatch(const struct ctx *c, const char *run_id, struct bd_buf *
  * "benchd: could not reach the nodes to WHAT (...)" when the launch fails.
  * With fail set, that failure is the function's status; else it is only
  * said. */
-static void emit_on_every_node(const struct ctx *c, const char *fn, const char *what, bool fail, struct bd_buf *out)
+static void emit_on_every_node(const struct plan *c, const char *fn, const char *what, bool fail, struct bd_buf *out)
 {
         const char *tail = fail ? " >&2; return 1; }" : "";
         if (streq(c->launcher, "slurm")) {
@@ -505,16 +525,14 @@ static void emit_on_every_node(const struct ctx *c, const char *fn, const char *
                 _cleanup_free_ char *call = xasprintf(RAW "\"$(declare -f %s); %s\"", fn, fn);
                 _cleanup_free_ char *msg = xasprintf("benchd: %s %s (mpirun failed)",
                                                      fail ? "could not" : "could not reach the nodes to", what);
-                words_add(&w, sys_str(c->sys, "mpirun.command"));
-                const char *hostfile = sys_str(c->sys, "mpirun.hostfile");
-                if (hostfile) {
-                        _cleanup_free_ char *hf = expand_home(hostfile);
+                words_add(&w, c->mpirun.command);
+                if (c->mpirun.hostfile) {
                         words_add(&w, "--hostfile");
-                        words_add(&w, hf);
+                        words_add(&w, c->mpirun.hostfile);
                 } else {
                         _cleanup_buf_ struct bd_buf h = BD_BUF_INIT;
                         const cJSON *e;
-                        cJSON_ArrayForEach(e, sys_get(c->sys, "mpirun.hosts"))
+                        cJSON_ArrayForEach(e, c->mpirun.hosts)
                                 buf_printf(&h, "%s%s", h.len ? "," : "", e->valuestring);
                         words_add(&w, "-H");
                         words_add(&w, h.s);
@@ -543,7 +561,7 @@ static void emit_on_every_node(const struct ctx *c, const char *fn, const char *
                 buf_printf(out, "    %s\n", fn);
 }
 
-static void emit_cache_drop(const struct ctx *c, struct bd_buf *out)
+static void emit_cache_drop(const struct plan *c, struct bd_buf *out)
 {
         buf_puts(out,
                  "# Drop the page cache on every node so each trial reads its data cold.\n"
@@ -567,16 +585,16 @@ static void emit_cache_drop(const struct ctx *c, struct bd_buf *out)
 /* staging.require: before each trial, every node's benchd must have the
  * dataset staged where the trainers will read it, complete and without
  * errors (benchd-bind --check-dataset asks it). */
-static void emit_staging_check(const struct ctx *c, const char *bin_dir, struct bd_buf *out)
+static void emit_staging_check(const struct plan *c, struct bd_buf *out)
 {
         struct words w = { 0 };
-        words_add_prog(&w, bin_dir, "benchd-bind");
+        words_add_prog(&w, c->bin_dir, "benchd-bind");
         words_add(&w, "--check-dataset");
-        words_add(&w, sys_str(c->sys, "staging.name"));
+        words_add(&w, c->staging.name);
         words_add(&w, "--dataset-dir");
-        words_add(&w, sys_str(c->sys, "staging.destination"));
+        words_add(&w, c->staging.destination);
         words_add(&w, "--benchd");
-        words_addf(&w, "http://127.0.0.1:%d", (int)sys_num(c->sys, "benchd.port"));
+        words_addf(&w, "http://127.0.0.1:%d", c->benchd_port);
         buf_puts(out, "# The dataset must be staged and verified on every node (benchctl stage --system ...).\n"
                       "check_staged() {\n");
         emit_command(out, "    ", &w);
@@ -598,12 +616,12 @@ static void emit_inline(struct bd_buf *out, const struct words *w)
  * (which node cannot, and why, instead of N failed trials), and what it
  * holds is compared with the host (benchd's version, Open MPI's major
  * version); both go into the job output and every trial's log. */
-static void emit_image_check(const struct ctx *c, const struct render_opts *o, struct bd_buf *out)
+static void emit_image_check(const struct plan *c, struct bd_buf *out)
 {
-        bool daemon = runtime_is_daemon(c->runtime);
+        bool daemon = runtime_is_daemon(c->container.runtime);
         struct words ex = { 0 };        /* the prefix that runs a command in the image */
         if (daemon) {
-                words_add(&ex, c->runtime);
+                words_add(&ex, c->container.runtime);
                 words_add(&ex, "exec");
                 words_add(&ex, RAW "\"$CONTAINER\"");
         } else
@@ -652,14 +670,14 @@ static void emit_image_check(const struct ctx *c, const struct render_opts *o, s
         emit_inline(out, &info);
         buf_puts(out, " 2>/dev/null | sed -n 's/.*\"build_date\":[[:space:]]*\"\\([^\"]*\\)\".*/\\1/p')\n");
         buf_printf(out, "    host_mpi=$(%s --version 2>/dev/null | sed -n 's/.*(Open MPI) //p' | head -n 1)\n",
-                   sys_str(c->sys, "mpirun.command"));
+                   c->mpirun.command);
         buf_printf(out, "    echo \"benchd: image $IMAGE (%s): benchd ${version:-unknown}, Open MPI ${mpi:-none}, "
-                        "built ${built:-unknown}\"\n", c->runtime);
-        buf_printf(out, "    echo \"benchd: host $(hostname): benchctl %s, Open MPI ${host_mpi:-none}\"\n", o->version);
+                        "built ${built:-unknown}\"\n", c->container.runtime);
+        buf_printf(out, "    echo \"benchd: host $(hostname): benchctl %s, Open MPI ${host_mpi:-none}\"\n", c->version);
         buf_printf(out, "    if [ -n \"$version\" ] && [ \"$version\" != %s ]; then\n"
                         "        echo \"benchd: warning: the image's benchd $version is not the host's benchctl %s "
                         "(rebuild the image: benchctl image build)\"\n"
-                        "    fi\n", o->version, o->version);
+                        "    fi\n", c->version, c->version);
         buf_puts(out, "    if [ -n \"$mpi\" ] && [ -n \"$host_mpi\" ] && [ \"${mpi%%.*}\" != \"${host_mpi%%.*}\" ]; then\n"
                       "        echo \"benchd: warning: the image's Open MPI $mpi is another major version than the "
                       "host's $host_mpi\"\n"
@@ -678,44 +696,42 @@ static void emit_image_check(const struct ctx *c, const struct render_opts *o, s
 }
 
 /* The script's opening: what it is, the sbatch header, the shell options. */
-static void emit_header(const struct ctx *c, const struct bd_system *s, const struct render_opts *o, int trials,
-                        struct bd_buf *out)
+static void emit_header(const struct plan *c, struct bd_buf *out)
 {
         buf_puts(out, "#!/bin/bash\n");
-        buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", o->workload,
-                   s->name, c->nodes, c->nodes == 1 ? "" : "s", c->ranks, c->ranks == 1 ? "" : "s", trials,
-                   trials == 1 ? "" : "s");
-        buf_printf(out, "# Rendered by benchctl %s for run %s from %s.\n", o->version, o->run_id, s->path);
-        buf_printf(out, "# The resolved configuration: benchctl show %s\n", s->name);
+        buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", c->w->name,
+                   c->name, c->nodes, c->nodes == 1 ? "" : "s", c->ranks, c->ranks == 1 ? "" : "s", c->trials,
+                   c->trials == 1 ? "" : "s");
+        buf_printf(out, "# Rendered by benchctl %s for run %s from %s.\n", c->version, c->run_id, c->path);
+        buf_printf(out, "# The resolved configuration: benchctl show %s\n", c->name);
         if (streq(c->launcher, "slurm"))
-                emit_sbatch(c, o->run_id, out);
+                emit_sbatch(c, out);
         buf_puts(out, "set -uo pipefail\n\n");
 }
 
 /* The run's shell variables: its id, trials, log directory, the trainers'
  * directory where the launch uses it, the image. */
-static void emit_variables(const struct ctx *c, const struct render_opts *o, int trials, const char *bin_dir,
-                           const struct words *launch, struct bd_buf *out)
+static void emit_variables(const struct plan *c, const struct words *launch, struct bd_buf *out)
 {
-        shell_assign(out, "RUN_ID", o->run_id);
-        buf_printf(out, "NTRIALS=%d\n", trials);
+        shell_assign(out, "RUN_ID", c->run_id);
+        buf_printf(out, "NTRIALS=%d\n", c->trials);
         shell_assign(out, "LOGDIR", c->logs);
         bool uses_bin = false;
         for (size_t i = 0; i < launch->n; i++)
                 uses_bin |= strstr(launch->v[i], "$BENCHD_BIN") != NULL;
         if (uses_bin)
-                shell_assign(out, "BENCHD_BIN", bin_dir);
-        if (c->container)
-                shell_assign(out, "IMAGE", c->image);
+                shell_assign(out, "BENCHD_BIN", c->bin_dir);
+        if (c->container.on)
+                shell_assign(out, "IMAGE", c->container.image);
         buf_putc(out, '\n');
 }
 
 /* The system's "env" for every rank, and NCCL's interface from mpirun's. */
-static void emit_environment(const struct bd_system *s, struct bd_buf *out)
+static void emit_environment(const struct plan *c, struct bd_buf *out)
 {
         const cJSON *e;
         bool any_env = false;
-        cJSON_ArrayForEach(e, sys_get(s->json, "env")) {
+        cJSON_ArrayForEach(e, c->env) {
                 if (cJSON_IsNull(e))
                         continue;
                 if (!any_env)
@@ -727,8 +743,8 @@ static void emit_environment(const struct bd_system *s, struct bd_buf *out)
                 env_value(out, v.s);
                 buf_putc(out, '\n');
         }
-        const char *iface = sys_str(s->json, "mpirun.interface");
-        if (iface && !sys_get(s->json, "env.NCCL_SOCKET_IFNAME")) {
+        const char *iface = c->mpirun.interface;
+        if (iface && !c->env_nccl_ifname) {
                 buf_puts(out, "export NCCL_SOCKET_IFNAME=");
                 buf_shell_quote(out, iface);
                 buf_putc(out, '\n');
@@ -744,21 +760,21 @@ static void emit_environment(const struct bd_system *s, struct bd_buf *out)
 
 /* Docker and podman: one long-lived container for all trials, started
  * here (its failure is the image check's) and removed on exit. */
-static void emit_daemon_container(const struct ctx *c, const struct bd_system *s, struct bd_buf *out)
+static void emit_daemon_container(const struct plan *c, struct bd_buf *out)
 {
         const cJSON *e;
         struct words d = { 0 };
-        words_add(&d, c->runtime);
+        words_add(&d, c->container.runtime);
         words_add(&d, "run");
         words_add(&d, "-d");
         words_add(&d, "--rm");
         words_add(&d, "--name");
         words_add(&d, RAW "\"$CONTAINER\"");
         if (c->gpus > 0)
-                words_add(&d, streq(c->runtime, "podman") ? "--device=nvidia.com/gpu=all" : "--gpus=all");
+                words_add(&d, streq(c->container.runtime, "podman") ? "--device=nvidia.com/gpu=all" : "--gpus=all");
         words_add(&d, "--net=host");
         words_add(&d, "--ipc=host");
-        cJSON_ArrayForEach(e, sys_get(s->json, "container.ulimits")) {
+        cJSON_ArrayForEach(e, c->container.ulimits) {
                 _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
                 env_scalar(e, &v);
                 if (!v.s || !v.s[0])
@@ -767,7 +783,7 @@ static void emit_daemon_container(const struct ctx *c, const struct bd_system *s
                 words_addf(&d, "%s=%s", e->string, v.s ? v.s : "");
         }
         container_binds(c, "-v", &d);
-        cJSON_ArrayForEach(e, sys_get(s->json, "env"))
+        cJSON_ArrayForEach(e, c->env)
                 if (!cJSON_IsNull(e))
                         words_add(&d, "-e"), words_add(&d, e->string);
         /* as root, the container's mpirun must be told too (passed only
@@ -776,13 +792,13 @@ static void emit_daemon_container(const struct ctx *c, const struct bd_system *s
         words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT");
         words_add(&d, "-e");
         words_add(&d, "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM");
-        words_add_list(&d, sys_get(s->json, "container.options"));
-        words_add(&d, c->image);
+        words_add_list(&d, c->container.options);
+        words_add(&d, c->container.image);
         words_add(&d, "sleep");
         words_add(&d, "infinity");
         buf_printf(out, "# One long-lived container for all trials, removed on exit\n"
                         "CONTAINER=benchd-$RUN_ID\n"
-                        "trap '%s rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n", c->runtime);
+                        "trap '%s rm -f \"$CONTAINER\" >/dev/null 2>&1' EXIT\n", c->container.runtime);
         buf_puts(out, "if ! out=$(");
         emit_inline(out, &d);
         buf_puts(out, " 2>&1); then\n"
@@ -796,19 +812,18 @@ static void emit_daemon_container(const struct ctx *c, const struct bd_system *s
 
 /* run_trial TRIAL SEED: the pre-trial checks, the timed launch and the
  * MLPerf RESULT line. */
-static void emit_run_trial(const struct ctx *c, const struct bd_system *s, const struct render_opts *o,
-                           bool staged, bool clear, const struct words *launch, struct bd_buf *out)
+static void emit_run_trial(const struct plan *c, const struct words *launch, struct bd_buf *out)
 {
         buf_puts(out, "run_trial() {\n"
                       "    local trial=$1 seed=$2 start end rc\n");
         buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, seed $seed\"\n",
-                   s->name, o->workload);
-        if (c->container)
+                   c->name, c->w->name);
+        if (c->container.on)
                 buf_puts(out, "    echo \"$IMAGE_INFO\"\n");
-        if (staged)
+        if (c->staging.require)
                 buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
                               "node: trial $trial not started\" >&2; return 1; }\n");
-        if (clear)
+        if (c->clear_caches)
                 buf_puts(out, "    clear_caches\n");
         buf_puts(out, "    start=$(date +%s)\n"
                       "    echo \"STARTING TIMING RUN AT $(date -d \"@$start\" '+%Y-%m-%d %r')\"\n");
@@ -817,20 +832,19 @@ static void emit_run_trial(const struct ctx *c, const struct bd_system *s, const
                       "    end=$(date +%s)\n"
                       "    echo \"ENDING TIMING RUN AT $(date -d \"@$end\" '+%Y-%m-%d %r')\"\n");
         buf_printf(out, "    echo \"RESULT,%s,,$((end - start)),%s,$(date -d \"@$start\" '+%%Y-%%m-%%d %%r')\"\n",
-                   c->w->result_name, sys_str(s->json, "organization"));
+                   c->w->result_name, c->organization);
         buf_puts(out, "    return \"$rc\"\n"
                       "}\n\n");
 }
 
 /* The trials, one after another, each with its seed and log, and the
  * markers benchctl follows (run.h). */
-static void emit_trial_loop(const struct ctx *c, const struct bd_system *s, struct bd_buf *out)
+static void emit_trial_loop(const struct plan *c, struct bd_buf *out)
 {
-        long base_seed = json_int(sys_get(s->json, c->w->name), "seed", -1);
         buf_puts(out, "failed=0\n"
                       "for trial in $(seq 1 \"$NTRIALS\"); do\n");
-        if (base_seed >= 0)
-                buf_printf(out, "    seed=$((%ld + trial))\n", base_seed);
+        if (c->seed >= 0)
+                buf_printf(out, "    seed=$((%ld + trial))\n", c->seed);
         else
                 buf_puts(out, "    seed=$(( (RANDOM << 15) | RANDOM ))\n");
         buf_puts(out, "    log=\"$LOGDIR/${RUN_ID}_${trial}.log\"\n"
@@ -844,61 +858,133 @@ static void emit_trial_loop(const struct ctx *c, const struct bd_system *s, stru
                       "[ \"$failed\" -eq 0 ]\n");
 }
 
-static void emit_script(const struct ctx *c, const struct bd_system *s, const struct render_opts *o, int trials,
-                        const char *bin_dir, const struct words *launch, struct bd_buf *out)
+static void emit_script(const struct plan *c, const struct words *launch, struct bd_buf *out)
 {
-        emit_header(c, s, o, trials, out);
-        emit_variables(c, o, trials, bin_dir, launch, out);
-        emit_environment(s, out);
+        emit_header(c, out);
+        emit_variables(c, launch, out);
+        emit_environment(c, out);
         buf_puts(out, "mkdir -p \"$LOGDIR\" || { echo \"benchd: cannot create log directory $LOGDIR\" >&2; exit 1; }\n\n");
-        bool clear = sys_bool(s->json, "clear_caches");
-        if (clear)
+        if (c->clear_caches)
                 emit_cache_drop(c, out);
-        bool staged = sys_bool(s->json, "staging.require");
-        if (staged)
-                emit_staging_check(c, bin_dir, out);
-        if (runtime_is_daemon(c->runtime))
-                emit_daemon_container(c, s, out);
-        if (c->container)
-                emit_image_check(c, o, out);
-        emit_run_trial(c, s, o, staged, clear, launch, out);
-        emit_trial_loop(c, s, out);
+        if (c->staging.require)
+                emit_staging_check(c, out);
+        if (runtime_is_daemon(c->container.runtime))
+                emit_daemon_container(c, out);
+        if (c->container.on)
+                emit_image_check(c, out);
+        emit_run_trial(c, launch, out);
+        emit_trial_loop(c, out);
+}
+
+/* benchd-bind's -r of each local rank, from the system's declared topology */
+static int plan_binding(struct plan *c, const cJSON *sys, struct bd_err *err)
+{
+        struct bd_topo topo;
+        int r = system_topo(sys, &topo, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ struct bd_rank_bind *ranks = NULL;
+        r = bind_plan(&topo, (int)c->ranks, &ranks, err);
+        if (r < 0)
+                return r;
+        c->bind.specs = xcalloc((size_t)c->ranks + 1, sizeof(char *));
+        for (long i = 0; i < c->ranks; i++) {
+                _cleanup_buf_ struct bd_buf spec = BD_BUF_INIT;
+                cpuset_format(&ranks[i].cpus, &spec);
+                buf_printf(&spec, ":%d", ranks[i].numa);
+                if (ranks[i].nic >= 0 && topo.nics[ranks[i].nic].kind != NIC_EFA &&
+                    bd_nic_kind_rdma(topo.nics[ranks[i].nic].kind))
+                        buf_printf(&spec, ":%s", topo.nics[ranks[i].nic].name);
+                c->bind.specs[i] = TAKE_PTR(spec.s);
+        }
+        return 0;
+}
+
+static void plan_release(struct plan *c)
+{
+        free(c->data);
+        free(c->logs);
+        free(c->pretrained);
+        free(c->bin_dir);
+        free(c->container.image);
+        free(c->mpirun.hostfile);
+        for (long i = 0; c->bind.specs && i < c->ranks; i++)
+                free(c->bind.specs[i]);
+        free(c->bind.specs);
+}
+
+/* Reads everything the script needs from the system and the options, once. */
+static int plan_fill(const struct bd_system *s, const struct render_opts *o, struct plan *c, struct bd_err *err)
+{
+        const cJSON *j = s->json;
+        *c = (struct plan){ .name = s->name, .path = s->path, .run_id = o->run_id, .version = o->version };
+        if (!(c->w = workload_lookup(o->workload, err)))
+                return -ENOENT;
+        c->section = sys_get(j, c->w->name);
+        c->trials = o->trials > 0 ? o->trials : (int)sys_int(j, "trials");
+        c->launcher = sys_str(j, "launcher");
+        c->organization = sys_str(j, "organization");
+        c->nodes = sys_int(j, "nodes");
+        c->ranks = sys_int(j, "ranks_per_node");
+        c->gpus = sys_int(j, "gpus_per_node");
+        c->bench = json_int(c->section, "benchmark_steps", 0) > 0;
+        c->pretrained_file = json_str(c->section, "pretrained", NULL);
+        c->seed = json_int(c->section, "seed", -1);
+        c->staging.require = sys_bool(j, "staging.require");
+        c->staging.name = sys_str(j, "staging.name");
+        c->staging.destination = sys_str(j, "staging.destination");
+        c->data = expand_home(c->staging.require ? c->staging.destination : sys_str(j, "paths.data"));
+        c->logs = expand_home(sys_str(j, "paths.logs"));
+        c->pretrained = expand_home(sys_str(j, "paths.pretrained"));
+        c->bin_dir = host_bin_dir(s, o);
+        c->env = sys_get(j, "env");
+        c->env_nccl_ifname = sys_get(j, "env.NCCL_SOCKET_IFNAME") != NULL;
+        c->clear_caches = sys_bool(j, "clear_caches");
+        c->benchd_port = (int)sys_num(j, "benchd.port");
+        c->container.runtime = sys_str(j, "container.runtime");
+        c->container.on = !streq(c->container.runtime, "none");
+        c->container.image = c->container.on ? expand_home(sys_str(j, "container.image")) : NULL;
+        c->container.bin_dir = sys_str(j, "container.bin_dir");
+        c->container.options = sys_get(j, "container.options");
+        c->container.binds = sys_get(j, "container.binds");
+        c->container.ulimits = sys_get(j, "container.ulimits");
+        c->bin = c->container.on ? c->container.bin_dir : "$BENCHD_BIN";
+        c->mpirun.command = sys_str(j, "mpirun.command");
+        c->mpirun.bind_to = sys_str(j, "mpirun.bind_to");
+        c->mpirun.map_by = sys_str(j, "mpirun.map_by");
+        c->mpirun.interface = sys_str(j, "mpirun.interface");
+        const char *hostfile = sys_str(j, "mpirun.hostfile");
+        c->mpirun.hostfile = hostfile ? expand_home(hostfile) : NULL;
+        c->mpirun.hosts = sys_get(j, "mpirun.hosts");
+        c->mpirun.mca = sys_get(j, "mpirun.mca");
+        c->mpirun.extra_options = sys_get(j, "mpirun.extra_options");
+        c->mpirun.tag_output = sys_bool(j, "mpirun.tag_output");
+        c->mpirun.mca_single_copy = sys_get(j, "mpirun.mca.btl_vader_single_copy_mechanism") != NULL;
+        c->mpirun.mca_tcp_if = sys_get(j, "mpirun.mca.btl_tcp_if_include") != NULL;
+        c->slurm.srun = streq(sys_str(j, "slurm.launch"), "srun");
+        c->slurm.exclusive = sys_bool(j, "slurm.exclusive");
+        c->slurm.mpi = sys_str(j, "slurm.mpi");
+        c->slurm.job_name = sys_str(j, "slurm.job_name");
+        c->slurm.mem = sys_str(j, "slurm.mem");
+        c->slurm.time_limit = sys_str(j, "slurm.time_limit");
+        c->slurm.partition = sys_str(j, "slurm.partition");
+        c->slurm.account = sys_str(j, "slurm.account");
+        c->slurm.qos = sys_str(j, "slurm.qos");
+        c->slurm.extra_options = sys_get(j, "slurm.extra_options");
+        c->bind.on = streq(sys_str(j, "binding.policy"), "auto");
+        c->bind.ask_benchd = streq(sys_str(j, "binding.source"), "auto");
+        return c->bind.on ? plan_binding(c, j, err) : 0;
 }
 
 int render_script(const struct bd_system *s, const struct render_opts *o, struct bd_buf *out, struct bd_err *err)
 {
-        const struct workload *w = workload_lookup(o->workload, err);
-        if (!w)
-                return -ENOENT;
-        struct ctx c = {
-                .sys = s->json,
-                .name = s->name,
-                .w = w,
-                .launcher = sys_str(s->json, "launcher"),
-                .runtime = sys_str(s->json, "container.runtime"),
-                .nodes = sys_int(s->json, "nodes"),
-                .ranks = sys_int(s->json, "ranks_per_node"),
-                .gpus = sys_int(s->json, "gpus_per_node"),
-                .data = expand_home(sys_bool(s->json, "staging.require")
-                                            ? sys_str(s->json, "staging.destination")
-                                            : sys_str(s->json, "paths.data")),
-                .logs = expand_home(sys_str(s->json, "paths.logs")),
-                .pretrained = expand_home(sys_str(s->json, "paths.pretrained")),
-        };
-        c.container = !streq(c.runtime, "none");
-        c.image = c.container ? expand_home(sys_str(s->json, "container.image")) : NULL;
-        c.bench = json_int(sys_get(s->json, c.w->name), "benchmark_steps", 0) > 0;
-        c.bin = c.container ? sys_str(s->json, "container.bin_dir") : "$BENCHD_BIN";
-        _cleanup_free_ char *bin_dir = host_bin_dir(s, o);
-        int trials = o->trials > 0 ? o->trials : (int)sys_int(s->json, "trials");
+        _cleanup_(plan_release) struct plan c = { 0 };
+        int r = plan_fill(s, o, &c, err);
+        if (r < 0)
+                return r;
         struct words launch = { 0 };
-        int r = launch_command(&c, &launch, err);
-        if (r == 0)
-                emit_script(&c, s, o, trials, bin_dir, &launch, out);
+        launch_command(&c, &launch);
+        emit_script(&c, &launch, out);
         words_release(&launch);
-        free(c.data);
-        free(c.logs);
-        free(c.pretrained);
-        free(c.image);
-        return r;
+        return 0;
 }
