@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "det-loader.h"
+#include "det-render.h"
 #include "jpeg.h"
 #include "loader-util.h"
 #include "macro.h"

@@ -1,9 +1,9 @@
 /* det-render.c: the Mask R-CNN pipeline's geometry (sizes, ratios, boxes,
  * flips), its rendering (resize, mirror, normalise and pad in one go) and
- * the resampling of RLE masks.  See det-loader.h for the conventions.
+ * the resampling of RLE masks.  See det-render.h for the conventions.
  *
  * Rendering is separable, horizontal pass first, as PIL computes (torch
- * sums the four taps at once: see det-loader.h): each source row that a
+ * sums the four taps at once: see det-render.h): each source row that a
  * vertical tap needs is converted to floats (RGBX), filtered horizontally
  * into three planar rows (mirrored when flipping) kept in a small ring,
  * and each output row is the vertical combination of ring rows, normalised
@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "augment.h"
-#include "det-loader.h"
+#include "det-render.h"
 #include "mask.h"
 #include "macro.h"
 

@@ -18,7 +18,8 @@ libbddata_a_SOURCES = \
 	data/augment.h data/augment.c data/resample.c \
 	data/loader-util.h data/loader-util.c \
 	data/loader.h data/loader.c \
-	data/det-loader.h data/det-loader.c data/det-render.c \
+	data/det-loader.h data/det-loader.c \
+	data/det-render.h data/det-render.c \
 	data/synth.h data/synth.c
 libbddata_a_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 libbddata_a_CFLAGS = $(AM_CFLAGS) $(DATA_CFLAGS)
