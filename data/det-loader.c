@@ -20,7 +20,6 @@
 #define COCO_TRAIN_IMAGES 118287
 #define MAX_SIDE 65535
 #define N_PLANS 3
-#define PERM_TAG 0x7065726d75746531ull          /* the permutation's key: "permute1" */
 #define SIZE_TAG 0x73796e7468737a31ull          /* synthetic sizes: "synthsz1" */
 #define NOISE_TAG 0x6e6f697365303031ull         /* synthetic pixels: "noise001" */
 #define NOISE_LEN 65536
@@ -60,12 +59,8 @@ struct slot {
 struct worker {
         struct det_loader *l;
         pthread_t tid;
-        struct jpeg_decoder *dec;
+        struct loader_reader rd;
         struct det_render_scratch rs;
-        uint8_t *file;
-        size_t file_cap;
-        char *path;
-        size_t path_cap;
 };
 
 enum warn_kind { W_MISSING, W_SIZE, W_EMPTY, W_CATEGORY, W_RLE, W_CORRUPT, _W_MAX };
@@ -298,18 +293,7 @@ static void plan_build(struct det_loader *l, long epoch, struct plan *pl)
         long world = c->world, B = c->batch_size;
         bool eval = c->mode == DET_LOADER_EVAL;
         _cleanup_free_ uint32_t *perm = xmalloc((n + 1) * sizeof(uint32_t));
-        for (size_t i = 0; i < n; i++)
-                perm[i] = (uint32_t)i;
-        if (!eval && !(c->flags & DET_LOADER_NO_SHUFFLE)) {
-                struct bd_rng r;
-                bd_rng_seed_key(&r, bd_rng_mix3(c->seed, (uint64_t)epoch, PERM_TAG));
-                for (size_t i = n - 1; i > 0; i--) {
-                        size_t k = (size_t)bd_rng_pick(&r, i + 1);
-                        uint32_t t = perm[i];
-                        perm[i] = perm[k];
-                        perm[k] = t;
-                }
-        }
+        loader_permutation(perm, n, c->seed, epoch, !eval && !(c->flags & DET_LOADER_NO_SHUFFLE));
         /* DistributedSampler: padded to S * world by repeating the start, the
          * rank's contiguous share; evaluation: no padding */
         long S = ((long)n + world - 1) / world;
@@ -492,26 +476,16 @@ static int make_sample(struct worker *w, struct det_batch *b, int j, uint32_t it
         const struct det_loader_config *c = &l->cfg;
         const struct item *it = &l->items[item];
         const struct coco_image *im = &l->idx->images[it->image];
-        const char *name = coco_index_str(l->idx, im->file_name);
-        size_t need = strlen(c->images_dir) + strlen(name) + 2;
-        if (need > w->path_cap) {
-                free(w->path);
-                w->path_cap = need + 64;
-                w->path = xmalloc(w->path_cap);
-        }
-        snprintf(w->path, w->path_cap, "%s/%s", c->images_dir, name);
-        size_t len = 0;
-        int ret = loader_read_file(w->path, &w->file, &w->file_cap, &len, err);
-        if (ret < 0)
-                return ret;
+        struct loader_reader *rd = &w->rd;
         struct jpeg_info info;
-        if ((ret = jpeg_read_info(w->dec, w->file, len, &info, err)) < 0)
+        int ret = loader_read_jpeg(rd, c->images_dir, coco_index_str(l->idx, im->file_name), &info, err);
+        if (ret < 0)
                 return ret;
         if (info.width != it->w || info.height != it->h)
                 return bd_err_set(err, -EBADMSG, "a %dx%d image, the annotations say %dx%d", info.width, info.height,
                                   it->w, it->h);
         struct jpeg_image img;
-        if ((ret = jpeg_decode(w->dec, w->file, len, &info, 0, 0, 0, 0, 0, 0, &img, err)) < 0)
+        if ((ret = jpeg_decode(rd->dec, rd->file, rd->len, &info, 0, 0, 0, 0, 0, 0, &img, err)) < 0)
                 return ret;
         struct det_sample *s = &b->samples[j];
         sample_header(l, it, s, im->id);
@@ -815,9 +789,9 @@ int det_loader_open(const struct det_loader_config *cfg, struct det_loader **ret
                 struct worker *w = &l->workers[i];
                 w->l = l;
                 if (c->mode != DET_LOADER_SYNTHETIC)
-                        w->dec = jpeg_decoder_new();
+                        w->rd.dec = jpeg_decoder_new();
                 if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-                        w->dec = jpeg_decoder_free(w->dec);
+                        w->rd.dec = jpeg_decoder_free(w->rd.dec);
                         if (i == 0)
                                 return bd_err_set(err, -EAGAIN, "det loader: cannot start a thread");
                         break;
@@ -855,10 +829,8 @@ struct det_loader *det_loader_free(struct det_loader *l)
         if (l->workers)
                 for (int i = 0; i < l->cfg.threads; i++) {
                         struct worker *w = &l->workers[i];
-                        jpeg_decoder_free(w->dec);
+                        loader_reader_release(&w->rd);
                         det_render_scratch_release(&w->rs);
-                        free(w->file);
-                        free(w->path);
                 }
         free(l->workers);
         for (int i = 0; l->slots && i < l->ring; i++) {

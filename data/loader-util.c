@@ -11,6 +11,7 @@
 #include "loader-util.h"
 #include "macro.h"
 #include "parallel.h"
+#include "rng.h"
 
 struct file_check {
         const struct coco_index *x;
@@ -61,6 +62,47 @@ int loader_read_file(const char *path, uint8_t **buf, size_t *cap, size_t *ret_l
         }
         *ret_len = got;
         return 0;
+}
+
+int loader_read_jpeg(struct loader_reader *rd, const char *images_dir, const char *name, struct jpeg_info *info,
+                     struct bd_err *err)
+{
+        size_t need = strlen(images_dir) + strlen(name) + 2;
+        if (need > rd->path_cap) {
+                free(rd->path);
+                rd->path_cap = need + 64;
+                rd->path = xmalloc(rd->path_cap);
+        }
+        snprintf(rd->path, rd->path_cap, "%s/%s", images_dir, name);
+        rd->len = 0;
+        int r = loader_read_file(rd->path, &rd->file, &rd->file_cap, &rd->len, err);
+        if (r < 0)
+                return r;
+        return jpeg_read_info(rd->dec, rd->file, rd->len, info, err);
+}
+
+void loader_reader_release(struct loader_reader *rd)
+{
+        rd->dec = jpeg_decoder_free(rd->dec);
+        free(rd->file);
+        free(rd->path);
+        *rd = (struct loader_reader){ 0 };
+}
+
+void loader_permutation(uint32_t *p, size_t n, uint64_t seed, long epoch, bool shuffle)
+{
+        for (size_t i = 0; i < n; i++)
+                p[i] = (uint32_t)i;
+        if (!shuffle)
+                return;
+        struct bd_rng r;
+        bd_rng_seed_key(&r, bd_rng_mix3(seed, (uint64_t)epoch, 0x7065726d75746531ull));    /* "permute1" */
+        for (size_t i = n - 1; i > 0; i--) {
+                size_t k = (size_t)bd_rng_pick(&r, i + 1);
+                uint32_t t = p[i];
+                p[i] = p[k];
+                p[k] = t;
+        }
 }
 
 void *loader_image_alloc(void *(*alloc)(size_t size, void *ctx), void *ctx, size_t n)

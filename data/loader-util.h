@@ -1,18 +1,21 @@
 /* loader-util.h: what the data loaders (loader.c for SSD, det-loader.c for
  * Mask R-CNN) share: the check that the images exist, reading a file into
- * a buffer kept between reads, the batches' image memory (the caller's
- * allocator, pinned memory for a GPU, or aligned_alloc) and warnings
- * limited per kind.
+ * a buffer kept between reads (an image and its JPEG header), the order of
+ * an epoch, the batches' image memory (the
+ * caller's allocator, pinned memory for a GPU, or aligned_alloc) and
+ * warnings limited per kind.
  */
 #ifndef BD_DATA_LOADER_UTIL_H
 #define BD_DATA_LOADER_UTIL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "coco-index.h"
 #include "err.h"
+#include "jpeg.h"
 
 /* missing[i] = 1 for each image of x whose file under images_dir is
  * missing, not a regular file or empty (stat on `threads` threads). */
@@ -20,6 +23,24 @@ void loader_check_files(const struct coco_index *x, const char *images_dir, int 
 
 /* Reads a whole file (at most 1 GiB) into *buf, grown as needed (*cap bytes). */
 int loader_read_file(const char *path, uint8_t **buf, size_t *cap, size_t *ret_len, struct bd_err *err);
+
+/* A worker's image reading: its JPEG decoder (the loader makes it) and the
+ * buffers kept from one image to the next. */
+struct loader_reader {
+        struct jpeg_decoder *dec;
+        uint8_t *file;                  /* the last file read: len bytes */
+        size_t file_cap, len;
+        char *path;
+        size_t path_cap;
+};
+/* Reads images_dir/name into rd->file and its JPEG header into info. */
+int loader_read_jpeg(struct loader_reader *rd, const char *images_dir, const char *name, struct jpeg_info *info,
+                     struct bd_err *err);
+void loader_reader_release(struct loader_reader *rd);
+
+/* The order of an epoch: p[0..n) = 0..n-1, shuffled (Fisher-Yates) from
+ * (seed, epoch) when shuffle is set. */
+void loader_permutation(uint32_t *p, size_t n, uint64_t seed, long epoch, bool shuffle);
 
 /* n bytes from alloc(n, ctx), or 64-byte aligned memory when alloc is NULL
  * (aborts when there is none); loader_image_free() gives them back. */

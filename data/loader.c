@@ -32,12 +32,8 @@ struct slot {
 struct worker {
         struct loader *l;
         pthread_t tid;
-        struct jpeg_decoder *dec;
+        struct loader_reader rd;
         struct ssd_scratch scratch;
-        uint8_t *file;
-        size_t file_cap;
-        char *path;
-        size_t path_cap;
 };
 
 struct perm {
@@ -222,22 +218,10 @@ static const uint32_t *perm_of(struct loader *l, long epoch)
         size_t n = n_source(l);
         if (!victim->p)
                 victim->p = xmalloc((n + 1) * sizeof(uint32_t));
-        uint32_t *p = victim->p;
-        for (size_t i = 0; i < n; i++)
-                p[i] = (uint32_t)i;
         bool shuffle = l->cfg.mode == LOADER_TRAIN && !(l->cfg.flags & LOADER_NO_SHUFFLE);
-        if (shuffle) {
-                struct bd_rng r;
-                bd_rng_seed_key(&r, bd_rng_mix3(l->cfg.seed, (uint64_t)epoch, 0x7065726d75746531ull));
-                for (size_t i = n - 1; i > 0; i--) {
-                        size_t k = (size_t)bd_rng_pick(&r, i + 1);
-                        uint32_t t = p[i];
-                        p[i] = p[k];
-                        p[k] = t;
-                }
-        }
+        loader_permutation(victim->p, n, l->cfg.seed, epoch, shuffle);
         victim->epoch = epoch;
-        return p;
+        return victim->p;
 }
 
 /* Samples in batch b of an epoch on this rank. */
@@ -264,20 +248,10 @@ static int make_sample(struct worker *w, const struct item *it, struct bd_rng *r
         struct loader *l = w->l;
         const struct loader_config *c = &l->cfg;
         const struct coco_image *im = &l->idx->images[it->image];
-        const char *name = coco_index_str(l->idx, im->file_name);
-        size_t need = strlen(c->images_dir) + strlen(name) + 2;
-        if (need > w->path_cap) {
-                free(w->path);
-                w->path_cap = need + 64;
-                w->path = xmalloc(w->path_cap);
-        }
-        snprintf(w->path, w->path_cap, "%s/%s", c->images_dir, name);
-        size_t len = 0;
-        int ret = loader_read_file(w->path, &w->file, &w->file_cap, &len, err);
-        if (ret < 0)
-                return ret;
+        struct loader_reader *rd = &w->rd;
         struct jpeg_info info;
-        if ((ret = jpeg_read_info(w->dec, w->file, len, &info, err)) < 0)
+        int ret = loader_read_jpeg(rd, c->images_dir, coco_index_str(l->idx, im->file_name), &info, err);
+        if (ret < 0)
                 return ret;
         struct loader_sample *s = &b->samples[j];
         memset(s, 0, sizeof(*s));
@@ -298,7 +272,7 @@ static int make_sample(struct worker *w, const struct item *it, struct bd_rng *r
         int px0 = (int)floor(crop.x0 * W), py0 = (int)floor(crop.y0 * H);
         int px1 = (int)ceil(crop.x1 * W), py1 = (int)ceil(crop.y1 * H);
         struct jpeg_image img;
-        ret = jpeg_decode(w->dec, w->file, len, &info, px0, py0, px1 > W ? W : px1, py1 > H ? H : py1, c->width,
+        ret = jpeg_decode(rd->dec, rd->file, rd->len, &info, px0, py0, px1 > W ? W : px1, py1 > H ? H : py1, c->width,
                           c->height, &img, err);
         if (ret < 0)
                 return ret;
@@ -547,10 +521,9 @@ int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_
                 struct worker *w = &l->workers[i];
                 w->l = l;
                 if (c->mode != LOADER_SYNTHETIC)
-                        w->dec = jpeg_decoder_new();
+                        w->rd.dec = jpeg_decoder_new();
                 if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-                        jpeg_decoder_free(w->dec);
-                        w->dec = NULL;
+                        w->rd.dec = jpeg_decoder_free(w->rd.dec);
                         if (i == 0)
                                 return bd_err_set(err, -EAGAIN, "loader: cannot start a thread");
                         break;
@@ -579,10 +552,8 @@ struct loader *loader_free(struct loader *l)
         stop_workers(l);
         if (l->workers)
                 for (int i = 0; i < l->cfg.threads; i++) {
-                        jpeg_decoder_free(l->workers[i].dec);
+                        loader_reader_release(&l->workers[i].rd);
                         ssd_scratch_release(&l->workers[i].scratch);
-                        free(l->workers[i].file);
-                        free(l->workers[i].path);
                 }
         free(l->workers);
         for (int i = 0; l->slots && i < l->ring; i++) {
