@@ -1,12 +1,11 @@
 /* det-loader.c: the image list and its filtering, the plan of an epoch
  * (permutation, shares, aspect groups), one sample (decode, render,
- * targets), worker threads and the ring of batches.  The rendering and
- * the geometry are in det-render.c. */
+ * targets) and the batches' memory.  The rendering and the geometry are in
+ * det-render.c, the threads that fill the batches in ring.c. */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -15,6 +14,7 @@
 #include "jpeg.h"
 #include "loader-util.h"
 #include "macro.h"
+#include "ring.h"
 #include "rng.h"
 
 #define COCO_TRAIN_IMAGES 118287
@@ -49,16 +49,14 @@ struct plan {
         size_t cap;             /* of m and first */
 };
 
+/* A batch of the ring. */
 struct slot {
         struct det_batch b;
-        long g;                 /* the batch (counted from the last seek) it holds, -1: none */
-        int done;               /* samples finished */
         struct member *m;       /* (batch_size) the images planned */
 };
 
 struct worker {
         struct det_loader *l;
-        pthread_t tid;
         struct loader_reader rd;
         struct det_render_scratch rs;
 };
@@ -77,25 +75,14 @@ struct det_loader {
         float *noise;           /* synthetic pixels: NOISE_LEN and a row more */
         size_t image_cap;       /* floats of a batch's images */
         long per_rank;          /* images per epoch on this rank */
-        int ring;
-        struct slot *slots;
-        struct worker *workers;
-        int n_workers;
+        int n_slots;
+        struct slot *slots;     /* the ring's batches */
+        struct worker *workers; /* (cfg.threads) */
+        struct ring *ring;
         uint8_t *bad;           /* per item: found unreadable (atomic) */
         long short_polygons;    /* atomic */
-        /* all below under mu */
-        pthread_mutex_t mu;
-        pthread_cond_t work, done;
+        /* all below under the ring's lock */
         struct plan plans[N_PLANS];
-        long claim_g, claim_epoch, claim_index; /* the next sample to hand out */
-        int claim_j;
-        long next_g;            /* the batch det_loader_next returns next */
-        long next_epoch;        /* and its epoch */
-        long released;          /* batches before this one are free for reuse */
-        long in_flight;
-        bool stop, paused;
-        int error;
-        char error_msg[1024];
         struct det_loader_stats stats;
         struct loader_warnings warnings;
 };
@@ -572,16 +559,18 @@ static bool try_item(struct worker *w, struct det_batch *b, int j, uint32_t item
         bd_rng_seed_key(&r, key);
         if (make_sample(w, b, j, item, &r, &err) == 0)
                 return true;
-        pthread_mutex_lock(&l->mu);
+        ring_lock(l->ring);
         note_bad(l, item, err.msg);
-        pthread_mutex_unlock(&l->mu);
+        ring_unlock(l->ring);
         return false;
 }
 
-/* Fills sample j of the batch in slot sl; -ENODATA when no image can be decoded. */
-static int run_sample(struct worker *w, struct slot *sl, int j)
+/* The ring's fill: sample j of the batch in a slot; fails when no image can be decoded. */
+static int fill_sample(void *ctx, int worker, int slot, int j, struct bd_err *err)
 {
-        struct det_loader *l = w->l;
+        struct det_loader *l = ctx;
+        struct worker *w = &l->workers[worker];
+        struct slot *sl = &l->slots[slot];
         struct det_batch *b = &sl->b;
         const struct member *m = &sl->m[j];
         uint64_t key = bd_rng_mix3(l->cfg.seed, (uint64_t)b->epoch, (uint64_t)m->pos);
@@ -616,46 +605,38 @@ static int run_sample(struct worker *w, struct slot *sl, int j)
                         continue;
                 ok = try_item(w, b, j, cand, key + ++a);
         }
-        if (!ok)
-                return -ENODATA;
+        if (!ok) {
+                ring_lock(l->ring);
+                int r = loader_no_image(err, l->cfg.images_dir, l->stats.corrupt_images);
+                ring_unlock(l->ring);
+                return r;
+        }
         b->samples[j].substituted = 1;
-        pthread_mutex_lock(&l->mu);
+        ring_lock(l->ring);
         l->stats.substitutions++;
-        pthread_mutex_unlock(&l->mu);
+        ring_unlock(l->ring);
         return 0;
 }
 
-/* ---- threads and the ring ------------------------------------------------------------------------- */
-
-static bool can_claim(const struct det_loader *l)
-{
-        if (l->stop || l->paused || l->error)
-                return false;
-        if (l->claim_g >= l->released + l->ring)
-                return false;
-        /* evaluation: no work on the next pass before it is asked for */
-        if (l->cfg.mode == DET_LOADER_EVAL && l->claim_epoch > l->next_epoch)
-                return false;
-        return true;
-}
+/* ---- the ring's batches ------------------------------------------------------------------------- */
 
 static long round_up(long v, long m)
 {
         return (v + m - 1) / m * m;
 }
 
-/* Lock held: the slot takes the next batch of the stream. */
-static void start_batch(struct det_loader *l, struct slot *sl)
+/* Lock held: the slot takes batch `index` of `epoch`. */
+static int start_batch(void *ctx, int slot, long epoch, long index, long *nb)
 {
-        const struct plan *pl = plan_of(l, l->claim_epoch);
+        struct det_loader *l = ctx;
+        struct slot *sl = &l->slots[slot];
+        const struct plan *pl = plan_of(l, epoch);
         struct det_batch *b = &sl->b;
-        sl->g = l->claim_g;
-        sl->done = 0;
-        b->epoch = l->claim_epoch;
-        b->index = l->claim_index;
+        b->epoch = epoch;
+        b->index = index;
         b->batches_in_epoch = pl->nb;
-        long f = pl->first[l->claim_index];
-        b->n = (int)(pl->first[l->claim_index + 1] - f);
+        long f = pl->first[index];
+        b->n = (int)(pl->first[index + 1] - f);
         int H = 0, W = 0;
         for (int j = 0; j < b->n; j++) {
                 sl->m[j] = pl->m[f + j];
@@ -665,47 +646,11 @@ static void start_batch(struct det_loader *l, struct slot *sl)
         }
         b->height = (int)round_up(H, 32);
         b->width = (int)round_up(W, 32);
+        *nb = pl->nb;
+        return b->n;
 }
 
-static void *worker_main(void *arg)
-{
-        struct worker *w = arg;
-        struct det_loader *l = w->l;
-        pthread_mutex_lock(&l->mu);
-        for (;;) {
-                while (!l->stop && !can_claim(l))
-                        pthread_cond_wait(&l->work, &l->mu);
-                if (l->stop)
-                        break;
-                struct slot *sl = &l->slots[l->claim_g % l->ring];
-                int j = l->claim_j;
-                if (j == 0)
-                        start_batch(l, sl);
-                if (++l->claim_j >= sl->b.n) {
-                        l->claim_j = 0;
-                        l->claim_g++;
-                        if (++l->claim_index >= sl->b.batches_in_epoch) {
-                                l->claim_index = 0;
-                                l->claim_epoch++;
-                        }
-                }
-                l->in_flight++;
-                pthread_mutex_unlock(&l->mu);
-                int r = run_sample(w, sl, j);
-                pthread_mutex_lock(&l->mu);
-                l->in_flight--;
-                if (r < 0 && !l->error) {
-                        l->error = r;
-                        snprintf(l->error_msg, sizeof(l->error_msg),
-                                 "%s: no image of the dataset can be decoded (%ld corrupt)", l->cfg.images_dir,
-                                 l->stats.corrupt_images);
-                }
-                if (++sl->done == sl->b.n || l->error || (l->paused && l->in_flight == 0))
-                        pthread_cond_broadcast(&l->done);
-        }
-        pthread_mutex_unlock(&l->mu);
-        return NULL;
-}
+static const struct ring_ops ring_ops = { .start = start_batch, .fill = fill_sample };
 
 /* Floats of a batch's images: batch_size of the largest padded image of a
  * group (of all images without grouping). */
@@ -749,9 +694,10 @@ int det_loader_open(const struct det_loader_config *cfg, struct det_loader **ret
         c->synthetic_classes = c->synthetic_classes > 0 ? c->synthetic_classes : 80;
         l->warnings = (struct loader_warnings){ .warn = c->warn, .ctx = c->warn_ctx, .max = c->max_warnings,
                                                 .what = warn_what };
-        pthread_mutex_init(&l->mu, NULL);
-        pthread_cond_init(&l->work, NULL);
-        pthread_cond_init(&l->done, NULL);
+        l->n_slots = c->prefetch > 0 ? c->prefetch : 3;
+        struct ring_config rc = { .name = "det loader", .slots = l->n_slots, .one_epoch = c->mode == DET_LOADER_EVAL,
+                                  .ops = &ring_ops, .ctx = l, .warnings = &l->warnings };
+        l->ring = ring_new(&rc);
         for (int i = 0; i < N_PLANS; i++)
                 l->plans[i].epoch = -1;
         if (c->mode != DET_LOADER_SYNTHETIC) {
@@ -773,44 +719,26 @@ int det_loader_open(const struct det_loader_config *cfg, struct det_loader **ret
         if (l->per_rank == 0)
                 return bd_err_set(err, -ENODATA, "det loader: no image for rank %d of %d (%ld images)", c->rank, world,
                                   n);
-        l->ring = c->prefetch > 0 ? c->prefetch : 3;
-        l->slots = xcalloc((size_t)l->ring, sizeof(*l->slots));
+        l->slots = xcalloc((size_t)l->n_slots, sizeof(*l->slots));
         l->image_cap = image_capacity(l);
         size_t B = (size_t)c->batch_size;
-        for (int i = 0; i < l->ring; i++) {
+        for (int i = 0; i < l->n_slots; i++) {
                 struct slot *sl = &l->slots[i];
-                sl->g = -1;
                 sl->b.images = loader_image_alloc(c->alloc, c->alloc_ctx, l->image_cap * sizeof(float));
                 sl->b.samples = xcalloc(B, sizeof(struct det_sample));
                 sl->m = xcalloc(B, sizeof(struct member));
         }
         l->workers = xcalloc((size_t)c->threads, sizeof(*l->workers));
         for (int i = 0; i < c->threads; i++) {
-                struct worker *w = &l->workers[i];
-                w->l = l;
+                l->workers[i].l = l;
                 if (c->mode != DET_LOADER_SYNTHETIC)
-                        w->rd.dec = jpeg_decoder_new();
-                if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-                        w->rd.dec = jpeg_decoder_free(w->rd.dec);
-                        if (i == 0)
-                                return bd_err_set(err, -EAGAIN, "det loader: cannot start a thread");
-                        break;
-                }
-                l->n_workers++;
+                        l->workers[i].rd.dec = jpeg_decoder_new();
         }
+        int r = ring_start(l->ring, c->threads, err);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(l);
         return 0;
-}
-
-static void stop_workers(struct det_loader *l)
-{
-        pthread_mutex_lock(&l->mu);
-        l->stop = true;
-        pthread_cond_broadcast(&l->work);
-        pthread_mutex_unlock(&l->mu);
-        for (int i = 0; i < l->n_workers; i++)
-                pthread_join(l->workers[i].tid, NULL);
-        l->n_workers = 0;
 }
 
 static void target_free(struct det_target *t)
@@ -825,7 +753,7 @@ struct det_loader *det_loader_free(struct det_loader *l)
 {
         if (!l)
                 return NULL;
-        stop_workers(l);
+        l->ring = ring_free(l->ring);
         if (l->workers)
                 for (int i = 0; i < l->cfg.threads; i++) {
                         struct worker *w = &l->workers[i];
@@ -833,7 +761,7 @@ struct det_loader *det_loader_free(struct det_loader *l)
                         det_render_scratch_release(&w->rs);
                 }
         free(l->workers);
-        for (int i = 0; l->slots && i < l->ring; i++) {
+        for (int i = 0; l->slots && i < l->n_slots; i++) {
                 struct slot *sl = &l->slots[i];
                 if (sl->b.images)
                         loader_image_free(l->cfg.alloc, l->cfg.dealloc, l->cfg.alloc_ctx, sl->b.images);
@@ -854,18 +782,15 @@ struct det_loader *det_loader_free(struct det_loader *l)
         free(l->noise);
         free(l->bad);
         coco_index_free(l->idx);
-        pthread_mutex_destroy(&l->mu);
-        pthread_cond_destroy(&l->work);
-        pthread_cond_destroy(&l->done);
         free(l);
         return NULL;
 }
 
 long det_loader_batches_in_epoch(struct det_loader *l, long epoch)
 {
-        pthread_mutex_lock(&l->mu);
+        ring_lock(l->ring);
         long nb = plan_of(l, epoch)->nb;
-        pthread_mutex_unlock(&l->mu);
+        ring_unlock(l->ring);
         return nb;
 }
 
@@ -876,52 +801,24 @@ long det_loader_images_per_epoch(const struct det_loader *l)
 
 int det_loader_next(struct det_loader *l, const struct det_batch **ret, struct bd_err *err)
 {
-        pthread_mutex_lock(&l->mu);
-        /* the batch returned last time is free again */
-        l->released = l->next_g;
-        long g = l->next_g;
-        struct slot *sl = &l->slots[g % l->ring];
-        pthread_cond_broadcast(&l->work);
-        while (!l->error && (sl->g != g || sl->done < sl->b.n))
-                pthread_cond_wait(&l->done, &l->mu);
-        loader_warn_summary(&l->warnings);
-        if (l->error) {
-                int r = bd_err_set(err, l->error, "%s", l->error_msg);
-                pthread_mutex_unlock(&l->mu);
-                return r;
-        }
-        l->next_g = g + 1;
-        l->next_epoch = sl->b.index + 1 == sl->b.batches_in_epoch ? sl->b.epoch + 1 : sl->b.epoch;
-        pthread_cond_broadcast(&l->work);
-        pthread_mutex_unlock(&l->mu);
-        *ret = &sl->b;
+        int slot = ring_next(l->ring, err);
+        if (slot < 0)
+                return slot;
+        *ret = &l->slots[slot].b;
         return 0;
 }
 
 void det_loader_seek(struct det_loader *l, long epoch)
 {
-        pthread_mutex_lock(&l->mu);
-        /* let the samples in progress finish, then restart the counters */
-        l->paused = true;
-        while (l->in_flight > 0)
-                pthread_cond_wait(&l->done, &l->mu);
-        for (int i = 0; i < l->ring; i++)
-                l->slots[i].g = -1;
-        l->claim_g = l->next_g = l->released = 0;
-        l->claim_epoch = l->next_epoch = epoch;
-        l->claim_index = 0;
-        l->claim_j = 0;
-        l->paused = false;
-        pthread_cond_broadcast(&l->work);
-        pthread_mutex_unlock(&l->mu);
+        ring_seek(l->ring, epoch);
 }
 
 void det_loader_get_stats(struct det_loader *l, struct det_loader_stats *ret)
 {
-        pthread_mutex_lock(&l->mu);
+        ring_lock(l->ring);
         *ret = l->stats;
         ret->short_polygons = __atomic_load_n(&l->short_polygons, __ATOMIC_RELAXED);
-        pthread_mutex_unlock(&l->mu);
+        ring_unlock(l->ring);
 }
 
 const struct coco_index *det_loader_index(const struct det_loader *l)

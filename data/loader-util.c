@@ -105,6 +105,12 @@ void loader_permutation(uint32_t *p, size_t n, uint64_t seed, long epoch, bool s
         }
 }
 
+int loader_no_image(struct bd_err *err, const char *images_dir, long corrupt)
+{
+        return bd_err_set(err, -ENODATA, "%s: no image of the dataset can be decoded (%ld corrupt)", images_dir,
+                          corrupt);
+}
+
 void *loader_image_alloc(void *(*alloc)(size_t size, void *ctx), void *ctx, size_t n)
 {
         if (alloc)

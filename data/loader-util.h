@@ -1,7 +1,8 @@
 /* loader-util.h: what the data loaders (loader.c for SSD, det-loader.c for
- * Mask R-CNN) share: the check that the images exist, reading a file into
- * a buffer kept between reads (an image and its JPEG header), the order of
- * an epoch, the batches' image memory (the
+ * Mask R-CNN) share besides their threads and ring (ring.h): the check that
+ * the images exist, reading a file into a buffer kept between reads (an
+ * image and its JPEG header), the order of an epoch, the error when no
+ * image can be decoded, the batches' image memory (the
  * caller's allocator, pinned memory for a GPU, or aligned_alloc) and
  * warnings limited per kind.
  */
@@ -41,6 +42,10 @@ void loader_reader_release(struct loader_reader *rd);
 /* The order of an epoch: p[0..n) = 0..n-1, shuffled (Fisher-Yates) from
  * (seed, epoch) when shuffle is set. */
 void loader_permutation(uint32_t *p, size_t n, uint64_t seed, long epoch, bool shuffle);
+
+/* -ENODATA, and the message of a loader that found no image of images_dir
+ * it can decode (corrupt: the images found bad so far). */
+int loader_no_image(struct bd_err *err, const char *images_dir, long corrupt);
 
 /* n bytes from alloc(n, ctx), or 64-byte aligned memory when alloc is NULL
  * (aborts when there is none); loader_image_free() gives them back. */

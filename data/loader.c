@@ -1,10 +1,9 @@
-/* loader.c: the image list, the sample order, worker threads and the ring of
- * batches. */
+/* loader.c: the image list, the sample order, one sample (decode, augment,
+ * targets) and the batches' memory; ring.c runs the threads that fill them. */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -12,6 +11,7 @@
 #include "loader-util.h"
 #include "loader.h"
 #include "macro.h"
+#include "ring.h"
 #include "rng.h"
 
 #define COCO_TRAIN_IMAGES 118287
@@ -23,15 +23,8 @@ struct item {
         uint32_t nbox;
 };
 
-struct slot {
-        struct loader_batch b;
-        long g;                 /* the batch (counted over all epochs) it holds, -1: none */
-        int done;               /* samples finished */
-};
-
 struct worker {
         struct loader *l;
-        pthread_t tid;
         struct loader_reader rd;
         struct ssd_scratch scratch;
 };
@@ -52,25 +45,14 @@ struct loader {
         int32_t *labels;
         long per_rank;          /* samples per epoch on this rank */
         long nb;                /* batches per epoch */
-        int ring;
-        struct slot *slots;
-        struct worker *workers;
-        int n_workers;
-        struct perm *perms;     /* ring + 2 epochs: more than the ring can span */
+        int n_slots;
+        struct loader_batch *slots;     /* the ring's batches */
+        struct worker *workers; /* (cfg.threads) */
+        struct ring *ring;
+        /* all below under the ring's lock */
+        struct perm *perms;     /* n_slots + 2 epochs: more than the ring can span */
         int n_perms;
         uint8_t *bad;           /* per item: found corrupt */
-        /* all below under mu */
-        pthread_mutex_t mu;
-        pthread_cond_t work, done;
-        long claim_g;           /* next sample to hand out: batch and index within it */
-        int claim_j;
-        long next_g;            /* the batch loader_next returns next */
-        long want_g;            /* the batch loader_next waits for */
-        long released;          /* batches before this one are free for reuse */
-        long in_flight;
-        bool stop, paused;
-        int error;
-        char error_msg[1024];
         struct loader_stats stats;
         struct loader_warnings warnings;
 };
@@ -337,11 +319,13 @@ static void note_bad(struct loader *l, size_t item, const char *why)
              coco_index_str(l->idx, im->file_name), why);
 }
 
-/* Fills sample j of batch g; returns -ENODATA when no image can be decoded. */
-static int run_sample(struct worker *w, long g, int j, struct loader_batch *b)
+/* The ring's fill: sample j of the batch in a slot; fails when no image can be decoded. */
+static int fill_sample(void *ctx, int worker, int slot, int j, struct bd_err *err)
 {
-        struct loader *l = w->l;
-        long epoch = g / l->nb, bi = g % l->nb;
+        struct loader *l = ctx;
+        struct worker *w = &l->workers[worker];
+        struct loader_batch *b = &l->slots[slot];
+        long epoch = b->epoch, bi = b->index;
         long s = bi * l->cfg.batch_size + j;            /* sample on this rank */
         int world = l->cfg.world;
         size_t n = n_source(l);
@@ -353,26 +337,26 @@ static int run_sample(struct worker *w, long g, int j, struct loader_batch *b)
                 synthetic_sample(l, &r, b, j, pos);
                 return 0;
         }
-        pthread_mutex_lock(&l->mu);
+        ring_lock(l->ring);
         const uint32_t *perm = perm_of(l, epoch);
-        pthread_mutex_unlock(&l->mu);
-        struct bd_err err;
+        ring_unlock(l->ring);
+        struct bd_err why;
         size_t attempts = l->cfg.mode == LOADER_EVAL ? 1 : n;
         for (size_t a = 0; a < attempts; a++) {
                 size_t item = perm[((size_t)pos + a) % n];
                 bd_rng_seed_key(&r, key + a);
-                if (make_sample(w, &l->items[item], &r, b, j, &err) == 0) {
+                if (make_sample(w, &l->items[item], &r, b, j, &why) == 0) {
                         b->samples[j].substituted = a > 0;
                         if (a > 0) {
-                                pthread_mutex_lock(&l->mu);
+                                ring_lock(l->ring);
                                 l->stats.substitutions++;
-                                pthread_mutex_unlock(&l->mu);
+                                ring_unlock(l->ring);
                         }
                         return 0;
                 }
-                pthread_mutex_lock(&l->mu);
-                note_bad(l, item, err.msg);
-                pthread_mutex_unlock(&l->mu);
+                ring_lock(l->ring);
+                note_bad(l, item, why.msg);
+                ring_unlock(l->ring);
                 if (l->cfg.mode == LOADER_EVAL) {
                         const struct coco_image *im = &l->idx->images[l->items[item].image];
                         size_t plane = 3 * (size_t)l->cfg.width * (size_t)l->cfg.height;
@@ -386,70 +370,38 @@ static int run_sample(struct worker *w, long g, int j, struct loader_batch *b)
                         return 0;
                 }
         }
-        return -ENODATA;
+        ring_lock(l->ring);
+        int ret = loader_no_image(err, l->cfg.images_dir, l->stats.corrupt_images);
+        ring_unlock(l->ring);
+        return ret;
 }
 
-/* ---- threads and the ring ----------------------------------------------------------------------- */
+/* ---- the ring's batches ------------------------------------------------------------------------ */
 
-/* The last batch workers may start (lock held). */
-static bool can_claim(const struct loader *l)
+static int start_batch(void *ctx, int slot, long epoch, long index, long *nb)
 {
-        if (l->stop || l->paused || l->error)
-                return false;
-        if (l->claim_g >= l->released + l->ring)
-                return false;
-        /* evaluation: no work on the next pass before it is asked for */
-        if (l->cfg.mode == LOADER_EVAL && l->claim_g / l->nb > l->want_g / l->nb)
-                return false;
-        return true;
-}
-
-static void *worker_main(void *arg)
-{
-        struct worker *w = arg;
-        struct loader *l = w->l;
-        pthread_mutex_lock(&l->mu);
-        for (;;) {
-                while (!l->stop && !can_claim(l))
-                        pthread_cond_wait(&l->work, &l->mu);
-                if (l->stop)
-                        break;
-                long g = l->claim_g;
-                int j = l->claim_j;
-                struct slot *sl = &l->slots[g % l->ring];
-                if (j == 0) {
-                        sl->g = g;
-                        sl->done = 0;
-                        sl->b.epoch = g / l->nb;
-                        sl->b.index = g % l->nb;
-                        sl->b.n = batch_count(l, g % l->nb);
-                        for (int k = sl->b.n; k < l->cfg.batch_size; k++) {
-                                clear_targets(l, &sl->b, k);
-                                sl->b.image_ids[k] = -1;
-                        }
-                }
-                if (++l->claim_j >= sl->b.n) {
-                        l->claim_g++;
-                        l->claim_j = 0;
-                }
-                l->in_flight++;
-                pthread_mutex_unlock(&l->mu);
-                int r = run_sample(w, g, j, &sl->b);
-                pthread_mutex_lock(&l->mu);
-                l->in_flight--;
-                if (r < 0 && !l->error) {
-                        l->error = r;
-                        snprintf(l->error_msg, sizeof(l->error_msg),
-                                 "%s: no image of the dataset can be decoded (%ld corrupt)", l->cfg.images_dir,
-                                 l->stats.corrupt_images);
-                }
-                /* the consumer waits for whole batches (or an error, or seek's in_flight) */
-                if (++sl->done == sl->b.n || l->error || (l->paused && l->in_flight == 0))
-                        pthread_cond_broadcast(&l->done);
+        struct loader *l = ctx;
+        struct loader_batch *b = &l->slots[slot];
+        b->epoch = epoch;
+        b->index = index;
+        b->n = batch_count(l, index);
+        for (int k = b->n; k < l->cfg.batch_size; k++) {
+                clear_targets(l, b, k);
+                b->image_ids[k] = -1;
         }
-        pthread_mutex_unlock(&l->mu);
-        return NULL;
+        *nb = l->nb;
+        return b->n;
 }
+
+/* Seeking: epochs start again from another one. */
+static void drop_perms(void *ctx)
+{
+        struct loader *l = ctx;
+        for (int i = 0; i < l->n_perms; i++)
+                l->perms[i].epoch = -1;
+}
+
+static const struct ring_ops ring_ops = { .start = start_batch, .fill = fill_sample, .reset = drop_perms };
 
 int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_err *err)
 {
@@ -469,9 +421,10 @@ int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_
         c->synthetic_classes = c->synthetic_classes > 0 ? c->synthetic_classes : 80;
         l->warnings = (struct loader_warnings){ .warn = c->warn, .ctx = c->warn_ctx, .max = c->max_warnings,
                                                 .what = warn_what };
-        pthread_mutex_init(&l->mu, NULL);
-        pthread_cond_init(&l->work, NULL);
-        pthread_cond_init(&l->done, NULL);
+        l->n_slots = c->prefetch > 0 ? c->prefetch : 3;
+        struct ring_config rc = { .name = "loader", .slots = l->n_slots, .one_epoch = c->mode == LOADER_EVAL,
+                                  .ops = &ring_ops, .ctx = l, .warnings = &l->warnings };
+        l->ring = ring_new(&rc);
         if (c->mode != LOADER_SYNTHETIC) {
                 if (!c->images_dir || !c->annotations)
                         return bd_err_set(err, -EINVAL, "loader: images directory and annotations needed");
@@ -496,16 +449,14 @@ int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_
         if (l->nb == 0)
                 return bd_err_set(err, -ENODATA, "loader: %ld images per rank, fewer than a batch of %d", l->per_rank,
                                   c->batch_size);
-        l->ring = c->prefetch > 0 ? c->prefetch : 3;
-        l->n_perms = l->ring + 2;
+        l->n_perms = l->n_slots + 2;
         l->perms = xcalloc((size_t)l->n_perms, sizeof(*l->perms));
         for (int i = 0; i < l->n_perms; i++)
                 l->perms[i].epoch = -1;
-        l->slots = xcalloc((size_t)l->ring, sizeof(*l->slots));
+        l->slots = xcalloc((size_t)l->n_slots, sizeof(*l->slots));
         size_t B = (size_t)c->batch_size, mb = (size_t)c->max_boxes;
-        for (int i = 0; i < l->ring; i++) {
-                struct loader_batch *b = &l->slots[i].b;
-                l->slots[i].g = -1;
+        for (int i = 0; i < l->n_slots; i++) {
+                struct loader_batch *b = &l->slots[i];
                 b->images = loader_image_alloc(c->alloc, c->alloc_ctx,
                                                B * 3 * (size_t)c->width * (size_t)c->height * sizeof(float));
                 b->boxes = xcalloc(B * mb * 4, sizeof(float));
@@ -515,49 +466,32 @@ int loader_open(const struct loader_config *cfg, struct loader **ret, struct bd_
                 b->sizes = xcalloc(2 * B, sizeof(int32_t));
                 b->samples = xcalloc(B, sizeof(struct loader_sample));
         }
-        l->released = l->next_g = 0;
         l->workers = xcalloc((size_t)c->threads, sizeof(*l->workers));
         for (int i = 0; i < c->threads; i++) {
-                struct worker *w = &l->workers[i];
-                w->l = l;
+                l->workers[i].l = l;
                 if (c->mode != LOADER_SYNTHETIC)
-                        w->rd.dec = jpeg_decoder_new();
-                if (pthread_create(&w->tid, NULL, worker_main, w) != 0) {
-                        w->rd.dec = jpeg_decoder_free(w->rd.dec);
-                        if (i == 0)
-                                return bd_err_set(err, -EAGAIN, "loader: cannot start a thread");
-                        break;
-                }
-                l->n_workers++;
+                        l->workers[i].rd.dec = jpeg_decoder_new();
         }
+        int r = ring_start(l->ring, c->threads, err);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(l);
         return 0;
-}
-
-static void stop_workers(struct loader *l)
-{
-        pthread_mutex_lock(&l->mu);
-        l->stop = true;
-        pthread_cond_broadcast(&l->work);
-        pthread_mutex_unlock(&l->mu);
-        for (int i = 0; i < l->n_workers; i++)
-                pthread_join(l->workers[i].tid, NULL);
-        l->n_workers = 0;
 }
 
 struct loader *loader_free(struct loader *l)
 {
         if (!l)
                 return NULL;
-        stop_workers(l);
+        l->ring = ring_free(l->ring);
         if (l->workers)
                 for (int i = 0; i < l->cfg.threads; i++) {
                         loader_reader_release(&l->workers[i].rd);
                         ssd_scratch_release(&l->workers[i].scratch);
                 }
         free(l->workers);
-        for (int i = 0; l->slots && i < l->ring; i++) {
-                struct loader_batch *b = &l->slots[i].b;
+        for (int i = 0; l->slots && i < l->n_slots; i++) {
+                struct loader_batch *b = &l->slots[i];
                 if (b->images)
                         loader_image_free(l->cfg.alloc, l->cfg.dealloc, l->cfg.alloc_ctx, b->images);
                 free(b->boxes);
@@ -576,9 +510,6 @@ struct loader *loader_free(struct loader *l)
         free(l->labels);
         free(l->bad);
         coco_index_free(l->idx);
-        pthread_mutex_destroy(&l->mu);
-        pthread_cond_destroy(&l->work);
-        pthread_cond_destroy(&l->done);
         free(l);
         return NULL;
 }
@@ -595,50 +526,23 @@ long loader_images_per_epoch(const struct loader *l)
 
 int loader_next(struct loader *l, const struct loader_batch **ret, struct bd_err *err)
 {
-        pthread_mutex_lock(&l->mu);
-        /* the batch returned last time is free again */
-        l->released = l->next_g;
-        long g = l->next_g;
-        struct slot *sl = &l->slots[g % l->ring];
-        l->want_g = g;
-        pthread_cond_broadcast(&l->work);
-        while (!l->error && (sl->g != g || sl->done < sl->b.n))
-                pthread_cond_wait(&l->done, &l->mu);
-        loader_warn_summary(&l->warnings);
-        if (l->error) {
-                int r = bd_err_set(err, l->error, "%s", l->error_msg);
-                pthread_mutex_unlock(&l->mu);
-                return r;
-        }
-        l->next_g = g + 1;
-        pthread_mutex_unlock(&l->mu);
-        *ret = &sl->b;
+        int slot = ring_next(l->ring, err);
+        if (slot < 0)
+                return slot;
+        *ret = &l->slots[slot];
         return 0;
 }
 
 void loader_seek(struct loader *l, long epoch)
 {
-        pthread_mutex_lock(&l->mu);
-        /* let the samples in progress finish, then restart the counters */
-        l->paused = true;
-        while (l->in_flight > 0)
-                pthread_cond_wait(&l->done, &l->mu);
-        for (int i = 0; i < l->ring; i++)
-                l->slots[i].g = -1;
-        for (int i = 0; i < l->n_perms; i++)
-                l->perms[i].epoch = -1;
-        l->claim_g = l->next_g = l->released = l->want_g = epoch * l->nb;
-        l->claim_j = 0;
-        l->paused = false;
-        pthread_cond_broadcast(&l->work);
-        pthread_mutex_unlock(&l->mu);
+        ring_seek(l->ring, epoch);
 }
 
 void loader_get_stats(struct loader *l, struct loader_stats *ret)
 {
-        pthread_mutex_lock(&l->mu);
+        ring_lock(l->ring);
         *ret = l->stats;
-        pthread_mutex_unlock(&l->mu);
+        ring_unlock(l->ring);
 }
 
 const struct coco_index *loader_index(const struct loader *l)

@@ -17,6 +17,7 @@ libbddata_a_SOURCES = \
 	data/jpeg.h data/jpeg.c \
 	data/augment.h data/augment.c data/resample.c \
 	data/loader-util.h data/loader-util.c \
+	data/ring.h data/ring.c \
 	data/loader.h data/loader.c \
 	data/det-loader.h data/det-loader.c \
 	data/det-render.h data/det-render.c \
