@@ -8,7 +8,10 @@ if BUILD_DATA
 noinst_LIBRARIES += libbdmrcnn.a
 libbdmrcnn_a_CPPFLAGS = $(MRCNN_CPPFLAGS)
 libbdmrcnn_a_CFLAGS = $(MRCNN_CFLAGS)
-libbdmrcnn_a_SOURCES = trainer/maskrcnn/mrcnn-net.h trainer/maskrcnn/mrcnn-net.c
+libbdmrcnn_a_SOURCES = trainer/maskrcnn/mrcnn-net.h trainer/maskrcnn/mrcnn-net.c \
+	trainer/maskrcnn/mrcnn-stages.h trainer/maskrcnn/mrcnn-common.c trainer/maskrcnn/mrcnn-fpn.c \
+	trainer/maskrcnn/mrcnn-rpn.c trainer/maskrcnn/mrcnn-box.c trainer/maskrcnn/mrcnn-mask.c \
+	trainer/maskrcnn/mrcnn-detect.c
 endif
 MRCNN_LIBS = libbdmrcnn.a libbdtrain.a libbddata.a $(BD_TRAIN_LIBS) $(DATA_LIBS)
 

@@ -178,7 +178,7 @@ struct mrcnn_dets {
 };
 void mrcnn_dets_release(struct mrcnn_dets *d);
 
-struct mrcnn_net;       /* opaque: mrcnn-net.c */
+struct mrcnn_net;       /* opaque: mrcnn-stages.h */
 
 /* Builds the layers into m (before bd_model_finalize).  Errors in err. */
 int mrcnn_net_new(struct bd_model *m, const struct mrcnn_cfg *cfg, struct mrcnn_net **ret, struct bd_err *err);

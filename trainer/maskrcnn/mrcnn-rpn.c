@@ -1,0 +1,328 @@
+/* mrcnn-rpn.c: the RPN of the Mask R-CNN network: head, anchors,
+ * proposals, targets and loss, forward and backward (mrcnn-net.h explains
+ * the model). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "mrcnn-stages.h"
+
+#define NA 3                    /* anchors per location: ratios 0.5, 1, 2 */
+
+static const float ratios[NA] = { 0.5f, 1.0f, 2.0f };
+static const struct det_coder rpn_coder = { 1, 1, 1, 1, (float)DET_BBOX_XFORM_CLIP };
+
+int mrcnn_rpn_init(struct bd_model *m, struct mrcnn_net *n, struct bd_err *err)
+{
+        struct mrcnn_rpn *p = &n->rpn;
+        const int64_t F = n->cfg.fpn_channels;
+        int r;
+        if ((r = mrcnn_conv_layer(m, &p->conv, "rpn.head.conv.0.0", F, F, 3, 1, 1, 0, BD_INIT_NORMAL, 0.01)) < 0 ||
+            (r = mrcnn_conv_layer(m, &p->cls, "rpn.head.cls_logits", F, NA, 1, 1, 0, 0, BD_INIT_NORMAL, 0.01)) < 0 ||
+            (r = mrcnn_conv_layer(m, &p->box, "rpn.head.bbox_pred", F, 4 * NA, 1, 1, 0, 0, BD_INIT_NORMAL, 0.01)) < 0)
+                return bd_err_set(err, r, "%s", m->be->err.msg);
+        return 0;
+}
+
+void mrcnn_rpn_release(struct mrcnn_rpn *p)
+{
+        struct bd_tensor *ts[] = { &p->obj, &p->dlt, &p->lab, &p->d_obj, &p->d_dlt };
+        for (size_t i = 0; i < ARRAY_SIZE(ts); i++)
+                bd_tensor_release(ts[i]);
+        for (int l = 0; l < MRCNN_LEVELS; l++) {
+                bd_tensor_release(&p->rh[l]);
+                bd_tensor_release(&p->ro[l]);
+                bd_tensor_release(&p->rd[l]);
+        }
+        free(p->ac.a);
+        free(p->obj_h);
+        free(p->dlt_h);
+        free(p->props);
+        free(p->scores);
+        free(p->w_match);
+        free(p->w_lab);
+        free(p->lab_h);
+        free(p->w_vis);
+        free(p->w_pos);
+        free(p->w_neg);
+        free(p->tgt_h);
+}
+
+int mrcnn_rpn_anchors(struct mrcnn_net *n, int pad_h, int pad_w)
+{
+        struct mrcnn_anchors *ac = &n->rpn.ac;
+        const struct bd_tensor *P = n->fpn.P;
+        int same = ac->a && ac->pad_h == pad_h && ac->pad_w == pad_w;
+        for (int l = 0; l < MRCNN_LEVELS; l++)
+                same = same && ac->H[l] == BD_H(&P[l]) && ac->W[l] == BD_W(&P[l]);
+        if (same)
+                return 0;
+        int64_t total = 0;
+        for (int l = 0; l < MRCNN_LEVELS; l++) {
+                ac->H[l] = (int)BD_H(&P[l]);
+                ac->W[l] = (int)BD_W(&P[l]);
+                ac->off[l] = total;
+                total += (int64_t)ac->H[l] * ac->W[l] * NA;
+        }
+        ac->off[MRCNN_LEVELS] = total;
+        free(ac->a);
+        ac->a = malloc((size_t)(total ? total : 1) * 4 * sizeof(float));
+        if (!ac->a)
+                return bd_err_set(&n->be->err, -ENOMEM, "out of memory for %lld anchors", (long long)total);
+        ac->pad_h = pad_h;
+        ac->pad_w = pad_w;
+        for (int l = 0; l < MRCNN_LEVELS; l++) {
+                int stride = 4 << l;
+                float size = n->cfg.anchor_size * (float)(1 << l), cell[NA * 4];
+                det_cell_anchors(&n->cfg.conv, stride, &size, 1, ratios, NA, cell);
+                /* torchvision's strides are the padded size over the map's (P6 at 800: 61, not 64) */
+                int sy = stride, sx = stride;
+                if (!n->cfg.conv.anchor_detectron) {
+                        sy = ac->H[l] ? pad_h / ac->H[l] : stride;
+                        sx = ac->W[l] ? pad_w / ac->W[l] : stride;
+                }
+                det_grid_anchors(cell, NA, ac->H[l], ac->W[l], sy, sx, ac->a + ac->off[l] * 4);
+        }
+        return 0;
+}
+
+/* ---- the head ---- */
+
+/* The head on every level; obj (M) and dlt (M, 4) get the outputs in the
+ * order (level, image, y, x, anchor), M = N x anchors: NHWC of each level's
+ * maps, one after the other. */
+int mrcnn_rpn_fwd(struct bd_model *m, struct mrcnn_net *n, int64_t N)
+{
+        struct bd_backend *be = n->be;
+        struct mrcnn_rpn *p = &n->rpn;
+        int r;
+        int64_t M = N * p->ac.off[MRCNN_LEVELS], d2[2] = { M, 4 };
+        if ((r = bd_tensor_resize(be, &p->obj, n->adt, BD_NCHW, 1, &M)) < 0 ||
+            (r = bd_tensor_resize(be, &p->dlt, n->adt, BD_NCHW, 2, d2)) < 0)
+                return r;
+        size_t es = bd_dtype_size(n->adt);
+        for (int l = 0; l < MRCNN_LEVELS; l++) {
+                if ((r = bd_conv_fwd(m, &p->conv, &n->fpn.P[l], &p->rh[l])) < 0 ||
+                    (r = bd_op_relu(be, &p->rh[l], &p->rh[l])) < 0 ||
+                    (r = bd_conv_fwd(m, &p->cls, &p->rh[l], &p->ro[l])) < 0 ||
+                    (r = bd_conv_fwd(m, &p->box, &p->rh[l], &p->rd[l])) < 0)
+                        return r;
+                int64_t off = N * p->ac.off[l];
+                struct bd_tensor vo = bd_tensor_view((char *)p->obj.data + (size_t)off * es, p->obj.dev, n->adt,
+                                                     BD_NHWC, 4, p->ro[l].dims);
+                struct bd_tensor vd = bd_tensor_view((char *)p->dlt.data + (size_t)off * 4 * es, p->dlt.dev, n->adt,
+                                                     BD_NHWC, 4, p->rd[l].dims);
+                if ((r = bd_op_relayout(be, &p->ro[l], BD_NHWC, &vo)) < 0 ||
+                    (r = bd_op_relayout(be, &p->rd[l], BD_NHWC, &vd)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* level by level: the loss's gradients back in each level's layout, the
+ * two 1x1 convolutions, the ReLU, the 3x3 convolution into dP */
+int mrcnn_rpn_bwd(struct bd_model *m, struct mrcnn_net *n, struct bd_tensor *dP[MRCNN_LEVELS])
+{
+        struct bd_backend *be = n->be;
+        struct bd_scratch *sc = &n->scratch;
+        struct mrcnn_rpn *p = &n->rpn;
+        const int64_t N = BD_N(&n->fpn.P[0]);
+        size_t es = bd_dtype_size(n->adt);
+        int r;
+        for (int l = 0; l < MRCNN_LEVELS; l++) {
+                int64_t off = N * p->ac.off[l];
+                struct bd_tensor vo = bd_tensor_view((char *)p->d_obj.data + (size_t)off * es, p->d_obj.dev, n->adt,
+                                                     BD_NHWC, 4, p->ro[l].dims);
+                struct bd_tensor vd = bd_tensor_view((char *)p->d_dlt.data + (size_t)off * 4 * es, p->d_dlt.dev,
+                                                     n->adt, BD_NHWC, 4, p->rd[l].dims);
+                struct bd_tensor *go = bd_scratch_get_like(sc, &p->ro[l]), *gd = bd_scratch_get_like(sc, &p->rd[l]);
+                struct bd_tensor *gh = bd_scratch_get_like(sc, &p->rh[l]);
+                if (!go || !gd || !gh)
+                        return -ENOMEM;
+                if ((r = bd_op_relayout(be, &vo, p->ro[l].layout, go)) < 0 ||
+                    (r = bd_op_relayout(be, &vd, p->rd[l].layout, gd)) < 0 ||
+                    (r = bd_conv_bwd(m, &p->cls, &p->rh[l], go, gh, 0)) < 0 ||
+                    (r = bd_conv_bwd(m, &p->box, &p->rh[l], gd, gh, 1)) < 0 ||
+                    (r = mrcnn_relu_bwd_inplace(be, &p->rh[l], gh)) < 0 ||
+                    (r = bd_conv_bwd(m, &p->conv, &n->fpn.P[l], gh, dP[l], 1)) < 0)
+                        return r;
+                bd_scratch_put(sc, go);
+                bd_scratch_put(sc, gd);
+                bd_scratch_put(sc, gh);
+        }
+        return 0;
+}
+
+/* ---- proposals ---- */
+
+/* The head's outputs on the host, per level in the (N, A_l) / (N, A_l, 4)
+ * form of det_rpn_proposals. */
+static int rpn_levels(struct mrcnn_net *n, int64_t N, struct det_rpn_level lv[MRCNN_LEVELS])
+{
+        struct mrcnn_rpn *p = &n->rpn;
+        const float *o, *d;
+        int r;
+        if ((r = mrcnn_to_host(n, &p->obj, &p->obj_h, &p->obj_h_cap, &o)) < 0 ||
+            (r = mrcnn_to_host(n, &p->dlt, &p->dlt_h, &p->dlt_h_cap, &d)) < 0)
+                return r;
+        for (int l = 0; l < MRCNN_LEVELS; l++) {
+                int64_t off = N * p->ac.off[l];
+                lv[l] = (struct det_rpn_level){ .objectness = o + off, .deltas = d + off * 4,
+                                                .anchors = p->ac.a + p->ac.off[l] * 4,
+                                                .A = p->ac.off[l + 1] - p->ac.off[l] };
+        }
+        return 0;
+}
+
+static struct det_rpn_params rpn_params(const struct mrcnn_net *n, int training)
+{
+        const struct mrcnn_cfg *c = &n->cfg;
+        struct det_rpn_params p = c->mode == DET_CONV_MLPERF ? det_rpn_params_mlperf(training)
+                                                             : det_rpn_params_torchvision(training);
+        p.pre_nms_top_n = training ? c->rpn_pre_nms_top_n_train : c->rpn_pre_nms_top_n_test;
+        p.post_nms_top_n = training ? c->rpn_post_nms_top_n_train : c->rpn_post_nms_top_n_test;
+        if (p.level_post_nms_top_n > 0)
+                p.level_post_nms_top_n = p.post_nms_top_n;
+        p.per_batch = training && c->rpn_per_batch;
+        return p;
+}
+
+int mrcnn_proposals(struct mrcnn_net *n, const struct det_batch *b, int training)
+{
+        struct mrcnn_rpn *rp = &n->rpn;
+        struct det_rpn_level lv[MRCNN_LEVELS];
+        int r;
+        if ((r = rpn_levels(n, b->n, lv)) < 0)
+                return r;
+        struct det_rpn_params p = rpn_params(n, training);
+        int hw[2 * 64];
+        if (b->n > 64)
+                return bd_err_set(&n->be->err, -EINVAL, "at most 64 images per rank and step (got %d)", b->n);
+        for (int i = 0; i < b->n; i++) {
+                hw[2 * i] = b->samples[i].height;
+                hw[2 * i + 1] = b->samples[i].width;
+        }
+        int64_t cnt = (int64_t)b->n * p.post_nms_top_n;
+        if (GROW(rp->props, rp->props_cap, cnt * 4) < 0 || GROW(rp->scores, rp->scores_cap, cnt) < 0)
+                return bd_err_set(&n->be->err, -ENOMEM, "out of memory");
+        rp->post = p.post_nms_top_n;
+        r = det_rpn_proposals(&n->cfg.conv, &p, lv, MRCNN_LEVELS, b->n, hw, rp->props, rp->scores, rp->count);
+        return r < 0 ? bd_err_set(&n->be->err, r, "RPN proposals: bad parameters") : 0;
+}
+
+/* ---- targets and loss ---- */
+
+/* Labels (1 sampled positive, 0 sampled negative, -1 not sampled) and
+ * regression targets of image i, scattered into the (level, image, ...)
+ * order of the outputs: lab (M), tgt (M, 4). */
+static int image_targets(struct mrcnn_net *n, const struct det_batch *b, int i, const struct mrcnn_gt *g,
+                         const struct mrcnn_step *st, int32_t *lab, float *tgt, int64_t *npos, int64_t *nneg)
+{
+        struct mrcnn_rpn *p = &n->rpn;
+        const struct det_conv *c = &n->cfg.conv;
+        const int64_t A = p->ac.off[MRCNN_LEVELS], N = b->n;
+        const float *an = p->ac.a;
+        size_t na = (size_t)(A ? A : 1);
+        if (GROW(p->w_match, p->w_match_cap, na) < 0 || GROW(p->w_lab, p->w_lab_cap, na) < 0 ||
+            GROW(p->w_vis, p->w_vis_cap, na) < 0 || GROW(p->w_pos, p->w_pos_cap, na) < 0 ||
+            GROW(p->w_neg, p->w_neg_cap, na) < 0)
+                return -ENOMEM;
+        int32_t *matches = p->w_match, *labels = p->w_lab;
+        uint8_t *vis = p->w_vis, *pos = p->w_pos, *neg = p->w_neg;
+        int r;
+        det_anchor_visibility(c, an, A, (float)b->samples[i].width, (float)b->samples[i].height, vis);
+        if ((r = det_match_boxes(c, &det_matcher_rpn, g->boxes, g->g, an, A, matches)) < 0)
+                return r;
+        det_rpn_labels(matches, vis, A, labels);
+        struct det_sampler s = { n->cfg.rpn_batch, n->cfg.rpn_positive_fraction };
+        const struct det_perm *perm = st->inj && st->inj->rpn ? &st->inj->rpn[i] : NULL;
+        if ((r = det_sample(&s, labels, A, st->seed, mrcnn_image_stream(st, i, 0), perm, pos, neg, NULL, NULL, npos,
+                            nneg)) < 0)
+                return r;
+        for (int l = 0; l < MRCNN_LEVELS; l++) {
+                int64_t a0 = p->ac.off[l], Al = p->ac.off[l + 1] - a0, base = N * a0 + i * Al;
+                for (int64_t j = 0; j < Al; j++) {
+                        int64_t a = a0 + j, o = base + j;
+                        lab[o] = pos[a] ? 1 : neg[a] ? 0 : -1;
+                        if (pos[a])
+                                det_encode(c, &rpn_coder, g->boxes + 4 * matches[a], an + 4 * a, 1, tgt + 4 * o);
+                        else
+                                tgt[4 * o] = tgt[4 * o + 1] = tgt[4 * o + 2] = tgt[4 * o + 3] = 0;
+                }
+        }
+        return 0;
+}
+
+int mrcnn_rpn_targets(struct mrcnn_net *n, const struct det_batch *b, const struct mrcnn_step *st,
+                      struct mrcnn_targets *t, struct bd_err *err)
+{
+        struct mrcnn_rpn *p = &n->rpn;
+        const int64_t M = (int64_t)b->n * p->ac.off[MRCNN_LEVELS];
+        if (GROW(p->lab_h, p->lab_h_cap, M ? M : 1) < 0 || GROW(p->tgt_h, p->tgt_h_cap, (M ? M : 1) * 4) < 0)
+                return bd_err_set(err, -ENOMEM, "out of memory for the RPN targets of %lld anchors", (long long)M);
+        t->rpn_pos = t->rpn_neg = 0;
+        for (int i = 0; i < b->n; i++) {
+                int64_t np, nn;
+                int r = image_targets(n, b, i, &t->gt[i], st, p->lab_h, p->tgt_h, &np, &nn);
+                if (r < 0)
+                        return bd_err_set(err, r, "RPN targets of image %d: %s", i,
+                                          r == -ENOMEM ? "out of memory" : "bad injected permutation or sizes");
+                t->rpn_pos += np;
+                t->rpn_neg += nn;
+        }
+        return 0;
+}
+
+/* the loss in the heads' type, its gradients back in half (amp) */
+static int loss_amp(struct mrcnn_net *n, const struct bd_tensor *tgt_d, double scale, struct mrcnn_losses *out)
+{
+        struct bd_backend *be = n->be;
+        struct mrcnn_rpn *p = &n->rpn;
+        int64_t M = p->obj.dims[0], d2[2] = { M, 4 };
+        struct bd_tensor *o = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 1, &M);
+        struct bd_tensor *d = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 2, d2);
+        struct bd_tensor *go = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 1, &M);
+        struct bd_tensor *gd = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 2, d2);
+        int r = o && d && go && gd ? 0 : -ENOMEM;
+        if (r >= 0 && (r = bd_op_cast(be, &p->obj, n->dt, 1.0, o)) >= 0 &&
+            (r = bd_op_cast(be, &p->dlt, n->dt, 1.0, d)) >= 0 &&
+            (r = det_rpn_loss(be, &n->lws, o, d, &p->lab, tgt_d, DET_BETA_RPN, scale, &out->objectness,
+                              &out->rpn_box, go, gd)) >= 0 &&
+            (r = bd_op_cast(be, go, n->adt, 1.0, &p->d_obj)) >= 0)
+                r = bd_op_cast(be, gd, n->adt, 1.0, &p->d_dlt);
+        struct bd_tensor *ts[] = { o, d, go, gd };
+        for (int k = 0; k < 4; k++)
+                if (ts[k])
+                        bd_scratch_put(&n->scratch, ts[k]);
+        return r;
+}
+
+int mrcnn_rpn_loss(struct mrcnn_net *n, const struct mrcnn_step *st, const struct mrcnn_targets *t,
+                   struct mrcnn_losses *out, struct bd_err *err)
+{
+        struct mrcnn_rpn *p = &n->rpn;
+        const int64_t M = p->obj.dims[0];
+        int64_t d2[2] = { M, 4 };
+        struct bd_tensor *tgt_d = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 2, d2);
+        if (!tgt_d)
+                return BE_FAIL(n, err, -ENOMEM, "RPN targets");
+        double f = mrcnn_loss_factor(t->rpn_pos + t->rpn_neg, t->world, t->cnt[0]);
+        int r;
+        if ((r = mrcnn_i32_from_host(n, p->lab_h, M, &p->lab)) >= 0 &&
+            (r = mrcnn_from_host(n, p->tgt_h, n->dt, 2, d2, tgt_d)) >= 0) {
+                if (n->adt == n->dt)
+                        r = det_rpn_loss(n->be, &n->lws, &p->obj, &p->dlt, &p->lab, tgt_d, DET_BETA_RPN,
+                                         st->gscale * f, &out->objectness, &out->rpn_box, &p->d_obj, &p->d_dlt);
+                else
+                        r = loss_amp(n, tgt_d, st->gscale * f, out);
+        }
+        bd_scratch_put(&n->scratch, tgt_d);
+        if (r < 0)
+                return BE_FAIL(n, err, r, "RPN loss");
+        out->objectness *= f;
+        out->rpn_box *= f;
+        return 0;
+}
