@@ -38,10 +38,10 @@ libbdtrain_a_SOURCES = \
 	trainer/models/resnet.h trainer/models/resnet.c \
 	trainer/common/mllog.h trainer/common/mllog.c \
 	trainer/ops/elem.h trainer/ops/elem-impl.h \
-	trainer/ops/backend.h trainer/ops/backend.c \
+	trainer/ops/backend.h trainer/ops/backend.c trainer/ops/backends.c \
 	trainer/ops/ops.h trainer/ops/ops.c \
 	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
-	trainer/ops/ops-cpu.c \
+	trainer/ops/ops-cpu.c trainer/ops/ops-dnnl.h \
 	trainer/det/boxes.h trainer/det/boxes.c \
 	trainer/det/losses.h trainer/det/losses.c \
 	trainer/det/det-fp.h trainer/det/masks.h trainer/det/masks-impl.h trainer/det/masks.c \
@@ -53,6 +53,12 @@ libbdtrain_a_SOURCES = \
 libbdtrain_a_CPPFLAGS += $(DATA_CPPFLAGS)
 libbdtrain_a_SOURCES += trainer/det/boxes-impl.h trainer/det/match.h trainer/det/match.c \
 	trainer/det/proposals.h trainer/det/proposals.c trainer/det/boxes-dev.h trainer/det/boxes-dev.c
+# the CPU backend's library operations: oneDNN's primitives, or the reference loops
+if HAVE_DNNL
+libbdtrain_a_SOURCES += trainer/ops/ops-dnnl.c
+else
+libbdtrain_a_SOURCES += trainer/ops/ops-dnnl-none.c
+endif
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu \
 	trainer/det/postprocess.cu trainer/det/masks.cu trainer/det/roi-align.cu

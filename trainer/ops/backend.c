@@ -1,25 +1,7 @@
-/* backend.c: choosing a backend, plan caches. */
+/* backend.c: what backends share: plan caches, the hash of their keys. */
 #include "config.h"
 
-#include <errno.h>
-#include <string.h>
-
 #include "backend.h"
-
-int bd_backend_new(const char *name, int device, int nthreads, struct bd_backend **ret, struct bd_err *err)
-{
-        if (streq(name, "cpu"))
-                return bd_backend_cpu_new(nthreads, ret, err);
-        if (streq(name, "cuda"))
-                return bd_backend_cuda_new(device, ret, err);
-        return bd_err_set(err, -EINVAL, "unknown backend '%s' (expected cpu or cuda)", name ? name : "");
-}
-
-void bd_backend_free(struct bd_backend *be)
-{
-        if (be)
-                be->ops->destroy(be);
-}
 
 void *bd_plan_find(struct bd_plan_cache *pc, uint64_t key)
 {

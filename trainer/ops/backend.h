@@ -119,7 +119,7 @@ struct bd_backend {
  * builds without it, or -ENODEV when no GPU is visible. */
 int bd_backend_cpu_new(int nthreads, struct bd_backend **ret, struct bd_err *err);
 int bd_backend_cuda_new(int device, struct bd_backend **ret, struct bd_err *err);
-/* "cpu" or "cuda" */
+/* "cpu" or "cuda" (backends.c) */
 int bd_backend_new(const char *name, int device, int nthreads, struct bd_backend **ret, struct bd_err *err);
 void bd_backend_free(struct bd_backend *be);
 /* Whether the CUDA backend was compiled in, and how many GPUs are visible
@@ -128,7 +128,7 @@ int bd_cuda_device_count(const char **why);
 /* The CUDA backend's stream (a cudaStream_t), NULL on the CPU. */
 void *bd_backend_cuda_stream(struct bd_backend *be);
 
-/* plan cache helpers for backends */
+/* plan cache helpers for backends (backend.c) */
 void *bd_plan_find(struct bd_plan_cache *pc, uint64_t key);
 void bd_plan_put(struct bd_backend *be, struct bd_plan_cache *pc, uint64_t key, void *plan);
 void bd_plan_cache_clear(struct bd_backend *be, struct bd_plan_cache *pc);
