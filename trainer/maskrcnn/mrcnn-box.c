@@ -61,6 +61,30 @@ void mrcnn_box_release(struct mrcnn_box *h)
 
 /* ---- RoI sampling and targets ---- */
 
+/* room for want RoIs in rs */
+static int rois_reserve(struct mrcnn_rois *rs, size_t want)
+{
+        if (want <= rs->cap)
+                return 0;
+        size_t cap = want * 2;
+        float *ro = realloc(rs->rois, cap * 5 * sizeof(float)), *tg;
+        if (ro)
+                rs->rois = ro;
+        tg = realloc(rs->tgt, cap * 4 * sizeof(float));
+        if (tg)
+                rs->tgt = tg;
+        int32_t *lb = realloc(rs->labels, cap * sizeof(int32_t));
+        if (lb)
+                rs->labels = lb;
+        int64_t *mt = realloc(rs->matched, cap * sizeof(int64_t));
+        if (mt)
+                rs->matched = mt;
+        if (!ro || !tg || !lb || !mt)
+                return -ENOMEM;
+        rs->cap = cap;
+        return 0;
+}
+
 /* the sampled RoIs of image i appended to rs: its np proposals (props),
  * matched to its ground truth, sampled, in proposal order */
 static int image_rois(struct mrcnn_net *n, int i, const float *props, int64_t np, const struct mrcnn_gt *g,
@@ -82,27 +106,8 @@ static int image_rois(struct mrcnn_net *n, int i, const float *props, int64_t np
         if ((r = det_sample(&s, labels, np, st->seed, mrcnn_image_stream(st, i, 1), perm, pos, neg, NULL, NULL, &npos,
                             &nneg)) < 0)
                 goto out;
-        size_t want = (size_t)(rs->n + npos + nneg);
-        if (want > rs->cap) {
-                size_t cap = want * 2;
-                float *ro = realloc(rs->rois, cap * 5 * sizeof(float)), *tg;
-                if (ro)
-                        rs->rois = ro;
-                tg = realloc(rs->tgt, cap * 4 * sizeof(float));
-                if (tg)
-                        rs->tgt = tg;
-                int32_t *lb = realloc(rs->labels, cap * sizeof(int32_t));
-                if (lb)
-                        rs->labels = lb;
-                int64_t *mt = realloc(rs->matched, cap * sizeof(int64_t));
-                if (mt)
-                        rs->matched = mt;
-                if (!ro || !tg || !lb || !mt) {
-                        r = -ENOMEM;
-                        goto out;
-                }
-                rs->cap = cap;
-        }
+        if ((r = rois_reserve(rs, (size_t)(rs->n + npos + nneg))) < 0)
+                goto out;
         for (int64_t j = 0; j < np; j++) {
                 if (!pos[j] && !neg[j])
                         continue;
