@@ -1,14 +1,17 @@
-/* topts.c: shared pieces of the trainers' command lines. */
+/* topts.c: the trainers' command lines (topts.h). */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
+#include "buf.h"
+#include "json.h"
 #include "strutil.h"
 #include "topts.h"
+#include "workload.h"
 
-void topt_usage(FILE *f, const char *intro, const struct topt *opts, size_t n)
+static void usage(FILE *f, const char *intro, const struct topt *opts, size_t n)
 {
         fputs(intro, f);
         for (size_t i = 0; i < n; i++) {
@@ -29,14 +32,14 @@ void topt_usage(FILE *f, const char *intro, const struct topt *opts, size_t n)
         }
 }
 
-void topt_long(const struct topt *opts, size_t n, struct option *lo)
+static void long_options(const struct topt *opts, size_t n, struct option *lo)
 {
         for (size_t i = 0; i < n; i++)
                 lo[i] = (struct option){ opts[i].name, opts[i].arg ? required_argument : no_argument, NULL, opts[i].id };
         lo[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
-const char *topt_name(const struct topt *opts, size_t n, int id)
+static const char *opt_name(const struct topt *opts, size_t n, int id)
 {
         for (size_t i = 0; i < n; i++)
                 if (opts[i].id == id)
@@ -81,25 +84,23 @@ int topt_num_list(const char *s, double lo, double hi, double *ret, int max, int
         return 0;
 }
 
-void topt_common_defaults(struct topt_common *c)
-{
-        *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5 };
-}
-
-int topt_common(int id, const char *arg, struct topt_common *c, const char **bad, const struct topt_prog *p,
-                FILE *out, char **argv, struct bd_err *err)
+/* A common option: 0 (*bad set when arg is not what it expects), 1 for
+ * --help and --version, -EINVAL for a missing argument or an unknown option. */
+static int common(int id, const char *arg, struct topt_common *c, const char **bad, const struct topt_prog *p,
+                  const char *name, FILE *out, char **argv, struct bd_err *err)
 {
         long v;
         switch (id) {
         case TOPT_HELP:
                 if (out)
-                        p->usage(out);
+                        usage(out, p->intro, p->opts, p->nopts);
                 return 1;
         case TOPT_VERSION:
                 if (out)
-                        fprintf(out, "%s %s\n", p->name, PACKAGE_VERSION);
+                        fprintf(out, "%s %s\n", name, PACKAGE_VERSION);
                 return 1;
         case ':': return bd_err_set(err, -EINVAL, "option '%s' needs an argument", argv[optind - 1]);
+        case TOPT_DATA: c->data = arg; break;
         case TOPT_THREADS: if (topt_int(arg, 1, 1024, &v) < 0) *bad = "an integer from 1 to 1024"; else c->threads = (int)v; break;
         case TOPT_WORKERS: if (topt_int(arg, 0, 256, &v) < 0) *bad = "an integer from 0 to 256"; else c->loader_workers = (int)v; break;
         case TOPT_BACKEND:
@@ -132,5 +133,101 @@ int topt_common(int id, const char *arg, struct topt_common *c, const char **bad
         case TOPT_RESULT: if (!*arg) *bad = "a file name"; else c->result = arg; break;
         default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
         }
+        return 0;
+}
+
+/* The option of a workload key: its name with '-' for '_'; -1 when none. */
+static int key_option(const struct topt_prog *p, const char *key)
+{
+        for (size_t i = 0; i < p->nopts; i++) {
+                const char *a = p->opts[i].name, *k = key;
+                for (; *a && *k && (*a == *k || (*a == '-' && *k == '_')); a++, k++)
+                        ;
+                if (!*a && !*k)
+                        return p->opts[i].id;
+        }
+        return -1;
+}
+
+/* A value of a section as its option's argument: numbers in their shortest
+ * form, a list's items joined by commas. */
+static void value_arg(const cJSON *v, struct bd_buf *out)
+{
+        if (cJSON_IsArray(v)) {
+                const cJSON *e;
+                cJSON_ArrayForEach(e, v) {
+                        if (e != v->child)
+                                buf_putc(out, ',');
+                        value_arg(e, out);
+                }
+        } else if (cJSON_IsString(v))
+                buf_puts(out, v->valuestring);
+        else if (cJSON_IsBool(v))
+                buf_puts(out, cJSON_IsTrue(v) ? "1" : "0");
+        else if (cJSON_IsNumber(v))
+                json_number(out, v->valuedouble);
+}
+
+/* The built-in values of the workload's section, each through its option
+ * (the trainer's own only: the rows hold no common one). */
+static int builtin_values(const struct topt_prog *p, const struct workload *w, void *o, struct bd_err *err)
+{
+        _cleanup_json_ cJSON *sec = cJSON_Parse(w->defaults);
+        if (!sec)
+                return bd_err_set(err, -EINVAL, "the built-in values of '%s' are not JSON", w->name);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, sec) {
+                _cleanup_buf_ struct bd_buf arg = BD_BUF_INIT;
+                value_arg(v, &arg);
+                int id = key_option(p, v->string);
+                const char *bad = id >= TOPT_OWN && id < TOPT_DATA ? p->set(o, id, arg.s ? arg.s : "")
+                                                                    : "one of the program's own options";
+                if (bad)
+                        return bd_err_set(err, -EINVAL, "built-in value '%s.%s': expected %s, got '%s'", w->name,
+                                          v->string, bad, arg.s ? arg.s : "");
+        }
+        return 0;
+}
+
+int topt_parse(const struct topt_prog *p, int argc, char **argv, void *o, struct topt_common *c,
+               struct topt_given *given, FILE *out, struct bd_err *err)
+{
+        const struct workload *w = workload_find(p->workload);
+        if (!w)
+                return bd_err_set(err, -EINVAL, "no workload '%s'", p->workload);
+        *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5 };
+        if (given)
+                *given = (struct topt_given){ 0 };
+        int r = builtin_values(p, w, o, err);
+        if (r < 0)
+                return r;
+        struct option lo[p->nopts + 1];
+        long_options(p->opts, p->nopts, lo);
+        opterr = 0;
+        optind = 1;
+        int id;
+        while ((id = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+                const char *bad = NULL;
+                if (id >= TOPT_OWN && id < TOPT_DATA) {
+                        bad = p->set(o, id, optarg);
+                        if (given)
+                                given->id[id - TOPT_OWN] = true;
+                } else if ((r = common(id, optarg, c, &bad, p, w->program, out, argv, err)) != 0)
+                        return r;
+                if (bad)
+                        return bd_err_set(err, -EINVAL, "--%s: expected %s, got '%s'", opt_name(p->opts, p->nopts, id),
+                                          bad, optarg);
+        }
+        if (optind < argc)
+                return bd_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
+        return 0;
+}
+
+int topt_check(const struct topt_common *c, struct bd_err *err)
+{
+        if (!c->data && !c->synthetic)
+                return bd_err_set(err, -EINVAL, "--data DIR is required (or --synthetic)");
+        if (c->amp && !c->cuda)
+                return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda");
         return 0;
 }

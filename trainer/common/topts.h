@@ -1,13 +1,15 @@
-/* topts.h: the pieces of a trainer's command line that every trainer shares:
- * one table of long options (name, id, argument, help) that drives both
- * getopt_long and --help, and the parsers of bounded numbers and lists the
- * option switch calls.  Each parser returns 0 or -EINVAL (the caller names
- * the option and what it expects in its one-line error).
+/* topts.h: a trainer's command line: one table of long options (name, id,
+ * argument, help) that drives both getopt_long and --help, the options every
+ * trainer has, and one parser (topt_parse) that starts each option from the
+ * built-in value of its key in the trainer's workload row (lib/workload.c),
+ * then reads argv.  The parsers of bounded numbers and lists return 0 or
+ * -EINVAL (the caller says what the option expects).
  */
 #ifndef BD_TOPTS_H
 #define BD_TOPTS_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,18 +17,11 @@
 #include "err.h"
 
 struct topt {
-        const char *name;               /* without the dashes */
+        const char *name;               /* without the dashes; a workload key's with '_' as '-' */
         int id;                         /* getopt_long's return value */
         const char *arg;                /* NULL: a switch */
         const char *help;               /* '\n' continues on the next line, indented */
 };
-
-/* Prints intro, then one aligned line (or more) per option. */
-void topt_usage(FILE *f, const char *intro, const struct topt *opts, size_t n);
-/* Fills lo (n + 1 entries, the last one zero) for getopt_long. */
-void topt_long(const struct topt *opts, size_t n, struct option *lo);
-/* The name of the option with this id ("?" when none). */
-const char *topt_name(const struct topt *opts, size_t n, int id);
 
 /* An integer (or number, finite) in [lo, hi]. */
 int topt_int(const char *s, long lo, long hi, long *ret);
@@ -34,9 +29,10 @@ int topt_num(const char *s, double lo, double hi, double *ret);
 /* "a,b,c": at most max increasing numbers in [lo, hi]; "" is none. */
 int topt_num_list(const char *s, double lo, double hi, double *ret, int max, int *ret_n);
 
-/* ---- the options every trainer has (--threads .. --version) ---- */
+/* ---- the options every trainer has (--data, --threads .. --version) ---- */
 
 struct topt_common {
+        const char *data;               /* the COCO 2017 tree */
         int threads;                    /* 0: CPUs / ranks on the node */
         int loader_workers;             /* 0: 1 */
         int cuda, amp;                  /* --backend cuda, --precision amp */
@@ -54,15 +50,18 @@ struct topt_common {
         const char *result;             /* the JSON result (tbench.h) */
 };
 
-/* Their ids (a trainer's own ids stay below 512). */
+/* Ids: a trainer's own from TOPT_OWN, the common ones from TOPT_DATA. */
 enum {
-        TOPT_THREADS = 512, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
-        TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_BENCH_STEPS, TOPT_WARMUP_STEPS,
-        TOPT_RESULT, TOPT_HELP, TOPT_VERSION,
+        TOPT_OWN = 256,
+        TOPT_DATA = 512, TOPT_THREADS, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
+        TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_BENCH_STEPS,
+        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_HELP, TOPT_VERSION,
 };
 
-/* Their rows of a trainer's table, last in --help: CKPT is the checkpoint
- * file's name, SYNTH what --synthetic draws. */
+/* Their rows of a trainer's table: --data first, the others last in
+ * --help (CKPT is the checkpoint file's name, SYNTH what --synthetic
+ * draws). */
+#define TOPT_DATA_ROW { "data", TOPT_DATA, "DIR", "COCO 2017 tree: train2017/, val2017/, annotations/" }
 #define TOPT_COMMON_ROWS(CKPT, SYNTH)                                                                               \
         { "threads", TOPT_THREADS, "N", "compute threads per rank (default: CPUs / ranks on the node)" },           \
         { "loader-workers", TOPT_WORKERS, "N", "data loader threads per rank (default 1)" },                       \
@@ -84,19 +83,41 @@ enum {
         { "help", TOPT_HELP, NULL, "show this help" },                                                             \
         { "version", TOPT_VERSION, NULL, "show the version" }
 
-/* The defaults (log_interval 20, warmup_steps 5, everything else 0). */
-void topt_common_defaults(struct topt_common *c);
-/* The program behind --help and --version. */
+/* ---- the parser ---- */
+
+/* A trainer's command line. */
 struct topt_prog {
-        const char *name;               /* "benchd-ssd" */
-        void (*usage)(FILE *f);
+        const char *workload;           /* its row in lib/workload.c: the program's name, the built-in values */
+        const char *intro;              /* --help's text before the options */
+        const struct topt *opts;
+        size_t nopts;
+        /* Sets the trainer's own option id from arg (for the built-in values:
+         * a string that lives only during the call); NULL, or what arg
+         * should have been ("an integer from 1 to 65536"). */
+        const char *(*set)(void *o, int id, const char *arg);
 };
-/* For the default case of a trainer's getopt_long switch: the common option
- * id, and what getopt_long returns for a missing argument (':') or an
- * unknown option.  0: a common option, with *bad set to what it expects when
- * arg is not valid; 1: --help or --version, printed to out unless it is NULL
- * (exit 0); -EINVAL: a missing argument or an unknown option, in err. */
-int topt_common(int id, const char *arg, struct topt_common *c, const char **bad, const struct topt_prog *p,
-                FILE *out, char **argv, struct bd_err *err);
+
+/* Which of a trainer's own options the command line gave (a built-in value
+ * is not given). */
+struct topt_given {
+        bool id[TOPT_DATA - TOPT_OWN];
+};
+static inline bool topt_given(const struct topt_given *g, int id)
+{
+        return id >= TOPT_OWN && id < TOPT_DATA && g->id[id - TOPT_OWN];
+}
+
+/* Reads a command line into o (through p->set) and c: first c's defaults
+ * (log_interval 20, warmup_steps 5, everything else 0 or NULL), then each
+ * built-in value of the workload's section as its option would (key k is
+ * --k with '-' for '_', a list its items joined by commas: what benchctl
+ * render passes), then argv; given (may be NULL): what argv gave.  0: run;
+ * 1: --help or --version, printed to out unless it is NULL (exit 0);
+ * -EINVAL: a usage error, in err (one line without the program's name). */
+int topt_parse(const struct topt_prog *p, int argc, char **argv, void *o, struct topt_common *c,
+               struct topt_given *given, FILE *out, struct bd_err *err);
+/* The checks of the common options once the trainer's own are done:
+ * --data or --synthetic, amp only on CUDA. */
+int topt_check(const struct topt_common *c, struct bd_err *err);
 
 #endif

@@ -50,8 +50,8 @@ int mrcnn_run_loader(struct mrcnn_run *run, enum det_loader_mode mode, int batch
                                        .flags = flags,
                                        .synthetic_classes = 80, .warn = mrcnn_run_warn, .warn_ctx = run };
         if (mode != DET_LOADER_SYNTHETIC) {
-                snprintf(paths[k][0], sizeof(paths[k][0]), "%s/%s", o->data, split);
-                snprintf(paths[k][1], sizeof(paths[k][1]), "%s/annotations/instances_%s.json", o->data, split);
+                snprintf(paths[k][0], sizeof(paths[k][0]), "%s/%s", o->common.data, split);
+                snprintf(paths[k][1], sizeof(paths[k][1]), "%s/annotations/instances_%s.json", o->common.data, split);
                 c.images_dir = paths[k][0];
                 c.annotations = paths[k][1];
         }
@@ -175,7 +175,7 @@ int mrcnn_eval_run(struct mrcnn_eval *ev, struct mrcnn_run *run, double bbox[12]
         MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (r == 0 && n[0] == 0 && n[1] > 0)
                 r = bd_err_set(err, -EINVAL, "evaluation: none of the %ld validation images in %s/val2017 could be "
-                               "decoded", n[1], run->o.data);
+                               "decoded", n[1], run->o.common.data);
         if (r == 0 && (r = coco_eval_images(cb, ev->ids, ev->nids, err)) == 0)
                 r = coco_eval_images(cs, ev->ids, ev->nids, err);
         /* the gathers are collective: a rank that failed takes part with what it has */

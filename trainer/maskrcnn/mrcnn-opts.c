@@ -2,24 +2,25 @@
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "macro.h"
 #include "mrcnn-opts.h"
 #include "topts.h"
 
 enum {
-        O_DATA = 256, O_IMS, O_TEST_IMS, O_LR, O_WFACTOR, O_WITERS, O_WMETHOD, O_WD, O_MAX_ITER, O_EPOCHS,
-        O_DECAY_STEPS, O_DECAY_EPOCHS, O_CLIP, O_TBBOX, O_TSEGM, O_MODE, O_CONFIG, O_BACKBONE, O_MIN_SIZE,
+        O_IMS = TOPT_OWN, O_TEST_IMS, O_LR, O_WFACTOR, O_WITERS, O_WMETHOD, O_WD, O_MAX_ITER, O_EPOCHS,
+        O_DECAY_STEPS, O_DECAY_EPOCHS, O_CLIP, O_TBBOX, O_TSEGM, O_MODE, O_CONFIG, O_MIN_SIZE,
         O_MAX_SIZE, O_EVAL_ITERS, O_CKPT_INTERVAL,
-        O_OV,                           /* O_OV + enum mrcnn_ov: the model's sizes */
+        O_OV,                           /* O_OV + enum mrcnn_ov: the model's sizes (--backbone: depth) */
 };
 
 #define OV(k) (O_OV + MRCNN_OV_##k)
 
 static const struct topt opts[] = {
-        { "data", O_DATA, "DIR", "COCO 2017 tree: train2017/, val2017/, annotations/" },
+        TOPT_DATA_ROW,
         { "ims-per-batch", O_IMS, "N", "images per step over all ranks (default 16); a multiple of the ranks" },
         { "test-ims-per-batch", O_TEST_IMS, "N", "images per evaluation step over all ranks (default 8)" },
         { "lr", O_LR, "LR", "base learning rate (default 0.02); biases x2 in --mode mlperf" },
@@ -38,7 +39,7 @@ static const struct topt opts[] = {
         { "mode", O_MODE, "M", "mlperf (default: the reference's rules) or torchvision" },
         { "config", O_CONFIG, "C", "model preset: reference (R50-FPN, default) or small; the options below\n"
                                    "override its fields" },
-        { "backbone", O_BACKBONE, "NAME", "resnet50 (reference), resnet34 or resnet18" },
+        { "backbone", OV(DEPTH), "NAME", "resnet50 (reference), resnet34 or resnet18" },
         { "width-mult", OV(WIDTH_MULT), "W", "backbone channel width multiplier" },
         { "frozen-bn", OV(FROZEN_BN), "0|1", "1: frozen batch norm (reference); 0: trained" },
         { "freeze-at", OV(FREEZE_AT), "N", "frozen backbone stages: 2 (stem and layer1, reference) or 0" },
@@ -62,9 +63,9 @@ static const struct topt opts[] = {
                                                        "at epoch ends only)" },
         TOPT_COMMON_ROWS("maskrcnn.ckpt", "random images, boxes and polygons"),
 };
-#define NOPTS (sizeof(opts) / sizeof(opts[0]))
 
-/* bounds of the integer overrides (the width multiplier and the anchor size are numbers) */
+/* bounds of the integer overrides (the width multiplier and the anchor size
+ * are numbers; the depth is --backbone's name) */
 static const struct {
         double lo, hi;
         const char *what;
@@ -87,26 +88,20 @@ static const struct {
         [MRCNN_OV_DETECTIONS] = { 1, 10000, "an integer from 1 to 10000" },
 };
 
-static void usage(FILE *f)
-{
-        topt_usage(f, "usage: benchd-maskrcnn --data DIR [OPTIONS]\n\n"
-                      "Train Mask R-CNN (ResNet-50 FPN) on COCO, data-parallel over the MPI ranks,\n"
-                      "evaluating bbox and segm mAP at each epoch's end (or --eval-iters) until both\n"
-                      "targets are met; MLPerf log lines from rank 0.\n\n",
-                   opts, NOPTS);
-}
-
-static const struct topt_prog prog = { "benchd-maskrcnn", usage };
-
 /* one override: integers unless the field is a number */
 static const char *set_ov(struct mrcnn_opts *o, enum mrcnn_ov k, const char *arg)
 {
         double v;
+        if (k == MRCNN_OV_DEPTH) {
+                if (strcmp(arg, "resnet50") && strcmp(arg, "resnet34") && strcmp(arg, "resnet18"))
+                        return "resnet50, resnet34 or resnet18";
+                o->ov[k] = atoi(arg + 6);
+                return NULL;
+        }
         bool number = k == MRCNN_OV_WIDTH_MULT || k == MRCNN_OV_ANCHOR_SIZE;
         if (topt_num(arg, ov_range[k].lo, ov_range[k].hi, &v) < 0 || (!number && v != floor(v)))
                 return ov_range[k].what;
         o->ov[k] = v;
-        o->ov_given[k] = 1;
         return NULL;
 }
 
@@ -126,9 +121,10 @@ static int int_list(const char *arg, double lo, double hi, int64_t *ret, int max
         return 0;
 }
 
-static int check(struct mrcnn_opts *o, int max_iter_given, int epochs_given, int steps_given, int epochs_decay_given,
-                 struct bd_err *err)
+static int check(struct mrcnn_opts *o, const struct topt_given *g, struct bd_err *err)
 {
+        bool max_iter_given = topt_given(g, O_MAX_ITER), epochs_given = topt_given(g, O_EPOCHS);
+        bool steps_given = topt_given(g, O_DECAY_STEPS), epochs_decay_given = topt_given(g, O_DECAY_EPOCHS);
         if (max_iter_given && epochs_given)
                 return bd_err_set(err, -EINVAL, "--max-iter and --epochs exclude each other");
         if (steps_given && epochs_decay_given)
@@ -160,121 +156,97 @@ static int check(struct mrcnn_opts *o, int max_iter_given, int epochs_given, int
                                   "got %g", o->warmup_factor);
         if (o->min_size && o->max_size && o->min_size > o->max_size)
                 return bd_err_set(err, -EINVAL, "--min-size %d is larger than --max-size %d", o->min_size, o->max_size);
-        if (!o->data && !o->common.synthetic)
-                return bd_err_set(err, -EINVAL, "--data DIR is required (or --synthetic)");
-        if (o->common.amp && !o->common.cuda)
-                return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda");
-        return 0;
+        return topt_check(&o->common, err);
 }
+
+/* One of benchd-maskrcnn's own options (topts.h). */
+static const char *set(void *ctx, int id, const char *arg)
+{
+        struct mrcnn_opts *o = ctx;
+        int64_t list[MRCNN_MAX_DECAYS];
+        long v;
+        int n;
+        if (id >= O_OV && id < O_OV + MRCNN_OV_N)
+                return set_ov(o, (enum mrcnn_ov)(id - O_OV), arg);
+        switch (id) {
+        case O_IMS: if (topt_int(arg, 1, 65536, &v) < 0) return "an integer from 1 to 65536"; o->ims_per_batch = (int)v; break;
+        case O_TEST_IMS: if (topt_int(arg, 1, 65536, &v) < 0) return "an integer from 1 to 65536"; o->test_ims_per_batch = (int)v; break;
+        case O_LR: if (topt_num(arg, 1e-12, 100, &o->lr) < 0) return "a number in (0, 100]"; break;
+        case O_WFACTOR: if (topt_num(arg, 0, 1, &o->warmup_factor) < 0) return "a number from 0 to 1"; break;
+        case O_WITERS: if (topt_int(arg, 0, 1000000000L, &v) < 0) return "an integer from 0 to 1000000000"; o->warmup_iters = v; break;
+        case O_WMETHOD:
+                if (!strcmp(arg, "linear"))
+                        o->warmup_method = BD_WARMUP_LINEAR;
+                else if (!strcmp(arg, "mlperf_linear"))
+                        o->warmup_method = BD_WARMUP_MLPERF;
+                else
+                        return "linear or mlperf_linear";
+                break;
+        case O_WD: if (topt_num(arg, 0, 1, &o->weight_decay) < 0) return "a number from 0 to 1"; break;
+        case O_MAX_ITER: if (topt_int(arg, 1, 1000000000L, &v) < 0) return "an integer from 1 to 1000000000"; o->max_iter = v; break;
+        case O_EPOCHS: if (topt_int(arg, 1, 10000, &v) < 0) return "an integer from 1 to 10000"; o->epochs = (int)v; break;
+        case O_DECAY_STEPS:
+                if (int_list(arg, 1, 1e9, o->decay_steps, MRCNN_MAX_DECAYS, &o->ndecay_steps) < 0)
+                        return "increasing iterations separated by commas (at most 8)";
+                break;
+        case O_DECAY_EPOCHS:
+                if (int_list(arg, 1, 10000, list, MRCNN_MAX_DECAYS, &n) < 0)
+                        return "increasing epochs separated by commas (at most 8)";
+                for (int i = 0; i < n; i++)
+                        o->decay_epochs[i] = (int)list[i];
+                o->ndecay_epochs = n;
+                break;
+        case O_CLIP: if (topt_num(arg, 0, 1e9, &o->clip_gradient) < 0) return "a number >= 0"; break;
+        case O_TBBOX: if (topt_num(arg, 0, 1, &o->target_map_bbox) < 0) return "a number from 0 to 1"; break;
+        case O_TSEGM: if (topt_num(arg, 0, 1, &o->target_map_segm) < 0) return "a number from 0 to 1"; break;
+        case O_MODE:
+                if (!strcmp(arg, "mlperf"))
+                        o->mode = DET_CONV_MLPERF;
+                else if (!strcmp(arg, "torchvision"))
+                        o->mode = DET_CONV_TORCHVISION;
+                else
+                        return "mlperf or torchvision";
+                break;
+        case O_CONFIG:
+                if (strcmp(arg, "reference") && strcmp(arg, "small"))
+                        return "reference or small";
+                o->small = !strcmp(arg, "small");
+                break;
+        case O_MIN_SIZE: if (topt_int(arg, 16, 4096, &v) < 0) return "an integer from 16 to 4096"; o->min_size = (int)v; break;
+        case O_MAX_SIZE: if (topt_int(arg, 16, 8192, &v) < 0) return "an integer from 16 to 8192"; o->max_size = (int)v; break;
+        case O_EVAL_ITERS:
+                if (int_list(arg, 1, 1e9, o->eval_iters, MRCNN_MAX_EVALS, &o->neval) < 0)
+                        return "increasing iterations separated by commas (at most 64)";
+                break;
+        case O_CKPT_INTERVAL: if (topt_int(arg, 0, 1000000000L, &v) < 0) return "an integer >= 0"; o->checkpoint_interval = v; break;
+        }
+        return NULL;
+}
+
+static const struct topt_prog prog = {
+        .workload = "maskrcnn",
+        .intro = "usage: benchd-maskrcnn --data DIR [OPTIONS]\n\n"
+                 "Train Mask R-CNN (ResNet-50 FPN) on COCO, data-parallel over the MPI ranks,\n"
+                 "evaluating bbox and segm mAP at each epoch's end (or --eval-iters) until both\n"
+                 "targets are met; MLPerf log lines from rank 0.\n\n",
+        .opts = opts,
+        .nopts = ARRAY_SIZE(opts),
+        .set = set,
+};
 
 int mrcnn_opts_parse(int argc, char **argv, struct mrcnn_opts *o, FILE *out, struct bd_err *err)
 {
-        *o = (struct mrcnn_opts){ .ims_per_batch = 16, .test_ims_per_batch = 8, .lr = 0.02, .warmup_factor = 1.0 / 3,
-                                  .warmup_iters = 500, .weight_decay = 1e-4, .max_iter = 90000,
-                                  .decay_steps = { 60000, 80000 }, .ndecay_steps = 2, .target_map_bbox = 0.377,
-                                  .target_map_segm = 0.339, .mode = DET_CONV_MLPERF };
-        topt_common_defaults(&o->common);
-        struct option lo[NOPTS + 1];
-        topt_long(opts, NOPTS, lo);
-        opterr = 0;
-        optind = 1;
-        int c, r, max_iter_given = 0, epochs_given = 0, steps_given = 0, epochs_decay_given = 0;
-        long v;
-        int64_t list[MRCNN_MAX_DECAYS];
-        int n;
-        while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
-                const char *bad = NULL;
-                if (c >= O_OV && c < O_OV + MRCNN_OV_N) {
-                        bad = set_ov(o, (enum mrcnn_ov)(c - O_OV), optarg);
-                        goto done;
-                }
-                switch (c) {
-                case O_DATA: o->data = optarg; break;
-                case O_IMS: if (topt_int(optarg, 1, 65536, &v) < 0) bad = "an integer from 1 to 65536"; else o->ims_per_batch = (int)v; break;
-                case O_TEST_IMS: if (topt_int(optarg, 1, 65536, &v) < 0) bad = "an integer from 1 to 65536"; else o->test_ims_per_batch = (int)v; break;
-                case O_LR: if (topt_num(optarg, 1e-12, 100, &o->lr) < 0) bad = "a number in (0, 100]"; break;
-                case O_WFACTOR: if (topt_num(optarg, 0, 1, &o->warmup_factor) < 0) bad = "a number from 0 to 1"; break;
-                case O_WITERS: if (topt_int(optarg, 0, 1000000000L, &v) < 0) bad = "an integer from 0 to 1000000000"; else o->warmup_iters = v; break;
-                case O_WMETHOD:
-                        if (!strcmp(optarg, "linear"))
-                                o->warmup_method = BD_WARMUP_LINEAR;
-                        else if (!strcmp(optarg, "mlperf_linear"))
-                                o->warmup_method = BD_WARMUP_MLPERF;
-                        else
-                                bad = "linear or mlperf_linear";
-                        break;
-                case O_WD: if (topt_num(optarg, 0, 1, &o->weight_decay) < 0) bad = "a number from 0 to 1"; break;
-                case O_MAX_ITER:
-                        if (topt_int(optarg, 1, 1000000000L, &v) < 0)
-                                bad = "an integer from 1 to 1000000000";
-                        else
-                                o->max_iter = v, max_iter_given = 1;
-                        break;
-                case O_EPOCHS:
-                        if (topt_int(optarg, 1, 10000, &v) < 0)
-                                bad = "an integer from 1 to 10000";
-                        else
-                                o->epochs = (int)v, epochs_given = 1;
-                        break;
-                case O_DECAY_STEPS:
-                        if (int_list(optarg, 1, 1e9, o->decay_steps, MRCNN_MAX_DECAYS, &o->ndecay_steps) < 0)
-                                bad = "increasing iterations separated by commas (at most 8)";
-                        steps_given = 1;
-                        break;
-                case O_DECAY_EPOCHS:
-                        if (int_list(optarg, 1, 10000, list, MRCNN_MAX_DECAYS, &n) < 0) {
-                                bad = "increasing epochs separated by commas (at most 8)";
-                                break;
-                        }
-                        for (int i = 0; i < n; i++)
-                                o->decay_epochs[i] = (int)list[i];
-                        o->ndecay_epochs = n;
-                        epochs_decay_given = 1;
-                        break;
-                case O_CLIP: if (topt_num(optarg, 0, 1e9, &o->clip_gradient) < 0) bad = "a number >= 0"; break;
-                case O_TBBOX: if (topt_num(optarg, 0, 1, &o->target_map_bbox) < 0) bad = "a number from 0 to 1"; break;
-                case O_TSEGM: if (topt_num(optarg, 0, 1, &o->target_map_segm) < 0) bad = "a number from 0 to 1"; break;
-                case O_MODE:
-                        if (!strcmp(optarg, "mlperf"))
-                                o->mode = DET_CONV_MLPERF;
-                        else if (!strcmp(optarg, "torchvision"))
-                                o->mode = DET_CONV_TORCHVISION;
-                        else
-                                bad = "mlperf or torchvision";
-                        break;
-                case O_CONFIG:
-                        if (!strcmp(optarg, "reference") || !strcmp(optarg, "small"))
-                                o->small = !strcmp(optarg, "small");
-                        else
-                                bad = "reference or small";
-                        break;
-                case O_BACKBONE:
-                        if (!strcmp(optarg, "resnet50") || !strcmp(optarg, "resnet34") || !strcmp(optarg, "resnet18")) {
-                                o->ov[MRCNN_OV_DEPTH] = atoi(optarg + 6);
-                                o->ov_given[MRCNN_OV_DEPTH] = 1;
-                        } else
-                                bad = "resnet50, resnet34 or resnet18";
-                        break;
-                case O_MIN_SIZE: if (topt_int(optarg, 16, 4096, &v) < 0) bad = "an integer from 16 to 4096"; else o->min_size = (int)v; break;
-                case O_MAX_SIZE: if (topt_int(optarg, 16, 8192, &v) < 0) bad = "an integer from 16 to 8192"; else o->max_size = (int)v; break;
-                case O_EVAL_ITERS:
-                        if (int_list(optarg, 1, 1e9, o->eval_iters, MRCNN_MAX_EVALS, &o->neval) < 0)
-                                bad = "increasing iterations separated by commas (at most 64)";
-                        break;
-                case O_CKPT_INTERVAL: if (topt_int(optarg, 0, 1000000000L, &v) < 0) bad = "an integer >= 0"; else o->checkpoint_interval = v; break;
-                default:
-                        if ((r = topt_common(c, optarg, &o->common, &bad, &prog, out, argv, err)) != 0)
-                                return r;
-                        break;
-                }
-done:
-                if (bad)
-                        return bd_err_set(err, -EINVAL, "--%s: expected %s, got '%s'", topt_name(opts, NOPTS, c), bad,
-                                          optarg);
-        }
-        if (optind < argc)
-                return bd_err_set(err, -EINVAL, "unexpected argument '%s'", argv[optind]);
-        return check(o, max_iter_given, epochs_given, steps_given, epochs_decay_given, err);
+        /* the rest from the workload row's built-in values (lib/workload.c);
+         * its fpn_post_nms_top_n_train lands in ov[] but overrides nothing:
+         * the preset's value stands unless the command line gives one */
+        *o = (struct mrcnn_opts){ .mode = DET_CONV_MLPERF };
+        struct topt_given given;
+        int r = topt_parse(&prog, argc, argv, o, &o->common, &given, out, err);
+        if (r != 0)
+                return r;
+        for (int k = 0; k < MRCNN_OV_N; k++)
+                o->ov_given[k] = topt_given(&given, O_OV + k);
+        return check(o, &given, err);
 }
 
 void mrcnn_opts_sizes(const struct mrcnn_opts *o, int *min_size, int *max_size)

@@ -3,10 +3,11 @@
  * The flags are those of the rendered launch scripts (benchctl render ...
  * maskrcnn): one per key of a system's "maskrcnn" section (ims_per_batch
  * becomes --ims-per-batch), plus --data, --platform, --seed and
- * --pretrained.  Defaults are the reference's 1x schedule
+ * --pretrained.  The defaults are the built-in values of the "maskrcnn" row
+ * of lib/workload.c, the reference's 1x schedule
  * (e2e_mask_rcnn_R_50_FPN_1x.yaml: 16 images, lr 0.02, warmup 500
  * iterations linear from 1/3, 90000 iterations, decay at 60000 and 80000,
- * targets bbox 0.377 and segm 0.339) in the MLPerf convention.
+ * targets bbox 0.377 and segm 0.339), in the MLPerf convention.
  *
  * The model: --config reference|small picks mrcnn_cfg_defaults() or
  * mrcnn_cfg_small() (mrcnn-net.h), then each size option given overrides
@@ -49,7 +50,6 @@ enum mrcnn_ov {
 };
 
 struct mrcnn_opts {
-        const char *data;               /* COCO 2017 tree */
         int ims_per_batch;              /* global: all ranks */
         int test_ims_per_batch;         /* global */
         double lr;
@@ -69,11 +69,11 @@ struct mrcnn_opts {
         int small;                      /* --config small */
         int min_size, max_size;         /* 0: the preset's */
         double ov[MRCNN_OV_N];          /* model overrides ... */
-        unsigned char ov_given[MRCNN_OV_N];
+        unsigned char ov_given[MRCNN_OV_N];     /* ... those the command line gave */
         int64_t eval_iters[MRCNN_MAX_EVALS];
         int neval;                      /* 0: evaluate at each epoch's end */
         int64_t checkpoint_interval;    /* 0: at epoch ends only */
-        struct topt_common common;      /* --threads .. --inject-nan */
+        struct topt_common common;      /* --data, --threads .. --version */
 };
 
 /* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL);

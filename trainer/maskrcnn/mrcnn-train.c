@@ -84,12 +84,12 @@ static int open_data(struct train *t, struct bd_err *err)
                 return r;
         const struct det_loader *ev = mrcnn_eval_loader(t->eval);
         if (det_loader_num_labels(ev) != run->K - 1)
-                return bd_err_set(err, -EINVAL, "%s: val2017 has %d categories, train2017 %d", o->data,
+                return bd_err_set(err, -EINVAL, "%s: val2017 has %d categories, train2017 %d", o->common.data,
                                   det_loader_num_labels(ev), run->K - 1);
         for (int k = 1; k < run->K; k++)
                 if (det_loader_label_category(ev, k) != det_loader_label_category(t->loader, k))
                         return bd_err_set(err, -EINVAL, "%s: the categories of val2017 and train2017 differ (label %d)",
-                                          o->data, k);
+                                          o->common.data, k);
         return 0;
 }
 

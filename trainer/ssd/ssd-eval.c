@@ -38,7 +38,7 @@ struct ssd_eval {
 int ssd_eval_open(struct ssd_run *run, struct ssd_eval **ret, struct bd_err *err)
 {
         const struct ssd_opts *o = &run->o;
-        struct ssd_data_cfg c = { .mode = SSD_DATA_EVAL, .dir = o->data, .batch_size = o->batch_size,
+        struct ssd_data_cfg c = { .mode = SSD_DATA_EVAL, .dir = o->common.data, .batch_size = o->batch_size,
                                   .image_size = o->image_size, .rank = run->dp.rank, .world = run->dp.size,
                                   .seed = o->common.seed,
                                   .threads = o->common.loader_workers > 0 ? o->common.loader_workers : 1,
@@ -189,7 +189,7 @@ int ssd_eval_run(struct ssd_eval *ev, struct ssd_run *run, double stats[12], str
         MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
         if (r == 0 && n[0] == 0 && n[1] > 0)
                 r = bd_err_set(err, -EINVAL, "evaluation: none of the %ld validation images in %s/val2017 could be "
-                               "decoded", n[1], run->o.data);
+                               "decoded", n[1], run->o.common.data);
         if (r == 0)
                 r = coco_eval_images(ce, ev->ids, ev->nids, err);
         /* the gather is collective: a rank that failed takes part with what it has */

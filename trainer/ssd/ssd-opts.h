@@ -2,10 +2,11 @@
  *
  * The flags are those of the rendered launch scripts (benchctl render
  * ... ssd): one per key of a system's "ssd" section, plus --data, --platform,
- * --seed and --pretrained.  Defaults are the MLPerf reference's (SSD300,
- * ResNet-34, 80 epochs, decay at 44 and 55, evaluation at 40, 50, ..., 80,
- * target mAP 0.23), warmup 5 epochs as in the v0.7 submissions' configs (the
- * reference has no default; the compliance checker wants at least 1 step).
+ * --seed and --pretrained.  The defaults are the built-in values of the
+ * "ssd" row of lib/workload.c, the MLPerf reference's (SSD300, ResNet-34,
+ * 80 epochs, decay at 44 and 55, evaluation at 40, 50, ..., 80, target mAP
+ * 0.23), warmup 5 epochs as in the v0.7 submissions' configs (the reference
+ * has no default; the compliance checker wants at least 1 step); width 1.
  */
 #ifndef BD_SSD_OPTS_H
 #define BD_SSD_OPTS_H
@@ -20,7 +21,6 @@
 #define SSD_MAX_DECAYS 8
 
 struct ssd_opts {
-        const char *data;               /* COCO 2017 tree */
         int batch_size;                 /* per rank */
         double lr;                      /* as in the MLPerf configs, scaled by the global batch */
         double warmup_epochs;
@@ -34,7 +34,7 @@ struct ssd_opts {
         int image_size;
         int depth;                      /* 18 or 34 */
         double width_mult;
-        struct topt_common common;      /* --threads .. --inject-nan */
+        struct topt_common common;      /* --data, --threads .. --version */
 };
 
 /* 0: run; 1: exit 0 (--help, --version, printed to out unless NULL);

@@ -82,7 +82,7 @@ static int open_data(struct train *t, struct bd_err *err)
 {
         struct ssd_run *run = &t->run;
         const struct ssd_opts *o = &run->o;
-        struct ssd_data_cfg c = { .mode = o->common.synthetic ? SSD_DATA_SYNTHETIC : SSD_DATA_TRAIN, .dir = o->data,
+        struct ssd_data_cfg c = { .mode = o->common.synthetic ? SSD_DATA_SYNTHETIC : SSD_DATA_TRAIN, .dir = o->common.data,
                                   .batch_size = o->batch_size, .image_size = o->image_size, .rank = run->dp.rank,
                                   .world = run->dp.size, .seed = o->common.seed,
                                   .threads = o->common.loader_workers > 0 ? o->common.loader_workers : 1,
@@ -102,12 +102,12 @@ static int open_data(struct train *t, struct bd_err *err)
         if ((r = ssd_eval_open(run, &t->eval, err)) < 0)
                 return r;
         if (ssd_eval_labels(t->eval) != run->K - 1)
-                return bd_err_set(err, -EINVAL, "%s: val2017 has %d categories, train2017 %d", o->data,
+                return bd_err_set(err, -EINVAL, "%s: val2017 has %d categories, train2017 %d", o->common.data,
                                   ssd_eval_labels(t->eval), run->K - 1);
         for (int k = 1; k < run->K; k++)
                 if (ssd_eval_category(t->eval, k) != ssd_data_category(t->loader, k))
                         return bd_err_set(err, -EINVAL, "%s: the categories of val2017 and train2017 differ (label %d)",
-                                          o->data, k);
+                                          o->common.data, k);
         return 0;
 }
 
