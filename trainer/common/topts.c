@@ -180,8 +180,10 @@ static int builtin_values(const struct topt_prog *p, const struct workload *w, v
                 _cleanup_buf_ struct bd_buf arg = BD_BUF_INIT;
                 value_arg(v, &arg);
                 int id = key_option(p, v->string);
-                const char *bad = id >= TOPT_OWN && id < TOPT_DATA ? p->set(o, id, arg.s ? arg.s : "")
-                                                                    : "one of the program's own options";
+                if (id < TOPT_OWN || id >= TOPT_DATA)
+                        return bd_err_set(err, -EINVAL, "built-in value '%s.%s': %s has no option of its own for it",
+                                          w->name, v->string, w->program);
+                const char *bad = p->set(o, id, arg.s ? arg.s : "");
                 if (bad)
                         return bd_err_set(err, -EINVAL, "built-in value '%s.%s': expected %s, got '%s'", w->name,
                                           v->string, bad, arg.s ? arg.s : "");
@@ -196,8 +198,7 @@ int topt_parse(const struct topt_prog *p, int argc, char **argv, void *o, struct
         if (!w)
                 return bd_err_set(err, -EINVAL, "no workload '%s'", p->workload);
         *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5 };
-        if (given)
-                *given = (struct topt_given){ 0 };
+        *given = (struct topt_given){ 0 };
         int r = builtin_values(p, w, o, err);
         if (r < 0)
                 return r;
@@ -210,8 +211,7 @@ int topt_parse(const struct topt_prog *p, int argc, char **argv, void *o, struct
                 const char *bad = NULL;
                 if (id >= TOPT_OWN && id < TOPT_DATA) {
                         bad = p->set(o, id, optarg);
-                        if (given)
-                                given->id[id - TOPT_OWN] = true;
+                        given->id[id - TOPT_OWN] = true;
                 } else if ((r = common(id, optarg, c, &bad, p, w->program, out, argv, err)) != 0)
                         return r;
                 if (bad)

@@ -111,7 +111,7 @@ static inline bool topt_given(const struct topt_given *g, int id)
  * (log_interval 20, warmup_steps 5, everything else 0 or NULL), then each
  * built-in value of the workload's section as its option would (key k is
  * --k with '-' for '_', a list its items joined by commas: what benchctl
- * render passes), then argv; given (may be NULL): what argv gave.  0: run;
+ * render passes), then argv; given: what argv gave.  0: run;
  * 1: --help or --version, printed to out unless it is NULL (exit 0);
  * -EINVAL: a usage error, in err (one line without the program's name). */
 int topt_parse(const struct topt_prog *p, int argc, char **argv, void *o, struct topt_common *c,
