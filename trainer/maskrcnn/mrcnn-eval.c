@@ -28,13 +28,6 @@ struct mrcnn_eval {
         size_t det_cap;
 };
 
-void mrcnn_run_warn(void *ctx, const char *msg)
-{
-        struct mrcnn_run *run = ctx;
-        if (run->dp.rank == 0)
-                fprintf(stderr, PROG ": warning: %s\n", msg);
-}
-
 int mrcnn_run_loader(struct mrcnn_run *run, enum det_loader_mode mode, int batch, unsigned flags,
                      struct det_loader **ret, struct bd_err *err)
 {
@@ -45,10 +38,10 @@ int mrcnn_run_loader(struct mrcnn_run *run, enum det_loader_mode mode, int batch
         const char *split = k ? "val2017" : "train2017";
         struct det_loader_config c = { .mode = mode, .convention = run->conv, .batch_size = batch,
                                        .min_size = run->min_size, .max_size = run->max_size,
-                                       .rank = run->dp.rank, .world = run->dp.size, .seed = o->common.seed,
+                                       .rank = run->tr.dp.rank, .world = run->tr.dp.size, .seed = o->common.seed,
                                        .threads = o->common.loader_workers > 0 ? o->common.loader_workers : 1,
                                        .flags = flags,
-                                       .synthetic_classes = 80, .warn = mrcnn_run_warn, .warn_ctx = run };
+                                       .synthetic_classes = 80, .warn = trainer_warn, .warn_ctx = &run->tr };
         if (mode != DET_LOADER_SYNTHETIC) {
                 snprintf(paths[k][0], sizeof(paths[k][0]), "%s/%s", o->common.data, split);
                 snprintf(paths[k][1], sizeof(paths[k][1]), "%s/annotations/instances_%s.json", o->common.data, split);
@@ -60,7 +53,7 @@ int mrcnn_run_loader(struct mrcnn_run *run, enum det_loader_mode mode, int batch
 
 int mrcnn_eval_open(struct mrcnn_run *run, struct mrcnn_eval **ret, struct bd_err *err)
 {
-        int batch = run->o.test_ims_per_batch / run->dp.size;
+        int batch = run->o.test_ims_per_batch / run->tr.dp.size;
         struct det_loader *d;
         int r = mrcnn_run_loader(run, DET_LOADER_EVAL, batch > 0 ? batch : 1, 0, &d, err);
         if (r < 0)
@@ -146,7 +139,7 @@ static int infer(struct mrcnn_eval *ev, struct mrcnn_run *run, struct coco_eval 
                 if ((r = det_loader_next(ev->data, &b, err)) < 0)
                         break;
                 struct mrcnn_dets *d = xcalloc((size_t)b->n, sizeof(*d));
-                if ((r = mrcnn_detect(run->net, &run->m, b, d, err)) == 0)
+                if ((r = mrcnn_detect(run->net, &run->tr.m, b, d, err)) == 0)
                         for (int j = 0; j < b->n; j++) {
                                 if (b->samples[j].failed) {
                                         /* left out of the evaluation, as a missing file is */
@@ -164,7 +157,7 @@ int mrcnn_eval_run(struct mrcnn_eval *ev, struct mrcnn_run *run, double bbox[12]
                    struct bd_err *err)
 {
         const struct coco_index *idx = det_loader_index(ev->data);
-        int threads = run->be->nthreads > 0 ? run->be->nthreads : 1;
+        int threads = run->tr.be->nthreads > 0 ? run->tr.be->nthreads : 1;
         _cleanup_(coco_eval_freep) struct coco_eval *cb = coco_eval_new_type(idx, COCO_EVAL_BBOX, threads);
         _cleanup_(coco_eval_freep) struct coco_eval *cs = coco_eval_new_type(idx, COCO_EVAL_SEGM, threads);
         ev->nids = 0;

@@ -5,29 +5,19 @@
 #define BD_MRCNN_RUN_H
 
 #include "det-loader.h"
-#include "dp.h"
 #include "mrcnn-net.h"
 #include "mrcnn-opts.h"
-#include "optim.h"
-
-/* the program's name in its messages */
-#define PROG "benchd-maskrcnn"
+#include "trainer.h"
 
 struct mrcnn_run {
+        struct trainer tr;              /* ranks, backend, model, optimiser (trainer.h) */
         struct mrcnn_opts o;
-        struct bd_dp dp;
-        struct bd_backend *be;
-        struct bd_model m;
         struct mrcnn_cfg cfg;
         struct mrcnn_net *net;
         int K;                          /* classes with the background */
         int min_size, max_size;         /* the loaders' */
         enum det_convention conv;       /* the loaders' convention (from --mode) */
 };
-
-/* The loaders' warnings (missing files, corrupt JPEGs): on rank 0's
- * stderr; ctx is the mrcnn_run. */
-void mrcnn_run_warn(void *ctx, const char *msg);
 
 /* A det-loader of the split ("train2017" or "val2017") of --data, or of
  * synthetic images (mode DET_LOADER_SYNTHETIC); batch images per rank. */

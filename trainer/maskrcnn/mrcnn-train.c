@@ -1,4 +1,5 @@
-/* mrcnn-train.c: benchd-maskrcnn, the Mask R-CNN trainer.
+/* mrcnn-train.c: benchd-maskrcnn, the Mask R-CNN trainer: its parts of the
+ * trainers' skeleton (trainer.h), which runs them in order.
  *
  *   init      MPI, backend, loaders (train2017 and val2017 shares of this
  *             rank), the network (mrcnn-net.h), rank 0's initial weights
@@ -18,70 +19,75 @@
  * that varies between epochs and ranks) flow on underneath: every rank takes
  * its next batch each step, as the reference's IterationBasedBatchSampler.
  * The scheduler steps before each forward (first_iter 1).
- *
- * Rank 0 prints progress lines and the MLPerf log; a non-finite loss on any
- * rank stops every rank with run_stop status "aborted" and exit status 1.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <math.h>
-#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "checkpoint.h"
 #include "mllog.h"
 #include "mrcnn-run.h"
-#include "tbench.h"
-#include "trun.h"
-
-
-
-
 
 struct train {
         struct mrcnn_run run;
         struct det_loader *loader;
         struct mrcnn_eval *eval;
-        struct bd_sgd sgd;
-        long train_size, global_batch, local_batch;
+        long local_batch;
         int64_t iters_per_epoch, max_iter;
-        char ckpt_path[4096];
-        char model_name[64];
-        struct tbench bench;            /* throughput mode */
-        int fail_r;                     /* the errno of a failed step */
-        double last_loss;
+        const struct det_batch *batch;  /* the step's */
+        struct mrcnn_losses losses;     /* its losses averaged over the ranks */
 };
 
-static int open_data(struct train *t, struct bd_err *err)
+static struct train *train_of(struct trainer *tr)
 {
+        return container_of(tr, struct train, run.tr);
+}
+
+static int mrcnn_parse(struct trainer *tr, int argc, char **argv, FILE *out, struct bd_err *err)
+{
+        return mrcnn_opts_parse(argc, argv, &train_of(tr)->run.o, out, err);
+}
+
+static int mrcnn_setup(struct trainer *tr, struct bd_err *err)
+{
+        struct train *t = train_of(tr);
         struct mrcnn_run *run = &t->run;
         const struct mrcnn_opts *o = &run->o;
-        int r;
-        t->global_batch = o->ims_per_batch;
-        t->local_batch = o->ims_per_batch / run->dp.size;
-        r = mrcnn_run_loader(run, o->common.synthetic ? DET_LOADER_SYNTHETIC : DET_LOADER_TRAIN, (int)t->local_batch, 0,
-                             &t->loader, err);
+        if (o->ims_per_batch % tr->dp.size != 0)
+                return bd_err_set(err, -EINVAL, "--ims-per-batch %d is not a multiple of the %d ranks", o->ims_per_batch,
+                                  tr->dp.size);
+        tr->global_batch = o->ims_per_batch;
+        t->local_batch = o->ims_per_batch / tr->dp.size;
+        run->conv = o->mode == DET_CONV_MLPERF ? DET_MLPERF : DET_TORCHVISION;
+        mrcnn_opts_sizes(o, &run->min_size, &run->max_size);
+        return 0;
+}
+
+static int mrcnn_open_data(struct trainer *tr, struct bd_err *err)
+{
+        struct train *t = train_of(tr);
+        struct mrcnn_run *run = &t->run;
+        const struct mrcnn_opts *o = &run->o;
+        int r = mrcnn_run_loader(run, o->common.synthetic ? DET_LOADER_SYNTHETIC : DET_LOADER_TRAIN,
+                                 (int)t->local_batch, 0, &t->loader, err);
         if (r < 0)
                 return r;
         struct det_loader_stats st;
         det_loader_get_stats(t->loader, &st);
-        t->train_size = st.usable;
+        tr->train_size = st.usable;
         /* the reference's rule (len(dataset) // GBS + 1) */
-        t->iters_per_epoch = t->train_size / t->global_batch + 1;
+        t->iters_per_epoch = tr->train_size / tr->global_batch + 1;
         t->max_iter = o->max_iter ? o->max_iter : (int64_t)o->epochs * t->iters_per_epoch;
-        if (tbench_on(&t->bench))       /* exactly the warmup and the timed steps */
-                t->max_iter = tbench_total(&t->bench);
+        if (tbench_on(&tr->bench))      /* exactly the warmup and the timed steps */
+                t->max_iter = tbench_total(&tr->bench);
         run->K = det_loader_num_labels(t->loader) + 1;
         if (o->common.synthetic || o->common.benchmark_steps)
                 return 0;
         if ((r = mrcnn_eval_open(run, &t->eval, err)) < 0)
                 return r;
+        tr->eval_samples = mrcnn_eval_samples(t->eval);
         const struct det_loader *ev = mrcnn_eval_loader(t->eval);
         if (det_loader_num_labels(ev) != run->K - 1)
                 return bd_err_set(err, -EINVAL, "%s: val2017 has %d categories, train2017 %d", o->common.data,
@@ -93,63 +99,26 @@ static int open_data(struct train *t, struct bd_err *err)
         return 0;
 }
 
-static int build_model(struct train *t, struct bd_err *err)
+static int mrcnn_build_model(struct trainer *tr, struct bd_err *err)
 {
-        struct mrcnn_run *run = &t->run;
+        struct mrcnn_run *run = &train_of(tr)->run;
         const struct mrcnn_opts *o = &run->o;
         struct mrcnn_cfg *c = &run->cfg;
         int r;
         if ((r = mrcnn_opts_model(o, run->K, c, err)) < 0)
                 return r;
         c->amp = o->common.amp;        /* the backbone, FPN and RPN head in half precision (mrcnn-net.h) */
-        bd_model_init(&run->m, run->be, BD_F32);
-        run->m.training = 1;
-        if ((r = mrcnn_net_new(&run->m, c, &run->net, err)) < 0 || (r = bd_model_finalize(&run->m, err)) < 0 ||
-            (r = bd_model_init_params(&run->m, o->common.seed, err)) < 0)
+        if ((r = mrcnn_net_new(&tr->m, c, &run->net, err)) < 0)
                 return r;
-        if (o->common.pretrained) {
-                /* an ImageNet ResNet: its classifier is not part of Mask R-CNN */
-                static const char *const unused[] = { "fc.", NULL };
-                struct bd_weights_report rep;
-                if ((r = bd_weights_load(o->common.pretrained, &run->m, "backbone.body.", unused,
-                                         BD_WEIGHTS_STRICT | BD_WEIGHTS_COMPLETE, &rep, err)) < 0)
-                        return r;
-                if (rep.loaded == 0)
-                        return bd_err_set(err, -EINVAL, "pretrained '%s': no tensor matches the backbone",
-                                          o->common.pretrained);
-                if (run->dp.rank == 0)
-                        printf("# pretrained backbone: %d tensors from '%s' (%s), %d not used\n", rep.loaded,
-                               o->common.pretrained, rep.source, rep.skipped);
-        }
-        snprintf(t->model_name, sizeof(t->model_name), "maskrcnn-%s-r%d-w%g-f%d-bn%d-k%d-d%d-%d",
+        snprintf(tr->model_name, sizeof(tr->model_name), "maskrcnn-%s-r%d-w%g-f%d-bn%d-k%d-d%d-%d",
                  c->mode == DET_CONV_MLPERF ? "mlperf" : "tv", c->depth, c->width_mult, c->fpn_channels,
                  c->frozen_bn, run->K, c->box_rep, c->mask_dim);
         return 0;
 }
 
-static int open_backend(struct train *t, struct bd_err *err)
+static int mrcnn_optimizer(struct trainer *tr, struct bd_err *err)
 {
-        struct mrcnn_run *run = &t->run;
-        return bd_backend_new(run->o.common.cuda ? "cuda" : "cpu", run->dp.local_rank, run->o.common.threads, &run->be,
-                              err);
-}
-
-static int setup_optimizer(struct train *t, struct bd_err *err);
-
-/* the model on every rank as rank 0's, the data-parallel hooks, the optimiser */
-static int attach(struct train *t, struct bd_err *err)
-{
-        struct mrcnn_run *run = &t->run;
-        int r = bd_dp_attach(&run->dp, &run->m, 16u << 20, err);
-        if (r >= 0)
-                r = bd_dp_broadcast_params(&run->dp, err);
-        if (r >= 0)
-                r = setup_optimizer(t, err);
-        return r;
-}
-
-static int setup_optimizer(struct train *t, struct bd_err *err)
-{
+        struct train *t = train_of(tr);
         struct mrcnn_run *run = &t->run;
         const struct mrcnn_opts *o = &run->o;
         struct bd_sgd_cfg c = { .lr = o->lr, .momentum = 0.9, .weight_decay = o->weight_decay,
@@ -163,7 +132,7 @@ static int setup_optimizer(struct train *t, struct bd_err *err)
         else
                 for (int i = 0; i < o->ndecay_steps; i++)
                         c.milestones[c.nmilestones++] = o->decay_steps[i];
-        return bd_sgd_init(&t->sgd, &run->m, &c, err);
+        return bd_sgd_init(&tr->sgd, &tr->m, &c, err);
 }
 
 /* Puts this rank's loader where the stream stood after step batches: each
@@ -186,23 +155,40 @@ static int seek_loader(struct train *t, int64_t step, struct bd_err *err)
         return 0;
 }
 
-static int resume(struct train *t, struct bd_err *err)
+static int mrcnn_resume(struct trainer *tr, const struct bd_ckpt_meta *meta, struct bd_err *err)
 {
-        struct mrcnn_run *run = &t->run;
-        struct bd_ckpt_meta meta;
-        int r = trun_resume(run->o.common.checkpoint, "maskrcnn.ckpt", t->model_name, &run->m, &t->sgd, t->ckpt_path,
-                            sizeof(t->ckpt_path), &meta, err);
-        if (r <= 0)
-                return r;
-        if (meta.iter != t->sgd.iter || meta.iter < 0 || meta.iter > t->max_iter)
+        struct train *t = train_of(tr);
+        int r;
+        if (meta->iter != tr->sgd.iter || meta->iter < 0 || meta->iter > t->max_iter)
                 return bd_err_set(err, -EINVAL, "checkpoint '%s': step %lld, beyond this run's %lld steps",
-                                  t->ckpt_path, (long long)meta.iter, (long long)t->max_iter);
-        if ((r = seek_loader(t, meta.iter, err)) < 0)
+                                  tr->ckpt_path, (long long)meta->iter, (long long)t->max_iter);
+        if ((r = seek_loader(t, meta->iter, err)) < 0)
                 return r;
-        if (run->dp.rank == 0)
-                printf("# resumed from '%s' at step %lld (epoch %lld)\n", t->ckpt_path, (long long)meta.iter,
-                       (long long)(meta.iter / t->iters_per_epoch + 1));
+        if (tr->dp.rank == 0)
+                printf("# resumed from '%s' at step %lld (epoch %lld)\n", tr->ckpt_path, (long long)meta->iter,
+                       (long long)(meta->iter / t->iters_per_epoch + 1));
         return 0;
+}
+
+static void mrcnn_header(struct trainer *tr)
+{
+        const struct train *t = train_of(tr);
+        const struct mrcnn_run *run = &t->run;
+        const struct mrcnn_opts *o = &run->o;
+        const struct mrcnn_cfg *c = &run->cfg;
+        printf("# %s %s: %d ranks x %ld images, %s backend (%d threads), %s, %s mode, resnet%d (width "
+               "%g), FPN %d, %dx%d..%d, %d classes, %lld parameters\n", tr->prog, PACKAGE_VERSION, tr->dp.size,
+               t->local_batch, tr->be->ops->name, tr->be->nthreads, o->common.amp ? "amp" : "fp32",
+               c->mode == DET_CONV_MLPERF ? "mlperf" : "torchvision", c->depth, c->width_mult, c->fpn_channels,
+               run->min_size, run->min_size, run->max_size, run->K, (long long)tr->m.n_train);
+        printf("# %ld training images, %lld iterations per epoch (len // %ld + 1), %lld iterations, lr %g, "
+               "%lld warmup iterations, seed %llu\n", tr->train_size, (long long)t->iters_per_epoch,
+               tr->global_batch, (long long)t->max_iter, o->lr, (long long)o->warmup_iters,
+               (unsigned long long)o->common.seed);
+        if (o->common.amp)
+                printf("# amp: backbone, FPN and RPN head in half precision, heads and losses in float32, "
+                       "dynamic loss scaling\n");
+        fflush(stdout);
 }
 
 static const char *int_list(const int64_t *v, int n)
@@ -215,14 +201,10 @@ static const char *int_list(const int64_t *v, int n)
         return b;
 }
 
-static void log_config(const struct train *t)
+static void mrcnn_log_config(struct trainer *tr)
 {
-        const struct mrcnn_run *run = &t->run;
+        const struct mrcnn_run *run = &train_of(tr)->run;
         const struct mrcnn_opts *o = &run->o;
-        MLLOG_EVENT("seed", mllog_int((long long)o->common.seed), NULL);
-        MLLOG_EVENT("global_batch_size", mllog_int(t->global_batch), NULL);
-        MLLOG_EVENT("train_samples", mllog_int(t->train_size), NULL);
-        MLLOG_EVENT("eval_samples", mllog_int(t->eval ? mrcnn_eval_samples(t->eval) : 0), NULL);
         MLLOG_EVENT("gradient_accumulation_steps", mllog_int(1), NULL);
         /* FPN_POST_NMS_TOP_N_TRAIN, as the reference logs it */
         MLLOG_EVENT("num_image_candidates", mllog_int(run->cfg.rpn_post_nms_top_n_train), NULL);
@@ -233,71 +215,79 @@ static void log_config(const struct train *t)
         MLLOG_EVENT("opt_learning_rate_warmup_steps", mllog_int(o->warmup_iters), NULL);
         MLLOG_EVENT("opt_learning_rate_warmup_factor", mllog_num(o->warmup_factor), NULL);
         MLLOG_EVENT("opt_learning_rate_decay_factor", mllog_num(0.1), NULL);
-        MLLOG_EVENT("opt_learning_rate_decay_steps", int_list(t->sgd.cfg.milestones, t->sgd.cfg.nmilestones), NULL);
+        MLLOG_EVENT("opt_learning_rate_decay_steps", int_list(tr->sgd.cfg.milestones, tr->sgd.cfg.nmilestones), NULL);
 }
 
 /* --inject-nan: a diverged model, NaN in the RPN's objectness bias */
-static int poison(struct mrcnn_run *run)
+static int poison(struct trainer *tr)
 {
-        int id = bd_model_find(&run->m, "rpn.head.cls_logits.bias");
+        int id = bd_model_find(&tr->m, "rpn.head.cls_logits.bias");
         if (id < 0)
                 return -ENOENT;
-        struct bd_tensor p = bd_model_param(&run->m, id);
+        struct bd_tensor p = bd_model_param(&tr->m, id);
         size_t n = bd_tensor_bytes(&p) / sizeof(float);
         float *v = xmalloc(n * sizeof(float));
         for (size_t i = 0; i < n; i++)
                 v[i] = NAN;
-        run->m.version++;
-        int r = run->be->ops->copy(run->be, p.data, p.dev, v, BD_CPU, n * sizeof(float));
+        tr->m.version++;
+        int r = tr->be->ops->copy(tr->be, p.data, p.dev, v, BD_CPU, n * sizeof(float));
         free(v);
         return r;
 }
 
-/* One training step; L: the five losses and their total averaged over the
- * ranks (the loss of the global batch), total non-finite when any rank's
- * was or the gradients are (then nothing is updated). */
-static int train_step(struct train *t, const struct det_batch *b, int64_t step, int nan, struct mrcnn_losses *L,
-                      long *images, struct bd_step_info *info, struct bd_err *err)
+static int mrcnn_next(struct trainer *tr, struct bd_err *err)
 {
+        struct train *t = train_of(tr);
+        return det_loader_next(t->loader, &t->batch, err);
+}
+
+/* The forward and the losses; t->losses: the five losses and their total
+ * averaged over the ranks (the loss of the global batch). */
+static int mrcnn_forward(struct trainer *tr, int64_t step, bool nan, double *loss, long *images, struct bd_err *err)
+{
+        struct train *t = train_of(tr);
         struct mrcnn_run *run = &t->run;
-        struct bd_backend *be = run->be;
+        struct mrcnn_losses *L = &t->losses;
+        const struct det_batch *b = t->batch;
         int r;
-        if (nan && (r = poison(run)) < 0)
-                return bd_err_set(err, r, "--inject-nan: %s", be->err.msg);
+        if (nan && (r = poison(tr)) < 0)
+                return bd_err_set(err, r, "--inject-nan: %s", tr->be->err.msg);
         struct mrcnn_step st = { .seed = run->o.common.seed, .step = (uint64_t)step,
-                                 .image_base = (int64_t)run->dp.rank * t->local_batch,
-                                 .gscale = run->o.common.amp ? t->sgd.loss_scale : 1.0, .dp = &run->dp };
-        if ((r = mrcnn_fwd_train(run->net, &run->m, b, &st, L, err)) < 0)
+                                 .image_base = (int64_t)tr->dp.rank * t->local_batch,
+                                 .gscale = run->o.common.amp ? tr->sgd.loss_scale : 1.0, .dp = &tr->dp };
+        if ((r = mrcnn_fwd_train(run->net, &tr->m, b, &st, L, err)) < 0)
                 return r;
         /* with the images of every rank's batch (the last of a group may be short) */
         double v[7] = { L->objectness, L->rpn_box, L->classifier, L->box_reg, L->mask, L->total, b->n };
-        if ((r = bd_dp_sum(&run->dp, v, 7, err)) < 0)
+        if ((r = bd_dp_sum(&tr->dp, v, 7, err)) < 0)
                 return r;
         *images = (long)v[6];
-        *L = (struct mrcnn_losses){ .objectness = v[0] / run->dp.size, .rpn_box = v[1] / run->dp.size,
-                                    .classifier = v[2] / run->dp.size, .box_reg = v[3] / run->dp.size,
-                                    .mask = v[4] / run->dp.size, .total = v[5] / run->dp.size };
-        if (!isfinite(v[5]))
-                return 0;
-        if ((r = bd_dp_begin_backward(&run->dp, err)) < 0)
+        *L = (struct mrcnn_losses){ .objectness = v[0] / tr->dp.size, .rpn_box = v[1] / tr->dp.size,
+                                    .classifier = v[2] / tr->dp.size, .box_reg = v[3] / tr->dp.size,
+                                    .mask = v[4] / tr->dp.size, .total = v[5] / tr->dp.size };
+        *loss = L->total;
+        return 0;
+}
+
+static int mrcnn_backward(struct trainer *tr, struct bd_err *err)
+{
+        return mrcnn_bwd(train_of(tr)->run.net, &tr->m, err);
+}
+
+static int mrcnn_evaluate(struct trainer *tr, int64_t step, long epoch, struct trainer_eval *ev, struct bd_err *err)
+{
+        struct train *t = train_of(tr);
+        const struct mrcnn_opts *o = &t->run.o;
+        double bbox[12], segm[12];
+        int r = mrcnn_eval_run(t->eval, &t->run, bbox, segm, err);
+        if (r < 0)
                 return r;
-        if ((r = mrcnn_bwd(run->net, &run->m, err)) < 0)
-                return r;
-        if ((r = bd_dp_finish(&run->dp, err)) < 0)
-                return r;
-        if (!run->o.common.amp) {
-                /* the summed gradients are the same on every rank: so is this decision */
-                struct bd_tensor g = bd_model_all_grads(&run->m);
-                double bad = 0;
-                if ((r = bd_op_count_nonfinite(be, &g, &bad)) < 0)
-                        return bd_err_set(err, r, "%s", be->err.msg);
-                if (bad > 0) {
-                        L->total = NAN;
-                        return 0;
-                }
-        }
-        if ((r = bd_sgd_step(&t->sgd, &run->m, 1.0 / run->dp.size, info)) < 0)
-                return bd_err_set(err, r, "optimiser: %s", be->err.msg);
+        snprintf(ev->accuracy, sizeof(ev->accuracy), "{\"BBOX\": %s, \"SEGM\": %s}", mllog_num(bbox[0]),
+                 mllog_num(segm[0]));
+        snprintf(ev->line, sizeof(ev->line), "step %lld (epoch %ld): bbox mAP %.4f (AP50 %.4f, AP75 %.4f), segm mAP "
+                 "%.4f (AP50 %.4f, AP75 %.4f), targets %.4f and %.4f", (long long)step, epoch, bbox[0], bbox[1],
+                 bbox[2], segm[0], segm[1], segm[2], o->target_map_bbox, o->target_map_segm);
+        ev->reached = bbox[0] >= o->target_map_bbox && segm[0] >= o->target_map_segm;
         return 0;
 }
 
@@ -309,274 +299,98 @@ static int contains(const int64_t *v, int n, int64_t x)
         return 0;
 }
 
-static void save_checkpoint(struct train *t, int64_t step)
+/* The loop: steps sgd.iter + 1 .. max_iter in epochs of iters_per_epoch
+ * steps, one block each; checkpoints at each epoch's end (and every
+ * --checkpoint-interval steps), evaluations there too (or at --eval-iters). */
+static enum run_end mrcnn_train(struct trainer *tr, struct bd_err *err)
 {
-        struct bd_ckpt_meta meta = { .iter = step, .epoch = step / t->iters_per_epoch };
-        struct bd_err err;
-        snprintf(meta.model, sizeof(meta.model), "%s", t->model_name);
-        /* a warning: the run goes on */
-        if (bd_ckpt_save(t->ckpt_path, &t->run.m, &t->sgd, &meta, &err) < 0)
-                fprintf(stderr, PROG ": %s, continuing without it\n", err.msg);
-}
-
-/* Evaluation after step (of epoch); *reached: both targets met. */
-static enum run_end evaluate(struct train *t, int64_t step, long epoch, int *reached, struct bd_err *err)
-{
-        struct mrcnn_run *run = &t->run;
-        const struct mrcnn_opts *o = &run->o;
-        double bbox[12], segm[12];
-        MLLOG_START("eval_start", NULL, trun_epoch_meta(epoch));
-        double te = trun_now();
-        int r = mrcnn_eval_run(t->eval, run, bbox, segm, err);
-        if (trun_agree(r) < 0)
-                return r < 0 ? RUN_FAILED : RUN_FAILED_ELSEWHERE;
-        char acc[96];
-        snprintf(acc, sizeof(acc), "{\"BBOX\": %s, \"SEGM\": %s}", mllog_num(bbox[0]), mllog_num(segm[0]));
-        MLLOG_EVENT("eval_accuracy", acc, trun_epoch_meta(epoch));
-        MLLOG_END("eval_stop", NULL, trun_epoch_meta(epoch));
-        if (run->dp.rank == 0) {
-                printf("step %lld (epoch %ld): bbox mAP %.4f (AP50 %.4f, AP75 %.4f), segm mAP %.4f (AP50 %.4f, "
-                       "AP75 %.4f), targets %.4f and %.4f, evaluation %.1f s\n", (long long)step, epoch, bbox[0],
-                       bbox[1], bbox[2], segm[0], segm[1], segm[2], o->target_map_bbox, o->target_map_segm,
-                       trun_now() - te);
-                fflush(stdout);
+        struct train *t = train_of(tr);
+        const struct mrcnn_opts *o = &t->run.o;
+        const int64_t ipe = t->iters_per_epoch;
+        const int64_t first = tr->sgd.iter;    /* after a checkpoint: maybe within an epoch */
+        enum run_end end;
+        int64_t step = first;
+        while (step < t->max_iter) {
+                long epoch = (long)(step / ipe) + 1;
+                int64_t epoch_last = (int64_t)epoch * ipe;
+                char meta[96];
+                if (step % ipe == 0 || step == first) {
+                        snprintf(meta, sizeof(meta), "\"first_epoch_num\": %ld, \"epoch_count\": 1", epoch);
+                        MLLOG_START("block_start", NULL, meta);
+                        trainer_epoch_begin(tr, epoch);
+                }
+                if (!trainer_step(tr, ++step, epoch, &end, err))
+                        return end;
+                bool end_epoch = step == epoch_last || step == t->max_iter || trainer_max_steps(tr, step);
+                if (trainer_progress_due(tr, step, end_epoch)) {
+                        const struct mrcnn_losses *L = &t->losses;
+                        char head[200];
+                        snprintf(head, sizeof(head), "epoch %ld step %lld/%lld: loss %.5f (objectness %.5f, rpn_box "
+                                 "%.5f, classifier %.5f, box_reg %.5f, mask %.5f)", epoch, (long long)step,
+                                 (long long)t->max_iter, L->total, L->objectness, L->rpn_box, L->classifier,
+                                 L->box_reg, L->mask);
+                        trainer_progress(tr, head);
+                }
+                if (step == epoch_last || (o->checkpoint_interval && step % o->checkpoint_interval == 0))
+                        trainer_checkpoint(tr, step, step / ipe);
+                if (end_epoch) {
+                        snprintf(meta, sizeof(meta), "\"first_epoch_num\": %ld", epoch);
+                        trainer_epoch_end(tr, epoch, meta);
+                }
+                /* at each epoch's end and the last step, or at --eval-iters */
+                bool eval_now = o->neval ? contains(o->eval_iters, o->neval, step)
+                                         : step == epoch_last || step == t->max_iter;
+                if (t->eval && eval_now && !trainer_evaluate(tr, step, epoch, &end, err))
+                        return end;
+                if (trainer_max_steps(tr, step))
+                        break;
         }
-        *reached = bbox[0] >= o->target_map_bbox && segm[0] >= o->target_map_segm;
         return RUN_NOT_REACHED;
 }
 
-/* The run proper, between run_start and run_stop: steps sgd.iter + 1 ..
- * max_iter in epochs of iters_per_epoch steps, one block each. */
-static enum run_end train_loop(struct train *t, struct bd_err *err)
+static void mrcnn_report(struct trainer *tr, bool reached)
 {
-        struct mrcnn_run *run = &t->run;
-        const struct mrcnn_opts *o = &run->o;
-        const int64_t ipe = t->iters_per_epoch;
-        const int64_t first = t->sgd.iter;     /* after a checkpoint: maybe within an epoch */
-        int64_t step = first;
-        int reached = 0;
-        double t0 = 0, tlog = trun_now();
-        long imgs = 0, imgs_log = 0;
-        while (step < t->max_iter && !reached) {
-                long epoch = (long)(step / ipe) + 1;
-                int64_t epoch_last = (int64_t)epoch * ipe;
-                if (step % ipe == 0 || step == first) {
-                        char meta[96];
-                        snprintf(meta, sizeof(meta), "\"first_epoch_num\": %ld, \"epoch_count\": 1", epoch);
-                        MLLOG_START("block_start", NULL, meta);
-                        MLLOG_START("epoch_start", NULL, trun_epoch_meta(epoch));
-                        t0 = trun_now();
-                        imgs = 0;
-                }
-                const struct det_batch *b;
-                struct mrcnn_losses L;
-                struct bd_step_info info = { 0 };
-                long n = 0;
-                if (det_loader_next(t->loader, &b, err) < 0)
-                        return RUN_FAILED;
-                step++;
-                int r = tbench_begin(&t->bench, run->be, step);
-                if (r < 0)
-                        bd_err_set(err, r, "%s", run->be->err.msg);
-                else
-                        r = train_step(t, b, step, o->common.inject_nan == step && run->dp.rank == 0, &L, &n, &info,
-                                       err);
-                if (r < 0) {
-                        t->fail_r = r;
-                        return RUN_FAILED;
-                }
-                t->last_loss = L.total;
-                if (!isfinite(L.total)) {
-                        bd_err_set(err, -EDOM, "the loss is %s at epoch %ld, step %lld: stopping (run_stop status "
-                                   "aborted)", isnan(L.total) ? "NaN" : isinf(L.total) ? "infinite" :
-                                   "finite but the gradients are not", epoch, (long long)step);
-                        return RUN_DIVERGED;
-                }
-                /* a finite step: one that diverged is no observation */
-                if ((r = tbench_end(&t->bench, run->be, step, (double)n)) < 0) {
-                        t->fail_r = bd_err_set(err, r, "%s", run->be->err.msg);
-                        return RUN_FAILED;
-                }
-                imgs += n;
-                imgs_log += n;
-                int end_epoch = step == epoch_last || step == t->max_iter ||
-                                (o->common.max_steps && step >= o->common.max_steps);
-                if (run->dp.rank == 0 && (step % o->common.log_interval == 0 || end_epoch)) {
-                        double tn = trun_now();
-                        printf("epoch %ld step %lld/%lld: loss %.5f (objectness %.5f, rpn_box %.5f, classifier %.5f, "
-                               "box_reg %.5f, mask %.5f), lr %.6g, %.*f images/s\n", epoch, (long long)step,
-                               (long long)t->max_iter, L.total, L.objectness, L.rpn_box, L.classifier, L.box_reg,
-                               L.mask, info.lr, trun_rate_decimals(imgs_log / (tn - tlog)), imgs_log / (tn - tlog));
-                        fflush(stdout);
-                        tlog = tn;
-                        imgs_log = 0;
-                }
-                if (t->ckpt_path[0] && run->dp.rank == 0 &&
-                    (step == epoch_last || (o->checkpoint_interval && step % o->checkpoint_interval == 0)))
-                        save_checkpoint(t, step);
-                if (end_epoch) {
-                        double dt = trun_now() - t0;
-                        MLLOG_END("epoch_stop", NULL, trun_epoch_meta(epoch));
-                        MLLOG_EVENT("throughput", mllog_num(imgs / dt), trun_epoch_meta(epoch));
-                        char meta[64];
-                        snprintf(meta, sizeof(meta), "\"first_epoch_num\": %ld", epoch);
-                        MLLOG_END("block_stop", NULL, meta);
-                        if (run->dp.rank == 0)
-                                printf("epoch %ld: %.1f s, %.*f images/s\n", epoch, dt, trun_rate_decimals(imgs / dt),
-                                       imgs / dt);
-                }
-                /* at each epoch's end and the last step, or at --eval-iters */
-                int eval_now = o->neval ? contains(o->eval_iters, o->neval, step)
-                                        : step == epoch_last || step == t->max_iter;
-                if (t->eval && eval_now) {
-                        double te = trun_now();
-                        enum run_end e = evaluate(t, step, epoch, &reached, err);
-                        if (e != RUN_NOT_REACHED)
-                                return e;
-                        /* training rates leave the evaluation out */
-                        t0 += trun_now() - te;
-                        tlog = trun_now();
-                }
-                if (o->common.max_steps && step >= o->common.max_steps)
-                        break;
-        }
-        return reached ? RUN_REACHED : RUN_NOT_REACHED;
+        const struct mrcnn_opts *o = &train_of(tr)->run.o;
+        printf("# targets %s: bbox mAP >= %.4f and segm mAP >= %.4f\n", reached ? "reached" : "not reached",
+               o->target_map_bbox, o->target_map_segm);
 }
 
-static void release(struct train *t)
+static void mrcnn_release(struct trainer *tr)
 {
-        struct mrcnn_run *run = &t->run;
-        if (t->sgd.mom)
-                bd_sgd_release(&t->sgd, &run->m);
+        struct train *t = train_of(tr);
         t->eval = mrcnn_eval_free(t->eval);
-        tbench_release(&t->bench);
         t->loader = det_loader_free(t->loader);
-        run->net = mrcnn_net_free(run->net);
-        if (run->be) {
-                bd_model_release(&run->m);
-                bd_backend_free(run->be);
-        }
-        bd_dp_release(&run->dp);
+        t->run.net = mrcnn_net_free(t->run.net);
 }
 
+/* an ImageNet ResNet: its classifier is not part of Mask R-CNN */
+static const char *const pretrained_unused[] = { "fc.", NULL };
 
-static void log_header(const struct train *t)
-{
-        const struct mrcnn_run *run = &t->run;
-        const struct mrcnn_opts *o = &run->o;
-        const struct mrcnn_cfg *c = &run->cfg;
-        printf("# benchd-maskrcnn %s: %d ranks x %ld images, %s backend (%d threads), %s, %s mode, resnet%d (width "
-               "%g), FPN %d, %dx%d..%d, %d classes, %lld parameters\n", PACKAGE_VERSION, run->dp.size,
-               t->local_batch, run->be->ops->name, run->be->nthreads, o->common.amp ? "amp" : "fp32",
-               c->mode == DET_CONV_MLPERF ? "mlperf" : "torchvision", c->depth, c->width_mult, c->fpn_channels,
-               run->min_size, run->min_size, run->max_size, run->K, (long long)run->m.n_train);
-        printf("# %ld training images, %lld iterations per epoch (len // %ld + 1), %lld iterations, lr %g, "
-               "%lld warmup iterations, seed %llu\n", t->train_size, (long long)t->iters_per_epoch, t->global_batch,
-               (long long)t->max_iter, o->lr, (long long)o->warmup_iters, (unsigned long long)o->common.seed);
-        if (o->common.amp)
-                printf("# amp: backbone, FPN and RPN head in half precision, heads and losses in float32, "
-                       "dynamic loss scaling\n");
-        fflush(stdout);
-}
-
-/* Throughput mode's result (tbench.h) of a run that ended with outcome. */
-static void bench_result(struct train *t, int argc, char **argv, enum tbench_outcome outcome)
-{
-        struct mrcnn_run *run = &t->run;
-        const struct mrcnn_opts *o = &run->o;
-        if (!tbench_on(&t->bench))
-                return;
-        struct tbench_run tr = { .prog = PROG, .benchmark = "maskrcnn", .argc = argc, .argv = argv,
-                                 .device = run->be ? run->be->device_name : "", .ranks = run->dp.size,
-                                 .batch = o->ims_per_batch, .precision = o->common.amp ? "amp" : "fp32",
-                                 .result = o->common.result };
-        struct bd_err err;
-        if (tbench_finish(&t->bench, &tr, run->dp.rank, outcome, t->last_loss, &err) < 0)
-                fprintf(stderr, PROG ": --result: %s\n", err.msg);
-}
+static const struct trainer_ops mrcnn_trainer = {
+        .workload = "maskrcnn",
+        .checkpoint = "maskrcnn.ckpt",
+        .pretrained_prefix = "backbone.body.",
+        .pretrained_unused = pretrained_unused,
+        .parse = mrcnn_parse,
+        .setup = mrcnn_setup,
+        .open_data = mrcnn_open_data,
+        .build_model = mrcnn_build_model,
+        .optimizer = mrcnn_optimizer,
+        .resume = mrcnn_resume,
+        .header = mrcnn_header,
+        .log_config = mrcnn_log_config,
+        .train = mrcnn_train,
+        .next = mrcnn_next,
+        .forward = mrcnn_forward,
+        .backward = mrcnn_backward,
+        .evaluate = mrcnn_evaluate,
+        .report = mrcnn_report,
+        .release = mrcnn_release,
+};
 
 int main(int argc, char **argv)
 {
         static struct train t;
-        struct mrcnn_run *run = &t.run;
-        struct mrcnn_opts *o = &run->o;
-        struct bd_err err;
-        int r;
-
-        /* options first: --help and usage errors do not start MPI */
-        int rank0 = mllog_launch_rank() == 0;
-        r = mrcnn_opts_parse(argc, argv, o, rank0 ? stdout : NULL, &err);
-        if (r != 0) {
-                if (r < 0 && rank0)
-                        fprintf(stderr, PROG ": %s\n", err.msg);
-                return r > 0 ? 0 : 2;
-        }
-        if ((r = bd_dp_init(&run->dp, &argc, &argv, &err)) < 0) {
-                fprintf(stderr, PROG ": %s\n", err.msg);
-                return 1;
-        }
-        mllog_init(stdout, run->dp.rank);
-        if (o->ims_per_batch % run->dp.size != 0) {
-                if (run->dp.rank == 0)
-                        fprintf(stderr, PROG ": --ims-per-batch %d is not a multiple of the %d ranks\n",
-                                o->ims_per_batch, run->dp.size);
-                bd_dp_release(&run->dp);
-                return 2;
-        }
-        trun_start(&o->common, "maskrcnn", &run->dp);
-        tbench_init(&t.bench, &o->common);
-        t.last_loss = NAN;
-        run->conv = o->mode == DET_CONV_MLPERF ? DET_MLPERF : DET_TORCHVISION;
-        mrcnn_opts_sizes(o, &run->min_size, &run->max_size);
-
-        /* each step's failure on any rank stops all of them (r: this rank's) */
-        static int (*const init[])(struct train *, struct bd_err *) = { open_backend, open_data, build_model,
-                                                                        attach, resume };
-        for (size_t i = 0; i < ARRAY_SIZE(init); i++) {
-                r = init[i](&t, &err);
-                if (trun_agree(r) < 0)
-                        goto fail_init;
-        }
-        if (run->dp.rank == 0)
-                log_header(&t);
-        log_config(&t);
-        MLLOG_END("init_stop", NULL, NULL);
-        bd_dp_barrier(&run->dp);
-        MLLOG_START("run_start", NULL, NULL);
-
-        enum run_end end = train_loop(&t, &err);
-        if (end == RUN_DIVERGED && run->dp.rank == 0)
-                fprintf(stderr, PROG ": %s\n", err.msg);
-        else if (end == RUN_FAILED)
-                fprintf(stderr, PROG ": rank %d: %s\n", run->dp.rank, err.msg);
-        enum tbench_outcome outcome = tbench_outcome_end(end, t.fail_r);
-        bench_result(&t, argc, argv, outcome);
-        int success = tbench_success(&t.bench, outcome, end);
-        char meta[64];
-        snprintf(meta, sizeof(meta), "\"status\": \"%s\"", success ? "success" : "aborted");
-        MLLOG_END("run_stop", NULL, meta);
-        if (run->dp.rank == 0 && !tbench_on(&t.bench)) {
-                if (end == RUN_REACHED)
-                        printf("# targets reached: bbox mAP >= %.4f and segm mAP >= %.4f\n", o->target_map_bbox,
-                               o->target_map_segm);
-                else if (end == RUN_NOT_REACHED)
-                        printf("# targets not reached: bbox mAP >= %.4f and segm mAP >= %.4f\n", o->target_map_bbox,
-                               o->target_map_segm);
-                fflush(stdout);
-        }
-        if (end == RUN_FAILED || end == RUN_FAILED_ELSEWHERE) {
-                /* an error on some rank: the others may be anywhere, end them all */
-                fflush(NULL);
-                MPI_Abort(MPI_COMM_WORLD, 1);
-        }
-        release(&t);
-        return end == RUN_DIVERGED ? 1 : 0;
-
-fail_init:
-        /* the ranks where a step failed say why */
-        if (r < 0)
-                trun_print_err(PROG, &run->dp, &err);
-        bench_result(&t, argc, argv, tbench_outcome_of(r));
-        release(&t);
-        return 1;
+        t.run.tr.opt = &t.run.o.common;
+        return trainer_main(&t.run.tr, &mrcnn_trainer, argc, argv);
 }

@@ -39,10 +39,10 @@ int ssd_eval_open(struct ssd_run *run, struct ssd_eval **ret, struct bd_err *err
 {
         const struct ssd_opts *o = &run->o;
         struct ssd_data_cfg c = { .mode = SSD_DATA_EVAL, .dir = o->common.data, .batch_size = o->batch_size,
-                                  .image_size = o->image_size, .rank = run->dp.rank, .world = run->dp.size,
+                                  .image_size = o->image_size, .rank = run->tr.dp.rank, .world = run->tr.dp.size,
                                   .seed = o->common.seed,
                                   .threads = o->common.loader_workers > 0 ? o->common.loader_workers : 1,
-                                  .warn = ssd_run_warn, .warn_ctx = run };
+                                  .warn = trainer_warn, .warn_ctx = &run->tr };
         struct ssd_data *d;
         int r = ssd_data_open(&c, &d, err);
         if (r < 0)
@@ -100,7 +100,7 @@ static void add_id(struct ssd_eval *ev, int64_t id)
 static int add_batch(struct ssd_eval *ev, struct ssd_run *run, const struct ssd_batch *b,
                      struct coco_eval *ce, struct bd_err *err)
 {
-        struct bd_backend *be = run->be;
+        struct bd_backend *be = run->tr.be;
         const int64_t B = run->net.nboxes, K = run->K;
         const float *loc = run->ploc->data, *conf = run->plabel->data;
         int r;
@@ -151,13 +151,13 @@ static int add_batch(struct ssd_eval *ev, struct ssd_run *run, const struct ssd_
 /* scratch sized by the network, made at the first evaluation */
 static void alloc_scratch(struct ssd_eval *ev, struct ssd_run *run)
 {
-        ev->ndec = run->be->nthreads > 0 ? run->be->nthreads : 1;
+        ev->ndec = run->tr.be->nthreads > 0 ? run->tr.be->nthreads : 1;
         ev->dec = xcalloc((size_t)ev->ndec, sizeof(*ev->dec));
         for (int i = 0; i < ev->ndec; i++)
                 ssd_decoder_init(&ev->dec[i], run->net.nboxes, run->K, &ev->nms);
         ev->det = xmalloc((size_t)ev->batch * (size_t)ev->nms.max_out * sizeof(*ev->det));
         ev->ndet = xcalloc((size_t)ev->batch, sizeof(int));
-        if (run->be->dev != BD_CPU) {
+        if (run->tr.be->dev != BD_CPU) {
                 ev->hloc = xmalloc((size_t)ev->batch * (size_t)run->net.nboxes * 4 * sizeof(float));
                 ev->hconf = xmalloc((size_t)ev->batch * (size_t)run->net.nboxes * (size_t)run->K * sizeof(float));
         }
@@ -168,22 +168,22 @@ int ssd_eval_run(struct ssd_eval *ev, struct ssd_run *run, double stats[12], str
         int r = 0, rr;
         if (!ev->dec)
                 alloc_scratch(ev, run);
-        _cleanup_(coco_eval_freep) struct coco_eval *ce = coco_eval_new(ssd_data_index(ev->data), run->be->nthreads);
+        _cleanup_(coco_eval_freep) struct coco_eval *ce = coco_eval_new(ssd_data_index(ev->data), run->tr.be->nthreads);
         ev->nids = 0;
         ev->nfailed = 0;
-        run->m.training = 0;
+        run->tr.m.training = 0;
         long nb = ssd_data_batches(ev->data);
         for (long i = 0; i < nb && r == 0; i++) {
                 struct ssd_batch b;
                 if ((r = ssd_data_next(ev->data, &b, err)) < 0)
                         break;
                 if ((r = ssd_run_forward(run, b.images, b.n)) < 0) {
-                        bd_err_set(err, r, "evaluation: %s", run->be->err.msg);
+                        bd_err_set(err, r, "evaluation: %s", run->tr.be->err.msg);
                         break;
                 }
                 r = add_batch(ev, run, &b, ce, err);
         }
-        run->m.training = 1;
+        run->tr.m.training = 1;
         /* collective too; each bad image was reported as the loader met it */
         long n[2] = { (long)ev->nids, ev->nfailed };
         MPI_Allreduce(MPI_IN_PLACE, n, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

@@ -1,15 +1,13 @@
 /* ssd-run.c: what training (ssd-train.c) and evaluation (ssd-eval.c) share
  * of a benchd-ssd process: the forward of a batch in host memory, the
- * loaders' warnings, the release of the state. */
+ * release of its tensors. */
 #include "config.h"
-
-#include <stdio.h>
 
 #include "ssd-run.h"
 
 int ssd_run_forward(struct ssd_run *run, float *images, int n)
 {
-        struct bd_backend *be = run->be;
+        struct bd_backend *be = run->tr.be;
         const int64_t S = run->o.image_size;
         int64_t dims[4] = { n, 3, S, S };
         int r;
@@ -26,7 +24,7 @@ int ssd_run_forward(struct ssd_run *run, float *images, int n)
                         x = &run->xhalf;
                 }
         }
-        if ((r = ssd_net_fwd(&run->m, &run->net, x)) < 0)
+        if ((r = ssd_net_fwd(&run->tr.m, &run->net, x)) < 0)
                 return r;
         run->ploc = &run->net.ploc;
         run->plabel = &run->net.plabel;
@@ -40,13 +38,6 @@ int ssd_run_forward(struct ssd_run *run, float *images, int n)
         return 0;
 }
 
-void ssd_run_warn(void *ctx, const char *msg)
-{
-        struct ssd_run *run = ctx;
-        if (run->dp.rank == 0)
-                fprintf(stderr, PROG ": warning: %s\n", msg);
-}
-
 void ssd_run_release(struct ssd_run *run)
 {
         bd_tensor_release(&run->xdev);
@@ -55,9 +46,4 @@ void ssd_run_release(struct ssd_run *run)
         bd_tensor_release(&run->loc32);
         bd_tensor_release(&run->conf32);
         ssd_net_release(&run->net);
-        if (run->be) {
-                bd_model_release(&run->m);
-                bd_backend_free(run->be);
-        }
-        bd_dp_release(&run->dp);
 }

@@ -9,19 +9,13 @@
 #ifndef BD_SSD_RUN_H
 #define BD_SSD_RUN_H
 
-#include "dp.h"
-#include "optim.h"
 #include "ssd-net.h"
 #include "ssd-opts.h"
-
-/* the program's name in its messages */
-#define PROG "benchd-ssd"
+#include "trainer.h"
 
 struct ssd_run {
+        struct trainer tr;              /* ranks, backend, model, optimiser (trainer.h) */
         struct ssd_opts o;
-        struct bd_dp dp;
-        struct bd_backend *be;
-        struct bd_model m;
         struct ssd_net net;
         int K;                          /* classes with background */
         struct bd_tensor xhost;         /* view of the loader's batch (kept: the backward reads it) */
@@ -36,12 +30,7 @@ struct ssd_run {
  * run->plabel. */
 int ssd_run_forward(struct ssd_run *run, float *images, int n);
 
-/* The loaders' warnings (bad images, boxes, JPEGs): on rank 0's stderr;
- * ctx is the ssd_run. */
-void ssd_run_warn(void *ctx, const char *msg);
-
-/* Frees what the run holds: tensors, network, model, backend, and the data
- * parallel state last (it may finalise MPI). */
+/* Frees the run's tensors and network (the skeleton releases the rest). */
 void ssd_run_release(struct ssd_run *run);
 
 /* Evaluation of the bbox mAP on val2017, each rank on its share. */
