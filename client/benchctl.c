@@ -13,8 +13,11 @@
 
 static const struct bd_command commands[] = {
         { "systems", cmd_systems, "[--systems-dir DIR]", "List the systems benchctl knows." },
-        { "show", cmd_show, "SYSTEM [--json] [--set KEY=VALUE]... | --run RUN [--json]",
-          "Print a system's configuration after inheritance and overrides, or the one a run recorded." },
+        { "workloads", cmd_workloads, "[--workloads-dir DIR] [--json]",
+          "List the workloads benchctl knows: their result, program, and whether it runs here." },
+        { "show", cmd_show, "SYSTEM [--json] [--set KEY=VALUE]... | --run RUN [--json] | --workload NAME [--json]",
+          "Print a system's configuration after inheritance and overrides, the one a run recorded, or a "
+          "workload's file." },
         { "render", cmd_render, "--system SYSTEM WORKLOAD [--runs N] [--set KEY=VALUE]... [-o FILE] | --run RUN [-o FILE]",
           "Print the launch script of a benchmark run without submitting it, or the one a run recorded." },
         { "bind", cmd_bind, "--system SYSTEM --local-rank R [--json] [--set KEY=VALUE]...",
@@ -76,21 +79,22 @@ static void print_version(void)
         printf(" coco-data");
 #endif
         printf("\ntrainers:");
-        for (const struct workload *w = workloads; w->name; w++)
-                if (w->built)
-                        printf(" %s", w->name);
+        for (const struct workload *const *w = workload_all(); *w; w++)
+                if ((*w)->own && (*w)->built)
+                        printf(" %s", (*w)->name);
         printf("\n");
 }
 
 static void print_help(FILE *f)
 {
-        fprintf(f, "usage: benchctl [--systems-dir DIR] COMMAND [ARGS]\n\n"
+        fprintf(f, "usage: benchctl [--systems-dir DIR] [--workloads-dir DIR] COMMAND [ARGS]\n\n"
                    "Run MLPerf-style training benchmarks on GPU clusters.\n\ncommands:\n");
         for (const struct bd_command *c = commands; c->name; c++)
                 fprintf(f, "  %-10s %s\n", c->name, c->summary);
         fprintf(f, "\n'benchctl COMMAND --help' or 'benchctl help COMMAND' describes a command.\n"
                    "Systems are searched in --systems-dir, $BENCHD_SYSTEMS, ~/.config/benchd/systems\n"
-                   "and the bundled directory, in that order.\n"
+                   "and the bundled directory, in that order; workload files in --workloads-dir,\n"
+                   "$BENCHD_WORKLOADS, ~/.config/benchd/workloads, then the bundled workloads.\n"
                    "\nexit status:\n"
                    "  %5d  success\n"
                    "  %5d  failed otherwise (a file, the results store, an unknown run, a refusal)\n"
@@ -129,9 +133,16 @@ int main(int argc, char **argv)
                 } else if (!strncmp(a, "--systems-dir=", 14)) {
                         ctx.systems_dir = a + 14;
                         i++;
+                } else if (streq(a, "--workloads-dir") && i + 1 < argc) {
+                        ctx.workloads_dir = argv[i + 1];
+                        i += 2;
+                } else if (!strncmp(a, "--workloads-dir=", 16)) {
+                        ctx.workloads_dir = a + 16;
+                        i++;
                 } else
                         return usage_error(NULL, "unknown option '%s'", a);
         }
+        ctx_workload_path(&ctx);
         if (i >= argc) {
                 print_help(stderr);
                 return BD_EXIT_USAGE;

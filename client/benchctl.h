@@ -7,6 +7,7 @@
 
 struct bd_ctx {
         const char *systems_dir;        /* --systems-dir, or NULL */
+        const char *workloads_dir;      /* --workloads-dir, or NULL */
         struct bd_sysdirs dirs;
 };
 
@@ -19,6 +20,13 @@ struct bd_command {
 
 /* The search path, built on first use from --systems-dir and the environment. */
 const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx);
+/* Tells the workloads where to look: --workloads-dir, $BENCHD_WORKLOADS,
+ * ~/.config/benchd/workloads (before the bundled ones).  Before the
+ * workloads are first used: main() and the option parser call it. */
+void ctx_workload_path(struct bd_ctx *ctx);
+/* The workloads' files read: prints the first error and returns
+ * BD_EXIT_CONFIG when one does not hold. */
+int ctx_workloads(struct bd_ctx *ctx);
 /* Loads a system with overrides (a command's --set values: o.sets, opts.h);
  * prints the error and returns BD_EXIT_CONFIG on failure. */
 int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret);
@@ -27,6 +35,7 @@ int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, str
 const char *workload_operand(void);
 
 int cmd_systems(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_workloads(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_show(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_bind(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);

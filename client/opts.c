@@ -147,6 +147,10 @@ int opts_next(struct bd_opts *o, const char **ret_arg)
                 }
                 if (c == OPT_SYSTEMS_DIR)
                         o->ctx->systems_dir = optarg;
+                else if (c == OPT_WORKLOADS_DIR) {
+                        o->ctx->workloads_dir = optarg;
+                        ctx_workload_path(o->ctx);
+                }
                 else if (c == OPT_SET)
                         opts_add_set(o, optarg);
                 else

@@ -58,9 +58,12 @@ struct bd_ctx;
  * itself. */
 #define OPT_SYSTEMS_DIR 300
 #define OPT_SET 301
+#define OPT_WORKLOADS_DIR 302
 #define SYSTEMS_DIR_OPTION { "systems-dir", OPT_SYSTEMS_DIR, "DIR", "look for system files in DIR first" }
+#define WORKLOADS_DIR_OPTION { "workloads-dir", OPT_WORKLOADS_DIR, "DIR", "look for workload files in DIR first" }
 #define COMMON_SYSTEM_OPTIONS \
         SYSTEMS_DIR_OPTION, \
+        WORKLOADS_DIR_OPTION, \
         { "set", OPT_SET, "KEY=VALUE", "override a configuration value (dotted key; repeatable)" }
 
 struct bd_opts {

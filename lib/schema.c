@@ -150,17 +150,22 @@ static const struct schema_key base_keys[] = {
         { 0 }
 };
 
-/* The top level: the keys above, then one section per workload. */
-static struct schema_key top[ARRAY_SIZE(base_keys) + WORKLOAD_MAX];
+/* The top level: the keys above, then one section per workload (made once,
+ * when the workloads are known: the first use after workload_path_set()). */
+static struct schema_key *top;
 static pthread_once_t top_once = PTHREAD_ONCE_INIT;
 
 static void top_init(void)
 {
-        size_t n = 0;
+        const struct workload *const *all = workload_all();
+        size_t n = 0, nw = 0;
+        while (all[nw])
+                nw++;
+        top = xcalloc(ARRAY_SIZE(base_keys) + nw + 1, sizeof(*top));
         for (const struct schema_key *k = base_keys; k->name; k++)
                 top[n++] = *k;
-        for (const struct workload *w = workloads; w->name; w++)
-                top[n++] = (struct schema_key){ w->name, S_OBJECT, w->keys, ANY, NULL, W_ANY, w->help };
+        for (const struct workload *const *w = all; *w; w++)
+                top[n++] = (struct schema_key){ (*w)->name, S_OBJECT, (*w)->keys, ANY, NULL, W_ANY, (*w)->help };
 }
 
 static const struct schema_key *system_schema(void)
@@ -441,6 +446,15 @@ static int validate_object(const cJSON *obj, const struct schema_key *keys, cons
                         return r;
         }
         return 0;
+}
+
+int schema_check_value(const cJSON *v, const struct schema_key *k, const char *key, const char *label,
+                       const char *text, struct bd_err *err)
+{
+        struct where w = { label, text };
+        if (cJSON_IsNull(v))
+                return fail(err, &w, key, "expected a value, got null");
+        return validate_value(v, k, key, &w, err);
 }
 
 int schema_validate(const cJSON *root, const char *label, const char *text, struct bd_err *err)

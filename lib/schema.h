@@ -1,7 +1,7 @@
 /* schema.h: what a system configuration may contain.
  *
  * One table describes every key of a system file: its type, range, allowed
- * values and help; the workload sections come from the workload table
+ * values and help; the workload sections come from the workload files
  * (workload.h).  It drives validation of each file, of --set overrides and
  * of the merged result, and the typo suggestions for unknown keys.
  */
@@ -55,6 +55,10 @@ extern const struct schema_key schema_published_keys[];
  * the location of an error: label is "file" or "--set", text (optional) is the
  * stripped file text used to find a key's line. */
 int schema_validate(const cJSON *root, const char *label, const char *text, struct bd_err *err);
+/* Checks one value against one key (a workload file's default); key names
+ * it in the error, label and text (optional) locate it. */
+int schema_check_value(const cJSON *v, const struct schema_key *k, const char *key, const char *label,
+                       const char *text, struct bd_err *err);
 /* Finds the schema entry of a dotted key ("ssd.batch_size"); NULL when unknown.
  * *ret_map_value is set when the key is a free key inside an S_MAP. */
 const struct schema_key *schema_lookup(const char *dotted, bool *ret_map_value);

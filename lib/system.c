@@ -59,11 +59,11 @@ static cJSON *system_values(void)
 static cJSON *all_values(const cJSON *system)
 {
         cJSON *root = cJSON_Duplicate(system, true);
-        for (const struct workload *w = workloads; w->name; w++) {
-                cJSON *sec = cJSON_Parse(w->defaults);
+        for (const struct workload *const *w = workload_all(); *w; w++) {
+                cJSON *sec = cJSON_Parse((*w)->defaults);
                 if (!sec)
-                        abort(); /* so are the workloads' */
-                cJSON_AddItemToObject(root, w->name, sec);
+                        abort(); /* so are the workloads' (printed by cJSON) */
+                cJSON_AddItemToObject(root, (*w)->name, sec);
         }
         return root;
 }
@@ -402,8 +402,10 @@ static void complete(cJSON *root)
 {
         long gpus = sys_int(root, "gpus_per_node");
         set_default(root, "ranks_per_node", cJSON_CreateNumber(gpus > 0 ? (double)gpus : 1));
-        for (const struct workload *w = workloads; w->name; w++) {
-                set_default(section(root, w->name), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));
+        for (const struct workload *const *wp = workload_all(); *wp; wp++) {
+                const struct workload *w = *wp;
+                if (workload_has_key(w, "backend"))
+                        set_default(section(root, w->name), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));
                 if (workload_has_key(w, "precision"))
                         set_default(section(root, w->name), "precision", cJSON_CreateString(gpus > 0 ? "amp" : "fp32"));
         }
@@ -456,7 +458,8 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                         return bd_err_set(err, -EINVAL, "%s: launcher 'mpirun' with %ld nodes needs 'mpirun.hostfile' or %ld 'mpirun.hosts'",
                                           label, nodes, nodes);
         }
-        for (const struct workload *w = workloads; w->name; w++) {
+        for (const struct workload *const *wp = workload_all(); *wp; wp++) {
+                const struct workload *w = *wp;
                 const cJSON *sec = sys_get(root, w->name);
                 if (streq(sys_str(sec, "backend"), "cuda") && gpus == 0)
                         return bd_err_set(err, -EINVAL, "%s: '%s.backend' is cuda but the system has no GPUs", label,

@@ -1,114 +1,28 @@
-/* workload.c: the workload table. */
+/* workload.c: the workloads: their files read, resolved, checked, and the
+ * checks of a section that only C can make. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "fs.h"
 #include "json.h"
 #include "macro.h"
 #include "schema.h"
 #include "strutil.h"
-#include "system.h"
 #include "workload.h"
 
-#define ANY 1, 0          /* unbounded */
-#define RANGE(a, b) a, b
+#define MAX_DEPTH 8
+/* the layer of the bundled files: below every directory of the path */
+#define BUNDLED ((size_t)1 << 30)
 
-static const char *const backbones[] = { "resnet18", "resnet34", NULL };
-static const char *const mrcnn_backbones[] = { "resnet18", "resnet34", "resnet50", NULL };
-static const char *const warmup_methods[] = { "linear", "mlperf_linear", NULL };
-static const char *const mrcnn_modes[] = { "mlperf", "torchvision", NULL };
-static const char *const mrcnn_configs[] = { "reference", "small", NULL };
-
-/* Keys every workload's section has. */
-#define COMMON_KEYS(backend_help)                                                                       \
-        { "backend", S_STRING, NULL, ANY, schema_backends, W_ANY, backend_help },                      \
-        { "extra_args", S_STRING_LIST, NULL, ANY, NULL, W_ANY, "more arguments for its program" },      \
-        { "published", S_OBJECT, schema_published_keys, ANY, NULL, W_ANY, "published result on this system" }
-
-/* And those of a trainer's. */
-#define TRAIN_KEYS                                                                                      \
-        COMMON_KEYS("cpu or cuda"),                                                                     \
-        { "precision", S_STRING, NULL, ANY, schema_precisions, W_ANY, "fp32 or amp" },                 \
-        { "seed", S_INT, NULL, RANGE(0, 4294967295.0), NULL, W_ANY, "base seed (trial t uses seed+t)" }, \
-        { "threads", S_INT, NULL, RANGE(1, 1024), NULL, W_ANY, "CPU threads per rank" },                \
-        { "loader_workers", S_INT, NULL, RANGE(0, 256), NULL, W_ANY, "data loader threads per rank" },  \
-        { "max_steps", S_INT, NULL, RANGE(0, 1e12), NULL, W_ANY, "stop after this many steps (0: off)" }, \
-        { "benchmark_steps", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY,                                   \
-          "throughput run: time this many steps, no evaluation; the result goes to LOGS/RUN_TRIAL.json (0: off)" }, \
-        { "warmup_steps", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY, "throughput run: untimed steps before them" }
-
-static const struct schema_key ssd_keys[] = {
-        { "batch_size", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per rank per step" },
-        { "lr", S_NUMBER, NULL, RANGE(0, 100), NULL, W_ANY, "learning rate as in the MLPerf configs" },
-        { "warmup_epochs", S_NUMBER, NULL, RANGE(0, 1000), NULL, W_ANY, "linear warmup epochs" },
-        { "weight_decay", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "weight decay" },
-        { "epochs", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "maximum epochs" },
-        { "decay_epochs", S_NUMBER_LIST, NULL, RANGE(0, 10000), NULL, W_ANY, "lr x0.1 at these epochs" },
-        { "eval_epochs", S_INT_LIST, NULL, RANGE(1, 10000), NULL, W_ANY, "evaluate at these epochs" },
-        { "target_map", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "stop when bbox mAP reaches this" },
-        { "image_size", S_INT, NULL, RANGE(32, 2048), NULL, W_ANY, "input size (300 in MLPerf)" },
-        { "backbone", S_STRING, NULL, ANY, backbones, W_ANY, "resnet34 (MLPerf) or resnet18" },
-        { "width_mult", S_NUMBER, NULL, RANGE(0.01, 4), NULL, W_ANY, "channel width multiplier" },
-        { "pretrained", S_STRING, NULL, ANY, NULL, W_ANY, "backbone weights file in paths.pretrained" },
-        TRAIN_KEYS,
-        { 0 }
-};
-
-static const struct schema_key maskrcnn_keys[] = {
-        { "ims_per_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per step, all ranks" },
-        { "test_ims_per_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "images per evaluation step, all ranks" },
-        { "lr", S_NUMBER, NULL, RANGE(0, 100), NULL, W_ANY, "base learning rate" },
-        { "max_iter", S_INT, NULL, RANGE(1, 1e9), NULL, W_ANY, "iterations" },
-        { "epochs", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "epochs (instead of max_iter)" },
-        { "warmup_factor", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "warmup starts at lr x this" },
-        { "warmup_iters", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY, "linear warmup iterations" },
-        { "warmup_method", S_STRING, NULL, ANY, warmup_methods, W_ANY,
-          "linear (from lr x warmup_factor) or mlperf_linear (warmup_factor is an lr per iteration)" },
-        { "decay_steps", S_INT_LIST, NULL, RANGE(1, 1e9), NULL, W_ANY, "lr x0.1 at these iterations" },
-        { "decay_epochs", S_INT_LIST, NULL, RANGE(1, 10000), NULL, W_ANY, "lr x0.1 at these epochs" },
-        { "weight_decay", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "weight decay" },
-        { "clip_gradient", S_NUMBER, NULL, RANGE(0, 1e9), NULL, W_ANY, "clip gradients to this global norm" },
-        { "fpn_post_nms_top_n_train", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN proposals kept per batch" },
-        { "target_map_bbox", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "bbox mAP target" },
-        { "target_map_segm", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY, "segm mAP target" },
-        { "eval_iters", S_INT_LIST, NULL, RANGE(1, 1e9), NULL, W_ANY, "evaluate at these iterations (else every epoch)" },
-        { "checkpoint_interval", S_INT, NULL, RANGE(0, 1e9), NULL, W_ANY,
-          "checkpoint every this many iterations too (0: at epoch ends only)" },
-        { "pretrained", S_STRING, NULL, ANY, NULL, W_ANY, "backbone weights file in paths.pretrained" },
-        { "mode", S_STRING, NULL, ANY, mrcnn_modes, W_ANY, "mlperf (the reference's rules) or torchvision" },
-        /* the model's sizes: a preset, then field by field (the small configuration) */
-        { "config", S_STRING, NULL, ANY, mrcnn_configs, W_ANY, "model preset: reference (R50-FPN) or small" },
-        { "backbone", S_STRING, NULL, ANY, mrcnn_backbones, W_ANY, "resnet50 (reference), resnet34 or resnet18" },
-        { "width_mult", S_NUMBER, NULL, RANGE(0.01, 4), NULL, W_ANY, "backbone channel width multiplier" },
-        { "frozen_bn", S_BOOL, NULL, ANY, NULL, W_ANY, "frozen batch norm (reference) or trained" },
-        { "freeze_at", S_INT, NULL, RANGE(0, 5), NULL, W_ANY, "backbone stages frozen: 2 (stem, layer1) or 0" },
-        { "fpn_channels", S_INT, NULL, RANGE(1, 4096), NULL, W_ANY, "FPN width (256)" },
-        { "min_size", S_INT, NULL, RANGE(16, 4096), NULL, W_ANY, "shorter image side (800)" },
-        { "max_size", S_INT, NULL, RANGE(16, 8192), NULL, W_ANY, "longest image side (1333)" },
-        { "anchor_size", S_NUMBER, NULL, RANGE(1, 4096), NULL, W_ANY, "anchor size on P2 (32)" },
-        { "rpn_pre_nms_top_n_train", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN candidates per level (2000)" },
-        { "rpn_pre_nms_top_n_test", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN candidates per level at test (1000)" },
-        { "rpn_post_nms_top_n_test", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "RPN proposals per image at test (1000)" },
-        { "rpn_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "anchors sampled per image (256)" },
-        { "roi_batch", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "RoIs sampled per image (512)" },
-        { "box_head_dim", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "box head width (1024)" },
-        { "mask_convs", S_INT, NULL, RANGE(0, 8), NULL, W_ANY, "mask head convolutions (4)" },
-        { "mask_dim", S_INT, NULL, RANGE(1, 65536), NULL, W_ANY, "mask head width (256)" },
-        { "detections", S_INT, NULL, RANGE(1, 10000), NULL, W_ANY, "detections per image (100)" },
-        TRAIN_KEYS,
-        { 0 }
-};
-
-static const struct schema_key allreduce_keys[] = {
-        { "min_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY, "smallest buffer" },
-        { "max_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY, "largest buffer" },
-        { "iters", S_INT, NULL, RANGE(1, 1e6), NULL, W_ANY, "timed iterations per size" },
-        { "warmup", S_INT, NULL, RANGE(0, 1e6), NULL, W_ANY, "untimed iterations per size" },
-        COMMON_KEYS("cpu (MPI) or cuda (NCCL)"),
-        { 0 }
-};
+/* ---- what only C checks, named by a file's "checks" ---- */
 
 /* An evaluation after the last epoch would never run (the run would end
  * aborted).  Keys a null removed are the trainer's to choose. */
@@ -155,6 +69,17 @@ static int allreduce_check(const cJSON *sec, const char *label, struct bd_err *e
         return 0;
 }
 
+static const struct {
+        const char *name;
+        int (*fn)(const cJSON *section, const char *label, struct bd_err *err);
+} c_checks[] = {
+        { "ssd", ssd_check },
+        { "maskrcnn", maskrcnn_check },
+        { "allreduce", allreduce_check },
+        { NULL, NULL },
+};
+
+/* benchd's own programs, and whether configure built them */
 #ifdef BUILD_SSD
 #define SSD_BUILT true
 #else
@@ -171,70 +96,853 @@ static int allreduce_check(const cJSON *sec, const char *label, struct bd_err *e
 #define ALLREDUCE_BUILT false
 #endif
 
-const struct workload workloads[] = {
-        {
-                .name = "ssd",
-                .title = "SSD (ResNet-34)",
-                .mlperf_name = "ssd",
-                .result_name = "SINGLE_STAGE_DETECTOR",
-                .program = "benchd-ssd",
-                .result = RESULT_TIME_TO_TRAIN,
-                .target_key = "target_map",
-                .dataset = true,
-                .built = SSD_BUILT,
-                .keys = ssd_keys,
-                .defaults = "{ \"batch_size\": 32, \"lr\": 2.5e-3, \"warmup_epochs\": 5, \"weight_decay\": 5e-4,"
-                            "  \"epochs\": 80, \"decay_epochs\": [44, 55],"
-                            "  \"eval_epochs\": [40, 50, 55, 60, 65, 70, 75, 80], \"target_map\": 0.23,"
-                            "  \"image_size\": 300, \"backbone\": \"resnet34\" }",
-                .help = "SSD hyperparameters",
-                .check = ssd_check,
-        },
-        {
-                .name = "maskrcnn",
-                .title = "Mask R-CNN (ResNet-50 FPN)",
-                .mlperf_name = "maskrcnn",
-                .result_name = "OBJECT_DETECTION",
-                .program = "benchd-maskrcnn",
-                .result = RESULT_TIME_TO_TRAIN,
-                .target_key = "target_map_bbox",
-                .target_segm_key = "target_map_segm",
-                .dataset = true,
-                .built = MASKRCNN_BUILT,
-                .keys = maskrcnn_keys,
-                .defaults = "{ \"ims_per_batch\": 16, \"test_ims_per_batch\": 8, \"lr\": 0.02,"
-                            "  \"max_iter\": 90000, \"warmup_factor\": 0.3333333333333333, \"warmup_iters\": 500,"
-                            "  \"warmup_method\": \"linear\","
-                            "  \"decay_steps\": [60000, 80000], \"weight_decay\": 1e-4,"
-                            "  \"fpn_post_nms_top_n_train\": 2000, \"target_map_bbox\": 0.377,"
-                            "  \"target_map_segm\": 0.339 }",
-                .help = "Mask R-CNN hyperparameters",
-                .check = maskrcnn_check,
-        },
-        {
-                .name = "allreduce",
-                .title = "allreduce bandwidth check",
-                .mlperf_name = "allreduce",
-                .result_name = "ALLREDUCE",
-                .program = "benchd-allreduce",
-                .result = RESULT_BUS_BANDWIDTH,
-                .target_key = NULL,
-                .dataset = false,
-                .built = ALLREDUCE_BUILT,
-                .keys = allreduce_keys,
-                .defaults = "{ \"min_bytes\": 8, \"max_bytes\": 268435456, \"iters\": 20, \"warmup\": 5 }",
-                .help = "allreduce benchmark settings",
-                .check = allreduce_check,
-        },
-        { 0 }
+static const struct {
+        const char *program;
+        bool built;
+} own_programs[] = {
+        { "benchd-ssd", SSD_BUILT },
+        { "benchd-maskrcnn", MASKRCNN_BUILT },
+        { "benchd-allreduce", ALLREDUCE_BUILT },
+        { NULL, false },
 };
-_Static_assert(ARRAY_SIZE(workloads) <= WORKLOAD_MAX + 1, "more workloads than WORKLOAD_MAX");
+
+/* ---- the fields of a file ---- */
+
+enum field_type { F_STRING, F_BOOL, F_NUMBER, F_OBJECT, F_STRING_LIST, F_ANY, F_COMMAND, F_KEYS, F_STRING_OR_NULL };
+
+struct field {
+        const char *name;
+        enum field_type type;
+        const struct field *children;   /* F_OBJECT */
+        const char *const *choices;     /* F_STRING */
+};
+
+static const char *const result_kinds[] = { "time-to-train", "bus-bandwidth", NULL };
+static const char *const result_reads[] = { "mllog", NULL };
+static const char *const key_types[] = { "string", "int", "number", "bool", "string-list", "int-list", "number-list",
+                                         "object", NULL };
+static const enum schema_type key_schema_types[] = { S_STRING, S_INT, S_NUMBER, S_BOOL, S_STRING_LIST, S_INT_LIST,
+                                                     S_NUMBER_LIST, S_OBJECT };
+static const char *const key_paths[] = { "data", "logs", "pretrained", NULL };
+
+static const struct field mlperf_fields[] = {
+        { "benchmark", F_STRING, NULL, NULL },
+        { "result", F_STRING, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
+static const struct field result_fields[] = {
+        { "kind", F_STRING, NULL, result_kinds },
+        { "read", F_STRING, NULL, result_reads },
+        { "targets", F_STRING_LIST, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
+static const struct field key_fields[] = {
+        { "type", F_STRING, NULL, key_types },
+        { "default", F_ANY, NULL, NULL },
+        { "min", F_NUMBER, NULL, NULL },
+        { "max", F_NUMBER, NULL, NULL },
+        { "choices", F_STRING_LIST, NULL, NULL },
+        { "help", F_STRING, NULL, NULL },
+        { "arg", F_STRING_OR_NULL, NULL, NULL },
+        { "when", F_STRING, NULL, NULL },
+        { "path", F_STRING, NULL, key_paths },
+        { "keys", F_KEYS, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
+static const struct field top_fields[] = {
+        { "extends", F_STRING, NULL, NULL },
+        { "abstract", F_BOOL, NULL, NULL },
+        { "title", F_STRING, NULL, NULL },
+        { "description", F_STRING, NULL, NULL },
+        { "help", F_STRING, NULL, NULL },
+        { "program", F_STRING, NULL, NULL },
+        { "own", F_BOOL, NULL, NULL },
+        { "checks", F_STRING, NULL, NULL },
+        { "mlperf", F_OBJECT, mlperf_fields, NULL },
+        { "result", F_OBJECT, result_fields, NULL },
+        { "command", F_COMMAND, NULL, NULL },
+        { "keys", F_KEYS, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
+/* A file being checked: its label and its stripped text, for lines. */
+struct src {
+        const char *label;
+        const char *text;
+};
+
+_printf_(4, 5)
+static int fail(struct bd_err *err, const struct src *s, const char *key, const char *fmt, ...)
+{
+        char msg[512];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        int line = s->text && key ? json_key_line(s->text, key) : 0;
+        if (line > 0)
+                return bd_err_set(err, -EINVAL, "%s:%d: '%s': %s", s->label, line, key, msg);
+        if (key)
+                return bd_err_set(err, -EINVAL, "%s: '%s': %s", s->label, key, msg);
+        return bd_err_set(err, -EINVAL, "%s: %s", s->label, msg);
+}
+
+static bool in_list(const char *const *list, const char *s)
+{
+        for (; *list; list++)
+                if (streq(*list, s))
+                        return true;
+        return false;
+}
+
+static void list_words(struct bd_buf *b, const char *const *list)
+{
+        for (const char *const *p = list; *p; p++)
+                buf_printf(b, "%s%s", p == list ? "" : ", ", *p);
+}
+
+static bool key_name_ok(const char *s)
+{
+        if (!*s || !((*s >= 'a' && *s <= 'z') || *s == '_'))
+                return false;
+        return strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(s);
+}
+
+static int check_fields(const cJSON *obj, const struct field *fields, const char *prefix, const struct src *s,
+                        struct bd_err *err);
+
+/* A section's key definitions: {NAME: {type, default, ...}} */
+static int check_keys(const cJSON *keys, const char *prefix, const struct src *s, struct bd_err *err)
+{
+        const cJSON *k;
+        cJSON_ArrayForEach(k, keys) {
+                _cleanup_free_ char *at = xasprintf("%s.%s", prefix, k->string);
+                if (!key_name_ok(k->string))
+                        return fail(err, s, at, "a key is lowercase letters, digits and '_'");
+                if (cJSON_IsNull(k))
+                        continue; /* removes an inherited key */
+                if (!cJSON_IsObject(k))
+                        return fail(err, s, at, "expected an object ({\"type\": ..., \"help\": ...}), got %s",
+                                    json_type_name(k));
+                int r = check_fields(k, key_fields, at, s, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* "command": words, and {"if": KEY, "then": [words]} */
+static int check_command(const cJSON *cmd, const char *at, const struct src *s, struct bd_err *err)
+{
+        if (!cJSON_IsArray(cmd))
+                return fail(err, s, at, "expected a list of words, got %s", json_type_name(cmd));
+        const cJSON *e;
+        cJSON_ArrayForEach(e, cmd) {
+                if (cJSON_IsString(e))
+                        continue;
+                if (!cJSON_IsObject(e))
+                        return fail(err, s, at, "a word is a string or {\"if\": KEY, \"then\": [words]}, got %s",
+                                    json_type_name(e));
+                const cJSON *c;
+                cJSON_ArrayForEach(c, e)
+                        if (!streq(c->string, "if") && !streq(c->string, "then"))
+                                return fail(err, s, at, "unknown field '%s' in a conditional word (if, then)",
+                                            c->string);
+                const cJSON *cond = cJSON_GetObjectItemCaseSensitive(e, "if");
+                const cJSON *then = cJSON_GetObjectItemCaseSensitive(e, "then");
+                if (!cJSON_IsString(cond) || !cJSON_IsArray(then))
+                        return fail(err, s, at, "a conditional word needs \"if\": KEY and \"then\": [words]");
+                cJSON_ArrayForEach(c, then)
+                        if (!cJSON_IsString(c))
+                                return fail(err, s, at, "\"then\" holds strings, got %s", json_type_name(c));
+        }
+        return 0;
+}
+
+static int check_fields(const cJSON *obj, const struct field *fields, const char *prefix, const struct src *s,
+                        struct bd_err *err)
+{
+        const cJSON *v;
+        cJSON_ArrayForEach(v, obj) {
+                _cleanup_free_ char *at = prefix ? xasprintf("%s.%s", prefix, v->string) : xstrdup(v->string);
+                const struct field *f = fields;
+                while (f->name && !streq(f->name, v->string))
+                        f++;
+                if (!f->name) {
+                        const char *names[32];
+                        size_t n = 0;
+                        for (const struct field *g = fields; g->name && n + 1 < ARRAY_SIZE(names); g++)
+                                names[n++] = g->name;
+                        names[n] = NULL;
+                        const char *close = str_closest_word(v->string, names);
+                        if (close)
+                                return fail(err, s, at, "unknown field (did you mean '%s'?)", close);
+                        _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
+                        list_words(&list, names);
+                        return fail(err, s, at, "unknown field (known: %s)", list.s);
+                }
+                int r = 0;
+                switch (f->type) {
+                case F_STRING:
+                        if (!cJSON_IsString(v))
+                                return fail(err, s, at, "expected a string, got %s", json_type_name(v));
+                        if (strpbrk(v->valuestring, "\n\r"))
+                                return fail(err, s, at, "holds a newline");
+                        if (f->choices && !in_list(f->choices, v->valuestring)) {
+                                _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
+                                list_words(&list, f->choices);
+                                return fail(err, s, at, "'%s' is not one of: %s", v->valuestring, list.s);
+                        }
+                        break;
+                case F_STRING_OR_NULL:
+                        if (!cJSON_IsString(v) && !cJSON_IsNull(v))
+                                return fail(err, s, at, "expected a string or null, got %s", json_type_name(v));
+                        break;
+                case F_BOOL:
+                        if (!cJSON_IsBool(v))
+                                return fail(err, s, at, "expected true or false, got %s", json_type_name(v));
+                        break;
+                case F_NUMBER:
+                        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+                                return fail(err, s, at, "expected a number, got %s", json_type_name(v));
+                        break;
+                case F_STRING_LIST: {
+                        if (!cJSON_IsArray(v))
+                                return fail(err, s, at, "expected a list of strings, got %s", json_type_name(v));
+                        const cJSON *e;
+                        cJSON_ArrayForEach(e, v)
+                                if (!cJSON_IsString(e))
+                                        return fail(err, s, at, "expected a list of strings, it holds %s",
+                                                    json_type_name(e));
+                        break;
+                }
+                case F_OBJECT:
+                        if (!cJSON_IsObject(v))
+                                return fail(err, s, at, "expected an object, got %s", json_type_name(v));
+                        r = check_fields(v, f->children, at, s, err);
+                        break;
+                case F_KEYS:
+                        if (!cJSON_IsObject(v))
+                                return fail(err, s, at, "expected an object of key definitions, got %s",
+                                            json_type_name(v));
+                        r = check_keys(v, at, s, err);
+                        break;
+                case F_COMMAND:
+                        r = check_command(v, at, s, err);
+                        break;
+                case F_ANY:
+                        break;
+                }
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- the files: bundled, then on the path ---- */
+
+/* One file as read. */
+struct wfile {
+        char *name;
+        char *label;            /* its path, or "workloads/NAME.json (bundled)" */
+        char *text;             /* comments stripped */
+        cJSON *json;
+        size_t layer;           /* 0 .. ndirs-1: the path's directories; BUNDLED */
+};
+
+static struct {
+        pthread_mutex_t lock;
+        bool loaded;
+        char **dirs;
+        size_t ndirs;
+        struct wfile *files;
+        size_t nfiles;
+        struct workload **all;  /* NULL-terminated */
+        size_t n;
+        char *error;            /* the first bad file of the path */
+} reg = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static bool file_name_ok(const char *name)
+{
+        return *name && name[0] != '.' && strlen(name) <= 64 &&
+               strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") == strlen(name);
+}
+
+/* Parses and checks the fields of one file's text. */
+static int read_text(const char *text_in, const char *name, const char *label, size_t layer, struct wfile *ret,
+                     struct bd_err *err)
+{
+        _cleanup_free_ char *text = xstrdup(text_in);
+        if (json_strip_comments(text) < 0)
+                return bd_err_set(err, -EINVAL, "%s: a /* comment is not closed", label);
+        _cleanup_json_ cJSON *json = NULL;
+        int r = json_parse(text, label, &json, err);
+        if (r < 0)
+                return r;
+        struct src s = { label, text };
+        if (!cJSON_IsObject(json))
+                return fail(err, &s, NULL, "expected a JSON object at the top, got %s", json_type_name(json));
+        r = check_fields(json, top_fields, NULL, &s, err);
+        if (r < 0)
+                return r;
+        *ret = (struct wfile){ .name = xstrdup(name), .label = xstrdup(label), .text = TAKE_PTR(text),
+                               .json = TAKE_PTR(json), .layer = layer };
+        return 0;
+}
+
+static void wfile_release(struct wfile *f)
+{
+        free(f->name);
+        free(f->label);
+        free(f->text);
+        cJSON_Delete(f->json);
+}
+
+static void add_file(const struct wfile *f)
+{
+        reg.files = xrealloc(reg.files, (reg.nfiles + 1) * sizeof(*reg.files));
+        reg.files[reg.nfiles++] = *f;
+}
+
+static const struct wfile *find_file(const char *name, size_t from_layer)
+{
+        const struct wfile *best = NULL;
+        for (size_t i = 0; i < reg.nfiles; i++)
+                if (reg.files[i].layer >= from_layer && streq(reg.files[i].name, name) &&
+                    (!best || reg.files[i].layer < best->layer))
+                        best = &reg.files[i];
+        return best;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The *.json files of one directory of the path, by name. */
+static int read_dir(size_t layer, struct bd_err *err)
+{
+        DIR *dir = opendir(reg.dirs[layer]);
+        if (!dir)
+                return 0; /* a directory of the path that is not there */
+        char **names = NULL;
+        size_t n = 0;
+        struct dirent *e;
+        while ((e = readdir(dir)))
+                if (e->d_name[0] != '.' && str_has_suffix(e->d_name, ".json")) {
+                        names = xrealloc(names, (n + 1) * sizeof(char *));
+                        names[n++] = xstrdup(e->d_name);
+                }
+        closedir(dir);
+        if (n)
+                qsort(names, n, sizeof(char *), cmp_str);
+        int r = 0;
+        for (size_t i = 0; i < n && r == 0; i++) {
+                _cleanup_free_ char *name = xstrndup(names[i], strlen(names[i]) - 5);
+                _cleanup_free_ char *path = xasprintf("%s/%s", reg.dirs[layer], names[i]);
+                if (!file_name_ok(name)) {
+                        r = bd_err_set(err, -EINVAL, "%s: not a workload name (letters, digits, '_', '.' and '-', "
+                                       "at most 64)", path);
+                        break;
+                }
+                _cleanup_free_ char *text = NULL;
+                size_t len;
+                r = fs_read_file(path, 1 << 20, &text, &len, err);
+                if (r < 0)
+                        break;
+                if (strlen(text) != len) {
+                        r = bd_err_set(err, -EINVAL, "%s: holds a NUL byte", path);
+                        break;
+                }
+                struct wfile f;
+                r = read_text(text, name, path, layer, &f, err);
+                if (r == 0)
+                        add_file(&f);
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        return r;
+}
+
+/* One file and its bases, merged (a base's fields first, the file's
+ * winning; "abstract" and "extends" are the file's own). */
+static int resolve(const struct wfile *f, int depth, const struct wfile **chain, cJSON **ret, struct bd_err *err)
+{
+        for (int i = 0; i < depth; i++)
+                if (chain[i] == f) {
+                        _cleanup_buf_ struct bd_buf cyc = BD_BUF_INIT;
+                        for (int j = i; j < depth; j++)
+                                buf_printf(&cyc, "%s -> ", chain[j]->label);
+                        buf_puts(&cyc, f->label);
+                        return bd_err_set(err, -ELOOP, "%s: 'extends' cycle: %s", chain[0]->label, cyc.s);
+                }
+        if (depth >= MAX_DEPTH)
+                return bd_err_set(err, -ELOOP, "%s: 'extends' nested deeper than %d", f->label, MAX_DEPTH);
+        chain[depth] = f;
+        cJSON *base = NULL;
+        const char *ext = json_str(f->json, "extends", NULL);
+        if (ext) {
+                struct src s = { f->label, f->text };
+                if (!file_name_ok(ext))
+                        return fail(err, &s, "extends", "'%s' is not a workload name", ext);
+                /* a file may refine the workload of its own name further down the path */
+                const struct wfile *b = find_file(ext, streq(ext, f->name) ? f->layer + 1 : 0);
+                if (!b)
+                        return fail(err, &s, "extends", "no workload '%s' to extend", ext);
+                int r = resolve(b, depth + 1, chain, &base, err);
+                if (r < 0)
+                        return r;
+                cJSON_DeleteItemFromObjectCaseSensitive(base, "abstract");
+        } else
+                base = cJSON_CreateObject();
+        /* command lines replace each other whole: a merge of two lists
+         * would be neither */
+        if (cJSON_GetObjectItemCaseSensitive(f->json, "command"))
+                cJSON_DeleteItemFromObjectCaseSensitive(base, "command");
+        json_overlay(base, f->json);
+        cJSON_DeleteItemFromObjectCaseSensitive(base, "extends");
+        *ret = base;
+        return 0;
+}
+
+/* ---- a resolved file into a workload ---- */
+
+static enum schema_type schema_type_of(const char *t)
+{
+        for (size_t i = 0; key_types[i]; i++)
+                if (streq(key_types[i], t))
+                        return key_schema_types[i];
+        return S_STRING;
+}
+
+static int build_keys(const cJSON *keys, const char *prefix, const struct src *s, struct schema_key **ret,
+                      struct bd_err *err);
+
+/* One key's definition into the schema's form, checked as a whole. */
+static int build_key(const cJSON *spec, const char *at, const struct src *s, struct schema_key *k, struct bd_err *err)
+{
+        const char *type = json_str(spec, "type", NULL);
+        if (!type)
+                return fail(err, s, at, "no 'type' (%s)", "string, int, number, bool, string-list, int-list, "
+                                                          "number-list or object");
+        *k = (struct schema_key){ .name = xstrdup(strrchr(at, '.') + 1), .type = schema_type_of(type),
+                                  .min = 1, .max = 0, .word = W_ANY,
+                                  .help = xstrdup(json_str(spec, "help", "")) };
+        bool numeric = k->type == S_INT || k->type == S_NUMBER || k->type == S_INT_LIST || k->type == S_NUMBER_LIST;
+        const cJSON *mn = json_get(spec, "min"), *mx = json_get(spec, "max");
+        if ((mn || mx) && !numeric)
+                return fail(err, s, at, "'min' and 'max' are for numbers, not %s", type);
+        if (mn || mx) {
+                k->min = mn ? mn->valuedouble : -HUGE_VAL;
+                k->max = mx ? mx->valuedouble : HUGE_VAL;
+                if (k->min > k->max)
+                        return fail(err, s, at, "'min' %g is above 'max' %g", k->min, k->max);
+        }
+        const cJSON *ch = json_get(spec, "choices");
+        if (ch) {
+                if (k->type != S_STRING && k->type != S_STRING_LIST)
+                        return fail(err, s, at, "'choices' are for strings, not %s", type);
+                int n = cJSON_GetArraySize(ch);
+                if (n == 0)
+                        return fail(err, s, at, "'choices' is empty");
+                char **c = xcalloc((size_t)n + 1, sizeof(char *));
+                int i = 0;
+                const cJSON *e;
+                cJSON_ArrayForEach(e, ch)
+                        c[i++] = xstrdup(e->valuestring);
+                k->choices = (const char *const *)c;
+        }
+        const cJSON *sub = json_get(spec, "keys");
+        if (sub && k->type != S_OBJECT)
+                return fail(err, s, at, "'keys' are for objects, not %s", type);
+        if (k->type == S_OBJECT) {
+                struct schema_key *children = NULL;
+                int r = build_keys(sub, at, s, &children, err);
+                k->children = children;
+                if (r < 0)
+                        return r;
+        }
+        if (json_get(spec, "path") && k->type != S_STRING)
+                return fail(err, s, at, "'path' is for a string (a file name in that directory), not %s", type);
+        const cJSON *def = json_get(spec, "default");
+        if (def) {
+                _cleanup_free_ char *dat = xasprintf("%s.default", at);
+                int r = schema_check_value(def, k, dat, s->label, s->text, err);
+                if (r < 0)
+                        return r;
+        }
+        const char *arg = json_str(spec, "arg", NULL);
+        if (arg && arg[0] != '-')
+                return fail(err, s, at, "'arg' is an option starting with '-' (or null: not passed), got '%s'", arg);
+        return 0;
+}
+
+static void free_keys(struct schema_key *keys)
+{
+        for (struct schema_key *k = keys; k && k->name; k++) {
+                free((char *)k->name);
+                free((char *)k->help);
+                for (char **c = (char **)k->choices; c && *c; c++)
+                        free(*c);
+                free((char **)k->choices);
+                free_keys((struct schema_key *)k->children);
+        }
+        free(keys);
+}
+
+static int build_keys(const cJSON *keys, const char *prefix, const struct src *s, struct schema_key **ret,
+                      struct bd_err *err)
+{
+        int n = 0;
+        const cJSON *e;
+        cJSON_ArrayForEach(e, keys)
+                n += !cJSON_IsNull(e);
+        struct schema_key *k = xcalloc((size_t)n + 1, sizeof(*k));
+        *ret = k;
+        int i = 0;
+        cJSON_ArrayForEach(e, keys) {
+                if (cJSON_IsNull(e))
+                        continue;
+                _cleanup_free_ char *at = xasprintf("%s.%s", prefix, e->string);
+                int r = build_key(e, at, s, &k[i++], err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The placeholders of a word ("{data}", "--x={lr}"): each must be one the
+ * renderer fills or a key of the section. */
+static const char *const fills[] = { "program", "data", "args", "result", "system", "trial_seed", NULL };
+
+static int check_word(const char *word, const cJSON *keys, const struct src *s, bool whole_only, struct bd_err *err)
+{
+        for (const char *p = strchr(word, '{'); p; p = strchr(p + 1, '{')) {
+                const char *end = strchr(p, '}');
+                if (!end)
+                        return fail(err, s, "command", "'%s': a '{' without its '}'", word);
+                _cleanup_free_ char *name = xstrndup(p + 1, (size_t)(end - p - 1));
+                if (!in_list(fills, name) && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(keys, name))) {
+                        const char *close = str_closest_word(name, fills);
+                        return fail(err, s, "command", "'%s': {%s} is neither a key of the section nor one of "
+                                    "{program}, {data}, {args}, {result}, {system}, {trial_seed}%s%s%s", word, name,
+                                    close ? " (did you mean {" : "", close ? close : "", close ? "}?)" : "");
+                }
+                if ((streq(name, "args") || whole_only) && (p != word || end[1]))
+                        return fail(err, s, "command", "'%s': {%s} is a word of its own", word, name);
+        }
+        return 0;
+}
+
+static int check_command_words(const cJSON *cmd, const cJSON *keys, const struct src *s, struct bd_err *err)
+{
+        if (cJSON_GetArraySize(cmd) == 0)
+                return fail(err, s, "command", "no command");
+        const cJSON *e, *w;
+        cJSON_ArrayForEach(e, cmd) {
+                if (cJSON_IsString(e)) {
+                        int r = check_word(e->valuestring, keys, s, false, err);
+                        if (r < 0)
+                                return r;
+                        continue;
+                }
+                const char *cond = json_str(e, "if", "");
+                if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(keys, cond)))
+                        return fail(err, s, "command", "\"if\": '%s' is not a key of the section", cond);
+                cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(e, "then")) {
+                        int r = check_word(w->valuestring, keys, s, false, err);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        return 0;
+}
+
+static bool command_names(const cJSON *cmd, const char *fill)
+{
+        _cleanup_free_ char *needle = xasprintf("{%s}", fill);
+        const cJSON *e, *w;
+        cJSON_ArrayForEach(e, cmd) {
+                if (cJSON_IsString(e) && strstr(e->valuestring, needle))
+                        return true;
+                cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(e, "then"))
+                        if (cJSON_IsString(w) && strstr(w->valuestring, needle))
+                                return true;
+        }
+        return false;
+}
+
+static void workload_free(struct workload *w)
+{
+        if (!w)
+                return;
+        free((char *)w->name);
+        free((char *)w->file);
+        free((char *)w->title);
+        free((char *)w->mlperf_name);
+        free((char *)w->result_name);
+        free((char *)w->program);
+        free((char *)w->target_key);
+        free((char *)w->target_segm_key);
+        free((char *)w->defaults);
+        free((char *)w->help);
+        free_keys((struct schema_key *)w->keys);
+        cJSON_Delete((cJSON *)w->spec);
+        free(w);
+}
+
+/* The workload of a resolved file (spec: taken). */
+static int build(const struct wfile *f, cJSON *spec, struct workload **ret, struct bd_err *err)
+{
+        struct src s = { f->label, f->text };
+        struct workload *w = xcalloc(1, sizeof(*w));
+        w->spec = spec;
+        w->name = xstrdup(f->name);
+        w->file = xstrdup(f->label);
+        int r = 0;
+        const char *title = json_str(spec, "title", NULL), *program = json_str(spec, "program", NULL);
+        const cJSON *cmd = json_get(spec, "command"), *keys = json_get(spec, "keys");
+        if (!title)
+                r = fail(err, &s, NULL, "no 'title'");
+        else if (!program)
+                r = fail(err, &s, NULL, "no 'program'");
+        else if (!cmd)
+                r = fail(err, &s, NULL, "no 'command'");
+        if (r < 0)
+                goto out;
+        w->title = xstrdup(title);
+        w->program = xstrdup(program);
+        w->own = json_bool(spec, "own", false);
+        w->help = xstrdup(json_str(spec, "help", title));
+        w->command = cmd;
+        if (w->own && strchr(program, '/')) {
+                r = fail(err, &s, "program", "benchd's own program is a name in its bin directory, not a path");
+                goto out;
+        }
+        w->built = true;
+        if (w->own) {
+                size_t i = 0;
+                while (own_programs[i].program && !streq(own_programs[i].program, program))
+                        i++;
+                if (!own_programs[i].program) {
+                        r = fail(err, &s, "program", "'%s' is not one of benchd's programs ('own' is for those)",
+                                 program);
+                        goto out;
+                }
+                w->built = own_programs[i].built;
+        }
+        w->mlperf_name = xstrdup(json_str(spec, "mlperf.benchmark", f->name));
+        const char *rn = json_str(spec, "mlperf.result", NULL);
+        if (rn)
+                w->result_name = xstrdup(rn);
+        else {
+                char *u = xstrdup(f->name);
+                for (char *p = u; *p; p++)
+                        *p = *p == '-' || *p == '.' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
+                w->result_name = u;
+        }
+        w->result = streq(json_str(spec, "result.kind", "time-to-train"), "bus-bandwidth") ? RESULT_BUS_BANDWIDTH
+                                                                                           : RESULT_TIME_TO_TRAIN;
+        const char *checks = json_str(spec, "checks", NULL);
+        if (checks) {
+                size_t i = 0;
+                while (c_checks[i].name && !streq(c_checks[i].name, checks))
+                        i++;
+                if (!c_checks[i].name) {
+                        r = fail(err, &s, "checks", "no checks named '%s' (ssd, maskrcnn, allreduce)", checks);
+                        goto out;
+                }
+                w->check = c_checks[i].fn;
+        }
+        struct schema_key *k = NULL;
+        r = build_keys(keys, "keys", &s, &k, err);
+        w->keys = k;
+        if (r < 0)
+                goto out;
+        /* the targets: keys with a number */
+        const cJSON *t;
+        int nt = 0;
+        cJSON_ArrayForEach(t, json_get(spec, "result.targets")) {
+                const cJSON *ks = cJSON_GetObjectItemCaseSensitive(keys, t->valuestring);
+                if (!cJSON_IsObject(ks) || !streq(json_str(ks, "type", ""), "number")) {
+                        r = fail(err, &s, "targets", "target '%s' is not a key of type number", t->valuestring);
+                        goto out;
+                }
+                if (nt >= 2) {
+                        r = fail(err, &s, "targets", "at most two targets (bbox, then segm)");
+                        goto out;
+                }
+                if (nt++ == 0)
+                        w->target_key = xstrdup(t->valuestring);
+                else
+                        w->target_segm_key = xstrdup(t->valuestring);
+        }
+        cJSON *ks;
+        cJSON_ArrayForEach(ks, (cJSON *)keys) {
+                const char *when = json_str(ks, "when", NULL);
+                if (when && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(keys, when))) {
+                        _cleanup_free_ char *at = xasprintf("keys.%s.when", ks->string);
+                        r = fail(err, &s, at, "'%s' is not a key of the section", when);
+                        goto out;
+                }
+        }
+        r = check_command_words(cmd, keys, &s, err);
+        if (r < 0)
+                goto out;
+        w->dataset = command_names(cmd, "data");
+        /* the built-in values, in the keys' order */
+        cJSON *defs = cJSON_CreateObject();
+        cJSON_ArrayForEach(ks, (cJSON *)keys) {
+                const cJSON *d = cJSON_GetObjectItemCaseSensitive(ks, "default");
+                if (d)
+                        cJSON_AddItemToObject(defs, ks->string, cJSON_Duplicate(d, true));
+        }
+        w->defaults = cJSON_PrintUnformatted(defs);
+        cJSON_Delete(defs);
+        *ret = w;
+        return 0;
+out:
+        workload_free(w);
+        return r;
+}
+
+/* Resolves and builds one non-abstract workload: NULL-name means abstract. */
+static int make(const struct wfile *f, struct workload **ret, struct bd_err *err)
+{
+        const struct wfile *chain[MAX_DEPTH + 1];
+        cJSON *spec = NULL;
+        *ret = NULL;
+        int r = resolve(f, 0, chain, &spec, err);
+        if (r < 0)
+                return r;
+        if (json_bool(spec, "abstract", false)) {
+                cJSON_Delete(spec);
+                return 0;
+        }
+        return build(f, spec, ret, err);
+}
+
+static void add_workload(struct workload *w)
+{
+        for (size_t i = 0; i < reg.n; i++)
+                if (streq(reg.all[i]->name, w->name)) {
+                        workload_free(reg.all[i]);
+                        reg.all[i] = w;
+                        return;
+                }
+        reg.all = xrealloc(reg.all, (reg.n + 2) * sizeof(*reg.all));
+        reg.all[reg.n++] = w;
+        reg.all[reg.n] = NULL;
+}
+
+/* The bundled files.  An error there is the build's (test-config reads
+ * them all): the workload is left out and workload_path_error() says so. */
+static void load_bundled(void)
+{
+        struct bd_err err;
+        for (const struct workload_text *b = workload_bundled; b->name; b++) {
+                struct wfile f;
+                _cleanup_free_ char *label = xasprintf("%s (bundled)", b->file);
+                if (read_text(b->text, b->name, label, BUNDLED, &f, &err) == 0)
+                        add_file(&f);
+                else if (!reg.error)
+                        reg.error = xstrdup(err.msg);
+        }
+        for (const struct workload_text *b = workload_bundled; b->name; b++) {
+                const struct wfile *f = find_file(b->name, BUNDLED);
+                struct workload *w = NULL;
+                if (f && make(f, &w, &err) < 0 && !reg.error)
+                        reg.error = xstrdup(err.msg);
+                if (w)
+                        add_workload(w);
+        }
+}
+
+/* The path's files: the first of a name on the path is the workload of
+ * that name; one that does not read leaves the path's workloads out. */
+static int load_path(struct bd_err *err)
+{
+        size_t first = reg.nfiles;
+        int r = 0;
+        for (size_t i = 0; i < reg.ndirs && r == 0; i++)
+                r = read_dir(i, err);
+        size_t n = reg.nfiles - first;
+        char **names = xcalloc(n + 1, sizeof(char *));
+        size_t k = 0;
+        for (size_t i = first; i < reg.nfiles; i++) {
+                bool dup = false;
+                for (size_t j = 0; j < k && !dup; j++)
+                        dup = streq(names[j], reg.files[i].name);
+                if (!dup)
+                        names[k++] = reg.files[i].name;
+        }
+        qsort(names, k, sizeof(char *), cmp_str);
+        struct workload **made = xcalloc(k + 1, sizeof(*made));
+        for (size_t i = 0; i < k && r == 0; i++)
+                r = make(find_file(names[i], 0), &made[i], err);
+        for (size_t i = 0; i < k; i++) {
+                if (r == 0 && made[i])
+                        add_workload(made[i]);
+                else if (r < 0)
+                        workload_free(made[i]);
+        }
+        free(made);
+        free(names);
+        return r;
+}
+
+static void load_all_locked(void)
+{
+        if (reg.loaded)
+                return;
+        reg.loaded = true;
+        reg.all = xcalloc(1, sizeof(*reg.all));
+        load_bundled();
+        if (reg.ndirs && !reg.error) {
+                struct bd_err err;
+                if (bd_err_printable(&err, load_path(&err)) < 0)
+                        reg.error = xstrdup(err.msg);
+        }
+}
+
+void workload_path_set(char *const *dirs)
+{
+        pthread_mutex_lock(&reg.lock);
+        for (size_t i = 0; i < reg.ndirs; i++)
+                free(reg.dirs[i]);
+        free(reg.dirs);
+        reg.dirs = NULL;
+        reg.ndirs = 0;
+        for (size_t i = 0; dirs && dirs[i]; i++) {
+                reg.dirs = xrealloc(reg.dirs, (reg.ndirs + 1) * sizeof(char *));
+                reg.dirs[reg.ndirs++] = xstrdup(dirs[i]);
+        }
+        pthread_mutex_unlock(&reg.lock);
+}
+
+const struct workload *const *workload_all(void)
+{
+        pthread_mutex_lock(&reg.lock);
+        load_all_locked();
+        pthread_mutex_unlock(&reg.lock);
+        return (const struct workload *const *)reg.all;
+}
+
+const char *workload_path_error(void)
+{
+        workload_all();
+        return reg.error;
+}
 
 const struct workload *workload_find(const char *name)
 {
-        for (const struct workload *w = workloads; w->name; w++)
-                if (streq(w->name, name))
-                        return w;
+        for (const struct workload *const *w = workload_all(); *w; w++)
+                if (streq((*w)->name, name))
+                        return *w;
         return NULL;
 }
 
@@ -251,8 +959,9 @@ const struct workload *workload_lookup(const char *name, struct bd_err *err)
 
 void workload_names(struct bd_buf *out, const char *last)
 {
-        for (const struct workload *w = workloads; w->name; w++)
-                buf_printf(out, "%s%s", w == workloads ? "" : w[1].name ? ", " : last, w->name);
+        const struct workload *const *all = workload_all();
+        for (const struct workload *const *w = all; *w; w++)
+                buf_printf(out, "%s%s", w == all ? "" : w[1] ? ", " : last, (*w)->name);
 }
 
 bool workload_has_key(const struct workload *w, const char *key)
@@ -261,4 +970,31 @@ bool workload_has_key(const struct workload *w, const char *key)
                 if (streq(k->name, key))
                         return true;
         return false;
+}
+
+const cJSON *workload_key_spec(const struct workload *w, const char *key)
+{
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(json_get(w->spec, "keys"), key);
+        return cJSON_IsObject(k) ? k : NULL;
+}
+
+int workload_check_text(const char *text, const char *name, const char *label, struct bd_err *err)
+{
+        workload_all(); /* the bundled files, its possible bases */
+        struct wfile f;
+        int r = read_text(text, name, label, 0, &f, err);
+        if (r < 0)
+                return bd_err_printable(err, r);
+        pthread_mutex_lock(&reg.lock);
+        /* resolved against the bundled files only, as a file of the path
+         * would be, then forgotten */
+        size_t saved = reg.nfiles;
+        add_file(&f);
+        struct workload *w = NULL;
+        r = make(&reg.files[saved], &w, err);
+        workload_free(w);
+        wfile_release(&reg.files[saved]);
+        reg.nfiles = saved;
+        pthread_mutex_unlock(&reg.lock);
+        return bd_err_printable(err, r);
 }

@@ -1,12 +1,17 @@
-/* workload.h: the workloads benchd runs, one row each.
+/* workload.h: the workloads benchd runs, each a file (workloads/README.md).
  *
- * Everything the tree knows about a workload is its row in workload.c: the
- * word on the command line (also its section of a system file), its names in
- * MLPerf logs and RESULT lines, the program that runs it, what its result is,
- * the keys and defaults of its section, and whether this build makes its
- * program.  The schema and the defaults of system files, the launch
- * renderer, submit, the MLPerf scorer and the report read it: adding a
- * workload is a row here, its trainer and its systems' settings.
+ * A workload file says what a workload is and how to run it: its title, the
+ * keys of its section of a system file (type, default, range, help: the
+ * schema system files are checked against), its program and the command
+ * line each key reaches it through, its names in MLPerf logs and RESULT
+ * lines, what its result is and its accuracy targets.  The bundled files
+ * (workloads/ in the source tree) are built into every program; benchctl
+ * adds the files it finds on the search path (workload_path_set()), which
+ * may add workloads or refine bundled ones (a file's "extends" names
+ * another, as a system file's does).  The schema and the defaults of system
+ * files, the launch renderer, submit, sweeps, suites, the MLPerf scorer and
+ * the reports read the workloads here; the trainers read their own's
+ * defaults.  Adding a workload is a file.
  */
 #ifndef BD_WORKLOAD_H
 #define BD_WORKLOAD_H
@@ -32,36 +37,64 @@ enum workload_result {
 
 struct workload {
         const char *name;               /* command line and system-file section: "ssd" */
+        const char *file;               /* where it comes from: a path, or "workloads/ssd.json (bundled)" */
         const char *title;              /* for people: "SSD (ResNet-34)" */
         const char *mlperf_name;        /* submission_benchmark in its MLPerf log lines */
         const char *result_name;        /* the benchmark of its RESULT lines */
-        const char *program;            /* the trainer: benchd-NAME */
+        const char *program;            /* what the command runs: benchd-NAME, or a path */
+        bool own;                       /* benchd's own program: in benchd's bin directory (or the image's) */
         enum workload_result result;
         const char *target_key;         /* its section's accuracy target (bbox for detectors); NULL: none */
         const char *target_segm_key;    /* a second target, met with the first: Mask R-CNN's segm; NULL: none */
-        bool dataset;                   /* reads the dataset (--data) */
-        bool built;                     /* this build makes the program (configure's BUILD_*) */
+        bool dataset;                   /* reads the dataset (its command names {data}) */
+        bool built;                     /* this build makes the program (configure's BUILD_*); true when not own */
         const struct schema_key *keys;  /* its section's keys, NULL-name terminated */
         const char *defaults;           /* its section's built-in values, a JSON object */
         const char *help;               /* the section, for the schema */
         /* Checks of its section that need the whole of it, once merged
-         * (label: the system file); NULL: none. */
+         * (label: the system file), named by the file's "checks"; NULL: none. */
         int (*check)(const cJSON *section, const char *label, struct bd_err *err);
+        const cJSON *command;           /* its command line: words and {"if": KEY, "then": [words]} */
+        const cJSON *spec;              /* the whole file, resolved (extends merged) */
 };
 
-#define WORKLOAD_MAX 16
+/* A bundled file, as the build embeds it (lib/bd-workloads.c). */
+struct workload_text {
+        const char *name;
+        const char *file;               /* workloads/NAME.json */
+        const char *text;
+};
+extern const struct workload_text workload_bundled[];
 
-/* The rows (at most WORKLOAD_MAX), ending with one whose name is NULL. */
-extern const struct workload workloads[];
+/* Where benchctl looks for workload files beside the bundled ones, first
+ * first (dirs: NULL-terminated, copied).  Call before the first use of the
+ * workloads: they are read once, on first use. */
+void workload_path_set(char *const *dirs);
+/* The first error of a workload file ("FILE:LINE: ..."), NULL when every
+ * file read: the workloads of the path are left out after an error there
+ * (the bundled ones stay), a bundled one after an error of its own. */
+const char *workload_path_error(void);
+/* The workloads (not the abstract ones, bases that files extend), the
+ * bundled first in their order, then those of the path by name;
+ * NULL-terminated. */
+const struct workload *const *workload_all(void);
 
-/* The row of a name; NULL when there is none. */
+/* The workload of a name; NULL when there is none. */
 const struct workload *workload_find(const char *name);
-/* The row of a name; NULL, with "unknown workload 'x'; known workloads: ..."
- * in err, when there is none. */
+/* The same; NULL, with "unknown workload 'x'; known workloads: ..." in err,
+ * when there is none. */
 const struct workload *workload_lookup(const char *name, struct bd_err *err);
 /* Appends "ssd, maskrcnn or allreduce" (last: "or", or ", " for a list). */
 void workload_names(struct bd_buf *out, const char *last);
 /* Whether its section has KEY (seed, precision...). */
 bool workload_has_key(const struct workload *w, const char *key);
+/* KEY's definition in the file ({"type": ..., "arg": ...}); NULL when none. */
+const cJSON *workload_key_spec(const struct workload *w, const char *key);
+
+/* Reads one workload file's text (comments allowed) as the search path
+ * would, with the bundled workloads as its possible bases, and checks it:
+ * for the fuzz harness and the tests.  0, or a negative errno with
+ * "label:LINE: ..." in err. */
+int workload_check_text(const char *text, const char *name, const char *label, struct bd_err *err);
 
 #endif

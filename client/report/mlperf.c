@@ -35,9 +35,9 @@ const char *mlperf_outcome_name(enum trial_outcome o)
 
 bool mlperf_is_bandwidth(const char *workload)
 {
-        for (const struct workload *w = workloads; w->name; w++)
-                if (streq(w->name, workload) || streq(w->mlperf_name, workload))
-                        return w->result == RESULT_BUS_BANDWIDTH;
+        for (const struct workload *const *w = workload_all(); *w; w++)
+                if (streq((*w)->name, workload) || streq((*w)->mlperf_name, workload))
+                        return (*w)->result == RESULT_BUS_BANDWIDTH;
         return false;
 }
 

@@ -184,7 +184,7 @@ struct plan {
         const char *organization;
         long nodes, ranks, gpus;        /* ranks and GPUs per node */
         bool bench;                     /* throughput mode: the section's benchmark_steps > 0 */
-        const char *pretrained_file;    /* the section's pretrained, NULL when none */
+        const char *pretrained_file;    /* the section's file in paths.pretrained (a key's "path"), NULL: none */
         long seed;                      /* the section's first seed, -1: drawn per trial */
         char *data, *logs, *pretrained; /* ~/ expanded; data: the staged copy when staging is required */
         char *bin_dir;                  /* BENCHD_BIN: benchd's programs outside a container */
@@ -238,7 +238,7 @@ char *render_trainer_path(const struct bd_system *s, const struct render_opts *o
         if (!streq(sys_str(s->json, "container.runtime"), "none"))
                 return NULL;
         const struct workload *w = workload_find(o->workload);
-        if (!w)
+        if (!w || !w->own)
                 return NULL;
         _cleanup_free_ char *bin = host_bin_dir(s, o);
         return xasprintf("%s/%s", bin, w->program);
@@ -251,55 +251,169 @@ static void flag_name(const char *key, struct bd_buf *out)
                 buf_putc(out, *p == '_' ? '-' : *p);
 }
 
-/* The trainer's command line, from the workload's section of the system. */
-static void trainer_args(const struct plan *c, struct words *w)
+/* Whether a section value counts as given for "if" and "when": present,
+ * not null, false, 0, "" or an empty list. */
+static bool truthy(const cJSON *v)
 {
-        words_add_prog(w, c->bin, c->w->program);
-        const cJSON *sec = c->section;
-        if (c->w->dataset)
-                words_add(w, "--data"), words_add(w, c->container.on ? "/data" : c->data);
+        if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v))
+                return false;
+        if (cJSON_IsNumber(v))
+                return v->valuedouble != 0;
+        if (cJSON_IsString(v))
+                return v->valuestring[0] != 0;
+        if (cJSON_IsArray(v))
+                return cJSON_GetArraySize(v) > 0;
+        return true;
+}
+
+/* A value as one word: a list's items joined by commas, booleans 1 and 0. */
+static void value_word(const cJSON *v, struct bd_buf *out)
+{
+        if (cJSON_IsArray(v)) {
+                const cJSON *e;
+                bool first = true;
+                cJSON_ArrayForEach(e, v) {
+                        if (!first)
+                                buf_putc(out, ',');
+                        first = false;
+                        env_scalar(e, out);
+                }
+        } else
+                env_scalar(v, out);
+}
+
+/* Whether the workload's command names {KEY}: that key is placed there,
+ * not among {args}. */
+static bool command_names(const struct plan *c, const char *key)
+{
+        _cleanup_free_ char *needle = xasprintf("{%s}", key);
+        const cJSON *e, *t;
+        cJSON_ArrayForEach(e, c->w->command) {
+                if (cJSON_IsString(e) && strstr(e->valuestring, needle))
+                        return true;
+                cJSON_ArrayForEach(t, json_get(e, "then"))
+                        if (strstr(t->valuestring, needle))
+                                return true;
+        }
+        return false;
+}
+
+/* {args}: each key of the section, in its order, that the command does not
+ * place itself, whose "arg" is not null and whose "when" holds: --KEY VALUE
+ * ('-' for '_'), or the key's own option. */
+static void args_words(const struct plan *c, struct words *w)
+{
         const cJSON *v;
-        cJSON_ArrayForEach(v, sec) {
-                const char *k = v->string;
-                if (streq(k, "published") || streq(k, "extra_args") || streq(k, "seed") || streq(k, "pretrained"))
-                        continue;
-                /* throughput mode's keys mean nothing without it (0: off) */
-                if (!c->bench && (streq(k, "benchmark_steps") || streq(k, "warmup_steps")))
+        cJSON_ArrayForEach(v, c->section) {
+                const cJSON *spec = workload_key_spec(c->w, v->string);
+                const cJSON *arg = json_get(spec, "arg");
+                const char *when = json_str(spec, "when", NULL);
+                if (!spec || cJSON_IsNull(arg) || command_names(c, v->string) ||
+                    (when && !truthy(json_get(c->section, when))))
                         continue;
                 _cleanup_buf_ struct bd_buf flag = BD_BUF_INIT, val = BD_BUF_INIT;
-                flag_name(k, &flag);
-                if (cJSON_IsArray(v)) {
-                        const cJSON *e;
-                        cJSON_ArrayForEach(e, v) {
-                                if (val.len)
-                                        buf_putc(&val, ',');
-                                env_scalar(e, &val);
-                        }
-                } else
-                        env_scalar(v, &val);
+                if (cJSON_IsString(arg))
+                        buf_puts(&flag, arg->valuestring);
+                else
+                        flag_name(v->string, &flag);
+                value_word(v, &val);
                 words_add(w, flag.s);
                 words_add(w, val.s ? val.s : "");       /* an empty list: none */
         }
-        const char *pre = c->pretrained_file;
-        if (pre) {
-                words_add(w, "--pretrained");
-                if (pre[0] == '/')
-                        words_add(w, pre);
+}
+
+/* One placeholder's value: literal text into lit, or shell syntax into raw
+ * (the word then becomes shell syntax); a string-list key alone in its word
+ * is spliced as words instead (*spliced set). */
+static void fill(const struct plan *c, const char *name, bool alone, struct words *w, struct bd_buf *lit,
+                 struct bd_buf *raw, bool *spliced)
+{
+        if (streq(name, "program")) {
+                if (c->w->own && c->bin[0] == '$')
+                        buf_printf(raw, "\"%s\"/%s", c->bin, c->w->program);
+                else if (c->w->own)
+                        buf_printf(lit, "%s/%s", c->bin, c->w->program);
                 else
-                        words_addf(w, "%s/%s", c->container.on ? "/pretrained" : c->pretrained, pre);
+                        buf_puts(lit, c->w->program);
+        } else if (streq(name, "data")) {
+                buf_puts(lit, c->container.on ? "/data" : c->data);
+        } else if (streq(name, "result")) {
+                buf_puts(raw, c->container.on ? "\"/logs/${RUN_ID}_${trial}.json\"" : "\"$LOGDIR/${RUN_ID}_${trial}.json\"");
+        } else if (streq(name, "system")) {
+                buf_puts(lit, c->name);
+        } else if (streq(name, "trial_seed")) {
+                buf_puts(raw, "\"$seed\"");
+        } else {
+                const cJSON *v = json_get(c->section, name), *spec = workload_key_spec(c->w, name);
+                const char *path = json_str(spec, "path", NULL);
+                if (alone && streq(json_str(spec, "type", ""), "string-list")) {
+                        words_add_list(w, v);
+                        *spliced = true;
+                } else if (path && cJSON_IsString(v) && v->valuestring[0] != '/') {
+                        /* a file name in one of the system's directories */
+                        const char *dir = streq(path, "pretrained") ? (c->container.on ? "/pretrained" : c->pretrained)
+                                        : streq(path, "logs") ? (c->container.on ? "/logs" : c->logs)
+                                                              : (c->container.on ? "/data" : c->data);
+                        buf_printf(lit, "%s/%s", dir, v->valuestring);
+                } else if (v)
+                        value_word(v, lit);
         }
-        if (c->bench) {
-                words_add(w, "--result");
-                words_add(w, c->container.on ? RAW "\"/logs/${RUN_ID}_${trial}.json\""
-                                          : RAW "\"$LOGDIR/${RUN_ID}_${trial}.json\"");
+}
+
+/* A word of the workload's command with its placeholders filled. */
+static void command_word(const struct plan *c, const char *word, struct words *w)
+{
+        if (streq(word, "{args}")) {
+                args_words(c, w);
+                return;
         }
-        words_add(w, "--platform");
-        words_add(w, c->name);
-        if (workload_has_key(c->w, "seed")) {
-                words_add(w, "--seed");
-                words_add(w, RAW "\"$seed\"");
+        _cleanup_buf_ struct bd_buf lit = BD_BUF_INIT, out = BD_BUF_INIT;
+        bool raw_word = false, spliced = false;
+        for (const char *p = word; *p;) {
+                const char *open = strchr(p, '{'), *close = open ? strchr(open, '}') : NULL;
+                if (!open || !close) {
+                        buf_puts(&lit, p);
+                        break;
+                }
+                buf_add(&lit, p, (size_t)(open - p));
+                _cleanup_free_ char *name = xstrndup(open + 1, (size_t)(close - open - 1));
+                _cleanup_buf_ struct bd_buf raw = BD_BUF_INIT;
+                fill(c, name, open == word && !close[1], w, &lit, &raw, &spliced);
+                if (raw.len) {
+                        /* shell syntax: what came before it, quoted, then it */
+                        if (lit.len)
+                                buf_shell_quote(&out, lit.s);
+                        buf_reset(&lit);
+                        buf_add(&out, raw.s, raw.len);
+                        raw_word = true;
+                }
+                p = close + 1;
         }
-        words_add_list(w, json_get(sec, "extra_args"));
+        if (spliced)
+                return;
+        if (!raw_word) {
+                words_add(w, lit.s ? lit.s : "");
+                return;
+        }
+        if (lit.len)
+                buf_shell_quote(&out, lit.s);
+        words_addf(w, RAW "%s", out.s);
+}
+
+/* The workload's command line, from its file and its section of the system. */
+static void trainer_args(const struct plan *c, struct words *w)
+{
+        const cJSON *e, *t;
+        cJSON_ArrayForEach(e, c->w->command) {
+                if (cJSON_IsString(e)) {
+                        command_word(c, e->valuestring, w);
+                        continue;
+                }
+                if (!truthy(json_get(c->section, json_str(e, "if", ""))))
+                        continue;
+                cJSON_ArrayForEach(t, json_get(e, "then"))
+                        command_word(c, t->valuestring, w);
+        }
 }
 
 /* benchd-bind -r CPUS:MEM[:NIC]... -- */
@@ -928,7 +1042,11 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->ranks = sys_int(j, "ranks_per_node");
         c->gpus = sys_int(j, "gpus_per_node");
         c->bench = json_int(c->section, "benchmark_steps", 0) > 0;
-        c->pretrained_file = json_str(c->section, "pretrained", NULL);
+        const cJSON *v;
+        cJSON_ArrayForEach(v, c->section)
+                if (!c->pretrained_file && cJSON_IsString(v) &&
+                    streq(json_str(workload_key_spec(c->w, v->string), "path", ""), "pretrained"))
+                        c->pretrained_file = v->valuestring;
         c->seed = json_int(c->section, "seed", -1);
         c->staging.require = sys_bool(j, "staging.require");
         c->staging.name = sys_str(j, "staging.name");

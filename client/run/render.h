@@ -1,7 +1,9 @@
 /* render.h: the launch script of a benchmark run on a system.
  *
  * slurm systems get an sbatch script, mpirun systems a script around mpirun
- * with a hostfile, local systems mpirun on localhost.  Every script runs the
+ * with a hostfile, local systems mpirun on localhost.  The workload's
+ * command line is its file's "command" (workload.h), filled from its
+ * section of the system.  Every script runs the
  * trials one after another; each trial drops the page cache (when configured),
  * starts all ranks once through the container runtime and the per-rank
  * binding wrapper, writes its output to LOGDIR/RUNID_TRIAL.log and ends with
@@ -24,9 +26,10 @@ struct render_opts {
 
 int render_script(const struct bd_system *sys, const struct render_opts *o, struct bd_buf *out,
                   struct bd_err *err);
-/* Where the script will run the workload's program on this machine's view
- * of the file system (paths.bin, else o->bin_dir): caller frees; NULL when it
- * runs in a container (the image holds it). */
+/* Where the script will run benchd's own program of the workload on this
+ * machine's view of the file system (paths.bin, else o->bin_dir): caller
+ * frees; NULL when it runs in a container (the image holds it) or the
+ * workload runs another program. */
 char *render_trainer_path(const struct bd_system *sys, const struct render_opts *o);
 /* A new run id: YYYYMMDD-HHMMSS-XXXX (UTC, random suffix). */
 char *run_id_new(void);

@@ -21,9 +21,9 @@ FUZZ_DAEMON_SOURCES = tests/fuzz/fuzz-daemon.h tests/fuzz/fuzz-daemon.c \
 FUZZ_DAEMON_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 FUZZ_DAEMON_LIBS = $(BD_LIBS) $(MICROHTTPD_LIBS) $(NUMA_LIBS) -ldl -lpthread
 
-FUZZ_HARNESSES = tests/fuzz/fuzz-json tests/fuzz/fuzz-system tests/fuzz/fuzz-mlperf \
+FUZZ_HARNESSES = tests/fuzz/fuzz-json tests/fuzz/fuzz-system tests/fuzz/fuzz-workload tests/fuzz/fuzz-mlperf \
 	tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights
-FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/replay-mlperf \
+FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/replay-workload tests/fuzz/replay-mlperf \
 	tests/fuzz/replay-checkpoint tests/fuzz/replay-weights
 if HAVE_XXHASH
 FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state
@@ -52,6 +52,11 @@ tests_fuzz_fuzz_system_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_system_LDADD = $(BD_LIBS)
 tests_fuzz_replay_system_SOURCES = tests/fuzz/fuzz-system.c $(FUZZ_REPLAY)
 tests_fuzz_replay_system_LDADD = $(BD_LIBS)
+tests_fuzz_fuzz_workload_SOURCES = tests/fuzz/fuzz-workload.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_workload_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_workload_LDADD = $(BD_LIBS) -lm
+tests_fuzz_replay_workload_SOURCES = tests/fuzz/fuzz-workload.c $(FUZZ_REPLAY)
+tests_fuzz_replay_workload_LDADD = $(BD_LIBS) -lm
 tests_fuzz_fuzz_mlperf_SOURCES = tests/fuzz/fuzz-mlperf.c $(FUZZ_COMMON)
 tests_fuzz_fuzz_mlperf_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_mlperf_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)

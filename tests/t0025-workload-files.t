@@ -1,0 +1,143 @@
+#!/bin/bash
+# Workload files: the bundled ones listed and shown; a workload of someone
+# else's added by a file alone (rendered as its file says, its keys checked in
+# system files and --set); a bundled one refined by a file of its name; the
+# search path (--workloads-dir before or after the command, BENCHD_WORKLOADS,
+# ~/.config/benchd/workloads); bad files: one line naming file:line, exit 3.
+. "${srcdir:-.}/tests/lib.sh"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+export HOME="$tmp/home"
+unset BENCHD_WORKLOADS XDG_CONFIG_HOME
+
+out=$("$BENCHCTL" workloads); rc=$?
+is "workloads: exit 0" "$rc" 0
+like "  a header" "$out" "^WORKLOAD +TITLE +RESULT +PROGRAM +RUNS HERE$"
+like "  ssd, its title and program" "$out" "^ssd +SSD \(ResNet-34\) +time-to-train +benchd-ssd "
+like "  allreduce is scored by bandwidth" "$out" "^allreduce +allreduce bandwidth check +bus-bandwidth +benchd-allreduce "
+is "  the bundled three, no abstract base" "$(tail -n +2 <<<"$out" | awk '{ print $1 }' | paste -sd' ')" "ssd maskrcnn allreduce"
+json=$("$BENCHCTL" workloads --json)
+check "workloads --json is JSON" python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert [w["name"] for w in d] == ["ssd", "maskrcnn", "allreduce"]; assert all(w["own"] for w in d)' "$json"
+
+out=$("$BENCHCTL" show --workload maskrcnn --json); rc=$?
+is "show --workload maskrcnn --json: exit 0" "$rc" 0
+check "  the file resolved: its own keys and the inherited ones, its command" python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["name"] == "maskrcnn" and d["file"] == "workloads/maskrcnn.json (bundled)"
+assert d["keys"]["ims_per_batch"]["default"] == 16
+assert d["keys"]["seed"]["arg"] is None and d["keys"]["backend"]["choices"] == ["cpu", "cuda"]
+assert d["command"][0] == "{program}" and "abstract" not in d and "extends" not in d' "$out"
+like "show --workload: key = value lines" "$("$BENCHCTL" show --workload ssd)" '^keys\.batch_size\.default = 32$'
+out=$("$BENCHCTL" show --workload nosuch 2>&1); rc=$?
+is "show --workload of an unknown name: exit 3" "$rc" 3
+like "  naming the known ones" "$out" "unknown workload 'nosuch'; known workloads: ssd, maskrcnn, allreduce"
+out=$("$BENCHCTL" show local --workload ssd 2>&1); rc=$?
+is "show SYSTEM --workload: usage error" "$rc" 2
+
+# a trainer of someone else's, added by a file alone
+mkdir -p "$tmp/wl"
+cat > "$tmp/wl/toy.json" <<'JSON'
+// someone else's trainer: a script that reads the dataset and prints MLPerf lines
+{
+  "title": "toy trainer",
+  "program": "/opt/toy/train.py",
+  "result": { "kind": "time-to-train", "targets": ["target"] },
+  "command": ["python3", "-u", "{program}", "--data-dir={data}", "{args}", "--seed", "{trial_seed}",
+              { "if": "weights", "then": ["--weights", "{weights}"] }, "{extra}"],
+  "keys": {
+    "lr": { "type": "number", "default": 0.1, "min": 0, "help": "learning rate" },
+    "batch": { "type": "int", "default": 8, "min": 1, "arg": "--batch-size" },
+    "amp": { "type": "bool", "default": false },
+    "target": { "type": "number", "default": 0.5, "min": 0, "max": 1, "arg": null },
+    "steps": { "type": "int", "when": "amp" },
+    "weights": { "type": "string", "path": "pretrained" },
+    "extra": { "type": "string-list", "default": ["--x", "y z"] }
+  }
+}
+JSON
+launch() {   # the rendered script's launch line, continuation lines joined
+    "$BENCHCTL" "$@" | sed -e ':a' -e '/\\$/N; s/\\\n *//; ta' | grep -E 'mpirun|srun'
+}
+out=$("$BENCHCTL" --workloads-dir "$tmp/wl" workloads)
+like "a workload file in --workloads-dir is listed" "$out" '^toy +toy trainer +time-to-train +/opt/toy/train.py +not here$'
+out=$(launch --workloads-dir "$tmp/wl" render --system local toy --run-id x)
+like "  rendered as its command says: {args} in the section's order, an option's own name, a boolean as 0" "$out" \
+     "python3 -u /opt/toy/train.py --data-dir=[^ ]*/coco-synth --lr 0.1 --batch-size 8 --amp 0 --seed \"\\\$seed\" --x 'y z'\$"
+unlike "  a key with \"arg\": null is not passed" "$out" "--target"
+out=$(launch render --workloads-dir "$tmp/wl" --system local toy --set toy.amp=true --set toy.steps=20 \
+      --set toy.weights=w.bdw --set 'toy.extra=[]' --run-id x)
+like "  --workloads-dir among the command's options; \"when\" holds, \"if\" words, a path key" "$out" \
+     "--amp 1 --steps 20 --seed \"\\\$seed\" --weights /tmp/[^ ]*/home/.local/share/benchd/pretrained/w.bdw\$"
+out=$("$BENCHCTL" render --workloads-dir "$tmp/wl" --system local toy --set toy.lr=-1 2>&1); rc=$?
+is "  its keys are checked like the bundled ones': exit 3" "$rc" 3
+like "  naming the key" "$out" "'toy.lr': expected a number >= 0, got -1"
+out=$("$BENCHCTL" render --workloads-dir "$tmp/wl" --system local toy --set toy.lx=1 2>&1); rc=$?
+like "  an unknown key suggests the closest" "$out" "unknown key 'toy.lx' \(did you mean 'toy.lr'\?\)"
+mkdir -p "$tmp/sys"
+printf '{ "extends": "local", "toy": { "lr": 0.5, "batch": 4 } }\n' > "$tmp/sys/mine.json"
+out=$(launch --workloads-dir "$tmp/wl" --systems-dir "$tmp/sys" render --system mine toy --run-id x)
+like "  a system file's section of it" "$out" "--lr 0.5 --batch-size 4 "
+out=$("$BENCHCTL" --systems-dir "$tmp/sys" show mine 2>&1); rc=$?
+is "  without the file, that section is an unknown key: exit 3" "$rc" 3
+like "  naming it" "$out" "'toy': unknown key"
+out=$(BENCHD_WORKLOADS="$tmp/nowhere:$tmp/wl" "$BENCHCTL" workloads)
+like "BENCHD_WORKLOADS is searched" "$out" "^toy "
+mkdir -p "$HOME/.config/benchd/workloads" && cp "$tmp/wl/toy.json" "$HOME/.config/benchd/workloads/"
+like "the configuration directory's workloads/ is searched" "$("$BENCHCTL" workloads)" "^toy "
+rm -r "$HOME/.config/benchd/workloads"
+
+# a bundled workload refined by a file of its name
+mkdir -p "$tmp/mine"
+printf '{\n  "extends": "ssd",\n  "title": "SSD, batch 16 here",\n  "keys": { "batch_size": { "default": 16 } }\n}\n' \
+    > "$tmp/mine/ssd.json"
+out=$("$BENCHCTL" --workloads-dir "$tmp/mine" workloads)
+like "a file extending the bundled workload of its name replaces it in place" "$(sed -n 2p <<<"$out")" "^ssd +SSD, batch 16 here "
+out=$(launch --workloads-dir "$tmp/mine" render --system p3dn ssd)
+like "  its default, and everything else the bundled one's" "$out" \
+     "benchd-ssd --data [^ ]+ --batch-size 16 --lr 0.0025 --warmup-epochs 5 "
+
+# bad files: one line naming the file and line, exit 3, before anything is rendered
+bad() {   # NAME WANT TEXT
+    local name=$1 want=$2 out rc
+    rm -rf "$tmp/bad" && mkdir -p "$tmp/bad"
+    printf '%b' "$3" > "$tmp/bad/w.json"
+    out=$("$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1 >/dev/null); rc=$?
+    is "$name: exit 3" "$rc" 3
+    like "  $want" "$out" "^benchctl: $tmp/bad/w.json:$want"
+    is "  one line" "$(wc -l <<<"$out")" 1
+}
+bad "an unknown field" "2: 'comand': unknown field \(did you mean 'command'\?\)" \
+    '{ "title": "x", "program": "p",\n  "comand": [] }\n'
+bad "a placeholder that names nothing" "[0-9]+: 'command': '\{lrr\}': \{lrr\} is neither a key of the section" \
+    '{ "title": "x", "program": "p",\n  "command": ["{program}", "{lrr}"],\n  "keys": { "lr": { "type": "number" } } }\n'
+bad "a default of the wrong type" "3: 'keys.n.default': expected an integer, got 3.5" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": {\n    "n": { "type": "int", "default": 3.5 } } }\n'
+bad "a default out of range" "3: 'keys.n.default': expected an integer in \[1, 9\], got 10" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": {\n    "n": { "type": "int", "min": 1, "max": 9, "default": 10 } } }\n'
+bad "an unknown type" "2: 'keys.n.type': 'integer' is not one of: string, int," \
+    '{ "title": "x", "program": "p", "command": ["{program}"], "keys": {\n  "n": { "type": "integer" } } }\n'
+bad "malformed JSON" "2:[0-9]+: malformed JSON" '{ "title": "x",\n  "program" }\n'
+bad "no command" "[0-9 :]*no 'command'" '{ "title": "x", "program": "p" }\n'
+bad "a missing base" "1: 'extends': no workload 'nosuch' to extend" '{ "extends": "nosuch", "title": "x" }\n'
+bad "a target that is no number key" "[0-9]*:? ?'targets': target 'n' is not a key of type number" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "result": { "targets": ["n"] },\n  "keys": { "n": { "type": "int" } } }\n'
+bad "{args} inside a word" "[0-9]+: 'command': '--x={args}': \{args\} is a word of its own" \
+    '{ "title": "x", "program": "p",\n  "command": ["{program}", "--x={args}"] }\n'
+bad "own, but not benchd's" "[0-9]+: 'program': 'train.py' is not one of benchd's programs" \
+    '{ "title": "x",\n  "program": "train.py", "own": true, "command": ["{program}"] }\n'
+out=$(printf '{ "extends": "w", "title": "x", "program": "p", "command": ["x"] }\n' > "$tmp/bad/w.json";
+      "$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1); rc=$?
+is "a file extending its own name, with none further down the path: exit 3" "$rc" 3
+like "  says so" "$out" "w.json:1: 'extends': no workload 'w' to extend"
+out=$(printf '{ "extends": "v", "title": "x" }\n' > "$tmp/bad/w.json"; printf '{ "extends": "w" }\n' > "$tmp/bad/v.json";
+      "$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1); rc=$?
+is "two files extending each other: exit 3" "$rc" 3
+like "  the cycle is named" "$out" "'extends' cycle: .*v.json -> .*w.json -> .*v.json"
+rm -f "$tmp/bad/v.json"
+rm -rf "$tmp/bad" && mkdir -p "$tmp/bad" && printf '{ "title": "x" ' > "$tmp/bad/w.json"
+out=$("$BENCHCTL" --workloads-dir "$tmp/bad" workloads 2>&1); rc=$?
+is "workloads with a bad file: exit 3" "$rc" 3
+like "  lists the others" "$out" "^ssd "
+out=$("$BENCHCTL" --workloads-dir "$tmp/bad" status 2>&1); rc=$?
+unlike "  a command that reads no workload is not stopped by it" "$out" "w.json"
+done_testing
