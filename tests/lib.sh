@@ -208,6 +208,95 @@ mlperf_check() {
     rm -rf "$d"
 }
 
+# usage_err NAME WANT ARGS...: the trainer $usage_prog run with ARGS is a
+# usage error: exit 2 and one line on stderr, "PROGRAM: ..." matching WANT.
+# shellcheck disable=SC2154  # usage_prog: set by the test
+usage_err() {
+    local name=$1 want=$2; shift 2
+    local out rc
+    out=$("$usage_prog" "$@" 2>&1 >/dev/null); rc=$?
+    is "$name: exit 2" "$rc" 2
+    like "$name: one line naming the problem" "$out" "^${usage_prog##*/}: .*$want"
+    is "$name: only one line" "$(printf '%s\n' "$out" | wc -l)" 1
+}
+
+# maskrcnn_flags SYSTEM: the options the rendered maskrcnn launch of SYSTEM
+# gives benchd-maskrcnn (continuation lines as they are).
+maskrcnn_flags() {
+    "$BENCHCTL" render --system "$1" maskrcnn |
+        awk '/benchd-maskrcnn/ { on = 1 } on { print } on && !/\\$/ { on = 0 }' | sed 's/.*benchd-maskrcnn//; s/\\$//'
+}
+
+# checker_checks LOG: the MLPerf compliance checker (rulesets 1.0.0 and
+# 0.7.0) on the log of a short 2-rank Mask R-CNN run: its eval_accuracy rule
+# wants BBOX >= 0.377 and SEGM >= 0.339 in one line, out of reach of a few
+# steps, so the log must fail on that alone, and pass once the last
+# accuracy reads as a converged run's (LOG.conv).
+checker_checks() {
+    local log=$1 rs res
+    sed -E '/"key": "eval_accuracy"/ s/"value": \{[^}]*\}/"value": {"BBOX": 0.38, "SEGM": 0.34}/' "$log" > "$log.conv"
+    mlperf_venv
+    for rs in 1.0.0 0.7.0; do
+        if [ -n "$mlperf_why" ]; then
+            skip 3 "$mlperf_why"
+            continue
+        fi
+        res=$(mlperf_check "$rs" "$log")
+        like "ruleset $rs: the checker ran on the 2-rank log" "$res" "Failed checks for eval_accuracy|SUCCESS"
+        is "ruleset $rs: no failed check but eval_accuracy's threshold" \
+           "$(grep -E "CHECK for|Failed checks|failed test" <<<"$res" | grep -vc eval_accuracy)" 0
+        like "ruleset $rs: with converged accuracies, SUCCESS" "$(mlperf_check "$rs" "$log.conv")" "SUCCESS"
+    done
+}
+
+# learn_checks LOG MAX_ITER: the Mask R-CNN learning run just submitted
+# (`benchctl report last`, its trial log LOG) converged: a successful trial
+# with its time to train, epochs, both accuracies against targets of 0.30
+# and throughput, the evaluation that reached them within MAX_ITER
+# iterations, and the MLPerf compliance checker (rulesets 1.0.0 and 0.7.0)
+# on LOG with no failed check but those the small configuration breaks by
+# design: candidates per image a multiple of 1000 (it keeps 200), two decay
+# steps (it has one), and the COCO accuracies BBOX >= 0.377, SEGM >= 0.339
+# (this dataset's targets are 0.30).
+learn_checks() {
+    local log=$1 max_iter=$2 report json last rs res failed
+    local allowed='eval_accuracy|num_image_candidates|opt_learning_rate_decay_steps'
+    report=$("$BENCHCTL" report last 2>&1)
+    printf '%s\n' "$report" | sed 's/^/#   /'
+    like "report: the trial converged with time, epochs, both accuracies and throughput" "$report" \
+         "^  1 +success +[0-9.]+ +[0-9.]+ +[0-9]+ +0\.[0-9]+/0\.[0-9]+ +0\.300/0\.300 +yes +[0-9.]+"
+    json=$("$BENCHCTL" report last --json)
+    is "report --json: bbox and segm AP >= 0.30, time to train, epochs and throughput known" \
+       "$(printf '%s' "$json" | /usr/bin/python3 -c '
+import json, sys
+t = json.load(sys.stdin)[0]["trials"][0]
+ok = t["status"] == "success" and t["converged"] and t["accuracy"] >= 0.30 and t["accuracy_segm"] >= 0.30 \
+     and t["time_to_train_s"] > 0 and t["epochs"] > 0 and t["throughput"] > 0
+print("ok" if ok else t)')" ok
+    printf '%s' "$json" | /usr/bin/python3 -c '
+import json, sys
+t = json.load(sys.stdin)[0]["trials"][0]
+print("# time to train %.1f min, %d epochs, bbox AP %.4f, segm AP %.4f, %.1f images/s" %
+      (t["time_to_train_min"], t["epochs"], t["accuracy"], t["accuracy_segm"], t["throughput"]))'
+    last=$(sed -n 's/^step \([0-9]*\) (epoch [0-9]*): bbox mAP.*/\1/p' "$log" | tail -1)
+    is "the targets were reached at iteration ${last:-?}, at most $max_iter" \
+       "$([ -n "$last" ] && [ "$last" -le "$max_iter" ] && echo yes)" yes
+    like "the run said so" "$(cat "$log")" "^# targets reached: bbox mAP >= 0\.[0-9]+ and segm mAP >= 0\.[0-9]+"
+    mlperf_venv
+    for rs in 1.0.0 0.7.0; do
+        if [ -n "$mlperf_why" ]; then
+            skip 2 "$mlperf_why"
+            continue
+        fi
+        res=$(mlperf_check "$rs" "$log")
+        like "ruleset $rs: the checker ran on the trial log" "$res" "SUCCESS|FAILED"
+        failed=$(grep -oE "CHECK for '[A-Za-z_]+'|Failed checks for [A-Za-z_]+" <<<"$res" |
+                 sed -E "s/.*for '?([A-Za-z_]+)'?/\1/" | sort -u | grep -vxE "$allowed" | tr '\n' ' ')
+        is "ruleset $rs: no failed check but the small configuration's ($allowed)" "$failed" ""
+        grep -E "^(ERROR|WARNING) " <<<"$res" | grep -v "ERROR - FAILED" | sed 's/^/#   /' | head -5
+    done
+}
+
 # A temporary directory $tmp and a results store of the test's own
 # ($BENCHD_HOME); on exit the runs recorded there are cancelled (their
 # recorded processes or jobs, nothing else) and $tmp is removed.

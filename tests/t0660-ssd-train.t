@@ -24,14 +24,7 @@ is "every flag of the rendered ssd scripts is in --help" "$missing" ""
 like "--version" "$("$SSD" --version)" "^benchd-ssd [0-9]"
 
 # usage errors: one line, exit 2
-usage_err() {
-    local name=$1 want=$2; shift 2
-    local out rc
-    out=$("$SSD" "$@" 2>&1 >/dev/null); rc=$?
-    is "$name: exit 2" "$rc" 2
-    like "$name: one line naming the problem" "$out" "^benchd-ssd: .*$want"
-    is "$name: only one line" "$(printf '%s\n' "$out" | wc -l)" 1
-}
+usage_prog=$SSD
 usage_err "unknown option" "unknown option '--frobnicate'" --data x --frobnicate
 usage_err "bad number" "--batch-size: expected an integer from 1 to 65536, got 'zero'" --data x --batch-size zero
 usage_err "bad backbone" "--backbone: expected resnet34 or resnet18, got 'vgg16'" --data x --backbone vgg16
