@@ -14,8 +14,7 @@
  * merged, overridden with --set, refilled with the built-in values of the
  * system keys a null removed, completed (derived values filled in) and checked as a whole: the
  * one place where a key's default is written is the built-in values
- * (system.c for the system, each workload's row in workload.c for its
- * section).
+ * (system.c for the system, each workload's file for its section).
  */
 #ifndef BD_SYSTEM_H
 #define BD_SYSTEM_H

@@ -331,7 +331,7 @@ static void test_bundled(void)
         }
 }
 
-/* The workload table: every row complete and consistent with the schema,
+/* The bundled workloads: each complete and consistent with the schema,
  * and what system files get from it. */
 static char wbuf[2048];
 #define W(...) (snprintf(wbuf, sizeof(wbuf), __VA_ARGS__), wbuf)

@@ -1,7 +1,7 @@
 /* topts.h: a trainer's command line: one table of long options (name, id,
  * argument, help) that drives both getopt_long and --help, the options every
  * trainer has, and one parser (topt_parse) that starts each option from the
- * built-in value of its key in the trainer's workload row (lib/workload.c),
+ * built-in value of its key in the trainer's workload file (workloads/),
  * then reads argv.  The parsers of bounded numbers and lists return 0 or
  * -EINVAL (the caller says what the option expects).
  */
@@ -87,7 +87,7 @@ enum {
 
 /* A trainer's command line. */
 struct topt_prog {
-        const char *workload;           /* its row in lib/workload.c: the program's name, the built-in values */
+        const char *workload;           /* its workload (workloads/NAME.json): the program's name, the built-in values */
         const char *intro;              /* --help's text before the options */
         const struct topt *opts;
         size_t nopts;

@@ -58,7 +58,7 @@ struct trainer_eval {
 };
 
 struct trainer_ops {
-        const char *workload;           /* its row in lib/workload.c: program and MLPerf names */
+        const char *workload;           /* its workload (workloads/NAME.json): program and MLPerf names */
         const char *checkpoint;         /* the checkpoint's file name in --checkpoint DIR ("ssd.ckpt") */
         const char *pretrained_prefix;  /* where --pretrained's tensors go ("backbone.") */
         const char *const *pretrained_unused;   /* prefixes of its tensors the model has no use for, NULL-ended */

@@ -236,7 +236,7 @@ static const struct topt_prog prog = {
 
 int mrcnn_opts_parse(int argc, char **argv, struct mrcnn_opts *o, FILE *out, struct bd_err *err)
 {
-        /* the rest from the workload row's built-in values (lib/workload.c);
+        /* the rest from the workload's built-in values (workloads/maskrcnn.json);
          * its fpn_post_nms_top_n_train lands in ov[] but overrides nothing:
          * the preset's value stands unless the command line gives one */
         *o = (struct mrcnn_opts){ .mode = DET_CONV_MLPERF };

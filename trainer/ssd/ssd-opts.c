@@ -87,7 +87,7 @@ static const struct topt_prog prog = {
 
 int ssd_opts_parse(int argc, char **argv, struct ssd_opts *o, FILE *out, struct bd_err *err)
 {
-        /* the rest from the workload row's built-in values (lib/workload.c) */
+        /* the rest from the workload's built-in values (workloads/ssd.json) */
         *o = (struct ssd_opts){ .width_mult = 1 };
         struct topt_given given;
         int r = topt_parse(&prog, argc, argv, o, &o->common, &given, out, err);
