@@ -60,6 +60,11 @@ is "local: the stage after the last kill completes" "$rc $(printf '%s' "$json" |
 check "  the tree is exact: nothing lost, nothing extra" check_tree "$tmp/src" "$dst"
 check "  and verifies against its manifest" "$BENCHCTL" stage --local --src "$tmp/src" --dst "$dst" --name k --verify-only -q
 is "  no temporary file is left" "$(leftovers "$dst" "$BENCHD_HOME")" 0
+# a kill between the state file's temporary and its rename leaves the
+# temporary: the next stage of the name (its lock held) removes it
+: > "$BENCHD_HOME/stage/k.state.tmp.Xy12Zw"
+"$BENCHCTL" stage --local --src "$tmp/src" --dst "$dst" --name k -q >/dev/null 2>&1
+is "  a state file's temporary a kill left is removed by the next stage" "$(leftovers "$dst" "$BENCHD_HOME")" 0
 
 # ---- benchd staging, benchd killed ----------------------------------------------------
 mkdir -p "$tmp/allowed"

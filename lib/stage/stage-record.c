@@ -301,6 +301,19 @@ static int name_cmp(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+void stage_record_clean(const char *state_dir, const char *name)
+{
+        DIR *d = opendir(state_dir);
+        if (!d)
+                return;
+        _cleanup_free_ char *prefix = xasprintf("%s.state.tmp.", name);
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (!strncmp(de->d_name, prefix, strlen(prefix)))
+                        (void) unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+}
+
 int stage_records(const char *state_dir, char ***ret, size_t *ret_n)
 {
         DIR *d = opendir(state_dir);

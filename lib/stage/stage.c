@@ -239,6 +239,7 @@ static int open_roots(struct bd_stage *s)
                 if (flock(s->namefd, LOCK_EX | LOCK_NB) < 0)
                         return stage_fatal(s, "dataset '%s' is being staged by another process (give this one another "
                                            "--name)", s->name);
+                stage_record_clean(s->state_dir, s->name);
         }
         s->locked = true;
         if (s->o.copy_method == COPY_AUTO && s->srcfd >= 0)

@@ -220,6 +220,10 @@ void stage_record_release(struct bd_stage_record *r);
 /* The names of the datasets with a state file in state_dir, sorted (the
  * caller frees each and the array); none when the directory does not exist. */
 int stage_records(const char *state_dir, char ***ret, size_t *ret_n);
+/* Removes what a writer of NAME's state file that was killed mid-write
+ * left (NAME.state.tmp.*); call with the name's lock held, so that no
+ * writer is alive. */
+void stage_record_clean(const char *state_dir, const char *name);
 /* Options that resume the recorded job (pointing into r). */
 void stage_record_opts(const struct bd_stage_record *r, const char *state_dir, struct bd_stage_opts *ret);
 /* The progress of the recorded job's last run, as far as the record keeps it:
