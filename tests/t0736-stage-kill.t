@@ -36,7 +36,8 @@ echo "# $total files, $bytes bytes"
 # that each round makes progress and the ten rounds together about finish it
 random_ms() { if (($1 % 4 == 1)); then echo $((RANDOM % 200)); else echo $((RANDOM % 1400)); fi; }
 sleep_ms() { sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"; }
-leftovers() {   # temporaries in the destination and the state directory
+leftovers() {   # temporaries in the destination and the state directory (named as comments)
+    { find "$1" -name '.benchd-tmp.*'; find "$2" -name '*.tmp*' -o -name '.benchd-tmp*'; } 2>/dev/null | sed 's/^/# left: /' >&2
     echo $(( $(temporaries "$1") + $(find "$2" -name '*.tmp*' -o -name '.benchd-tmp*' 2>/dev/null | wc -l) ))
 }
 bwlimit=$((bytes / 8000000 + 1))     # MB/s: the copy takes about 8 s
