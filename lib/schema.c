@@ -165,7 +165,9 @@ static void top_init(void)
         for (const struct schema_key *k = base_keys; k->name; k++)
                 top[n++] = *k;
         for (const struct workload *const *w = all; *w; w++)
-                top[n++] = (struct schema_key){ (*w)->name, S_OBJECT, (*w)->keys, ANY, NULL, W_ANY, (*w)->help };
+                if (streq((*w)->section, (*w)->name))
+                        top[n++] = (struct schema_key){ (*w)->name, S_OBJECT, (*w)->keys, ANY, NULL, W_ANY,
+                                                        (*w)->help };
 }
 
 static const struct schema_key *system_schema(void)

@@ -60,6 +60,8 @@ static cJSON *all_values(const cJSON *system)
 {
         cJSON *root = cJSON_Duplicate(system, true);
         for (const struct workload *const *w = workload_all(); *w; w++) {
+                if (!streq((*w)->section, (*w)->name))
+                        continue; /* another workload's section */
                 cJSON *sec = cJSON_Parse((*w)->defaults);
                 if (!sec)
                         abort(); /* so are the workloads' (printed by cJSON) */
@@ -404,6 +406,8 @@ static void complete(cJSON *root)
         set_default(root, "ranks_per_node", cJSON_CreateNumber(gpus > 0 ? (double)gpus : 1));
         for (const struct workload *const *wp = workload_all(); *wp; wp++) {
                 const struct workload *w = *wp;
+                if (!streq(w->section, w->name))
+                        continue;
                 if (workload_has_key(w, "backend"))
                         set_default(section(root, w->name), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));
                 if (workload_has_key(w, "precision"))
@@ -460,6 +464,8 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
         }
         for (const struct workload *const *wp = workload_all(); *wp; wp++) {
                 const struct workload *w = *wp;
+                if (!streq(w->section, w->name))
+                        continue;
                 const cJSON *sec = sys_get(root, w->name);
                 if (streq(sys_str(sec, "backend"), "cuda") && gpus == 0)
                         return bd_err_set(err, -EINVAL, "%s: '%s.backend' is cuda but the system has no GPUs", label,

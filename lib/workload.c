@@ -103,6 +103,7 @@ static const struct {
         { "benchd-ssd", SSD_BUILT },
         { "benchd-maskrcnn", MASKRCNN_BUILT },
         { "benchd-allreduce", ALLREDUCE_BUILT },
+        { "benchd-tv-maskrcnn", true },         /* a Python script: nothing to build */
         { NULL, false },
 };
 
@@ -138,6 +139,13 @@ static const struct field result_fields[] = {
         { NULL, 0, NULL, NULL },
 };
 
+static const char *const launch_shapes[] = { "per-rank", NULL };
+static const struct field launch_fields[] = {
+        { "shape", F_STRING, NULL, launch_shapes },
+        { "rendezvous", F_BOOL, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
 static const struct field key_fields[] = {
         { "type", F_STRING, NULL, key_types },
         { "default", F_ANY, NULL, NULL },
@@ -161,9 +169,11 @@ static const struct field top_fields[] = {
         { "program", F_STRING, NULL, NULL },
         { "own", F_BOOL, NULL, NULL },
         { "checks", F_STRING, NULL, NULL },
+        { "section", F_STRING, NULL, NULL },
         { "mlperf", F_OBJECT, mlperf_fields, NULL },
         { "result", F_OBJECT, result_fields, NULL },
         { "command", F_COMMAND, NULL, NULL },
+        { "launch", F_OBJECT, launch_fields, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
@@ -681,6 +691,7 @@ static void workload_free(struct workload *w)
         if (!w)
                 return;
         free((char *)w->name);
+        free((char *)w->section);
         free((char *)w->file);
         free((char *)w->title);
         free((char *)w->mlperf_name);
@@ -702,6 +713,7 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
         struct workload *w = xcalloc(1, sizeof(*w));
         w->spec = spec;
         w->name = xstrdup(f->name);
+        w->section = xstrdup(json_str(spec, "section", f->name));
         w->file = xstrdup(f->label);
         int r = 0;
         const char *title = json_str(spec, "title", NULL), *program = json_str(spec, "program", NULL);
@@ -793,7 +805,26 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
         r = check_command_words(cmd, keys, &s, err);
         if (r < 0)
                 goto out;
+        if (!streq(w->section, w->name)) {
+                /* the settings of another workload: its keys are the section's */
+                const struct workload *owner = NULL;
+                for (size_t i = 0; i < reg.n && !owner; i++)
+                        if (streq(reg.all[i]->name, w->section) && streq(reg.all[i]->section, w->section))
+                                owner = reg.all[i];
+                if (!owner) {
+                        r = fail(err, &s, "section", "'%s' is not a workload with a section of its own", w->section);
+                        goto out;
+                }
+                for (const struct schema_key *key = w->keys; key->name; key++)
+                        if (!workload_has_key(owner, key->name)) {
+                                _cleanup_free_ char *at = xasprintf("keys.%s", key->name);
+                                r = fail(err, &s, at, "not a key of section '%s', whose settings it shares",
+                                         w->section);
+                                goto out;
+                        }
+        }
         w->dataset = command_names(cmd, "data");
+        w->rendezvous = json_bool(spec, "launch.rendezvous", false);
         /* the built-in values, in the keys' order */
         cJSON *defs = cJSON_CreateObject();
         cJSON_ArrayForEach(ks, (cJSON *)keys) {

@@ -36,7 +36,9 @@ enum workload_result {
 };
 
 struct workload {
-        const char *name;               /* command line and system-file section: "ssd" */
+        const char *name;               /* the word on the command line: "ssd" */
+        const char *section;            /* its section of a system file: its name, or the workload whose
+                                         * settings it shares ("section" in its file) */
         const char *file;               /* where it comes from: a path, or "workloads/ssd.json (bundled)" */
         const char *title;              /* for people: "SSD (ResNet-34)" */
         const char *mlperf_name;        /* submission_benchmark in its MLPerf log lines */
@@ -47,6 +49,7 @@ struct workload {
         const char *target_key;         /* its section's accuracy target (bbox for detectors); NULL: none */
         const char *target_segm_key;    /* a second target, met with the first: Mask R-CNN's segm; NULL: none */
         bool dataset;                   /* reads the dataset (its command names {data}) */
+        bool rendezvous;                /* its ranks meet at MASTER_ADDR:MASTER_PORT (torch.distributed) */
         bool built;                     /* this build makes the program (configure's BUILD_*); true when not own */
         const struct schema_key *keys;  /* its section's keys, NULL-name terminated */
         const char *defaults;           /* its section's built-in values, a JSON object */

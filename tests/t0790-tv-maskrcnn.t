@@ -161,16 +161,13 @@ like "  decay steps" "$out" '"key": "opt_learning_rate_decay_steps", "value": \[
 printf '%s\n' "$out" > "$tmp/run.log"
 checker_checks "$tmp/run.log"
 
-# benchctl reads its log unchanged: the local system's maskrcnn run, 2 ranks,
-# with benchd-tv-maskrcnn where benchd-maskrcnn is expected (paths.bin),
-# 4 steps to targets of 0, scored and reported
-mkdir -p "$tmp/bin"
-ln -s "$TV" "$tmp/bin/benchd-maskrcnn"
-MASTER_PORT=$(free_port 29500)
-out=$(timeout 600 "$BENCHCTL" submit --system local maskrcnn --runs 1 --data "$tmp/ds" --set paths.bin="$tmp/bin" \
+# the workload torchvision-maskrcnn (workloads/torchvision-maskrcnn.json: the
+# system's maskrcnn section, its own rendezvous): the local system, 2 ranks,
+# 4 steps to targets of 0, its log scored and reported by benchctl as ours
+out=$(timeout 600 "$BENCHCTL" submit --system local torchvision-maskrcnn --runs 1 --data "$tmp/ds" \
       --set maskrcnn.max_iter=4 --set maskrcnn.target_map_bbox=0 --set maskrcnn.target_map_segm=0 \
       --logdir "$tmp/logs" --wait 2>&1); rc=$?
-is "benchctl submit --system local maskrcnn, run by it: exit 0" "$rc" 0
+is "benchctl submit --system local torchvision-maskrcnn: exit 0" "$rc" 0
 printf '%s\n' "$out" | tail -3 | sed 's/^/#   /'
 like "  the trial log is its" "$(cat "$tmp"/logs/*_1.log)" "^# benchd-tv-maskrcnn .*: 2 ranks x 2 images"
 report=$("$BENCHCTL" report last 2>&1)
@@ -183,6 +180,22 @@ t = json.load(sys.stdin)[0]["trials"][0]
 ok = t["status"] == "success" and t["converged"] and t["epochs"] == 1 and t["time_to_train_s"] > 0 \
      and "accuracy" in t and "accuracy_segm" in t and t["throughput"] > 0
 print("ok" if ok else t)')" ok
+tv_run=$("$BENCHCTL" runs --json --limit 1 | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["run"])')
+
+# one system, two implementations, one report: benchd-maskrcnn on the same
+# settings beside it
+out=$(timeout 600 "$BENCHCTL" submit --system local maskrcnn --runs 1 --data "$tmp/ds" \
+      --set maskrcnn.max_iter=4 --set maskrcnn.target_map_bbox=0 --set maskrcnn.target_map_segm=0 \
+      --logdir "$tmp/logs" --wait 2>&1); rc=$?
+is "benchd-maskrcnn on the same settings: exit 0" "$rc" 0
+report=$("$BENCHCTL" report "$tv_run" last --html "$tmp/side.html" 2>&1); rc=$?
+is "report of both, with --html: exit 0" "$rc" 0
+like "  each run's workload named" "$report" "torchvision-maskrcnn on local"
+like "  and ours" "$report" "maskrcnn on local"
+like "  the comparison table at the end" "$report" "^RUN +SYSTEM +WORKLOAD"
+is "  the page: plots of both, no script, nothing fetched" \
+   "$(python3 "$srcdir/tests/html-check.py" "$tmp/side.html" torchvision-maskrcnn "$tv_run" | cut -d' ' -f2-)" \
+   "no-script [] [] True True"
 
 # the ranks as torchrun starts them (its RANK, WORLD_SIZE, LOCAL_RANK and
 # the rendezvous; two processes started here: Debian's torchrun 1.13 fails

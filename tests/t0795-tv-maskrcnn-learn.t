@@ -8,12 +8,11 @@
 #
 #   benchctl dataset synth --images 2000 --val-images 200 --size 128 \
 #       --classes 3 --objects 3 --seed 1 -o DIR
-#   benchctl submit --system local maskrcnn --data DIR --wait
+#   benchctl submit --system local torchvision-maskrcnn --data DIR --wait
 #   benchctl report last
 #
-# with benchd-tv-maskrcnn standing in for benchd-maskrcnn (paths.bin names a
-# directory where benchd-maskrcnn is it): the rendered command line of
-# benchd-maskrcnn runs it unchanged, and benchctl scores its log as ours.
+# (workloads/torchvision-maskrcnn.json: the system's maskrcnn section, the
+# rendezvous of torch.distributed); benchctl scores its log as ours.
 # The report and the trial log are checked as t0770's (lib.sh's
 # learn_checks: the compliance checker included).
 # Torch does its matrix products in OpenBLAS (bench/torch-env.sh fetches
@@ -31,25 +30,22 @@ venv_module pycocotools.cocoeval pycocotools || skip_all "$venv_why"
 mlperf_venv || skip_all "$mlperf_why"  # benchd-tv-maskrcnn writes its lines with it
 own_runs
 sites=("$top_builddir"/venv/lib/python3*/site-packages)
-export BENCHD_PYTHONPATH=${sites[0]} MASTER_PORT
-MASTER_PORT=$(free_port 29500)
+export BENCHD_PYTHONPATH=${sites[0]}
 build=$top_builddir
 # shellcheck source=bench/torch-env.sh
 . "$srcdir/bench/torch-env.sh"
 torch_blas || echo "# the system's BLAS, then"
 export OPENBLAS_NUM_THREADS=1
-mkdir -p "$tmp/bin"
-ln -s "$TV" "$tmp/bin/benchd-maskrcnn"
 
 check "the shapes dataset" "$BENCHCTL" dataset synth --images 2000 --val-images 200 --size 128 --classes 3 \
       --objects 3 --seed 1 -o "$tmp/shapes-128"
 max_iter=$("$BENCHCTL" show local --json | /usr/bin/python3 -c 'import json, sys
 print(json.load(sys.stdin)["maskrcnn"]["max_iter"])')
 start=$(date +%s)
-out=$(timeout 3000 "$BENCHCTL" submit --system local maskrcnn --runs 1 --data "$tmp/shapes-128" \
-      --set paths.bin="$tmp/bin" --logdir "$tmp/logs" --wait 2>&1); rc=$?
-echo "# submit --system local maskrcnn --wait (benchd-tv-maskrcnn) took $(( $(date +%s) - start )) s"
-is "submit --system local maskrcnn --wait exits 0" "$rc" 0
+out=$(timeout 3000 "$BENCHCTL" submit --system local torchvision-maskrcnn --runs 1 --data "$tmp/shapes-128" \
+      --logdir "$tmp/logs" --wait 2>&1); rc=$?
+echo "# submit --system local torchvision-maskrcnn --wait took $(( $(date +%s) - start )) s"
+is "submit --system local torchvision-maskrcnn --wait exits 0" "$rc" 0
 printf '%s\n' "$out" | tail -5 | sed 's/^/#   /'
 logs=("$tmp"/logs/*_1.log)
 log=${logs[0]}

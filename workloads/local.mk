@@ -2,6 +2,6 @@
 # every program (lib/local.mk makes lib/bd-workloads.c of them).  The
 # workloads are listed in this order: 'benchctl workloads', the schema, the
 # sections of 'benchctl show'; the abstract bases after them.
-BD_WORKLOAD_FILES = workloads/ssd.json workloads/maskrcnn.json workloads/allreduce.json \
+BD_WORKLOAD_FILES = workloads/ssd.json workloads/maskrcnn.json workloads/allreduce.json workloads/torchvision-maskrcnn.json \
 	workloads/benchd-trainer.json workloads/benchd-common.json
 EXTRA_DIST += workloads/README.md workloads/local.mk $(BD_WORKLOAD_FILES)

@@ -55,7 +55,7 @@ static double target_of(const cJSON *config, const char *workload, bool segm)
         const char *key = w ? (segm ? w->target_segm_key : w->target_key) : NULL;
         if (!key)
                 return -1;
-        return json_num(json_get(config, w->name), key, -1);
+        return json_num(json_get(config, w->section), key, -1);
 }
 
 /* A trial of a run that has not ended, whose log has no run_stop (or is not

@@ -75,8 +75,8 @@ static char **bench_sets(const struct baseline *b, char *const *dirs, int *ret_n
         const struct workload *w = workload_find(b->workload);
         if (w && workload_has_key(w, "benchmark_steps")) {
                 v = xrealloc(v, (size_t)(n + 3) * sizeof(char *));
-                v[n++] = xasprintf("%s.benchmark_steps=%ld", w->name, b->benchmark_steps);
-                v[n++] = xasprintf("%s.warmup_steps=%ld", w->name, b->warmup_steps);
+                v[n++] = xasprintf("%s.benchmark_steps=%ld", w->section, b->benchmark_steps);
+                v[n++] = xasprintf("%s.warmup_steps=%ld", w->section, b->warmup_steps);
                 v[n] = NULL;
         }
         *ret_n = n;

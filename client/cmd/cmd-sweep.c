@@ -98,7 +98,7 @@ static int check_axis_key(const struct workload *w, const struct bd_system *base
         if (is_special(k) || strchr(k, '.') || workload_has_key(w, k) || json_get(base->json, k))
                 return 0;
         return bd_err_set(err, -EINVAL, "unknown sweep key '%s': not ranks, nodes, batch_size, precision, a key of "
-                          "the %s section nor of system %s (other keys: SECTION.KEY)", k, w->name, base->name);
+                          "the %s section nor of system %s (other keys: SECTION.KEY)", k, w->section, base->name);
 }
 
 /* "ranks=2,4" -> axis; values are kept as text (they become --set values).
@@ -134,7 +134,7 @@ static int parse_axis(const char *s, struct axis *a, struct bd_err *err)
 
 static bool axis_pinned(const struct axis *ax, int nax, const struct workload *w, const char *key)
 {
-        _cleanup_free_ char *dotted = xasprintf("%s.%s", w->name, key);
+        _cleanup_free_ char *dotted = xasprintf("%s.%s", w->section, key);
         for (int i = 0; i < nax; i++)
                 if (streq(ax[i].key, key) || streq(ax[i].key, dotted))
                         return true;
@@ -154,7 +154,7 @@ static long num_value(const char *key, const char *v, long min, struct bd_err *e
 /* The learning-rate rule of a sweep, in words (for the table). */
 static char *lr_rule(const struct workload *w, const struct bd_system *base, const struct axis *ax, int nax)
 {
-        const cJSON *sec = sys_get(base->json, w->name);
+        const cJSON *sec = sys_get(base->json, w->section);
         if (!workload_has_key(w, "lr"))
                 return xstrdup("none (no learning rate)");
         if (streq(w->name, "ssd"))
@@ -176,7 +176,7 @@ static char *lr_rule(const struct workload *w, const struct bd_system *base, con
 static int make_cell(const struct workload *w, const struct bd_system *base, const struct axis *ax, int nax,
                      const int *idx, bool ttt, long steps, long warmup, struct cellspec *c, struct bd_err *err)
 {
-        const cJSON *j = base->json, *sec = sys_get(j, w->name);
+        const cJSON *j = base->json, *sec = sys_get(j, w->section);
         long per = sys_int(j, "gpus_per_node") > 0 ? sys_int(j, "gpus_per_node") : sys_int(j, "ranks_per_node");
         long rpn = sys_int(j, "ranks_per_node");
         c->nodes = sys_int(j, "nodes");
@@ -219,11 +219,11 @@ static int make_cell(const struct workload *w, const struct bd_system *base, con
                 } else if (streq(k, "precision")) {
                         if (!workload_has_key(w, "precision"))
                                 return bd_err_set(err, -EINVAL, "sweep key 'precision': %s has no precision", w->name);
-                        add_set(c, "%s.precision=%s", w->name, v);
+                        add_set(c, "%s.precision=%s", w->section, v);
                 } else if (strchr(k, '.') || !workload_has_key(w, k))
                         add_set(c, "%s=%s", k, v);
                 else
-                        add_set(c, "%s.%s=%s", w->name, k, v);
+                        add_set(c, "%s.%s=%s", w->section, k, v);
         }
         if (r < 0)
                 return r;
@@ -232,7 +232,7 @@ static int make_cell(const struct workload *w, const struct bd_system *base, con
         c->label = label.len ? xstrdup(label.s) : xstrdup("(one cell)");
         if (workload_has_key(w, "batch_size")) {
                 if (batch > 0)
-                        add_set(c, "%s.batch_size=%ld", w->name, batch);
+                        add_set(c, "%s.batch_size=%ld", w->section, batch);
                 c->global_batch = (batch > 0 ? batch : json_int(sec, "batch_size", 0)) * c->ranks;
         } else if (workload_has_key(w, "ims_per_batch")) {
                 long g0 = json_int(sec, "ims_per_batch", 0), g = batch > 0 ? batch * c->ranks : g0;
@@ -240,30 +240,30 @@ static int make_cell(const struct workload *w, const struct bd_system *base, con
                         g = g0; /* the --set above already set it */
                 c->global_batch = g;
                 if (batch > 0)
-                        add_set(c, "%s.ims_per_batch=%ld", w->name, g);
+                        add_set(c, "%s.ims_per_batch=%ld", w->section, g);
                 if (batch > 0 && !axis_pinned(ax, nax, w, "test_ims_per_batch"))
-                        add_set(c, "%s.test_ims_per_batch=%ld", w->name, g);
+                        add_set(c, "%s.test_ims_per_batch=%ld", w->section, g);
                 if (g != g0 && g0 > 0 && !axis_pinned(ax, nax, w, "lr")) {
                         double f = (double)g / (double)g0;
-                        add_set(c, "%s.lr=%.6g", w->name, json_num(sec, "lr", 0) * f);
+                        add_set(c, "%s.lr=%.6g", w->section, json_num(sec, "lr", 0) * f);
                         if (!axis_pinned(ax, nax, w, "warmup_iters"))
-                                add_set(c, "%s.warmup_iters=%ld", w->name,
+                                add_set(c, "%s.warmup_iters=%ld", w->section,
                                         lround((double)json_int(sec, "warmup_iters", 0) / f));
                         if (ttt && json_get(sec, "max_iter") && !axis_pinned(ax, nax, w, "max_iter"))
-                                add_set(c, "%s.max_iter=%ld", w->name,
+                                add_set(c, "%s.max_iter=%ld", w->section,
                                         (long)ceil((double)json_int(sec, "max_iter", 0) / f));
                         const cJSON *ds = json_get(sec, "decay_steps"), *e;
                         if (ttt && cJSON_GetArraySize(ds) > 0 && !axis_pinned(ax, nax, w, "decay_steps")) {
                                 _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
                                 cJSON_ArrayForEach(e, ds)
                                         buf_printf(&b, "%s%ld", b.len ? "," : "", lround(e->valuedouble / f));
-                                add_set(c, "%s.decay_steps=%s", w->name, b.s);
+                                add_set(c, "%s.decay_steps=%s", w->section, b.s);
                         }
                 }
         }
         if (!ttt && workload_has_key(w, "benchmark_steps")) {
-                add_set(c, "%s.benchmark_steps=%ld", w->name, steps);
-                add_set(c, "%s.warmup_steps=%ld", w->name, warmup);
+                add_set(c, "%s.benchmark_steps=%ld", w->section, steps);
+                add_set(c, "%s.warmup_steps=%ld", w->section, warmup);
         }
         return 0;
 }

@@ -252,10 +252,10 @@ static int check_set(struct bd_err *err, const struct ctx *c, const char *prefix
                                     key);
                 if (!*key || key[0] == '.' || str_has_suffix(key, ".") || strstr(key, ".."))
                         return fail(err, c, at, "%s'set': malformed key '%s'", prefix, key);
-                _cleanup_free_ char *full = set_full_key(w->name, key);
+                _cleanup_free_ char *full = set_full_key(w->section, key);
                 /* the steps are the benchmark's own keys: one place to say them */
-                size_t wl = strlen(w->name);
-                const char *own = strncmp(full, w->name, wl) == 0 && full[wl] == '.' ? full + wl + 1 : NULL;
+                size_t wl = strlen(w->section);
+                const char *own = strncmp(full, w->section, wl) == 0 && full[wl] == '.' ? full + wl + 1 : NULL;
                 if (own && (streq(own, "benchmark_steps") || streq(own, "warmup_steps")))
                         return fail(err, c, at, "%s'set': give '%s' beside 'set', not in it", prefix, own);
                 bool map_value;

@@ -532,6 +532,12 @@ static void mpirun_common(const struct plan *c, struct words *w)
                 words_add(w, "-x");
                 words_add(w, "NCCL_SOCKET_IFNAME");
         }
+        if (c->w->rendezvous) {
+                words_add(w, "-x");
+                words_add(w, "MASTER_ADDR");
+                words_add(w, "-x");
+                words_add(w, "MASTER_PORT");
+        }
         if (c->mpirun.tag_output)
                 words_add(w, "--tag-output");
         words_add_list(w, c->mpirun.extra_options);
@@ -924,6 +930,28 @@ static void emit_daemon_container(const struct plan *c, struct bd_buf *out)
         words_release(&d);
 }
 
+/* torch.distributed's rendezvous: rank 0's node and a port of this trial,
+ * in the environment every rank gets. */
+static void emit_rendezvous(const struct plan *c, struct bd_buf *out)
+{
+        buf_puts(out, "    export MASTER_ADDR MASTER_PORT\n");
+        if (streq(c->launcher, "slurm"))
+                buf_puts(out, "    MASTER_ADDR=$(scontrol show node \"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | "
+                              "head -n 1)\" | sed -n 's/.*NodeAddr=\\([^ ]*\\).*/\\1/p')\n");
+        else if (streq(c->launcher, "local") || (!c->mpirun.hostfile && cJSON_GetArraySize(c->mpirun.hosts) == 0))
+                buf_puts(out, "    MASTER_ADDR=127.0.0.1\n");
+        else if (c->mpirun.hostfile) {
+                buf_puts(out, "    MASTER_ADDR=$(awk 'NF && $1 !~ /^#/ { print $1; exit }' ");
+                buf_shell_quote(out, c->mpirun.hostfile);
+                buf_puts(out, ")\n");
+        } else {
+                buf_puts(out, "    MASTER_ADDR=");
+                buf_shell_quote(out, cJSON_GetArrayItem(c->mpirun.hosts, 0)->valuestring);
+                buf_putc(out, '\n');
+        }
+        buf_puts(out, "    MASTER_PORT=$((20000 + RANDOM % 40000))\n");
+}
+
 /* run_trial TRIAL SEED: the pre-trial checks, the timed launch and the
  * MLPerf RESULT line. */
 static void emit_run_trial(const struct plan *c, const struct words *launch, struct bd_buf *out)
@@ -939,6 +967,8 @@ static void emit_run_trial(const struct plan *c, const struct words *launch, str
                               "node: trial $trial not started\" >&2; return 1; }\n");
         if (c->clear_caches)
                 buf_puts(out, "    clear_caches\n");
+        if (c->w->rendezvous)
+                emit_rendezvous(c, out);
         buf_puts(out, "    start=$(date +%s)\n"
                       "    echo \"STARTING TIMING RUN AT $(date -d \"@$start\" '+%Y-%m-%d %r')\"\n");
         emit_command(out, "    ", launch);
@@ -1034,7 +1064,7 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         *c = (struct plan){ .name = s->name, .path = s->path, .run_id = o->run_id, .version = o->version };
         if (!(c->w = workload_lookup(o->workload, err)))
                 return -ENOENT;
-        c->section = sys_get(j, c->w->name);
+        c->section = sys_get(j, c->w->section);
         c->trials = o->trials > 0 ? o->trials : (int)sys_int(j, "trials");
         c->launcher = sys_str(j, "launcher");
         c->organization = sys_str(j, "organization");

@@ -345,13 +345,21 @@ static void test_workloads(void)
                 for (const struct workload *const *v = all; v != wp; v++)
                         ok(strcmp((*v)->name, w->name) != 0, W("workload %s: one of its name", w->name));
                 char want[64];
-                snprintf(want, sizeof(want), "benchd-%s", w->name);
+                snprintf(want, sizeof(want), "benchd-%s", streq(w->name, "torchvision-maskrcnn") ? "tv-maskrcnn" : w->name);
                 is_str(w->program, want, W("workload %s: its program is %s", w->name, want));
+                ok(w->own, W("workload %s: one of benchd's programs", w->name));
+                /* the bundled file holds, checked as one of the path would be */
+                for (const struct workload_text *b = workload_bundled; b->name; b++)
+                        if (streq(b->name, w->name)) {
+                                struct bd_err e = { 0 };
+                                ok(workload_check_text(b->text, b->name, b->file, &e) == 0,
+                                   W("workload %s: its file checks: %s", w->name, e.msg));
+                        }
                 ok(w->title && w->mlperf_name && w->result_name && w->help, W("workload %s: every name given", w->name));
                 cJSON *sec = cJSON_Parse(w->defaults);
                 ok(cJSON_IsObject(sec), W("workload %s: its defaults are a JSON object", w->name));
                 cJSON *root = cJSON_CreateObject();
-                cJSON_AddItemToObject(root, w->name, sec);
+                cJSON_AddItemToObject(root, w->section, sec);
                 struct bd_err err = { 0 };
                 ok(schema_validate(root, "defaults", NULL, &err) == 0, W("workload %s: its defaults fit its keys %s",
                                                                     w->name, err.msg));
@@ -364,13 +372,14 @@ static void test_workloads(void)
                 cJSON_Delete(root);
                 ok(workload_find(w->name) == w, W("workload_find(%s)", w->name));
         }
-        ok(n == 3, W("%d bundled workloads", n));
+        ok(n == 4, W("%d bundled workloads", n));
         struct bd_err err = { 0 };
         ok(workload_lookup("ssdd", &err) == NULL, "an unknown workload");
-        is_str(err.msg, "unknown workload 'ssdd'; known workloads: ssd, maskrcnn, allreduce", "  names them all");
+        is_str(err.msg, "unknown workload 'ssdd'; known workloads: ssd, maskrcnn, allreduce, torchvision-maskrcnn",
+               "  names them all");
         struct bd_buf b = BD_BUF_INIT;
         workload_names(&b, " or ");
-        is_str(b.s, "ssd, maskrcnn or allreduce", "workload_names");
+        is_str(b.s, "ssd, maskrcnn, allreduce or torchvision-maskrcnn", "workload_names");
         buf_release(&b);
         ok(mlperf_is_bandwidth("allreduce") && !mlperf_is_bandwidth("ssd") && !mlperf_is_bandwidth("maskrcnn") &&
            !mlperf_is_bandwidth("resnet"), "only allreduce is scored by bandwidth");
@@ -382,7 +391,7 @@ static void test_workloads(void)
         if (load("wl", NULL, &s, &err) == 0) {
                 for (const struct workload *const *wp = workload_all(); *wp; wp++) {
                         const struct workload *w = *wp;
-                        const cJSON *sec = sys_get(s.json, w->name);
+                        const cJSON *sec = sys_get(s.json, w->section);
                         is_str(json_str(sec, "backend", "?"), "cuda", W("%s.backend follows the GPUs", w->name));
                         ok(!workload_has_key(w, "precision") || streq(json_str(sec, "precision", "?"), "amp"),
                            W("%s.precision where it has one", w->name));
