@@ -133,6 +133,89 @@ static int read_marks(const char *path, struct marks *m, int n, struct fate *f)
         return closing;
 }
 
+/* Whether a log line says nothing of why a trainer failed: the script's
+ * own lines, MLPerf lines, a rank's tag alone, blank. */
+static bool noise_line(const char *s)
+{
+        static const char *const prefixes[] = { "ENDING TIMING RUN", "STARTING TIMING RUN", "RESULT,", ":::MLLOG",
+                                                "benchd: ", NULL };
+        while (*s == ' ' || *s == '\t')
+                s++;
+        if (!*s)
+                return true;
+        for (const char *const *p = prefixes; *p; p++)
+                if (str_has_prefix(s, *p))
+                        return true;
+        return false;
+}
+
+/* Whether a line reads as an error message (a rank's standard output and
+ * error reach the log in no certain order: of the last lines, the one that
+ * says what went wrong). */
+static bool says_error(const char *s)
+{
+        static const char *const words[] = { "error", "exception", "traceback", "fatal", "abort", "killed",
+                                             "failed", "cannot", "can't", "not found", "no such", "denied",
+                                             "refused", "invalid", "out of memory", NULL };
+        for (const char *const *w = words; *w; w++)
+                if (strcasestr(s, *w))
+                        return true;
+        return false;
+}
+
+/* The last line a failed trainer printed (caller's buf), read from its
+ * log's last trial: of the lines before the first box of dashes Open MPI
+ * prints when a rank fails (what the other ranks print after it is not
+ * why), else of all, the last that reads as an error, else the last;
+ * past the script's lines, without a rank's --tag-output prefix
+ * ("[1,0]<stderr>:"); "" when there is none. */
+static void last_words(const char *path, char *buf, size_t n)
+{
+        buf[0] = 0;
+        FILE *f = path ? fopen(path, "re") : NULL;
+        if (!f)
+                return;
+        char tail[16384];
+        if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)sizeof(tail) - 1)
+                fseek(f, -(long)(sizeof(tail) - 1), SEEK_END);
+        else
+                rewind(f);
+        size_t len = fread(tail, 1, sizeof(tail) - 1, f);
+        fclose(f);
+        tail[len] = 0;
+        char *p = tail, *start;
+        /* the last trial's start (a log of several attempts holds all) */
+        while ((start = strstr(p, "STARTING TIMING RUN")))
+                p = start + 1;
+        const char *last = NULL, *last_err = NULL;
+        bool boxed = false;
+        for (char *line = p, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+                nl = strchr(line, '\n');
+                if (nl)
+                        *nl = 0;
+                if (line[0] == '[' && strchr(line, ']') && strstr(line, ">:"))
+                        line = strstr(line, ">:") + 2;
+                if (strlen(line) >= 8 && strspn(line, "-") == strlen(line)) {
+                        if (!boxed && last)
+                                break; /* a box after the trainer's words: its failure */
+                        boxed = !boxed;
+                        continue;
+                }
+                if (!boxed && !noise_line(line)) {
+                        last = line;
+                        if (says_error(line))
+                                last_err = line;
+                }
+        }
+        if (last_err)
+                last = last_err;
+        if (!last)
+                return;
+        while (*last == ' ' || *last == '\t')
+                last++;
+        str_sanitize(buf, n, last, "?");
+}
+
 static void set_reason(struct bd_trial *t, const char *reason)
 {
         if (t->reason && streq(t->reason, reason ? reason : ""))
@@ -255,7 +338,16 @@ static void update_trials(struct bd_trial *trials, int n, const struct marks *m,
                         t->end_time = m[i].end;
                         t->exit_code = m[i].rc;
                         t->state = m[i].rc == 0 ? ST_COMPLETED : ST_FAILED;
-                        set_reason(t, m[i].rc == 0 ? NULL : "the trainer exited with an error");
+                        if (m[i].rc == 0)
+                                set_reason(t, NULL);
+                        else if (!t->reason || !str_has_prefix(t->reason, "the trainer exited with an error")) {
+                                /* once, when it is seen ending: its last words */
+                                char words[200], why[256];
+                                last_words(t->log_path, words, sizeof(words));
+                                snprintf(why, sizeof(why), "the trainer exited with an error%s%s", words[0] ? ": " : "",
+                                         words);
+                                set_reason(t, why);
+                        }
                 } else if (m[i].started) {
                         if (!final) {
                                 t->state = ST_RUNNING;
