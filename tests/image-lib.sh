@@ -3,7 +3,8 @@
 # sourced after tests/lib.sh.
 #
 # image_debs          make deb in the build tree unless deb/ is newer than
-#                     the programs (a full package build: a minute or two)
+#                     the programs and debian/'s files (a full package build:
+#                     a minute or two)
 # image_build ARGS... benchctl image build ARGS with the shared cache
 #                     ($BENCHD_IMAGE_CACHE, default ~/.cache/benchd/images:
 #                     the base root file system is made once per package
@@ -34,8 +35,10 @@ image_debs() {
     (   # one make deb at a time in a build tree (tests may run in parallel)
         exec 9>"$top_builddir/deb.lock" && flock 9
         newest=$(find "$top_builddir/deb" -name "benchd-trainers_*.deb" 2>/dev/null | head -1)
+        # fresh: newer than the programs and than every file of debian/
         if [ -n "$newest" ] && [ "$newest" -nt "$top_builddir/benchctl" ] &&
-           [ "$newest" -nt "$top_builddir/benchd-ssd" ]; then
+           [ "$newest" -nt "$top_builddir/benchd-ssd" ] &&
+           [ -z "$(find "$srcdir/debian" -type f -newer "$newest" | head -1)" ]; then
             exit 0
         fi
         make -C "$top_builddir" deb >"$top_builddir/deb-make.log" 2>&1 || {
