@@ -109,7 +109,8 @@ static const struct {
 
 /* ---- the fields of a file ---- */
 
-enum field_type { F_STRING, F_BOOL, F_NUMBER, F_OBJECT, F_STRING_LIST, F_ANY, F_COMMAND, F_KEYS, F_STRING_OR_NULL };
+enum field_type { F_STRING, F_BOOL, F_NUMBER, F_OBJECT, F_STRING_LIST, F_ANY, F_COMMAND, F_KEYS, F_STRING_OR_NULL,
+                  F_ENV };
 
 struct field {
         const char *name;
@@ -124,7 +125,7 @@ static const char *const key_types[] = { "string", "int", "number", "bool", "str
                                          "object", NULL };
 static const enum schema_type key_schema_types[] = { S_STRING, S_INT, S_NUMBER, S_BOOL, S_STRING_LIST, S_INT_LIST,
                                                      S_NUMBER_LIST, S_OBJECT };
-static const char *const key_paths[] = { "data", "logs", "pretrained", NULL };
+static const char *const key_paths[] = { "data", "logs", "pretrained", "file", NULL };
 
 static const struct field mlperf_fields[] = {
         { "benchmark", F_STRING, NULL, NULL },
@@ -154,6 +155,7 @@ static const struct field key_fields[] = {
         { "choices", F_STRING_LIST, NULL, NULL },
         { "help", F_STRING, NULL, NULL },
         { "arg", F_STRING_OR_NULL, NULL, NULL },
+        { "flag", F_BOOL, NULL, NULL },
         { "when", F_STRING, NULL, NULL },
         { "path", F_STRING, NULL, key_paths },
         { "keys", F_KEYS, NULL, NULL },
@@ -174,6 +176,7 @@ static const struct field top_fields[] = {
         { "result", F_OBJECT, result_fields, NULL },
         { "command", F_COMMAND, NULL, NULL },
         { "launch", F_OBJECT, launch_fields, NULL },
+        { "env", F_ENV, NULL, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
@@ -343,6 +346,21 @@ static int check_fields(const cJSON *obj, const struct field *fields, const char
                 case F_COMMAND:
                         r = check_command(v, at, s, err);
                         break;
+                case F_ENV: {
+                        if (!cJSON_IsObject(v))
+                                return fail(err, s, at, "expected an object of NAME: value, got %s", json_type_name(v));
+                        const cJSON *e;
+                        cJSON_ArrayForEach(e, v) {
+                                _cleanup_free_ char *eat = xasprintf("%s.%s", at, e->string);
+                                size_t n = strlen(e->string);
+                                if (!n || strspn(e->string, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n ||
+                                    (e->string[0] >= '0' && e->string[0] <= '9'))
+                                        return fail(err, s, eat, "not an environment variable name");
+                                if (!cJSON_IsString(e) || strpbrk(e->valuestring, "\n\r"))
+                                        return fail(err, s, eat, "expected one line of text, got %s", json_type_name(e));
+                        }
+                        break;
+                }
                 case F_ANY:
                         break;
                 }
@@ -578,6 +596,8 @@ static int build_key(const cJSON *spec, const char *at, const struct src *s, str
         }
         if (json_get(spec, "path") && k->type != S_STRING)
                 return fail(err, s, at, "'path' is for a string (a file name in that directory), not %s", type);
+        if (json_get(spec, "flag") && k->type != S_BOOL)
+                return fail(err, s, at, "'flag' is for a bool (the option alone when true), not %s", type);
         const cJSON *def = json_get(spec, "default");
         if (def) {
                 _cleanup_free_ char *dat = xasprintf("%s.default", at);

@@ -14,12 +14,13 @@ is "workloads: exit 0" "$rc" 0
 like "  a header" "$out" "^WORKLOAD +TITLE +RESULT +PROGRAM +RUNS HERE$"
 like "  ssd, its title and program" "$out" "^ssd +SSD \(ResNet-34\) +time-to-train +benchd-ssd "
 like "  allreduce is scored by bandwidth" "$out" "^allreduce +allreduce bandwidth check +bus-bandwidth +benchd-allreduce "
-is "  the bundled four, no abstract base" "$(tail -n +2 <<<"$out" | awk '{ print $1 }' | paste -sd' ')" \
-   "ssd maskrcnn allreduce torchvision-maskrcnn"
+is "  the bundled five, no abstract base" "$(tail -n +2 <<<"$out" | awk '{ print $1 }' | paste -sd' ')" \
+   "ssd maskrcnn allreduce torchvision-maskrcnn gluoncv-maskrcnn"
+like "  GluonCV's trainer: python, on PATH or not" "$out" "^gluoncv-maskrcnn +Mask R-CNN \(GluonCV, MXNet \+ Horovod\) +time-to-train +python "
 like "  the torchvision trainer is benchd's script" "$out" \
      "^torchvision-maskrcnn +Mask R-CNN \(torchvision, PyTorch\) +time-to-train +benchd-tv-maskrcnn "
 json=$("$BENCHCTL" workloads --json)
-check "workloads --json is JSON" python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert [w["name"] for w in d] == ["ssd", "maskrcnn", "allreduce", "torchvision-maskrcnn"]; assert all(w["own"] for w in d)' "$json"
+check "workloads --json is JSON" python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert [w["name"] for w in d] == ["ssd", "maskrcnn", "allreduce", "torchvision-maskrcnn", "gluoncv-maskrcnn"]; assert [w["own"] for w in d] == [True] * 4 + [False]' "$json"
 
 out=$("$BENCHCTL" show --workload maskrcnn --json); rc=$?
 is "show --workload maskrcnn --json: exit 0" "$rc" 0

@@ -189,7 +189,8 @@ struct plan {
         char *data, *logs, *pretrained; /* ~/ expanded; data: the staged copy when staging is required */
         char *bin_dir;                  /* BENCHD_BIN: benchd's programs outside a container */
         const char *bin;                /* where the rank-side programs are, as the launch sees them */
-        const cJSON *env;               /* the system's env: NAME -> value, null: not set */
+        const cJSON *env;               /* the workload's env under the system's: NAME -> value, null: not set */
+        cJSON *env_owned;               /* that merge, where the workload has an env */
         bool env_nccl_ifname;           /* env names NCCL_SOCKET_IFNAME */
         bool clear_caches;
         int benchd_port;
@@ -316,7 +317,18 @@ static void args_words(const struct plan *c, struct words *w)
                         buf_puts(&flag, arg->valuestring);
                 else
                         flag_name(v->string, &flag);
+                if (json_bool(spec, "flag", false)) {
+                        /* the option alone when true, nothing when false */
+                        if (cJSON_IsTrue(v))
+                                words_add(w, flag.s);
+                        continue;
+                }
                 value_word(v, &val);
+                if (flag.s[flag.len - 1] == '=') {
+                        /* --option=VALUE, one word */
+                        words_addf(w, "%s%s", flag.s, val.s ? val.s : "");
+                        continue;
+                }
                 words_add(w, flag.s);
                 words_add(w, val.s ? val.s : "");       /* an empty list: none */
         }
@@ -349,6 +361,10 @@ static void fill(const struct plan *c, const char *name, bool alone, struct word
                 if (alone && streq(json_str(spec, "type", ""), "string-list")) {
                         words_add_list(w, v);
                         *spliced = true;
+                } else if (path && streq(path, "file") && cJSON_IsString(v)) {
+                        /* a path of its own: ~/ is this user's home */
+                        _cleanup_free_ char *p = expand_home(v->valuestring);
+                        buf_puts(lit, p);
                 } else if (path && cJSON_IsString(v) && v->valuestring[0] != '/') {
                         /* a file name in one of the system's directories */
                         const char *dir = streq(path, "pretrained") ? (c->container.on ? "/pretrained" : c->pretrained)
@@ -1052,6 +1068,7 @@ static void plan_release(struct plan *c)
         free(c->bin_dir);
         free(c->container.image);
         free(c->mpirun.hostfile);
+        cJSON_Delete(c->env_owned);
         for (long i = 0; c->bind.specs && i < c->ranks; i++)
                 free(c->bind.specs[i]);
         free(c->bind.specs);
@@ -1086,7 +1103,14 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->pretrained = expand_home(sys_str(j, "paths.pretrained"));
         c->bin_dir = host_bin_dir(s, o);
         c->env = sys_get(j, "env");
-        c->env_nccl_ifname = sys_get(j, "env.NCCL_SOCKET_IFNAME") != NULL;
+        if (cJSON_GetArraySize(json_get(c->w->spec, "env")) > 0) {
+                /* what the workload's program wants, the system's own winning */
+                c->env_owned = cJSON_Duplicate(json_get(c->w->spec, "env"), true);
+                if (c->env)
+                        json_overlay(c->env_owned, c->env);
+                c->env = c->env_owned;
+        }
+        c->env_nccl_ifname = json_get(c->env, "NCCL_SOCKET_IFNAME") != NULL;
         c->clear_caches = sys_bool(j, "clear_caches");
         c->benchd_port = (int)sys_num(j, "benchd.port");
         c->container.runtime = sys_str(j, "container.runtime");
