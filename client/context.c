@@ -20,26 +20,10 @@ const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx)
 
 void ctx_workload_path(struct bd_ctx *ctx)
 {
-        char *dirs[64];
-        size_t n = 0;
-        if (ctx->workloads_dir)
-                dirs[n++] = xstrdup(ctx->workloads_dir);
-        const char *env = getenv("BENCHD_WORKLOADS");
-        if (env && *env) {
-                _cleanup_free_ char *copy = xstrdup(env);
-                char *save = NULL;
-                for (char *p = strtok_r(copy, ":", &save); p && n < ARRAY_SIZE(dirs) - 2; p = strtok_r(NULL, ":", &save))
-                        dirs[n++] = xstrdup(p);
-        }
-        const char *home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
-        if (xdg && *xdg)
-                dirs[n++] = xasprintf("%s/benchd/workloads", xdg);
-        else if (home && *home)
-                dirs[n++] = xasprintf("%s/.config/benchd/workloads", home);
-        dirs[n] = NULL;
-        workload_path_set(dirs);
-        for (size_t i = 0; i < n; i++)
-                free(dirs[i]);
+        struct bd_sysdirs d;
+        sysdirs_user(&d, ctx->workloads_dir, "BENCHD_WORKLOADS", "workloads");
+        workload_path_set(d.dirs);
+        sysdirs_release(&d);
 }
 
 int ctx_workloads(struct bd_ctx *ctx)

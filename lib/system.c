@@ -82,17 +82,18 @@ static void dirs_add(struct bd_sysdirs *d, const char *dir)
         for (size_t i = 0; i < d->n; i++)
                 if (streq(d->dirs[i], dir))
                         return;
-        d->dirs = xrealloc(d->dirs, (d->n + 1) * sizeof(char *));
+        d->dirs = xrealloc(d->dirs, (d->n + 2) * sizeof(char *));
         d->dirs[d->n++] = xstrdup(dir);
+        d->dirs[d->n] = NULL;
 }
 
-void sysdirs_init(struct bd_sysdirs *d, const char *cli_dir)
+void sysdirs_user(struct bd_sysdirs *d, const char *cli_dir, const char *env_name, const char *kind)
 {
         d->dirs = NULL;
         d->n = 0;
         if (cli_dir)
                 dirs_add(d, cli_dir);
-        const char *env = getenv("BENCHD_SYSTEMS");
+        const char *env = getenv(env_name);
         if (env && *env) {
                 _cleanup_free_ char *copy = xstrdup(env);
                 char *save = NULL;
@@ -102,12 +103,17 @@ void sysdirs_init(struct bd_sysdirs *d, const char *cli_dir)
         const char *home = getenv("HOME");
         const char *xdg = getenv("XDG_CONFIG_HOME");
         if (xdg && *xdg) {
-                _cleanup_free_ char *p = xasprintf("%s/benchd/systems", xdg);
+                _cleanup_free_ char *p = xasprintf("%s/benchd/%s", xdg, kind);
                 dirs_add(d, p);
         } else if (home && *home) {
-                _cleanup_free_ char *p = xasprintf("%s/.config/benchd/systems", home);
+                _cleanup_free_ char *p = xasprintf("%s/.config/benchd/%s", home, kind);
                 dirs_add(d, p);
         }
+}
+
+void sysdirs_init(struct bd_sysdirs *d, const char *cli_dir)
+{
+        sysdirs_user(d, cli_dir, "BENCHD_SYSTEMS", "systems");
         /* Run from the build tree: the source tree's systems; installed: the bundled ones. */
         _cleanup_free_ char *exe = fs_exe_dir();
         _cleanup_free_ char *build = realpath(BD_BUILDDIR, NULL);

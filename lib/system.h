@@ -32,6 +32,11 @@ struct bd_sysdirs {
 
 /* Builds the search path; cli_dir may be NULL. */
 void sysdirs_init(struct bd_sysdirs *d, const char *cli_dir);
+/* The user's part of a search path of files of a kind ("systems",
+ * "workloads"): cli_dir (may be NULL), the colon-separated directories of
+ * the environment variable env_name, then $XDG_CONFIG_HOME/benchd/KIND or
+ * ~/.config/benchd/KIND; dirs is NULL-terminated. */
+void sysdirs_user(struct bd_sysdirs *d, const char *cli_dir, const char *env_name, const char *kind);
 void sysdirs_release(struct bd_sysdirs *d);
 /* Sorted, unique names of every system on the path (NULL-terminated). */
 char **system_list(const struct bd_sysdirs *d);

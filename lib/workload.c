@@ -1023,6 +1023,11 @@ bool workload_has_key(const struct workload *w, const char *key)
         return false;
 }
 
+bool workload_command_names(const struct workload *w, const char *name)
+{
+        return command_names(w->command, name);
+}
+
 const cJSON *workload_key_spec(const struct workload *w, const char *key)
 {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(json_get(w->spec, "keys"), key);

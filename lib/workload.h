@@ -91,6 +91,9 @@ const struct workload *workload_lookup(const char *name, struct bd_err *err);
 void workload_names(struct bd_buf *out, const char *last);
 /* Whether its section has KEY (seed, precision...). */
 bool workload_has_key(const struct workload *w, const char *key);
+/* Whether its command names {NAME} (a fill or a key placed there, not
+ * among {args}). */
+bool workload_command_names(const struct workload *w, const char *name);
 /* KEY's definition in the file ({"type": ..., "arg": ...}); NULL when none. */
 const cJSON *workload_key_spec(const struct workload *w, const char *key);
 

@@ -283,22 +283,6 @@ static void value_word(const cJSON *v, struct bd_buf *out)
                 env_scalar(v, out);
 }
 
-/* Whether the workload's command names {KEY}: that key is placed there,
- * not among {args}. */
-static bool command_names(const struct plan *c, const char *key)
-{
-        _cleanup_free_ char *needle = xasprintf("{%s}", key);
-        const cJSON *e, *t;
-        cJSON_ArrayForEach(e, c->w->command) {
-                if (cJSON_IsString(e) && strstr(e->valuestring, needle))
-                        return true;
-                cJSON_ArrayForEach(t, json_get(e, "then"))
-                        if (strstr(t->valuestring, needle))
-                                return true;
-        }
-        return false;
-}
-
 /* {args}: each key of the section, in its order, that the command does not
  * place itself, whose "arg" is not null and whose "when" holds: --KEY VALUE
  * ('-' for '_'), or the key's own option. */
@@ -309,7 +293,7 @@ static void args_words(const struct plan *c, struct words *w)
                 const cJSON *spec = workload_key_spec(c->w, v->string);
                 const cJSON *arg = json_get(spec, "arg");
                 const char *when = json_str(spec, "when", NULL);
-                if (!spec || cJSON_IsNull(arg) || command_names(c, v->string) ||
+                if (!spec || cJSON_IsNull(arg) || workload_command_names(c->w, v->string) ||
                     (when && !truthy(json_get(c->section, when))))
                         continue;
                 _cleanup_buf_ struct bd_buf flag = BD_BUF_INIT, val = BD_BUF_INIT;
