@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,8 +120,8 @@ struct field {
         const char *const *choices;     /* F_STRING */
 };
 
-static const char *const result_kinds[] = { "time-to-train", "bus-bandwidth", NULL };
-static const char *const result_reads[] = { "mllog", NULL };
+static const char *const result_kinds[] = { "time-to-train", "bus-bandwidth", "throughput", NULL };
+static const char *const result_reads[] = { "mllog", "regex", "json", "dllogger", NULL };
 static const char *const key_types[] = { "string", "int", "number", "bool", "string-list", "int-list", "number-list",
                                          "object", NULL };
 static const enum schema_type key_schema_types[] = { S_STRING, S_INT, S_NUMBER, S_BOOL, S_STRING_LIST, S_INT_LIST,
@@ -133,10 +134,33 @@ static const struct field mlperf_fields[] = {
         { NULL, 0, NULL, NULL },
 };
 
+/* What a reader takes from a log or a result file (workload.h: WV_*). */
+static const struct field match_fields[] = {
+        { "step", F_STRING, NULL, NULL },
+        { "loss", F_STRING, NULL, NULL },
+        { "throughput", F_STRING, NULL, NULL },
+        { "accuracy", F_STRING, NULL, NULL },
+        { "accuracy_segm", F_STRING, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
+static const struct field scale_fields[] = {
+        { "throughput", F_NUMBER, NULL, NULL },
+        { "accuracy", F_NUMBER, NULL, NULL },
+        { "accuracy_segm", F_NUMBER, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
 static const struct field result_fields[] = {
         { "kind", F_STRING, NULL, result_kinds },
         { "read", F_STRING, NULL, result_reads },
         { "targets", F_STRING_LIST, NULL, NULL },
+        { "unit", F_STRING, NULL, NULL },
+        { "higher_is_better", F_BOOL, NULL, NULL },
+        { "match", F_OBJECT, match_fields, NULL },
+        { "scale", F_OBJECT, scale_fields, NULL },
+        { "skip", F_NUMBER, NULL, NULL },
+        { "file", F_STRING, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
 
@@ -721,9 +745,132 @@ static void workload_free(struct workload *w)
         free((char *)w->target_segm_key);
         free((char *)w->defaults);
         free((char *)w->help);
+        free((char *)w->unit);
+        for (int i = 0; i < _WV_MAX; i++)
+                free((char *)w->reader.match[i]);
+        free((char *)w->reader.file);
         free_keys((struct schema_key *)w->keys);
         cJSON_Delete((cJSON *)w->spec);
         free(w);
+}
+
+const char *const workload_value_names[_WV_MAX] = { "step", "loss", "throughput", "accuracy", "accuracy_segm" };
+
+/* A JSON path: names (letters, digits, '_', '-') and array indices
+ * (-1: the last item) separated by dots. */
+static bool json_path_ok(const char *p)
+{
+        size_t n = strlen(p);
+        if (!n || p[0] == '.' || p[n - 1] == '.' || strstr(p, ".."))
+                return false;
+        return strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == n;
+}
+
+/* result.file: {result}, {logdir}, {run}, {trial}; '*' only in the file's name */
+static int check_result_file(const char *file, const struct src *s, struct bd_err *err)
+{
+        static const char *const names[] = { "result", "logdir", "run", "trial", NULL };
+        for (const char *p = strchr(file, '{'); p; p = strchr(p + 1, '{')) {
+                const char *end = strchr(p, '}');
+                if (!end)
+                        return fail(err, s, "result.file", "'%s': a '{' without its '}'", file);
+                _cleanup_free_ char *name = xstrndup(p + 1, (size_t)(end - p - 1));
+                if (!in_list(names, name))
+                        return fail(err, s, "result.file", "'%s': {%s} is not one of {result}, {logdir}, {run}, "
+                                    "{trial}", file, name);
+        }
+        const char *star = strchr(file, '*'), *slash = strrchr(file, '/');
+        if (star && slash && star < slash)
+                return fail(err, s, "result.file", "'%s': '*' only in the file's name, not in a directory", file);
+        return 0;
+}
+
+/* One result.match: what it means depends on the reader. */
+static int check_match(enum workload_read read, const char *name, const char *v, const struct src *s,
+                       struct bd_err *err)
+{
+        _cleanup_free_ char *at = xasprintf("result.match.%s", name);
+        if (!*v)
+                return fail(err, s, at, "empty");
+        if (read == READ_REGEX) {
+                regex_t re;
+                int rc = regcomp(&re, v, REG_EXTENDED);
+                if (rc != 0) {
+                        char msg[128];
+                        regerror(rc, &re, msg, sizeof(msg));
+                        return fail(err, s, at, "'%s' is not an extended regular expression: %s", v, msg);
+                }
+                size_t groups = re.re_nsub;
+                bool empty = regexec(&re, "", 0, NULL, 0) == 0;
+                regfree(&re);
+                if (groups < 1)
+                        return fail(err, s, at, "'%s' has no group: the number read is its first (...)", v);
+                if (empty)
+                        return fail(err, s, at, "'%s' matches an empty line: it would match every line", v);
+        } else if (read == READ_JSON && !json_path_ok(v))
+                return fail(err, s, at, "'%s' is not a path (names and indices separated by '.': "
+                            "\"train_item.avg\")", v);
+        return 0;
+}
+
+/* How its result is read: "result" of the file. */
+static int build_reader(const cJSON *spec, const struct src *s, struct workload *w, struct bd_err *err)
+{
+        const char *kind = json_str(spec, "result.kind", "time-to-train");
+        const char *read = json_str(spec, "result.read", "mllog");
+        w->result = streq(kind, "bus-bandwidth") ? RESULT_BUS_BANDWIDTH
+                    : streq(kind, "throughput")  ? RESULT_THROUGHPUT
+                                                 : RESULT_TIME_TO_TRAIN;
+        struct workload_reader *rd = &w->reader;
+        rd->read = streq(read, "regex") ? READ_REGEX : streq(read, "json") ? READ_JSON
+                   : streq(read, "dllogger") ? READ_DLLOGGER : READ_MLLOG;
+        w->higher_is_better = json_bool(spec, "result.higher_is_better", w->result != RESULT_TIME_TO_TRAIN);
+        const char *unit = json_str(spec, "result.unit", NULL);
+        w->unit = xstrdup(unit ? unit : w->result == RESULT_TIME_TO_TRAIN ? "min"
+                                      : w->result == RESULT_BUS_BANDWIDTH ? "GB/s" : "images/s");
+        const cJSON *match = json_get(spec, "result.match");
+        if (rd->read == READ_MLLOG) {
+                static const char *const only[] = { "match", "scale", "skip", "file" };
+                for (size_t i = 0; i < ARRAY_SIZE(only); i++) {
+                        _cleanup_free_ char *at = xasprintf("result.%s", only[i]);
+                        if (json_get(spec, at))
+                                return fail(err, s, at, "for the regex, json and dllogger readers; the mllog "
+                                            "reader reads MLPerf's own keys");
+                }
+        } else if (w->result == RESULT_BUS_BANDWIDTH)
+                return fail(err, s, "result.read", "a bus-bandwidth result is read from MLLOG lines only");
+        for (int i = 0; i < _WV_MAX; i++) {
+                const char *v = json_str(match, workload_value_names[i], NULL);
+                _cleanup_free_ char *sat = xasprintf("result.scale.%s", workload_value_names[i]);
+                rd->scale[i] = json_num(spec, sat, 1);
+                if (!v)
+                        continue;
+                int r = check_match(rd->read, workload_value_names[i], v, s, err);
+                if (r < 0)
+                        return r;
+                rd->match[i] = xstrdup(v);
+        }
+        double skip = json_num(spec, "result.skip", 0);
+        if (skip < 0 || skip > 1000000 || skip != floor(skip))
+                return fail(err, s, "result.skip", "expected a whole number from 0, got %g", skip);
+        rd->skip = (int)skip;
+        const char *file = json_str(spec, "result.file", NULL);
+        if (file) {
+                int r = check_result_file(file, s, err);
+                if (r < 0)
+                        return r;
+                rd->file = xstrdup(file);
+        } else if (rd->read == READ_JSON)
+                rd->file = xstrdup("{result}");
+        if (rd->read == READ_MLLOG)
+                return 0;
+        if (w->result == RESULT_THROUGHPUT && !rd->match[WV_THROUGHPUT])
+                return fail(err, s, "result.match", "a throughput result needs 'throughput': how to read it");
+        if (w->result == RESULT_TIME_TO_TRAIN && json_get(spec, "result.targets") && !rd->match[WV_ACCURACY])
+                return fail(err, s, "result.match", "a time to a target needs 'accuracy': how to read it");
+        if (!rd->match[WV_THROUGHPUT] && !rd->match[WV_ACCURACY])
+                return fail(err, s, "result.match", "reads neither 'throughput' nor 'accuracy'");
+        return 0;
 }
 
 /* The workload of a resolved file (spec: taken). */
@@ -777,8 +924,9 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
                         *p = *p == '-' || *p == '.' ? '_' : (char)(*p >= 'a' && *p <= 'z' ? *p - 32 : *p);
                 w->result_name = u;
         }
-        w->result = streq(json_str(spec, "result.kind", "time-to-train"), "bus-bandwidth") ? RESULT_BUS_BANDWIDTH
-                                                                                           : RESULT_TIME_TO_TRAIN;
+        r = build_reader(spec, &s, w, err);
+        if (r < 0)
+                goto out;
         const char *checks = json_str(spec, "checks", NULL);
         if (checks) {
                 size_t i = 0;
@@ -812,6 +960,11 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
                         w->target_key = xstrdup(t->valuestring);
                 else
                         w->target_segm_key = xstrdup(t->valuestring);
+        }
+        if (w->target_segm_key && w->reader.read != READ_MLLOG && !w->reader.match[WV_ACCURACY_SEGM]) {
+                r = fail(err, &s, "result.match", "a second target ('%s') needs 'accuracy_segm': how to read it",
+                         w->target_segm_key);
+                goto out;
         }
         cJSON *ks;
         cJSON_ArrayForEach(ks, (cJSON *)keys) {

@@ -33,6 +33,44 @@ enum workload_result {
         /* bus bandwidth at the largest size (GB/s): the mean of the trials
          * that converged, higher is better */
         RESULT_BUS_BANDWIDTH,
+        /* a rate (result.unit, images/s unless said): the mean of the trials
+         * that gave one; higher is better unless result.higher_is_better is
+         * false */
+        RESULT_THROUGHPUT,
+};
+
+/* How a trial's result is read (result.read). */
+enum workload_read {
+        READ_MLLOG,             /* its :::MLLOG lines (client/report/mlperf.h) */
+        READ_REGEX,             /* regular expressions over its output, the number in the first group */
+        READ_JSON,              /* a JSON file (result.file) and a path in it ("train_item.avg") */
+        READ_DLLOGGER,          /* NVIDIA DLLogger's "DLLL {...}" records, by their data's names */
+};
+
+/* What a reader takes (result.match, result.scale): the name in the file. */
+enum workload_value {
+        WV_STEP,
+        WV_LOSS,
+        WV_THROUGHPUT,
+        WV_ACCURACY,
+        WV_ACCURACY_SEGM,
+        _WV_MAX,
+};
+/* "step", "loss", "throughput", "accuracy", "accuracy_segm" */
+extern const char *const workload_value_names[_WV_MAX];
+
+/* How one workload's result is read. */
+struct workload_reader {
+        enum workload_read read;
+        const char *match[_WV_MAX];     /* regex: an extended regular expression whose first group is the
+                                         * number; json: a dotted path ("train_item.avg", a number for an
+                                         * array's item, -1 the last); dllogger: a name of a record's data;
+                                         * NULL: not read */
+        double scale[_WV_MAX];          /* what a number read is multiplied by (1: as read; 0.01: a percent) */
+        int skip;                       /* the first throughput values left out (warmup) */
+        const char *file;               /* json (and dllogger): the result file, a template of {result}
+                                         * (LOGDIR/RUN_TRIAL.json), {logdir}, {run}, {trial}; its file name
+                                         * may hold '*'; NULL: the log only */
 };
 
 struct workload {
@@ -46,6 +84,9 @@ struct workload {
         const char *program;            /* what the command runs: benchd-NAME, or a path */
         bool own;                       /* benchd's own program: in benchd's bin directory (or the image's) */
         enum workload_result result;
+        struct workload_reader reader;  /* how a trial's result is read */
+        const char *unit;               /* of the result: "min", "GB/s", "images/s", or result.unit */
+        bool higher_is_better;          /* of the result */
         const char *target_key;         /* its section's accuracy target (bbox for detectors); NULL: none */
         const char *target_segm_key;    /* a second target, met with the first: Mask R-CNN's segm; NULL: none */
         bool dataset;                   /* reads the dataset (its command names {data}) */

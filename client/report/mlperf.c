@@ -311,6 +311,11 @@ static const char *skip_tag(const char *p, const char *end, long *rank)
         return q;
 }
 
+const char *mlperf_line_body(const char *p, const char *end, long *rank)
+{
+        return skip_tag(p, end, rank);
+}
+
 static bool starts_with(const char *p, const char *end, const char *prefix)
 {
         size_t n = strlen(prefix);

@@ -148,6 +148,10 @@ static inline int mlperf_parse_file(const char *path, double target, struct mlpe
         return mlperf_read_trial(path, target, t, NULL);
 }
 
+/* Where a log line's own text starts, after mpirun's --tag-output prefix
+ * ("[1,0]<stdout>:"); *rank: the tag's rank, -1 when there is none. */
+const char *mlperf_line_body(const char *p, const char *end, long *rank);
+
 /* True when the workload's score is a bandwidth (higher is better): its
  * row's result (workload.h), found by its name or its MLPerf name. */
 bool mlperf_is_bandwidth(const char *workload);
