@@ -110,7 +110,7 @@ static const struct {
 
 /* ---- the fields of a file ---- */
 
-enum field_type { F_STRING, F_BOOL, F_NUMBER, F_OBJECT, F_STRING_LIST, F_ANY, F_COMMAND, F_KEYS, F_STRING_OR_NULL,
+enum field_type { F_STRING, F_PATTERN, F_BOOL, F_NUMBER, F_OBJECT, F_STRING_LIST, F_ANY, F_COMMAND, F_KEYS, F_STRING_OR_NULL,
                   F_ENV };
 
 struct field {
@@ -136,11 +136,11 @@ static const struct field mlperf_fields[] = {
 
 /* What a reader takes from a log or a result file (workload.h: WV_*). */
 static const struct field match_fields[] = {
-        { "step", F_STRING, NULL, NULL },
-        { "loss", F_STRING, NULL, NULL },
-        { "throughput", F_STRING, NULL, NULL },
-        { "accuracy", F_STRING, NULL, NULL },
-        { "accuracy_segm", F_STRING, NULL, NULL },
+        { "step", F_PATTERN, NULL, NULL },
+        { "loss", F_PATTERN, NULL, NULL },
+        { "throughput", F_PATTERN, NULL, NULL },
+        { "accuracy", F_PATTERN, NULL, NULL },
+        { "accuracy_segm", F_PATTERN, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
 
@@ -219,7 +219,11 @@ static int fail(struct bd_err *err, const struct src *s, const char *key, const 
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        int line = s->text && key ? json_key_line(s->text, key) : 0;
+        /* the line of the key, else of the nearest of its parents there */
+        int line = 0;
+        _cleanup_free_ char *k = key ? xstrdup(key) : NULL;
+        while (s->text && k && (line = json_key_line(s->text, k)) == 0 && strrchr(k, '.'))
+                *strrchr(k, '.') = '\0';
         if (line > 0)
                 return bd_err_set(err, -EINVAL, "%s:%d: '%s': %s", s->label, line, key, msg);
         if (key)
@@ -333,6 +337,10 @@ static int check_fields(const cJSON *obj, const struct field *fields, const char
                                 list_words(&list, f->choices);
                                 return fail(err, s, at, "'%s' is not one of: %s", v->valuestring, list.s);
                         }
+                        break;
+                case F_PATTERN: /* a regular expression may span lines ("...~~~~\\n=([0-9.]+)") */
+                        if (!cJSON_IsString(v))
+                                return fail(err, s, at, "expected a string, got %s", json_type_name(v));
                         break;
                 case F_STRING_OR_NULL:
                         if (!cJSON_IsString(v) && !cJSON_IsNull(v))
@@ -807,7 +815,9 @@ static int check_match(enum workload_read read, const char *name, const char *v,
                         return fail(err, s, at, "'%s' has no group: the number read is its first (...)", v);
                 if (empty)
                         return fail(err, s, at, "'%s' matches an empty line: it would match every line", v);
-        } else if (read == READ_JSON && !json_path_ok(v))
+        } else if (strpbrk(v, "\n\r"))
+                return fail(err, s, at, "holds a newline (only a regular expression may span lines)");
+        else if (read == READ_JSON && !json_path_ok(v))
                 return fail(err, s, at, "'%s' is not a path (names and indices separated by '.': "
                             "\"train_item.avg\")", v);
         return 0;
@@ -1185,6 +1195,50 @@ const cJSON *workload_key_spec(const struct workload *w, const char *key)
 {
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(json_get(w->spec, "keys"), key);
         return cJSON_IsObject(k) ? k : NULL;
+}
+
+/* Workloads rebuilt from what runs recorded, kept for the life of the
+ * program (a report reads a few). */
+static struct recorded {
+        struct recorded *next;
+        char *text;
+        struct workload *w;
+} *recorded;
+
+const struct workload *workload_recorded(const char *name, const char *label, const char *spec_text,
+                                         struct bd_err *err)
+{
+        workload_all(); /* the bundled workloads: a section it shares is one of theirs */
+        pthread_mutex_lock(&reg.lock);
+        for (struct recorded *r = recorded; r; r = r->next)
+                if (streq(r->w->name, name) && streq(r->text, spec_text)) {
+                        pthread_mutex_unlock(&reg.lock);
+                        return r->w;
+                }
+        int rc;
+        struct workload *w = NULL;
+        cJSON *spec = cJSON_Parse(spec_text);
+        if (!cJSON_IsObject(spec)) {
+                cJSON_Delete(spec);
+                rc = bd_err_set(err, -EINVAL, "%s: the recorded workload is not a JSON object", label);
+        } else {
+                cJSON_DeleteItemFromObjectCaseSensitive(spec, "extends");
+                cJSON_DeleteItemFromObjectCaseSensitive(spec, "abstract");
+                struct src s = { label, spec_text };
+                rc = check_fields(spec, top_fields, NULL, &s, err);
+                struct wfile f = { .name = (char *)name, .label = (char *)label, .text = (char *)spec_text };
+                if (rc >= 0)
+                        rc = build(&f, spec, &w, err);  /* takes spec */
+                else
+                        cJSON_Delete(spec);
+        }
+        if (rc >= 0) {
+                struct recorded *r = xcalloc(1, sizeof(*r));
+                *r = (struct recorded){ recorded, xstrdup(spec_text), w };
+                recorded = r;
+        }
+        pthread_mutex_unlock(&reg.lock);
+        return rc < 0 ? NULL : w;
 }
 
 int workload_check_text(const char *text, const char *name, const char *label, struct bd_err *err)

@@ -138,6 +138,13 @@ bool workload_command_names(const struct workload *w, const char *name);
 /* KEY's definition in the file ({"type": ..., "arg": ...}); NULL when none. */
 const cJSON *workload_key_spec(const struct workload *w, const char *key);
 
+/* The workload a run recorded (its file, resolved: workload->spec printed),
+ * rebuilt and checked as a file would be; label names it in errors ("run
+ * 20261128-1"). NULL, with err set, when it is not a workload.  Kept until
+ * the program ends. */
+const struct workload *workload_recorded(const char *name, const char *label, const char *spec_text,
+                                         struct bd_err *err);
+
 /* Reads one workload file's text (comments allowed) as the search path
  * would, with the bundled workloads as its possible bases, and checks it:
  * for the fuzz harness and the tests.  0, or a negative errno with

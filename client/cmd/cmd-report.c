@@ -47,17 +47,6 @@ struct loaded_run {
         int nwarnings;
 };
 
-/* The run's accuracy target (segm: the second one), from the configuration
- * it recorded; -1: none */
-static double target_of(const cJSON *config, const char *workload, bool segm)
-{
-        const struct workload *w = workload_find(workload);
-        const char *key = w ? (segm ? w->target_segm_key : w->target_key) : NULL;
-        if (!key)
-                return -1;
-        return json_num(json_get(config, w->section), key, -1);
-}
-
 /* A trial of a run that has not ended, whose log has no run_stop (or is not
  * there yet), is running or pending: not killed, not missing. */
 static void live_outcome(const struct bd_run *run, const struct bd_trial *trial, struct mlperf_trial *t)
@@ -99,10 +88,7 @@ static void job_warnings(struct loaded_run *x)
 static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
 {
         const char *w = x->run.workload;
-        double target, target_segm;
         x->config = cJSON_Parse(x->run.config ? x->run.config : "{}");
-        target = target_of(x->config, w, false);
-        target_segm = target_of(x->config, w, true);
         x->rt = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->rt));
         x->paths = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->paths));
         for (int k = 0; k < x->run.ntrials; k++) {
@@ -112,7 +98,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 x->paths[k] = trial_log_best(&x->run, &x->trials[k], &kept);
                 x->rt[k].log_path = x->paths[k];
                 if (x->paths[k])
-                        (void) mlperf_read_trial_segm(x->paths[k], target, target_segm, &x->rt[k].result, NULL);
+                        trial_read(&x->run, &x->trials[k], x->paths[k], &x->rt[k].result);
                 else {
                         memset(&x->rt[k].result, 0, sizeof(x->rt[k].result));
                         x->rt[k].result.outcome = OUT_MISSING;
@@ -132,6 +118,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 .id = x->run.id,
                 .system = x->run.system,
                 .workload = w,
+                .wl = run_workload(&x->run),
                 .state = bd_state_name(x->run.state),
                 .trials = x->rt,
                 .ntrials = x->run.ntrials,

@@ -16,7 +16,9 @@ static const struct bd_option options[] = {
 
 static const char *result_kind(const struct workload *w)
 {
-        return w->result == RESULT_BUS_BANDWIDTH ? "bus-bandwidth" : "time-to-train";
+        return w->result == RESULT_BUS_BANDWIDTH ? "bus-bandwidth"
+               : w->result == RESULT_THROUGHPUT  ? "throughput"
+                                                 : "time-to-train";
 }
 
 /* Whether its program can run here: benchd's own, built; another, on PATH

@@ -33,12 +33,22 @@ const char *mlperf_outcome_name(enum trial_outcome o)
         return (unsigned)o < ARRAY_SIZE(names) ? names[o] : "unknown";
 }
 
+/* The workload of a name or an MLPerf name; NULL when none. */
+static const struct workload *workload_of(const char *workload)
+{
+        const struct workload *w = workload_find(workload);
+        if (w)
+                return w;
+        for (const struct workload *const *p = workload_all(); *p; p++)
+                if (streq((*p)->mlperf_name, workload))
+                        return *p;
+        return NULL;
+}
+
 bool mlperf_is_bandwidth(const char *workload)
 {
-        for (const struct workload *const *w = workload_all(); *w; w++)
-                if (streq((*w)->name, workload) || streq((*w)->mlperf_name, workload))
-                        return (*w)->result == RESULT_BUS_BANDWIDTH;
-        return false;
+        const struct workload *w = workload_of(workload);
+        return w && w->result == RESULT_BUS_BANDWIDTH;
 }
 
 /* The keys this parser uses; everything else is validated and skipped. */
@@ -566,16 +576,39 @@ static void score_allreduce(const struct mlperf_trial *t, int n, const struct sc
                          "mean bus bandwidth at the largest size over %d of %d trials, %d did not converge", k, n, n - k);
 }
 
+/* A throughput workload: the mean rate of the trials that gave one. */
+static void score_throughput(int n, int k, struct mlperf_score *s)
+{
+        if (k == 0) {
+                s->valid = false;
+                snprintf(s->reason, sizeof(s->reason), "no trial gave a result (%d trial%s)", n, n == 1 ? "" : "s");
+                return;
+        }
+        s->scored = true;
+        s->score = s->mean;
+        if (k == n)
+                snprintf(s->method, sizeof(s->method), "mean throughput over %d trial%s", k, k == 1 ? "" : "s");
+        else
+                snprintf(s->method, sizeof(s->method), "mean throughput over %d of %d trials, %d gave none", k, n,
+                         n - k);
+}
+
 void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, struct mlperf_score *s)
 {
-        bool allreduce = mlperf_is_bandwidth(workload);
+        mlperf_score_of(t, n, workload_of(workload), s);
+}
+
+void mlperf_score_of(const struct mlperf_trial *t, int n, const struct workload *w, struct mlperf_score *s)
+{
+        bool allreduce = w && w->result == RESULT_BUS_BANDWIDTH;
+        bool rate = w && w->result == RESULT_THROUGHPUT;
         memset(s, 0, sizeof(*s));
         s->trials = n;
         s->valid = true;
         s->fastest = s->slowest = -1;
-        s->higher_is_better = allreduce;
-        s->required = allreduce ? 1 : 5;
-        STR_COPY(s->unit, allreduce ? "GB/s" : "min");
+        s->higher_is_better = allreduce || (rate && w->higher_is_better);
+        s->required = allreduce || rate ? 1 : 5;
+        STR_COPY(s->unit, w ? w->unit : "min");
         if (n < 0)
                 n = 0;
 
@@ -583,7 +616,9 @@ void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, str
         int k = 0, failed_index = -1;
         for (int i = 0; i < n; i++) {
                 if (t[i].converged)
-                        v[k++] = (struct scored_value){ allreduce ? t[i].ar_busbw : t[i].time_to_train / 60.0, i };
+                        v[k++] = (struct scored_value){ allreduce ? t[i].ar_busbw
+                                                        : rate    ? t[i].throughput
+                                                                  : t[i].time_to_train / 60.0, i };
                 else
                         failed_index = i;
         }
@@ -596,7 +631,7 @@ void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, str
                 /* trials that ended without converging count already: two of
                  * them make the result invalid whatever the rest do */
                 int ended_failed = n - k - live;
-                if (!allreduce && ended_failed > 1) {
+                if (!allreduce && !rate && ended_failed > 1) {
                         s->valid = false;
                         snprintf(s->reason, sizeof(s->reason),
                                  "%d trials did not converge (MLPerf allows one), with %d still to finish",
@@ -608,6 +643,10 @@ void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, str
         }
         if (allreduce) {
                 score_allreduce(t, n, v, k, s);
+                return;
+        }
+        if (rate) {
+                score_throughput(n, k, s);
                 return;
         }
 

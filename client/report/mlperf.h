@@ -166,7 +166,7 @@ struct mlperf_score {
         double mean, sd, sd_pct;        /* over converged trials; sd is the sample sd (n - 1), 0 for one */
         int fastest, slowest;           /* indices of the trials the olympic mean dropped, -1 if none */
         bool higher_is_better;
-        char unit[16];                  /* "min" or "GB/s" */
+        char unit[32];                  /* "min", "GB/s", or the workload's unit ("images/s") */
         char method[128];               /* how the score was made, when scored */
         char reason[160];               /* why there is no score, when there is none */
 };
@@ -181,5 +181,8 @@ struct mlperf_score {
  * OUT_PENDING there is no score yet (valid, with the reason), unless two
  * trials that ended did not converge: invalid already (not for bandwidth). */
 void mlperf_score(const struct mlperf_trial *t, int n, const char *workload, struct mlperf_score *s);
+/* The same for a workload in hand (a run's recorded one); NULL: time to train. */
+struct workload;
+void mlperf_score_of(const struct mlperf_trial *t, int n, const struct workload *w, struct mlperf_score *s);
 
 #endif

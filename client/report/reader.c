@@ -16,10 +16,15 @@
 #include "reader.h"
 #include "strutil.h"
 
+/* The most lines a pattern may span. */
+#define SPAN_MAX 8
+
 struct reader {
         const struct workload_reader *rd;
         regex_t re[_WV_MAX];
         bool has[_WV_MAX];
+        int span[_WV_MAX];              /* the lines a pattern spans: 1 + its newlines */
+        int span_max;
 };
 
 struct reader *reader_new(const struct workload_reader *rd, struct bd_err *err)
@@ -38,6 +43,13 @@ struct reader *reader_new(const struct workload_reader *rd, struct bd_err *err)
                         return NULL;
                 }
                 r->has[i] = true;
+                r->span[i] = 1;
+                for (const char *p = rd->match[i]; *p; p++)
+                        r->span[i] += *p == '\n';
+                if (r->span[i] > SPAN_MAX)
+                        r->span[i] = SPAN_MAX;
+                if (r->span[i] > r->span_max)
+                        r->span_max = r->span[i];
         }
         return r;
 }
@@ -116,7 +128,47 @@ static bool number_at(const char *s, size_t n, double *ret)
         return true;
 }
 
-static void regex_line(const struct reader *r, const char *line, struct reader_values *v)
+/* The last lines read, for patterns that span several. */
+struct window {
+        char *line[SPAN_MAX];           /* ring: line[n % SPAN_MAX] is the newest */
+        size_t n;                       /* lines put */
+        struct bd_buf joined;
+};
+
+static void window_put(struct window *w, const char *s, size_t len)
+{
+        char **slot = &w->line[w->n++ % SPAN_MAX];
+        free(*slot);
+        *slot = xstrndup(s, len);
+}
+
+/* The last k lines joined by newlines; *last: where the newest starts.
+ * NULL while fewer have been read. */
+static const char *window_last(struct window *w, int k, size_t *last)
+{
+        if ((size_t)k > w->n)
+                return NULL;
+        buf_reset(&w->joined);
+        for (int i = k - 1; i >= 0; i--) {
+                if (i == 0)
+                        *last = w->joined.len;
+                buf_puts(&w->joined, w->line[(w->n - 1 - (size_t)i) % SPAN_MAX]);
+                if (i)
+                        buf_putc(&w->joined, '\n');
+        }
+        return w->joined.s ? w->joined.s : "";
+}
+
+static void window_release(struct window *w)
+{
+        for (int i = 0; i < SPAN_MAX; i++)
+                free(w->line[i]);
+        buf_release(&w->joined);
+}
+
+/* The newest line against each pattern (one that spans k lines: the last k,
+ * its match ending in the newest). */
+static void regex_line(const struct reader *r, struct window *w, struct reader_values *v)
 {
         bool any = false;
         /* the step first: a loss on the same line is at this step */
@@ -125,9 +177,14 @@ static void regex_line(const struct reader *r, const char *line, struct reader_v
                 int i = order[k];
                 regmatch_t m[2];
                 double x;
-                if (!r->has[i] || regexec(&r->re[i], line, 2, m, 0) != 0 || m[1].rm_so < 0)
+                size_t last = 0;
+                if (!r->has[i])
                         continue;
-                if (!number_at(line + m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so), &x))
+                const char *text = window_last(w, r->span[i], &last);
+                if (!text || regexec(&r->re[i], text, 2, m, 0) != 0 || m[1].rm_so < 0 ||
+                    (size_t)m[0].rm_eo <= last)
+                        continue;
+                if (!number_at(text + m[1].rm_so, (size_t)(m[1].rm_eo - m[1].rm_so), &x))
                         continue;
                 take(r, v, i, x);
                 any = true;
@@ -184,8 +241,7 @@ static void dllogger_record(const struct reader *r, const char *js, const char *
 static void scan_lines(const struct reader *r, const char *text, size_t len, struct reader_values *v)
 {
         const char *p = text, *end = text + len;
-        char *line = NULL;
-        size_t cap = 0;
+        struct window w = { .joined = BD_BUF_INIT };
         while (p < end) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
                 const char *e = nl ? nl : end;
@@ -194,15 +250,9 @@ static void scan_lines(const struct reader *r, const char *text, size_t len, str
                 const char *le = e > body && e[-1] == '\r' ? e - 1 : e;
                 if (rank <= 0) {
                         if (r->rd->read == READ_REGEX) {
-                                size_t n = (size_t)(le - body);
-                                if (n + 1 > cap) {
-                                        cap = n + 1;
-                                        line = xrealloc(line, cap);
-                                }
-                                memcpy(line, body, n);
-                                line[n] = '\0';
                                 /* a NUL inside ends the line for regexec: what follows is not read */
-                                regex_line(r, line, v);
+                                window_put(&w, body, (size_t)(le - body));
+                                regex_line(r, &w, v);
                         } else if (r->rd->read == READ_DLLOGGER) {
                                 const char *m = memmem(body, (size_t)(le - body), DLLL_MARK, strlen(DLLL_MARK));
                                 if (m)
@@ -211,7 +261,7 @@ static void scan_lines(const struct reader *r, const char *text, size_t len, str
                 }
                 p = nl ? nl + 1 : end;
         }
-        free(line);
+        window_release(&w);
 }
 
 void reader_scan_log(const struct reader *r, const char *text, size_t len, struct reader_values *v)

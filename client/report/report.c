@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "workload.h"
 
 void report_score(const struct report_run *run, struct mlperf_score *ret)
 {
@@ -14,7 +15,10 @@ void report_score(const struct report_run *run, struct mlperf_score *ret)
         _cleanup_free_ struct mlperf_trial *t = xcalloc((size_t)n + 1, sizeof(*t));
         for (int i = 0; i < n; i++)
                 t[i] = run->trials[i].result;
-        mlperf_score(t, n, run->workload, ret);
+        if (run->wl)
+                mlperf_score_of(t, n, run->wl, ret);
+        else
+                mlperf_score(t, n, run->workload, ret);
 }
 
 static struct mlperf_score *scores_new(const struct report_run *runs, int n)
@@ -32,7 +36,7 @@ static const char *or_dash(const char *s)
 
 static bool is_allreduce(const struct report_run *r)
 {
-        return mlperf_is_bandwidth(r->workload);
+        return r->wl ? r->wl->result == RESULT_BUS_BANDWIDTH : mlperf_is_bandwidth(r->workload);
 }
 
 /* The trial number of the trial at index i of a run, 0 for none. */
@@ -63,7 +67,7 @@ static const struct report_reference *published(const struct report_run *r)
  * mean of the converged trials; false when there is neither. */
 static bool ours_minutes(const struct report_run *r, const struct mlperf_score *s, double *ret)
 {
-        if (is_allreduce(r))
+        if (is_allreduce(r) || strcmp(s->unit, "min"))
                 return false;
         if (s->scored)
                 *ret = s->score;

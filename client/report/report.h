@@ -53,6 +53,7 @@ struct report_run {
         const struct report_reference *reference;       /* NULL: nothing published */
         char *const *warnings;          /* the launch script's warnings (image and host disagree...) */
         int nwarnings;
+        const struct workload *wl;      /* its workload as the run recorded it; NULL: found by its name */
 };
 
 enum report_format {

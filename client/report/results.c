@@ -10,7 +10,9 @@
 #include "mlperf.h"
 #include "results.h"
 #include "run.h"
+#include "reader.h"
 #include "strutil.h"
+#include "workload.h"
 
 static const char *const outcome_names[_TV_MAX] = {
         [TV_VALUE] = "value",   [TV_NAN] = "NaN",         [TV_OOM] = "OOM",         [TV_FAILED] = "failed",
@@ -25,14 +27,50 @@ const char *tv_outcome_name(enum tv_outcome o)
 
 enum tv_kind tv_kind_of(const char *workload, bool time_to_train)
 {
-        if (mlperf_is_bandwidth(workload))
+        const struct workload *w = workload_find(workload);
+        if (w && w->result == RESULT_BUS_BANDWIDTH)
                 return TV_BUSBW;
+        if (w && w->result == RESULT_THROUGHPUT)
+                return TV_THROUGHPUT;
         return time_to_train ? TV_TIME_TO_TRAIN : TV_THROUGHPUT;
 }
 
-const char *tv_unit(enum tv_kind k)
+const char *tv_unit(const char *workload, enum tv_kind k)
 {
+        const struct workload *w = workload ? workload_find(workload) : NULL;
+        if (k == TV_THROUGHPUT && w && w->result == RESULT_THROUGHPUT)
+                return w->unit;
         return k == TV_BUSBW ? "GB/s" : k == TV_TIME_TO_TRAIN ? "min" : "images/s";
+}
+
+/* The accuracy target of a run (segm: the second), from the configuration
+ * it recorded; -1: none. */
+static double run_target(const cJSON *config, const struct workload *w, bool segm)
+{
+        const char *key = w ? (segm ? w->target_segm_key : w->target_key) : NULL;
+        return key ? json_num(json_get(config, w->section), key, -1) : -1;
+}
+
+void trial_read(const struct bd_run *r, const struct bd_trial *t, const char *log, struct mlperf_trial *m)
+{
+        const struct workload *w = run_workload(r);
+        _cleanup_json_ cJSON *config = cJSON_Parse(r->config ? r->config : "{}");
+        double target = run_target(config, w, false), target_segm = run_target(config, w, true);
+        if (!w) {
+                (void) mlperf_read_trial_segm(log, target, target_segm, m, NULL);
+                return;
+        }
+        struct reader_where at = { .log = log, .logdir = r->logdir, .run = r->id, .trial = t->trial };
+        if (reader_read_trial(w, &at, target, target_segm, m, NULL) < 0 || w->reader.read == READ_MLLOG)
+                return;
+        /* the program's own words say nothing of how it ended: its exit status does */
+        if (bd_state_final(t->state) && t->state != ST_COMPLETED &&
+            (m->outcome == OUT_SUCCESS || m->outcome == OUT_NO_RUN || m->outcome == OUT_INCOMPLETE)) {
+                m->outcome = OUT_ABORTED;
+                m->converged = false;
+                snprintf(m->reason, sizeof(m->reason), "%s%s%.120s", bd_state_name(t->state), t->reason ? ": " : "",
+                         t->reason ? t->reason : "");
+        }
 }
 
 /* The outcome of a trial that left no result of its own: its state. */
@@ -106,7 +144,8 @@ void trial_value_load(struct bd_store *s, const struct bd_run *r, const struct b
         v->accuracy = NAN;
         if (t->start_time > 0 && t->end_time >= t->start_time)
                 v->wall_s = t->end_time - t->start_time;
-        if (kind == TV_THROUGHPUT) {
+        const struct workload *w = run_workload(r);
+        if (kind == TV_THROUGHPUT && (!w || w->own)) {
                 _cleanup_free_ char *text = NULL;
                 struct bd_err err;
                 if (store_get_result(s, r->id, t->trial, &text, &err) < 0) {
@@ -124,12 +163,26 @@ void trial_value_load(struct bd_store *s, const struct bd_run *r, const struct b
         bool copy;
         _cleanup_free_ char *log = trial_log_best(r, t, &copy);
         struct mlperf_trial m;
-        if (!log || mlperf_read_trial(log, -1, &m, NULL) < 0) {
+        if (!log || !bd_state_final(t->state)) {
                 from_state(t, v);
                 return;
         }
-        if (!bd_state_final(t->state)) {
+        trial_read(r, t, log, &m);
+        if (m.outcome == OUT_MISSING) {
                 from_state(t, v);
+                return;
+        }
+        if (kind == TV_THROUGHPUT) {
+                /* another trainer's rate, read as its file says */
+                if (m.converged) {
+                        v->outcome = TV_VALUE;
+                        v->value = v->ci_lo = v->ci_hi = m.throughput;
+                } else {
+                        v->outcome = TV_FAILED;
+                        STR_COPY(v->why, m.reason[0] ? m.reason : "no result");
+                }
+                if (m.has_accuracy)
+                        v->accuracy = m.accuracy;
                 return;
         }
         if (kind == TV_BUSBW) {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "mlperf.h"
 #include "store.h"
 
 enum tv_outcome {
@@ -53,10 +54,17 @@ struct trial_value {
 
 /* The kind of result of a run of workload (mode "throughput" or "time-to-train"). */
 enum tv_kind tv_kind_of(const char *workload, bool time_to_train);
-const char *tv_unit(enum tv_kind k);
+/* Its unit: a throughput workload's own (its file's result.unit). */
+const char *tv_unit(const char *workload, enum tv_kind k);
 /* Loads trial t of run r (as last refreshed). */
 void trial_value_load(struct bd_store *s, const struct bd_run *r, const struct bd_trial *t, enum tv_kind kind,
                       struct trial_value *ret);
 void trial_value_release(struct trial_value *v);
+
+/* Reads trial t of run r from log (the trial log to read) as the run's
+ * workload file says (reader.h), against the accuracy targets it recorded.
+ * A program read by its own words (not MLLOG) whose trial failed is a failed
+ * trial, whatever its log says. */
+void trial_read(const struct bd_run *r, const struct bd_trial *t, const char *log, struct mlperf_trial *m);
 
 #endif

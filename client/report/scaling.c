@@ -133,7 +133,7 @@ void scaling_text(const struct scaling_data *d, struct bd_buf *out)
 {
         if (d->n == 0)
                 return;
-        const char *unit = tv_unit(d->rows[0].kind == TV_TIME_TO_TRAIN ? TV_THROUGHPUT : d->rows[0].kind);
+        const char *unit = tv_unit(d->rows[0].workload, d->rows[0].kind == TV_TIME_TO_TRAIN ? TV_THROUGHPUT : d->rows[0].kind);
         buf_printf(out, "scaling of %s: speedup and efficiency on %s against %ld node%s\n", d->rows[0].workload,
                    d->basis, d->rows[0].nodes, d->rows[0].nodes == 1 ? "" : "s");
         buf_printf(out, "%-5s %-5s %-24s %9s %8s %12s %8s %6s %9s %10s %10s  %s\n", "nodes", "ranks", "run",

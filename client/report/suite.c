@@ -374,7 +374,7 @@ static int parse_benchmark(struct bd_err *err, const struct ctx *c, const struct
                                     prefix);
                 if (!cJSON_IsNumber(t) || !isfinite(t->valuedouble) || !(t->valuedouble > 0))
                         return fail(err, c, at, "%starget '%s' must be a positive number (%s)", prefix, t->string,
-                                    w->result == RESULT_BUS_BANDWIDTH ? "GB/s" : "images/s");
+                                    w->result == RESULT_TIME_TO_TRAIN ? "images/s" : w->unit);
         }
         ret->targets = targets ? cJSON_Duplicate(targets, true) : cJSON_CreateObject();
         return 0;
@@ -509,7 +509,7 @@ char **baseline_sets(const struct baseline *b)
 const char *baseline_unit(const struct baseline *b)
 {
         const struct workload *w = workload_find(b->workload);
-        return w && w->result == RESULT_BUS_BANDWIDTH ? "GB/s" : "images/s";
+        return w && w->result != RESULT_TIME_TO_TRAIN ? w->unit : "images/s";
 }
 
 /* ---- the arithmetic ---- */

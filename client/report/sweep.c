@@ -124,7 +124,7 @@ int sweep_data_load(struct bd_store *s, const char *id, struct sweep_data *d)
         d->spec = cJSON_Parse(d->g.spec ? d->g.spec : "{}");
         d->ttt = streq(json_str(d->spec, "mode", "throughput"), "time-to-train");
         d->kind = tv_kind_of(d->g.workload, d->ttt);
-        d->unit = tv_unit(d->kind);
+        d->unit = tv_unit(d->g.workload, d->kind);
         /* the row axis: ranks, else nodes, else the first with more than one value */
         const cJSON *axes = json_get(d->spec, "axes"), *a;
         d->rowkey = NULL;

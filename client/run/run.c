@@ -13,12 +13,24 @@
 #include "run.h"
 #include "scheduler.h"
 #include "strutil.h"
+#include "workload.h"
 
 char *run_output_path(const struct bd_run *r)
 {
         if (r->launcher && streq(r->launcher, "slurm"))
                 return xasprintf("%s/%s_slurm-%s.out", r->logdir, r->id, r->job_id ? r->job_id : "0");
         return xasprintf("%s/job.out", r->rundir);
+}
+
+const struct workload *run_workload(const struct bd_run *r)
+{
+        _cleanup_free_ char *path = r->rundir ? xasprintf("%s/workload.json", r->rundir) : NULL, *text = NULL;
+        if (path && fs_read_file(path, 4u << 20, &text, NULL, NULL) == 0) {
+                const struct workload *w = workload_recorded(r->workload, path, text, NULL);
+                if (w)
+                        return w;
+        }
+        return workload_find(r->workload);
 }
 
 char *trial_log_copy(const struct bd_run *r, const struct bd_trial *t)

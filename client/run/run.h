@@ -11,6 +11,8 @@
 
 #include "store.h"
 
+struct workload;
+
 /* Job output file of a run (caller frees). */
 char *run_output_path(const struct bd_run *r);
 /* Where `benchctl logs` keeps its copy of a trial log: RUNDIR/logs/NAME
@@ -21,6 +23,10 @@ char *trial_log_copy(const struct bd_run *r, const struct bd_trial *t);
  * that one is gone or shorter than the copy (logs only grow: it was truncated
  * or purged since); *ret_copy says which. */
 char *trial_log_best(const struct bd_run *r, const struct bd_trial *t, bool *ret_copy);
+/* The workload a run ran: the file it recorded (RUNDIR/workload.json, for
+ * one of the search path), else the one of its name now; NULL when neither
+ * (the run's workload is no longer known). */
+const struct workload *run_workload(const struct bd_run *r);
 /* Updates r and trials from the scheduler and the job output; writes the store
  * when something changed.  A scheduler that cannot be reached leaves the
  * recorded state and sets *ret_warning (static text) when given. */

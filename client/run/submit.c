@@ -189,6 +189,7 @@ struct submission {
         struct render_opts ro;
         struct bd_buf script;
         char *script_path, *config_path;
+        char *workload_path;            /* RUNDIR/workload.json: a workload file not bundled, as resolved */
         char *job_id, *output;          /* launched */
         long pid;
         double submitted;
@@ -208,6 +209,8 @@ static void submission_release(struct submission *sub)
                         (void) unlink(sub->script_path);
                 if (sub->config_path)
                         (void) unlink(sub->config_path);
+                if (sub->workload_path)
+                        (void) unlink(sub->workload_path);
                 (void) rmdir(sub->rundir);
         }
         if (sub->store.db)
@@ -221,6 +224,7 @@ static void submission_release(struct submission *sub)
         free(sub->bin);
         free(sub->script_path);
         free(sub->config_path);
+        free(sub->workload_path);
         free(sub->job_id);
         free(sub->output);
         free(sub->config);
@@ -301,9 +305,16 @@ static void *keep_run(void *p)
         sub->config = cJSON_Print(sub->sys.json);
         sub->user = user_name();
         sub->host = host_name();
+        /* a workload file of the search path: the run keeps it, so that its
+         * result is read by the rules it ran with, wherever reports run */
+        const struct workload *w = workload_find(sub->workload);
+        _cleanup_free_ char *wtext = w && !str_has_suffix(w->file, "(bundled)") ? cJSON_Print(w->spec) : NULL;
+        if (wtext)
+                sub->workload_path = xasprintf("%s/workload.json", sub->rundir);
         if ((!sub->script_written &&
              fs_write_new(sub->script_path, sub->script.s, sub->script.len, 0755, &sub->keep_err) < 0) ||
             fs_write_new(sub->config_path, sub->config, strlen(sub->config), 0644, &sub->keep_err) < 0 ||
+            (wtext && fs_write_new(sub->workload_path, wtext, strlen(wtext), 0644, &sub->keep_err) < 0) ||
             store_open(&sub->store, sub->home, &sub->keep_err) < 0)
                 sub->keep_r = -1;
         return NULL;
