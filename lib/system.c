@@ -412,7 +412,9 @@ static void complete(cJSON *root)
         set_default(root, "ranks_per_node", cJSON_CreateNumber(gpus > 0 ? (double)gpus : 1));
         for (const struct workload *const *wp = workload_all(); *wp; wp++) {
                 const struct workload *w = *wp;
-                if (!streq(w->section, w->name))
+                /* benchd's own trainers' conventions; another's program
+                 * has its own words for them */
+                if (!streq(w->section, w->name) || !w->own)
                         continue;
                 if (workload_has_key(w, "backend"))
                         set_default(section(root, w->name), "backend", cJSON_CreateString(gpus > 0 ? "cuda" : "cpu"));

@@ -164,10 +164,24 @@ static const struct field result_fields[] = {
         { NULL, 0, NULL, NULL },
 };
 
-static const char *const launch_shapes[] = { "per-rank", NULL };
+static const char *const launch_shapes[] = { "per-rank", "per-node", NULL };
+static const char *const launch_launchers[] = { "torch.distributed.launch", "torchrun", NULL };
 static const struct field launch_fields[] = {
         { "shape", F_STRING, NULL, launch_shapes },
         { "rendezvous", F_BOOL, NULL, NULL },
+        { "launcher", F_STRING, NULL, launch_launchers },
+        { NULL, 0, NULL, NULL },
+};
+
+const char *const workload_image_names[_WI_MAX] = { "docker", "podman", "singularity", "apptainer", "charliecloud" };
+
+/* "image": its own image per container runtime (workload_image_names) */
+static const struct field image_fields[] = {
+        { "docker", F_STRING, NULL, NULL },
+        { "podman", F_STRING, NULL, NULL },
+        { "singularity", F_STRING, NULL, NULL },
+        { "apptainer", F_STRING, NULL, NULL },
+        { "charliecloud", F_STRING, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
 
@@ -182,6 +196,7 @@ static const struct field key_fields[] = {
         { "flag", F_BOOL, NULL, NULL },
         { "when", F_STRING, NULL, NULL },
         { "path", F_STRING, NULL, key_paths },
+        { "override", F_STRING, NULL, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
@@ -200,6 +215,7 @@ static const struct field top_fields[] = {
         { "result", F_OBJECT, result_fields, NULL },
         { "command", F_COMMAND, NULL, NULL },
         { "launch", F_OBJECT, launch_fields, NULL },
+        { "image", F_OBJECT, image_fields, NULL },
         { "env", F_ENV, NULL, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
@@ -639,7 +655,21 @@ static int build_key(const cJSON *spec, const char *at, const struct src *s, str
         }
         const char *arg = json_str(spec, "arg", NULL);
         if (arg && arg[0] != '-')
-                return fail(err, s, at, "'arg' is an option starting with '-' (or null: not passed), got '%s'", arg);
+                return fail(err, s, at, "'arg' is an option starting with '-' (or null: not passed), got '%s'%s", arg,
+                            strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") == strlen(arg)
+                                    ? " (a KEY VALUE override of the program's configuration is \"override\")" : "");
+        const char *ov = json_str(spec, "override", NULL);
+        if (ov) {
+                size_t n = strlen(ov);
+                if (!n || ov[0] == '.' || ov[n - 1] == '.' || strstr(ov, "..") ||
+                    strspn(ov, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.") != n)
+                        return fail(err, s, at, "'override' is a configuration key of the program (letters, digits, "
+                                    "'_' and '.': \"SOLVER.BASE_LR\"), got '%s'", ov);
+                if (json_get(spec, "arg") || json_get(spec, "flag"))
+                        return fail(err, s, at, "'override' (KEY VALUE) goes with neither 'arg' nor 'flag'");
+                if (k->type == S_OBJECT)
+                        return fail(err, s, at, "'override' is for a value, not an object");
+        }
         return 0;
 }
 
@@ -679,7 +709,8 @@ static int build_keys(const cJSON *keys, const char *prefix, const struct src *s
 
 /* The placeholders of a word ("{data}", "--x={lr}"): each must be one the
  * renderer fills or a key of the section. */
-static const char *const fills[] = { "program", "data", "args", "result", "system", "trial_seed", NULL };
+static const char *const fills[] = { "program", "data", "args", "result", "system", "trial_seed", "logdir", "run",
+                                     "trial", NULL };
 
 static int check_word(const char *word, const cJSON *keys, const struct src *s, bool whole_only, struct bd_err *err)
 {
@@ -691,7 +722,7 @@ static int check_word(const char *word, const cJSON *keys, const struct src *s, 
                 if (!in_list(fills, name) && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(keys, name))) {
                         const char *close = str_closest_word(name, fills);
                         return fail(err, s, "command", "'%s': {%s} is neither a key of the section nor one of "
-                                    "{program}, {data}, {args}, {result}, {system}, {trial_seed}%s%s%s", word, name,
+                                    "{program}, {data}, {args}, {result}, {system}, {trial_seed}, {logdir}, {run}, {trial}%s%s%s", word, name,
                                     close ? " (did you mean {" : "", close ? close : "", close ? "}?)" : "");
                 }
                 if ((streq(name, "args") || whole_only) && (p != word || end[1]))
@@ -757,6 +788,8 @@ static void workload_free(struct workload *w)
         for (int i = 0; i < _WV_MAX; i++)
                 free((char *)w->reader.match[i]);
         free((char *)w->reader.file);
+        for (int i = 0; i < _WI_MAX; i++)
+                free((char *)w->image[i]);
         free_keys((struct schema_key *)w->keys);
         cJSON_Delete((cJSON *)w->spec);
         free(w);
@@ -880,6 +913,44 @@ static int build_reader(const cJSON *spec, const struct src *s, struct workload 
                 return fail(err, s, "result.match", "a time to a target needs 'accuracy': how to read it");
         if (!rd->match[WV_THROUGHPUT] && !rd->match[WV_ACCURACY])
                 return fail(err, s, "result.match", "reads neither 'throughput' nor 'accuracy'");
+        return 0;
+}
+
+/* How its processes start ("launch") and its own images ("image"). */
+static int build_launch(const cJSON *spec, const struct src *s, struct workload *w, struct bd_err *err)
+{
+        const char *shape = json_str(spec, "launch.shape", "per-rank");
+        const char *launcher = json_str(spec, "launch.launcher", NULL);
+        if (streq(shape, "per-rank")) {
+                if (launcher)
+                        return fail(err, s, "launch.launcher", "for \"shape\": \"per-node\" (one process per node "
+                                    "that starts the node's ranks); per-rank, mpirun or srun start every rank");
+                w->shape = SHAPE_PER_RANK;
+        } else {
+                if (!launcher)
+                        return fail(err, s, "launch.shape", "per-node needs \"launcher\": what starts the node's "
+                                    "ranks (torch.distributed.launch or torchrun)");
+                const cJSON *cmd = json_get(spec, "command"), *first = cJSON_GetArrayItem(cmd, 0);
+                if (!cJSON_IsString(first) || !streq(first->valuestring, "{program}"))
+                        return fail(err, s, "command", "per-node: the command starts with {program} (the Python "
+                                    "that runs its script), where the launcher goes");
+                if (json_get(spec, "launch.rendezvous"))
+                        return fail(err, s, "launch.rendezvous", "per-node: the launcher meets at the first node "
+                                    "itself (MASTER_ADDR and MASTER_PORT are its options)");
+                w->shape = streq(launcher, "torchrun") ? SHAPE_PER_NODE_TORCHRUN : SHAPE_PER_NODE_LAUNCH;
+        }
+        for (int i = 0; i < _WI_MAX; i++) {
+                _cleanup_free_ char *at = xasprintf("image.%s", workload_image_names[i]);
+                const char *img = json_str(spec, at, NULL);
+                if (!img)
+                        continue;
+                if (!*img || strpbrk(img, " \t"))
+                        return fail(err, s, at, "an image is one word, got '%s'", img);
+                if (w->own)
+                        return fail(err, s, at, "benchd's own programs run in the system's image "
+                                    "(container.image)");
+                w->image[i] = xstrdup(img);
+        }
         return 0;
 }
 
@@ -1008,6 +1079,9 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
         }
         w->dataset = command_names(cmd, "data");
         w->rendezvous = json_bool(spec, "launch.rendezvous", false);
+        r = build_launch(spec, &s, w, err);
+        if (r < 0)
+                goto out;
         /* the built-in values, in the keys' order */
         cJSON *defs = cJSON_CreateObject();
         cJSON_ArrayForEach(ks, (cJSON *)keys) {
@@ -1189,6 +1263,14 @@ bool workload_has_key(const struct workload *w, const char *key)
 bool workload_command_names(const struct workload *w, const char *name)
 {
         return command_names(w->command, name);
+}
+
+const char *workload_image_for(const struct workload *w, const char *runtime)
+{
+        for (int i = 0; i < _WI_MAX; i++)
+                if (streq(workload_image_names[i], runtime))
+                        return w->image[i];
+        return NULL;
 }
 
 const cJSON *workload_key_spec(const struct workload *w, const char *key)

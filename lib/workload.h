@@ -59,6 +59,25 @@ enum workload_value {
 /* "step", "loss", "throughput", "accuracy", "accuracy_segm" */
 extern const char *const workload_value_names[_WV_MAX];
 
+/* How its processes are started ("launch" of its file). */
+enum workload_shape {
+        SHAPE_PER_RANK,                 /* one process per rank, by mpirun or srun */
+        SHAPE_PER_NODE_LAUNCH,          /* one per node, python -m torch.distributed.launch starting its ranks */
+        SHAPE_PER_NODE_TORCHRUN,        /* one per node, torchrun starting its ranks */
+};
+
+/* The container runtimes a workload may name an image for (image.NAME). */
+enum workload_image {
+        WI_DOCKER,
+        WI_PODMAN,
+        WI_SINGULARITY,
+        WI_APPTAINER,
+        WI_CHARLIECLOUD,
+        _WI_MAX,
+};
+/* "docker", "podman", "singularity", "apptainer", "charliecloud" */
+extern const char *const workload_image_names[_WI_MAX];
+
 /* How one workload's result is read. */
 struct workload_reader {
         enum workload_read read;
@@ -91,6 +110,9 @@ struct workload {
         const char *target_segm_key;    /* a second target, met with the first: Mask R-CNN's segm; NULL: none */
         bool dataset;                   /* reads the dataset (its command names {data}) */
         bool rendezvous;                /* its ranks meet at MASTER_ADDR:MASTER_PORT (torch.distributed) */
+        enum workload_shape shape;      /* how its processes are started (launch.shape) */
+        const char *image[_WI_MAX];     /* its own image per container runtime (image.RUNTIME); NULL: the
+                                         * system's */
         bool built;                     /* this build makes the program (configure's BUILD_*); true when not own */
         const struct schema_key *keys;  /* its section's keys, NULL-name terminated */
         const char *defaults;           /* its section's built-in values, a JSON object */
@@ -144,6 +166,10 @@ const cJSON *workload_key_spec(const struct workload *w, const char *key);
  * the program ends. */
 const struct workload *workload_recorded(const char *name, const char *label, const char *spec_text,
                                          struct bd_err *err);
+
+/* Its own image for a runtime (a system's container.runtime); NULL: none
+ * (the system's image then). */
+const char *workload_image_for(const struct workload *w, const char *runtime);
 
 /* Reads one workload file's text (comments allowed) as the search path
  * would, with the bundled workloads as its possible bases, and checks it:

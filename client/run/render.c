@@ -184,6 +184,10 @@ struct plan {
         const char *organization;
         long nodes, ranks, gpus;        /* ranks and GPUs per node */
         bool bench;                     /* throughput mode: the section's benchmark_steps > 0 */
+        bool writes_logs;               /* the program writes into the log directory (bench, {result} of
+                                         * another's program, {logdir}, a key's "path": "logs") */
+        bool per_node;                  /* one process per node starts the node's ranks (launch.shape) */
+        bool workload_image;            /* the container runs the workload's own image (no benchd there) */
         const char *pretrained_file;    /* the section's file in paths.pretrained (a key's "path"), NULL: none */
         long seed;                      /* the section's first seed, -1: drawn per trial */
         char *data, *logs, *pretrained; /* ~/ expanded; data: the staged copy when staging is required */
@@ -283,9 +287,45 @@ static void value_word(const cJSON *v, struct bd_buf *out)
                 env_scalar(v, out);
 }
 
+/* A key's value with its "path": its own (~/ expanded), or a file name in
+ * one of the system's directories (the container's, in one); false when it
+ * has none. */
+static bool path_word(const struct plan *c, const char *path, const cJSON *v, struct bd_buf *out)
+{
+        if (!path || !cJSON_IsString(v))
+                return false;
+        if (streq(path, "file")) {
+                /* a path of its own: ~/ is this user's home */
+                _cleanup_free_ char *p = expand_home(v->valuestring);
+                buf_puts(out, p);
+                return true;
+        }
+        if (v->valuestring[0] == '/')
+                return false;
+        const char *dir = streq(path, "pretrained") ? (c->container.on ? "/pretrained" : c->pretrained)
+                        : streq(path, "logs") ? (c->container.on ? "/logs" : c->logs)
+                                              : (c->container.on ? "/data" : c->data);
+        buf_printf(out, "%s/%s", dir, v->valuestring);
+        return true;
+}
+
+/* A value as a KEY VALUE override of a Python program's configuration
+ * (yacs's literal_eval): a list as a tuple, booleans True and False. */
+static void override_word(const cJSON *v, struct bd_buf *out)
+{
+        if (cJSON_IsArray(v)) {
+                buf_putc(out, '(');
+                value_word(v, out);
+                buf_puts(out, cJSON_GetArraySize(v) == 1 ? ",)" : ")");
+        } else if (cJSON_IsBool(v))
+                buf_puts(out, cJSON_IsTrue(v) ? "True" : "False");
+        else
+                env_scalar(v, out);
+}
+
 /* {args}: each key of the section, in its order, that the command does not
  * place itself, whose "arg" is not null and whose "when" holds: --KEY VALUE
- * ('-' for '_'), or the key's own option. */
+ * ('-' for '_'), the key's own option, or its "override" KEY VALUE. */
 static void args_words(const struct plan *c, struct words *w)
 {
         const cJSON *v;
@@ -297,6 +337,16 @@ static void args_words(const struct plan *c, struct words *w)
                     (when && !truthy(json_get(c->section, when))))
                         continue;
                 _cleanup_buf_ struct bd_buf flag = BD_BUF_INIT, val = BD_BUF_INIT;
+                const char *ov = json_str(spec, "override", NULL);
+                if (!path_word(c, json_str(spec, "path", NULL), v, &val) && ov)
+                        override_word(v, &val);
+                else if (!val.len)
+                        value_word(v, &val);
+                if (ov) {
+                        words_add(w, ov);
+                        words_add(w, val.s ? val.s : "");
+                        continue;
+                }
                 if (cJSON_IsString(arg))
                         buf_puts(&flag, arg->valuestring);
                 else
@@ -307,7 +357,6 @@ static void args_words(const struct plan *c, struct words *w)
                                 words_add(w, flag.s);
                         continue;
                 }
-                value_word(v, &val);
                 if (flag.s[flag.len - 1] == '=') {
                         /* --option=VALUE, one word */
                         words_addf(w, "%s%s", flag.s, val.s ? val.s : "");
@@ -339,23 +388,32 @@ static void fill(const struct plan *c, const char *name, bool alone, struct word
                 buf_puts(lit, c->name);
         } else if (streq(name, "trial_seed")) {
                 buf_puts(raw, "\"$seed\"");
+        } else if (streq(name, "logdir")) {
+                if (c->container.on)
+                        buf_puts(lit, "/logs");
+                else
+                        buf_puts(raw, "\"$LOGDIR\"");
+        } else if (streq(name, "run")) {
+                buf_puts(raw, "\"$RUN_ID\"");
+        } else if (streq(name, "trial")) {
+                buf_puts(raw, "\"$trial\"");
         } else {
                 const cJSON *v = json_get(c->section, name), *spec = workload_key_spec(c->w, name);
                 const char *path = json_str(spec, "path", NULL);
-                if (alone && streq(json_str(spec, "type", ""), "string-list")) {
+                const char *type = json_str(spec, "type", "");
+                if (alone && streq(type, "string-list")) {
                         words_add_list(w, v);
                         *spliced = true;
-                } else if (path && streq(path, "file") && cJSON_IsString(v)) {
-                        /* a path of its own: ~/ is this user's home */
-                        _cleanup_free_ char *p = expand_home(v->valuestring);
-                        buf_puts(lit, p);
-                } else if (path && cJSON_IsString(v) && v->valuestring[0] != '/') {
-                        /* a file name in one of the system's directories */
-                        const char *dir = streq(path, "pretrained") ? (c->container.on ? "/pretrained" : c->pretrained)
-                                        : streq(path, "logs") ? (c->container.on ? "/logs" : c->logs)
-                                                              : (c->container.on ? "/data" : c->data);
-                        buf_printf(lit, "%s/%s", dir, v->valuestring);
-                } else if (v)
+                } else if (alone && (streq(type, "int-list") || streq(type, "number-list"))) {
+                        /* a list alone in its word: its items as words (nargs) */
+                        const cJSON *e;
+                        cJSON_ArrayForEach(e, v) {
+                                _cleanup_buf_ struct bd_buf item = BD_BUF_INIT;
+                                env_scalar(e, &item);
+                                words_add(w, item.s ? item.s : "");
+                        }
+                        *spliced = true;
+                } else if (!path_word(c, path, v, lit) && v)
                         value_word(v, lit);
         }
 }
@@ -447,7 +505,7 @@ static void container_binds(const struct plan *c, const char *flag, struct words
                 words_add(w, flag);
                 words_addf(w, "%s:/pretrained", c->pretrained);
         }
-        if (c->bench) {
+        if (c->bench || c->writes_logs) {
                 /* the trainer writes its JSON result there */
                 words_add(w, flag);
                 words_addf(w, "%s:/logs", c->logs);
@@ -490,12 +548,14 @@ static void container_exec(const struct plan *c, bool ranks, struct words *w)
         }
 }
 
-static void mpirun_common(const struct plan *c, struct words *w)
+/* mpirun's options after its hosts; map_by: the system's, or one process
+ * per node's */
+static void mpirun_common(const struct plan *c, const char *map_by, struct words *w)
 {
         words_add(w, "--bind-to");
         words_add(w, c->mpirun.bind_to);
         words_add(w, "--map-by");
-        words_add(w, c->mpirun.map_by);
+        words_add(w, map_by);
         const cJSON *e;
         cJSON_ArrayForEach(e, c->mpirun.mca) {
                 _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
@@ -532,7 +592,7 @@ static void mpirun_common(const struct plan *c, struct words *w)
                 words_add(w, "-x");
                 words_add(w, "NCCL_SOCKET_IFNAME");
         }
-        if (c->w->rendezvous) {
+        if (c->w->rendezvous || c->per_node) {
                 words_add(w, "-x");
                 words_add(w, "MASTER_ADDR");
                 words_add(w, "-x");
@@ -544,7 +604,7 @@ static void mpirun_common(const struct plan *c, struct words *w)
 }
 
 /* mpirun's hosts: the hostfile, or -H with the hosts and their slots */
-static void mpirun_hosts(const struct plan *c, struct words *w)
+static void mpirun_hosts(const struct plan *c, long slots, struct words *w)
 {
         if (c->mpirun.hostfile && !streq(c->launcher, "local")) {
                 words_add(w, "--hostfile");
@@ -555,16 +615,117 @@ static void mpirun_hosts(const struct plan *c, struct words *w)
         const cJSON *e;
         if (cJSON_GetArraySize(c->mpirun.hosts) > 0 && !streq(c->launcher, "local"))
                 cJSON_ArrayForEach(e, c->mpirun.hosts)
-                        buf_printf(&h, "%s%s:%ld", h.len ? "," : "", e->valuestring, c->ranks);
+                        buf_printf(&h, "%s%s:%ld", h.len ? "," : "", e->valuestring, slots);
         else
-                buf_printf(&h, "localhost:%ld", c->ranks);
+                buf_printf(&h, "localhost:%ld", slots);
         words_add(w, "-H");
         words_add(w, h.s);
+}
+
+/* What starts the ranks of one node (launch.launcher), for node NODE_RANK
+ * (a number, or shell syntax of the node's own process), at the first
+ * node's MASTER_ADDR and the trial's MASTER_PORT: torch.distributed.launch
+ * after the Python of the command's {program} (it adds --local_rank=N to
+ * each rank's arguments), or torchrun in its place. */
+static void node_launcher(const struct plan *c, const char *node_rank, struct words *w)
+{
+        bool torchrun = c->w->shape == SHAPE_PER_NODE_TORCHRUN;
+        if (torchrun) {
+                words_add(w, "torchrun");
+                words_addf(w, "--nproc-per-node=%ld", c->ranks);
+                words_addf(w, "--nnodes=%ld", c->nodes);
+                words_addf(w, "%s--node-rank=%s", node_rank[0] == RAW[0] ? RAW : "",
+                           node_rank + (node_rank[0] == RAW[0]));
+                words_add(w, "--rdzv-backend=c10d");
+                words_add(w, RAW "--rdzv-endpoint=\"$MASTER_ADDR:$MASTER_PORT\"");
+                return;
+        }
+        words_add(w, c->w->program);
+        words_add(w, "-m");
+        words_add(w, "torch.distributed.launch");
+        words_addf(w, "--nproc_per_node=%ld", c->ranks);
+        words_addf(w, "--nnodes=%ld", c->nodes);
+        words_addf(w, "%s--node_rank=%s", node_rank[0] == RAW[0] ? RAW : "", node_rank + (node_rank[0] == RAW[0]));
+        words_add(w, RAW "--master_addr=\"$MASTER_ADDR\"");
+        words_add(w, RAW "--master_port=\"$MASTER_PORT\"");
+}
+
+/* launch.shape per-node: one process per node (srun one task per node, or
+ * mpirun one per node; the process itself on one node) that starts the
+ * node's ranks.  Each node's rank is its own process's ($SLURM_NODEID under
+ * srun, $OMPI_COMM_WORLD_RANK under mpirun), read on the node by bash -c,
+ * which runs the launcher with the command's words as its arguments.  No
+ * benchd-bind: the launcher's ranks are its children, not the launch's. */
+static void launch_per_node(const struct plan *c, struct words *w)
+{
+        bool docker = runtime_is_daemon(c->container.runtime);
+        bool srun = streq(c->launcher, "slurm") && c->slurm.srun;
+        const char *node_rank = "0";
+        if (docker) {
+                words_add(w, c->container.runtime);
+                words_add(w, "exec");
+                words_add(w, RAW "\"$CONTAINER\"");
+        }
+        if (c->nodes > 1 && srun) {
+                words_add(w, "srun");
+                words_add(w, RAW "--nodes=\"$SLURM_JOB_NUM_NODES\"");
+                words_add(w, RAW "--ntasks=\"$SLURM_JOB_NUM_NODES\"");
+                words_add(w, "--ntasks-per-node=1");
+                words_add(w, "--cpu-bind=none");
+                words_add(w, "--export=ALL");
+                if (c->slurm.mpi)
+                        words_addf(w, "--mpi=%s", c->slurm.mpi);
+                node_rank = RAW "\"$SLURM_NODEID\"";
+        } else if (c->nodes > 1) {
+                words_add(w, c->mpirun.command);
+                words_add(w, "-np");
+                if (streq(c->launcher, "slurm"))
+                        words_add(w, RAW "\"$SLURM_JOB_NUM_NODES\"");
+                else {
+                        words_addf(w, "%ld", c->nodes);
+                        mpirun_hosts(c, 1, w);
+                }
+                mpirun_common(c, "ppr:1:node", w);
+                node_rank = RAW "\"$OMPI_COMM_WORLD_RANK\"";
+        }
+        if (!docker)
+                container_exec(c, false, w);
+        struct words cmd = { 0 };
+        trainer_args(c, &cmd);
+        if (c->nodes > 1) {
+                /* the launcher, its node rank read on the node */
+                struct words inner = { 0 };
+                _cleanup_buf_ struct bd_buf line = BD_BUF_INIT;
+                words_add(&inner, "exec");
+                node_launcher(c, node_rank, &inner);
+                words_add(&inner, RAW "\"$@\"");
+                for (size_t i = 0; i < inner.n; i++) {
+                        _cleanup_buf_ struct bd_buf q = BD_BUF_INIT;
+                        if (inner.v[i][0] == RAW[0])
+                                buf_puts(&q, inner.v[i] + 1);
+                        else
+                                buf_shell_quote(&q, inner.v[i]);
+                        buf_printf(&line, "%s%s", i ? " " : "", q.s);
+                }
+                words_release(&inner);
+                words_add(w, "bash");
+                words_add(w, "-c");
+                words_add(w, line.s);
+                words_add(w, "benchd-node");       /* its $0 */
+        } else
+                node_launcher(c, node_rank, w);
+        for (size_t i = 1; i < cmd.n; i++)      /* after {program}: the launcher runs it */
+                words_add(w, cmd.v[i]);
+        words_release(&cmd);
 }
 
 /* The command that starts all ranks of one trial. */
 static void launch_command(const struct plan *c, struct words *w)
 {
+        if (c->per_node) {
+                launch_per_node(c, w);
+                return;
+        }
         bool docker = runtime_is_daemon(c->container.runtime);
         if (docker) {
                 words_add(w, c->container.runtime);
@@ -586,11 +747,13 @@ static void launch_command(const struct plan *c, struct words *w)
                         words_add(w, RAW "\"$SLURM_NTASKS\"");
                 } else {
                         words_addf(w, "%ld", c->nodes * c->ranks);
-                        mpirun_hosts(c, w);
+                        mpirun_hosts(c, c->ranks, w);
                 }
-                mpirun_common(c, w);
+                mpirun_common(c, c->mpirun.map_by, w);
         }
-        binding_args(c, docker ? c->container.bin_dir : "$BENCHD_BIN", w);
+        /* benchd-bind inside docker's container: not in the workload's own image */
+        if (!(docker && c->workload_image))
+                binding_args(c, docker ? c->container.bin_dir : "$BENCHD_BIN", w);
         if (!docker)
                 container_exec(c, true, w);
         trainer_args(c, w);
@@ -732,20 +895,51 @@ static void emit_inline(struct bd_buf *out, const struct words *w)
         out->len--;
 }
 
+/* The prefix that runs a command in the image, once (none without one). */
+static void image_prefix(const struct plan *c, struct words *w)
+{
+        if (runtime_is_daemon(c->container.runtime)) {
+                words_add(w, c->container.runtime);
+                words_add(w, "exec");
+                words_add(w, RAW "\"$CONTAINER\"");
+        } else
+                container_exec(c, false, w);
+}
+
+/* A pre-flight check of every node: KIND_check() runs cmd, and says
+ * "benchd: KIND check failed on NODE: SUBJECT<its last line>" when it
+ * fails; require_KIND() runs it on every node (docker's and podman's one
+ * container: here), with WHAT in the message when the nodes cannot be
+ * reached. */
+static void emit_node_check(const struct plan *c, const char *kind, const char *subject, const char *what,
+                            const struct words *cmd, struct bd_buf *out)
+{
+        buf_printf(out, "%s_check() {\n"
+                        "    local node=${SLURMD_NODENAME:-$(hostname)} out\n"
+                        "    if ! out=$(", kind);
+        emit_inline(out, cmd);
+        buf_printf(out, " 2>&1); then\n"
+                        "        echo \"benchd: %s check failed on $node: %s$(printf '%%s' \"$out\" | tail -n 1)\"\n"
+                        "        return 1\n"
+                        "    fi\n"
+                        "}\n"
+                        "require_%s() {\n", kind, subject, kind);
+        _cleanup_free_ char *fn = xasprintf("%s_check", kind);
+        if (runtime_is_daemon(c->container.runtime))
+                buf_printf(out, "    %s\n", fn);
+        else
+                emit_on_every_node(c, fn, what, true, out);
+        buf_puts(out, "}\n");
+}
+
 /* Before the first trial: the image must run the trainer on every node
  * (which node cannot, and why, instead of N failed trials), and what it
  * holds is compared with the host (benchd's version, Open MPI's major
  * version); both go into the job output and every trial's log. */
 static void emit_image_check(const struct plan *c, struct bd_buf *out)
 {
-        bool daemon = runtime_is_daemon(c->container.runtime);
         struct words ex = { 0 };        /* the prefix that runs a command in the image */
-        if (daemon) {
-                words_add(&ex, c->container.runtime);
-                words_add(&ex, "exec");
-                words_add(&ex, RAW "\"$CONTAINER\"");
-        } else
-                container_exec(c, false, &ex);
+        image_prefix(c, &ex);
         struct words prog = { 0 }, mpi = { 0 }, info = { 0 };
         for (size_t i = 0; i < ex.n; i++) /* each starts with the prefix */
                 words_add(&prog, ex.v[i]), words_add(&mpi, ex.v[i]), words_add(&info, ex.v[i]);
@@ -761,22 +955,8 @@ static void emit_image_check(const struct plan *c, struct bd_buf *out)
         words_add(&info, "cat");
         words_add(&info, IMAGE_INFO_PATH);
 
-        buf_puts(out, "# The image must run the trainer on every node before the first trial.\n"
-                      "image_check() {\n"
-                      "    local node=${SLURMD_NODENAME:-$(hostname)} out\n"
-                      "    if ! out=$(");
-        emit_inline(out, &prog);
-        buf_puts(out, " 2>&1); then\n"
-                      "        echo \"benchd: image check failed on $node: $(printf '%s' \"$out\" | tail -n 1)\"\n"
-                      "        return 1\n"
-                      "    fi\n"
-                      "}\n"
-                      "require_image() {\n");
-        if (daemon)
-                buf_puts(out, "    image_check\n");
-        else
-                emit_on_every_node(c, "image_check", "run the image on every node", true, out);
-        buf_puts(out, "}\n");
+        buf_puts(out, "# The image must run the trainer on every node before the first trial.\n");
+        emit_node_check(c, "image", "", "run the image on every node", &prog, out);
         buf_puts(out, "# What the image holds, against the host\n"
                       "image_info() {\n"
                       "    local version mpi host_mpi built\n"
@@ -813,6 +993,34 @@ static void emit_image_check(const struct plan *c, struct bd_buf *out)
         words_release(&prog);
         words_release(&mpi);
         words_release(&info);
+}
+
+/* Another's program (not "own"): before the first trial, every node must
+ * have it, in the image where there is one (which node does not, and why,
+ * instead of N failed trials). */
+static void emit_program_check(const struct plan *c, struct bd_buf *out)
+{
+        const char *prog = c->w->shape == SHAPE_PER_NODE_TORCHRUN ? "torchrun" : c->w->program;
+        struct words chk = { 0 };
+        image_prefix(c, &chk);
+        words_add(&chk, "sh");
+        words_add(&chk, "-c");
+        words_add(&chk, "command -v \"$0\" || { echo \"no $0 in PATH ($PATH)\"; exit 127; }");
+        words_add(&chk, prog);
+        buf_printf(out, "# %s must be there%s on every node before the first trial.\n", prog,
+                   c->container.on ? ", in the image," : "");
+        _cleanup_free_ char *subject = xasprintf("%s%s: ", prog, c->container.on ? " in image $IMAGE" : "");
+        emit_node_check(c, "program", subject, "check the program on every node", &chk, out);
+        buf_puts(out, "if ! require_program; then\n"
+                      "    echo \"benchd: program check failed: no trial started\"\n"
+                      "    exit 1\n"
+                      "fi\n");
+        if (c->container.on)
+                buf_printf(out, "IMAGE_INFO=\"benchd: image $IMAGE (%s), %s image, for %s\"\n"
+                                "echo \"$IMAGE_INFO\"\n", c->container.runtime,
+                           workload_image_for(c->w, c->container.runtime) ? "the workload's" : "the system's", prog);
+        buf_putc(out, '\n');
+        words_release(&chk);
 }
 
 /* The script's opening: what it is, the sbatch header, the shell options. */
@@ -967,7 +1175,7 @@ static void emit_run_trial(const struct plan *c, const struct words *launch, str
                               "node: trial $trial not started\" >&2; return 1; }\n");
         if (c->clear_caches)
                 buf_puts(out, "    clear_caches\n");
-        if (c->w->rendezvous)
+        if (c->w->rendezvous || c->per_node)
                 emit_rendezvous(c, out);
         buf_puts(out, "    start=$(date +%s)\n"
                       "    echo \"STARTING TIMING RUN AT $(date -d \"@$start\" '+%Y-%m-%d %r')\"\n");
@@ -1014,7 +1222,9 @@ static void emit_script(const struct plan *c, const struct words *launch, struct
                 emit_staging_check(c, out);
         if (runtime_is_daemon(c->container.runtime))
                 emit_daemon_container(c, out);
-        if (c->container.on)
+        if (!c->w->own)
+                emit_program_check(c, out);
+        else if (c->container.on)
                 emit_image_check(c, out);
         emit_run_trial(c, launch, out);
         emit_trial_loop(c, out);
@@ -1073,11 +1283,17 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->ranks = sys_int(j, "ranks_per_node");
         c->gpus = sys_int(j, "gpus_per_node");
         c->bench = json_int(c->section, "benchmark_steps", 0) > 0;
+        c->per_node = c->w->shape != SHAPE_PER_RANK;
+        c->writes_logs = workload_command_names(c->w, "logdir") ||
+                         (!c->w->own && workload_command_names(c->w, "result"));
         const cJSON *v;
-        cJSON_ArrayForEach(v, c->section)
-                if (!c->pretrained_file && cJSON_IsString(v) &&
-                    streq(json_str(workload_key_spec(c->w, v->string), "path", ""), "pretrained"))
+        cJSON_ArrayForEach(v, c->section) {
+                const char *path = json_str(workload_key_spec(c->w, v->string), "path", "");
+                if (!c->pretrained_file && cJSON_IsString(v) && streq(path, "pretrained"))
                         c->pretrained_file = v->valuestring;
+                if (cJSON_IsString(v) && streq(path, "logs"))
+                        c->writes_logs = true;
+        }
         c->seed = json_int(c->section, "seed", -1);
         c->staging.require = sys_bool(j, "staging.require");
         c->staging.name = sys_str(j, "staging.name");
@@ -1099,7 +1315,10 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->benchd_port = (int)sys_num(j, "benchd.port");
         c->container.runtime = sys_str(j, "container.runtime");
         c->container.on = !streq(c->container.runtime, "none");
-        c->container.image = c->container.on ? expand_home(sys_str(j, "container.image")) : NULL;
+        /* the workload's own image for this runtime, else the system's */
+        const char *image = c->container.on ? workload_image_for(c->w, c->container.runtime) : NULL;
+        c->container.image = c->container.on ? expand_home(image ? image : sys_str(j, "container.image")) : NULL;
+        c->workload_image = image != NULL;
         c->container.bin_dir = sys_str(j, "container.bin_dir");
         c->container.options = sys_get(j, "container.options");
         c->container.binds = sys_get(j, "container.binds");
