@@ -14,13 +14,14 @@ is "workloads: exit 0" "$rc" 0
 like "  a header" "$out" "^WORKLOAD +TITLE +RESULT +PROGRAM +RUNS HERE$"
 like "  ssd, its title and program" "$out" "^ssd +SSD \(ResNet-34\) +time-to-train +benchd-ssd "
 like "  allreduce is scored by bandwidth" "$out" "^allreduce +allreduce bandwidth check +bus-bandwidth +benchd-allreduce "
-is "  the bundled five, no abstract base" "$(tail -n +2 <<<"$out" | awk '{ print $1 }' | paste -sd' ')" \
-   "ssd maskrcnn allreduce torchvision-maskrcnn gluoncv-maskrcnn"
+is "  the bundled ten, no abstract base" "$(tail -n +2 <<<"$out" | awk '{ print $1 }' | paste -sd' ')" \
+   "ssd maskrcnn allreduce torchvision-maskrcnn gluoncv-maskrcnn ngc-maskrcnn mxnet-ssd gluoncv-fasterrcnn mila-convnet mila-ssd"
+like "  a throughput workload says so" "$out" "^mila-convnet +.* +throughput +python "
 like "  GluonCV's trainer: python, on PATH or not" "$out" "^gluoncv-maskrcnn +Mask R-CNN \(GluonCV, MXNet \+ Horovod\) +time-to-train +python "
 like "  the torchvision trainer is benchd's script" "$out" \
      "^torchvision-maskrcnn +Mask R-CNN \(torchvision, PyTorch\) +time-to-train +benchd-tv-maskrcnn "
 json=$("$BENCHCTL" workloads --json)
-check "workloads --json is JSON" python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert [w["name"] for w in d] == ["ssd", "maskrcnn", "allreduce", "torchvision-maskrcnn", "gluoncv-maskrcnn"]; assert [w["own"] for w in d] == [True] * 4 + [False]' "$json"
+check "workloads --json is JSON" python3 -c 'import json, sys; d = json.loads(sys.argv[1]); assert [w["name"] for w in d] == ["ssd", "maskrcnn", "allreduce", "torchvision-maskrcnn", "gluoncv-maskrcnn", "ngc-maskrcnn", "mxnet-ssd", "gluoncv-fasterrcnn", "mila-convnet", "mila-ssd"]; assert [w["own"] for w in d] == [True] * 4 + [False] * 6' "$json"
 
 out=$("$BENCHCTL" show --workload maskrcnn --json); rc=$?
 is "show --workload maskrcnn --json: exit 0" "$rc" 0
@@ -129,6 +130,24 @@ bad "{args} inside a word" "[0-9]+: 'command': '--x={args}': \{args\} is a word 
     '{ "title": "x", "program": "p",\n  "command": ["{program}", "--x={args}"] }\n'
 bad "own, but not benchd's" "[0-9]+: 'program': 'train.py' is not one of benchd's programs" \
     '{ "title": "x",\n  "program": "train.py", "own": true, "command": ["{program}"] }\n'
+bad "per-node without its launcher" "2: 'launch.shape': per-node needs \"launcher\"" \
+    '{ "title": "x", "program": "python", "command": ["{program}"],\n  "launch": { "shape": "per-node" } }\n'
+bad "a launcher for per-rank" "2: 'launch.launcher': for \"shape\": \"per-node\"" \
+    '{ "title": "x", "program": "python", "command": ["{program}"],\n  "launch": { "shape": "per-rank", "launcher": "torchrun" } }\n'
+bad "an unknown launcher" "2: 'launch.launcher': 'mpiexec' is not one of: torch.distributed.launch, torchrun" \
+    '{ "title": "x", "program": "python", "command": ["{program}"],\n  "launch": { "shape": "per-node", "launcher": "mpiexec" } }\n'
+bad "per-node, its command not starting with {program}" "[0-9]+: 'command': per-node: the command starts with \{program\}" \
+    '{ "title": "x", "program": "python",\n  "command": ["train.py"], "launch": { "shape": "per-node", "launcher": "torchrun" } }\n'
+bad "an override in 'arg'" "3: 'keys.lr': 'arg' is an option starting with '-' .*got 'SOLVER.BASE_LR' \(a KEY VALUE override" \
+    '{ "title": "x", "program": "p", "command": ["{program}", "{args}"], "keys": {\n\n  "lr": { "type": "number", "arg": "SOLVER.BASE_LR" } } }\n'
+bad "an override that is no key" "3: 'keys.lr': 'override' is a configuration key of the program" \
+    '{ "title": "x", "program": "p", "command": ["{program}", "{args}"], "keys": {\n\n  "lr": { "type": "number", "override": "--lr" } } }\n'
+bad "an override with an arg" "3: 'keys.lr': 'override' \(KEY VALUE\) goes with neither 'arg' nor 'flag'" \
+    '{ "title": "x", "program": "p", "command": ["{program}", "{args}"], "keys": {\n\n  "lr": { "type": "number", "override": "LR", "arg": "--lr" } } }\n'
+bad "an image of benchd's own program" "2: 'image.docker': benchd's own programs run in the system's image" \
+    '{ "extends": "ssd", "title": "x",\n  "image": { "docker": "nvcr.io/nvidia/pytorch:20.06-py3" } }\n'
+bad "an image for an unknown runtime" "2: 'image.shifter': unknown field" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "image": { "shifter": "x" } }\n'
 out=$(printf '{ "extends": "w", "title": "x", "program": "p", "command": ["x"] }\n' > "$tmp/bad/w.json";
       "$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1); rc=$?
 is "a file extending its own name, with none further down the path: exit 3" "$rc" 3
