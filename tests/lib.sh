@@ -333,3 +333,31 @@ flip_byte() {
 with open(sys.argv[1], "r+b") as f:
     o = int(sys.argv[2]); f.seek(o); b = f.read(1); f.seek(o); f.write(bytes([b[0] ^ 0xff]))' "$1" "$2"
 }
+
+# joined: a rendered script with its continuation lines joined, so that a
+# command is one line.
+joined() { sed -e ':a' -e '/\\$/N; s/\\\n *//; ta'; }
+
+# doc_flags WORDS...: a command line's words as sorted lines, one per
+# option ("FLAG" or "FLAG VALUE..."), to compare a rendered command line
+# with a document's flag by flag: --x=v is --x v, -j4 is -j 4, a word that
+# is not an option (a positional, a KEY of KEY VALUE) takes the next one.
+doc_flags() {
+    /usr/bin/python3 - "$@" <<'PY'
+import sys
+words, out, i = sys.argv[1:], [], 0
+while i < len(words):
+    w = words[i]
+    if w.startswith("--") and "=" in w:
+        out.append(w.replace("=", " ", 1)); i += 1; continue
+    if w.startswith("-j") and len(w) > 2:
+        out.append("-j " + w[2:]); i += 1; continue
+    vals = []
+    while i + 1 + len(vals) < len(words) and not words[i + 1 + len(vals)].startswith("-"):
+        vals.append(words[i + 1 + len(vals)])
+        if not w.startswith("-"):
+            break
+    out.append(" ".join([w] + vals)); i += 1 + len(vals)
+print("\n".join(sorted(out)))
+PY
+}

@@ -203,7 +203,7 @@ TESTS += $(check_PROGRAMS)
 SCRIPT_TESTS = \
 	tests/t0010-cli.t \
 	tests/t0020-config-errors.t \
-	tests/t0025-workload-files.t tests/t0030-render.t tests/t0035-render-golden.t tests/t0045-render-documents.t \
+	tests/t0025-workload-files.t tests/t0030-render.t tests/t0035-render-golden.t tests/t0045-render-documents.t tests/t0046-render-documents-more.t \
 	tests/t0040-bind.t \
 	tests/t0100-cluster.t \
 	tests/t0110-sbatch-test-only.t \

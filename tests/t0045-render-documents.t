@@ -6,24 +6,14 @@
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export HOME=/home/bench
 
-joined() { sed -e ':a' -e '/\\$/N; s/\\\n *//; ta'; }
-# flags WORDS...: "FLAG VALUE" or "FLAG" lines, sorted: -j4 is -j 4
+# flags WORDS...: doc_flags, train_mask_rcnn.py's --num-workers as its -j
 flags() {
-    /usr/bin/python3 - "$@" <<'PY'
-import sys
-words, out, i = sys.argv[1:], [], 0
-while i < len(words):
-    w = words[i]
-    if w.startswith("-j") and len(w) > 2:
-        out.append("-j " + w[2:]); i += 1; continue
-    if w == "--num-workers":   # train_mask_rcnn.py's argparse: -j, --num-workers
-        w = "-j"
-    if i + 1 < len(words) and not words[i + 1].startswith("-"):
-        out.append(w + " " + words[i + 1]); i += 2
-    else:
-        out.append(w); i += 1
-print("\n".join(sorted(out)))
-PY
+    local w words=()
+    for w in "$@"; do
+        [ "$w" = --num-workers ] && w=-j
+        words+=("$w")
+    done
+    doc_flags "${words[@]}"
 }
 trainer_words() {   # the words after the script in the rendered launch
     grep -o 'train_mask_rcnn\.py .*' | head -1 | cut -d' ' -f2-
