@@ -38,6 +38,10 @@ tests_unit_test_fs_LDADD = $(BD_LIBS)
 tests_unit_test_bind_SOURCES = tests/unit/tap.h tests/unit/test-bind.c
 tests_unit_test_bind_LDADD = $(BD_LIBS)
 tests_unit_test_mlperf_SOURCES = tests/unit/tap.h tests/unit/test-mlperf.c client/report/report.c
+check_PROGRAMS += tests/unit/test-reader
+tests_unit_test_reader_SOURCES = tests/unit/tap.h tests/unit/test-reader.c
+tests_unit_test_reader_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_unit_test_reader_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_mlperf_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_unit_test_mlperf_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_render_SOURCES = tests/unit/tap.h tests/unit/test-render.c client/run/render.c
@@ -232,7 +236,7 @@ SCRIPT_TESTS = \
 	tests/t0730-stage-daemon.t \
 	tests/t0736-stage-kill.t \
 	tests/t0760-maskrcnn-train.t \
-	tests/t0780-maskrcnn-slurm.t \
+	tests/t0780-maskrcnn-slurm.t tests/t0785-tv-maskrcnn-slurm.t \
 	tests/t0790-tv-maskrcnn.t \
 	tests/t0800-maskrcnn-golden.t \
 	tests/t0900-throughput.t \

@@ -15,6 +15,9 @@
 # rendezvous of torch.distributed); benchctl scores its log as ours.
 # The report and the trial log are checked as t0770's (lib.sh's
 # learn_checks: the compliance checker included).
+# TV_MASKRCNN_LEARN_SYSTEM=4xlocal runs the same recipe (2 ranks of 2
+# images: local's maskrcnn settings) on two nodes of the local Slurm
+# cluster, one rank each, meeting through torch.distributed's rendezvous.
 # Torch does its matrix products in OpenBLAS (bench/torch-env.sh fetches
 # Debian's libopenblas0-pthread once into the build tree; TORCH_BLAS=system
 # keeps the system's BLAS, 2 to 3 times slower).  TV_MASKRCNN_LEARN=0 skips
@@ -28,9 +31,24 @@ TV="$top_builddir/benchd-tv-maskrcnn"
 command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
 venv_module pycocotools.cocoeval pycocotools || skip_all "$venv_why"
 mlperf_venv || skip_all "$mlperf_why"  # benchd-tv-maskrcnn writes its lines with it
-own_runs
+system=${TV_MASKRCNN_LEARN_SYSTEM:-local}
 sites=("$top_builddir"/venv/lib/python3*/site-packages)
 export BENCHD_PYTHONPATH=${sites[0]}
+sets=()
+if [ "$system" = local ]; then
+    own_runs
+else
+    cluster_test 17229
+    # local's recipe on two nodes: its maskrcnn settings, one rank a node,
+    # the packages of the venv on every rank (the system's env: mpirun -x)
+    mapfile -t sets < <("$BENCHCTL" show local --json | /usr/bin/python3 -c 'import json, sys
+m = json.load(sys.stdin)["maskrcnn"]
+for k in ("ims_per_batch", "test_ims_per_batch", "lr", "warmup_iters", "max_iter", "decay_steps",
+          "eval_iters", "fpn_post_nms_top_n_train"):
+    if k in m:
+        print("--set"); print("maskrcnn.%s=%s" % (k, json.dumps(m[k])))')
+    sets+=(--set nodes=2 --set ranks_per_node=1 --set "env.BENCHD_PYTHONPATH=$BENCHD_PYTHONPATH")
+fi
 build=$top_builddir
 # shellcheck source=bench/torch-env.sh
 . "$srcdir/bench/torch-env.sh"
@@ -42,10 +60,10 @@ check "the shapes dataset" "$BENCHCTL" dataset synth --images 2000 --val-images 
 max_iter=$("$BENCHCTL" show local --json | /usr/bin/python3 -c 'import json, sys
 print(json.load(sys.stdin)["maskrcnn"]["max_iter"])')
 start=$(date +%s)
-out=$(timeout 3000 "$BENCHCTL" submit --system local torchvision-maskrcnn --runs 1 --data "$tmp/shapes-128" \
-      --logdir "$tmp/logs" --wait 2>&1); rc=$?
-echo "# submit --system local torchvision-maskrcnn --wait took $(( $(date +%s) - start )) s"
-is "submit --system local torchvision-maskrcnn --wait exits 0" "$rc" 0
+out=$(timeout 3000 "$BENCHCTL" submit --system "$system" torchvision-maskrcnn --runs 1 --data "$tmp/shapes-128" \
+      --logdir "$tmp/logs" "${sets[@]}" --wait 2>&1); rc=$?
+echo "# submit --system $system torchvision-maskrcnn --wait took $(( $(date +%s) - start )) s"
+is "submit --system $system torchvision-maskrcnn --wait exits 0" "$rc" 0
 printf '%s\n' "$out" | tail -5 | sed 's/^/#   /'
 logs=("$tmp"/logs/*_1.log)
 log=${logs[0]}
