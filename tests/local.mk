@@ -237,7 +237,7 @@ SCRIPT_TESTS = \
 	tests/t0736-stage-kill.t \
 	tests/t0760-maskrcnn-train.t \
 	tests/t0780-maskrcnn-slurm.t tests/t0785-tv-maskrcnn-slurm.t \
-	tests/t0790-tv-maskrcnn.t \
+	tests/t0790-tv-maskrcnn.t tests/t0791-tv-maskrcnn-groups.t \
 	tests/t0800-maskrcnn-golden.t \
 	tests/t0900-throughput.t \
 	tests/t0910-sweep.t \
@@ -247,7 +247,7 @@ SCRIPT_TESTS = \
 TESTS += $(SCRIPT_TESTS)
 # Long tests, not in make check: make check-learn (CI runs it when time is left)
 LEARN_TESTS = \
-	tests/t0770-maskrcnn-learn.t tests/t0795-tv-maskrcnn-learn.t
+	tests/t0770-maskrcnn-learn.t tests/t0795-tv-maskrcnn-learn.t tests/t0796-tv-maskrcnn-learn-slurm.t
 # Container images and packages, not in make check (each builds packages and
 # an image; CI runs it after make check): make check-image
 IMAGE_TESTS = \
@@ -261,7 +261,7 @@ dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/i
 	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS) $(SCALE_TESTS)
 # make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
 # --system local (MASKRCNN_LEARN_SYSTEM=4xlocal: on the local Slurm cluster),
-# ours (t0770) and torchvision's, benchd-tv-maskrcnn (t0795)
+# ours (t0770) and torchvision's, benchd-tv-maskrcnn (t0795; t0796 on two nodes of 4xlocal)
 .PHONY: check-learn
 check-learn: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LEARN_TESTS)' check_PROGRAMS= XFAIL_TESTS=

@@ -219,7 +219,7 @@ static char *set_full_key(const char *workload, const char *key)
 {
         const struct workload *w = workload_find(workload);
         if (w && workload_has_key(w, key))
-                return xasprintf("%s.%s", workload, key);
+                return xasprintf("%s.%s", w->section, key);
         return xstrdup(key);
 }
 
