@@ -130,6 +130,18 @@ bad mll <<JSON
 JSON
 like "a reader's field on MLLOG lines" "$err" "mll\.json:1: 'result\.skip': for the regex, json and dllogger readers"
 is "nothing was recorded" "$(ls "$BENCHD_HOME/runs" 2>/dev/null | wc -l)" 0
+rm "$tmp/bad/mll.json"
+
+# a program missing on a node: the launch script's pre-flight names the node, no trial starts
+cat > "$tmp/bad/ghost.json" <<JSON
+{ "title": "t", "program": "no-such-trainer-$$", "command": ["{program}"],
+  "result": { "kind": "throughput", "read": "regex", "match": { "throughput": "speed ([0-9]+)" } } }
+JSON
+out=$("$BENCHCTL" --workloads-dir "$tmp/bad" submit --system local ghost --logdir "$tmp/logs" --wait 2>&1); rc=$?
+is "a program that is not there: the run failed (exit 5)" "$rc" 5
+like "  the pre-flight named the node and the program, and no trial started" "$out" \
+     "^  1 +incomplete .*program check failed on $(hostname): no-such-trainer-$$: no no-such-trainer-$$ in PATH"
+rm "$tmp/bad/ghost.json"
 
 # 2. regular expressions: the time to both targets, the rate after the skipped first
 out=$(run gluonish --runs 2); rc=$?

@@ -83,7 +83,7 @@ struct marks {
 struct fate {
         enum bd_state state; /* ST_PENDING: none seen */
         char line[200];
-        char image[300];     /* the launch script's image check: the first node that failed it */
+        char image[300];     /* the launch script's pre-flight checks (image, program): the first node that failed */
 };
 
 static void read_fate(const char *line, struct fate *f)
@@ -107,6 +107,29 @@ static void read_fate(const char *line, struct fate *f)
         while (l > 0 && (from[l - 1] == '\r' || from[l - 1] == ' '))
                 l--;
         snprintf(f->line, sizeof(f->line), "%.*s", (int)l, from);
+}
+
+/* The launch script's pre-flight checks before the first trial (the image,
+ * another's program): "benchd: KIND check failed on NODE: WHY", then
+ * "benchd: KIND check failed: no trial started"; the first failure counts. */
+static bool preflight_line(const char *line, struct fate *f)
+{
+        static const char *const kinds[] = { "image", "program" };
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                _cleanup_free_ char *on = xasprintf("benchd: %s check failed on ", kinds[k]);
+                _cleanup_free_ char *none = xasprintf("benchd: %s check failed:", kinds[k]);
+                if (str_has_prefix(line, on)) {
+                        if (!f->image[0])
+                                snprintf(f->image, sizeof(f->image), "%s", line + strlen("benchd: "));
+                        return true;
+                }
+                if (str_has_prefix(line, none)) {
+                        if (!f->image[0])
+                                snprintf(f->image, sizeof(f->image), "%s check failed", kinds[k]);
+                        return true;
+                }
+        }
+        return false;
 }
 
 /* Reads the trial markers of the job output. Returns the number of trials
@@ -134,10 +157,8 @@ static int read_marks(const char *path, struct marks *m, int n, struct fate *f)
                         m[i - 1].rc = rc;
                 } else if (sscanf(line, "benchd: %d of %d trials succeeded", &ok, &tot) == 2) {
                         closing = ok;
-                } else if (str_has_prefix(line, "benchd: image check failed on ") && !f->image[0]) {
-                        snprintf(f->image, sizeof(f->image), "%s", line + strlen("benchd: "));
-                } else if (str_has_prefix(line, "benchd: image check failed:") && !f->image[0]) {
-                        snprintf(f->image, sizeof(f->image), "image check failed");
+                } else if (preflight_line(line, f)) {
+                        ;
                 } else {
                         read_fate(line, f);
                 }
