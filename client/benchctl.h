@@ -5,6 +5,8 @@
 #include "opts.h"
 #include "system.h"
 
+struct workload;
+
 struct bd_ctx {
         const char *systems_dir;        /* --systems-dir, or NULL */
         const char *workloads_dir;      /* --workloads-dir, or NULL */
@@ -24,9 +26,14 @@ const struct bd_sysdirs *ctx_dirs(struct bd_ctx *ctx);
  * ~/.config/benchd/workloads (before the bundled ones).  Before the
  * workloads are first used: main() and the option parser call it. */
 void ctx_workload_path(struct bd_ctx *ctx);
-/* The workloads' files read: prints the first error and returns
- * BD_EXIT_CONFIG when one does not hold. */
+/* Every workload file read (for the lists): prints the first error and
+ * returns BD_EXIT_CONFIG when one does not hold. */
 int ctx_workloads(struct bd_ctx *ctx);
+/* The workload of a name, its file (and those it extends) read: prints its
+ * file's error or that it is unknown and returns BD_EXIT_CONFIG.  A command
+ * that runs one asks for it before loading the system, whose configuration
+ * then holds its section. */
+int ctx_workload(const char *name, const struct workload **ret);
 /* Loads a system with overrides (a command's --set values: o.sets, opts.h);
  * prints the error and returns BD_EXIT_CONFIG on failure. */
 int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret);

@@ -37,12 +37,19 @@ int ctx_workloads(struct bd_ctx *ctx)
         return BD_EXIT_OK;
 }
 
+int ctx_workload(const char *name, const struct workload **ret)
+{
+        struct bd_err err;
+        if (!(*ret = workload_lookup(name, &err))) {
+                bd_error("%s", err.msg);
+                return BD_EXIT_CONFIG;
+        }
+        return BD_EXIT_OK;
+}
+
 int ctx_load_system(struct bd_ctx *ctx, const char *name, char *const *sets, struct bd_system *ret)
 {
         struct bd_err err;
-        int r = ctx_workloads(ctx);
-        if (r)
-                return r;
         if (system_load(ctx_dirs(ctx), name, sets, ret, &err) < 0) {
                 bd_error("%s", err.msg);
                 return BD_EXIT_CONFIG;

@@ -173,6 +173,8 @@ void opts_help(const struct bd_command *cmd, const struct bd_option *options, FI
         fprintf(f, "  %-28s %s\n", "-h, --help", "show this help");
 }
 
+const char opts_workload[] = "WORKLOAD";
+
 int opts_finish(struct bd_opts *o, int min, int max, const char *what)
 {
         int next = optind;
@@ -181,7 +183,7 @@ int opts_finish(struct bd_opts *o, int min, int max, const char *what)
                 return o->end;
         int n = o->argc - next;
         if (n < min) {
-                usage_error(o->cmd, "missing %s", what);
+                usage_error(o->cmd, "missing %s", what == opts_workload ? workload_operand() : what);
                 return OPTS_USAGE;
         }
         if (n > max) {

@@ -103,6 +103,9 @@ void opts_release(struct bd_opts *o);
  * (OPTS_HELP) or an error (OPTS_USAGE), or after printing a usage error
  * (OPTS_USAGE). */
 int opts_finish(struct bd_opts *o, int min, int max, const char *what);
+/* what for a workload operand: "WORKLOAD (ssd, maskrcnn or ...)", the
+ * workloads listed (every file read) only when it is missing. */
+extern const char opts_workload[];
 /* The exit status of a command whose options ended in r < 0: BD_EXIT_OK
  * after --help, BD_EXIT_USAGE after a usage error. */
 int opts_exit(int r);

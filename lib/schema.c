@@ -150,30 +150,43 @@ static const struct schema_key base_keys[] = {
         { 0 }
 };
 
-/* The top level: the keys above, then one section per workload (made once,
- * when the workloads are known: the first use after workload_path_set()). */
-static struct schema_key *top;
-static pthread_once_t top_once = PTHREAD_ONCE_INIT;
+/* The top level: the keys above, then one section per workload, made when
+ * a system file, a --set or a lookup first names it (the workload's file
+ * is read then: workload_get()). */
+struct section {
+        struct schema_key key;
+        struct section *next;
+};
+static struct section *sections;
+static pthread_mutex_t sections_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void top_init(void)
+/* A top-level key: a base key, or the section of the workload of that
+ * name; NULL when neither, or (with its file's error in err, r set) when
+ * the workload's file does not read. */
+static const struct schema_key *top_key(const char *name, struct bd_err *err, int *r)
 {
-        const struct workload *const *all = workload_all();
-        size_t n = 0, nw = 0;
-        while (all[nw])
-                nw++;
-        top = xcalloc(ARRAY_SIZE(base_keys) + nw + 1, sizeof(*top));
         for (const struct schema_key *k = base_keys; k->name; k++)
-                top[n++] = *k;
-        for (const struct workload *const *w = all; *w; w++)
-                if (streq((*w)->section, (*w)->name))
-                        top[n++] = (struct schema_key){ (*w)->name, S_OBJECT, (*w)->keys, ANY, NULL, W_ANY,
-                                                        (*w)->help };
-}
-
-static const struct schema_key *system_schema(void)
-{
-        pthread_once(&top_once, top_init);
-        return top;
+                if (streq(k->name, name))
+                        return k;
+        const struct workload *w;
+        struct bd_err e;
+        int rr = workload_get(name, &w, err ? err : &e);
+        if (r)
+                *r = rr < 0 ? rr : 0;
+        if (!w || !streq(w->section, w->name))
+                return NULL;
+        pthread_mutex_lock(&sections_lock);
+        struct section *s = sections;
+        while (s && !streq(s->key.name, name))
+                s = s->next;
+        if (!s) {
+                s = xcalloc(1, sizeof(*s));
+                s->key = (struct schema_key){ w->name, S_OBJECT, w->keys, ANY, NULL, W_ANY, w->help };
+                s->next = sections;
+                sections = s;
+        }
+        pthread_mutex_unlock(&sections_lock);
+        return &s->key;
 }
 
 static bool word_ok(enum schema_word w, const char *s)
@@ -420,7 +433,14 @@ const char *schema_suggest(const char *dotted)
         static char best[256];
         const char **names = NULL;
         size_t n = 0;
-        key_names(system_schema(), NULL, &names, &n);
+        key_names(base_keys, NULL, &names, &n);
+        /* the sections of every workload (each file read: an error's path) */
+        for (const struct workload *const *w = workload_all(); *w; w++)
+                if (streq((*w)->section, (*w)->name)) {
+                        const struct schema_key sec[] = {
+                                { (*w)->name, S_OBJECT, (*w)->keys, ANY, NULL, W_ANY, (*w)->help }, { 0 } };
+                        key_names(sec, NULL, &names, &n);
+                }
         const char *b = str_closest_word(dotted, names);
         /* a misspelt last component: compare with the siblings' full names */
         if (b)
@@ -434,10 +454,17 @@ static int validate_object(const cJSON *obj, const struct schema_key *keys, cons
 {
         for (const cJSON *v = obj->child; v; v = v->next) {
                 _cleanup_free_ char *key = prefix ? xasprintf("%s.%s", prefix, v->string) : xstrdup(v->string);
-                const struct schema_key *k = keys;
-                while (k->name && !streq(k->name, v->string))
-                        k = k + 1;
-                if (!k->name) {
+                const struct schema_key *k = NULL;
+                if (!prefix) {
+                        int r = 0;
+                        k = top_key(v->string, err, &r);
+                        if (r < 0)
+                                return r;
+                } else
+                        for (const struct schema_key *c = keys; c->name && !k; c++)
+                                if (streq(c->name, v->string))
+                                        k = c;
+                if (!k) {
                         const char *s = schema_suggest(key);
                         if (s)
                                 return fail(err, w, key, "unknown key (did you mean '%s'?)", s);
@@ -465,16 +492,23 @@ int schema_validate(const cJSON *root, const char *label, const char *text, stru
         if (!cJSON_IsObject(root))
                 return bd_err_set(err, -EINVAL, "%s: expected a JSON object at the top, got %s", label,
                                   json_type_name(root));
-        return validate_object(root, system_schema(), NULL, &w, err);
+        return validate_object(root, base_keys, NULL, &w, err);
 }
 
 const struct schema_key *schema_lookup(const char *dotted, bool *ret_map_value)
 {
         _cleanup_free_ char *copy = xstrdup(dotted);
-        const struct schema_key *keys = system_schema(), *found = NULL;
+        const struct schema_key *keys = NULL, *found = NULL;
         char *save = NULL;
         *ret_map_value = false;
         for (char *part = strtok_r(copy, ".", &save); part; part = strtok_r(NULL, ".", &save)) {
+                if (part == copy) {
+                        found = top_key(part, NULL, NULL);
+                        if (!found)
+                                return NULL;
+                        keys = found->type == S_OBJECT ? found->children : NULL;
+                        continue;
+                }
                 if (found && found->type == S_MAP) {
                         if (*ret_map_value)
                                 return NULL;

@@ -55,11 +55,13 @@ static cJSON *system_values(void)
         return root;
 }
 
-/* Those and each workload's section: what a configuration starts from. */
+/* Those and the section of each workload read so far (the bundled ones,
+ * those the files and --set name, the one asked for): what a configuration
+ * starts from. */
 static cJSON *all_values(const cJSON *system)
 {
         cJSON *root = cJSON_Duplicate(system, true);
-        for (const struct workload *const *w = workload_all(); *w; w++) {
+        for (const struct workload *const *w = workload_known(); *w; w++) {
                 if (!streq((*w)->section, (*w)->name))
                         continue; /* another workload's section */
                 cJSON *sec = cJSON_Parse((*w)->defaults);
@@ -326,6 +328,12 @@ static int parse_set(const char *assign, cJSON **ret, struct bd_err *err)
         bool map_value;
         const struct schema_key *k = schema_lookup(key, &map_value);
         if (!k) {
+                /* a section of a workload whose file does not read: its error */
+                _cleanup_free_ char *top = xstrndup(key, strcspn(key, "."));
+                const struct workload *w;
+                int r = workload_get(top, &w, err);
+                if (r < 0)
+                        return r;
                 const char *s = schema_suggest(key);
                 if (s)
                         return bd_err_set(err, -EINVAL, "--set: unknown key '%s' (did you mean '%s'?)", key, s);
@@ -410,7 +418,7 @@ static void complete(cJSON *root)
 {
         long gpus = sys_int(root, "gpus_per_node");
         set_default(root, "ranks_per_node", cJSON_CreateNumber(gpus > 0 ? (double)gpus : 1));
-        for (const struct workload *const *wp = workload_all(); *wp; wp++) {
+        for (const struct workload *const *wp = workload_known(); *wp; wp++) {
                 const struct workload *w = *wp;
                 /* benchd's own trainers' conventions; another's program
                  * has its own words for them */
@@ -470,7 +478,7 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                         return bd_err_set(err, -EINVAL, "%s: launcher 'mpirun' with %ld nodes needs 'mpirun.hostfile' or %ld 'mpirun.hosts'",
                                           label, nodes, nodes);
         }
-        for (const struct workload *const *wp = workload_all(); *wp; wp++) {
+        for (const struct workload *const *wp = workload_known(); *wp; wp++) {
                 const struct workload *w = *wp;
                 if (!streq(w->section, w->name))
                         continue;
@@ -513,19 +521,26 @@ static int load(const struct bd_sysdirs *d, const char *name, char *const *sets,
         int r = load_chain(d, name, 0, NULL, chain, 0, &merged, &path, err);
         if (r < 0)
                 return r;
+        /* the sets first: a section they name is read before the values
+         * are made */
+        size_t nsets = 0;
+        while (sets && sets[nsets])
+                nsets++;
+        cJSON **set = xcalloc(nsets + 1, sizeof(*set));
+        for (size_t i = 0; i < nsets && r == 0; i++)
+                r = parse_set(sets[i], &set[i], err);
         _cleanup_json_ cJSON *builtin = system_values();
-        cJSON *root = all_values(builtin);
-        json_merge(root, merged);
-        for (char *const *s = sets; s && *s; s++) {
-                cJSON *o = NULL;
-                r = parse_set(*s, &o, err);
-                if (r < 0) {
-                        cJSON_Delete(root);
-                        return r;
-                }
-                json_merge(root, o);
-                cJSON_Delete(o);
+        cJSON *root = r == 0 ? all_values(builtin) : NULL;
+        if (root)
+                json_merge(root, merged);
+        for (size_t i = 0; i < nsets; i++) {
+                if (root && set[i])
+                        json_merge(root, set[i]);
+                cJSON_Delete(set[i]);
         }
+        free(set);
+        if (r < 0)
+                return r;
         json_fill(root, builtin);
         complete(root);
         r = check_whole(root, path, err);

@@ -420,25 +420,41 @@ static int check_fields(const cJSON *obj, const struct field *fields, const char
 
 /* ---- the files: bundled, then on the path ---- */
 
-/* One file as read. */
+/* One file of a name in one layer: read, absent, or bad.  Each is looked
+ * at once, when a workload of its name (or a file extending it) is first
+ * needed. */
 struct wfile {
         char *name;
         char *label;            /* its path, or "workloads/NAME.json (bundled)" */
-        char *text;             /* comments stripped */
+        char *text;             /* comments stripped; NULL: absent or bad */
         cJSON *json;
         size_t layer;           /* 0 .. ndirs-1: the path's directories; BUNDLED */
+        char *error;            /* there, but it does not read: "FILE:LINE: ..." */
+};
+
+/* A name resolved once: its workload, none (abstract, or no file), or the
+ * error of its file or of one it extends. */
+struct made {
+        char *name;
+        struct workload *w;
+        char *error;
+        bool busy;              /* being made: a section shared in a cycle */
 };
 
 static struct {
         pthread_mutex_t lock;
-        bool loaded;
+        bool bundled;           /* the bundled files read and their workloads made */
+        bool listed;            /* every file of the path read (workload_all) */
         char **dirs;
         size_t ndirs;
-        struct wfile *files;
+        struct wfile **files;
         size_t nfiles;
-        struct workload **all;  /* NULL-terminated */
-        size_t n;
-        char *error;            /* the first bad file of the path */
+        struct made *made;
+        size_t nmade;
+        struct workload **known;        /* the workloads made, NULL-terminated: the bundled first in their
+                                         * order, then the others by name */
+        size_t nknown;
+        char *error;            /* the first bad file: of the bundled ones, or of the path when listed */
 } reg = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static bool file_name_ok(const char *name)
@@ -474,23 +490,71 @@ static void wfile_release(struct wfile *f)
         free(f->name);
         free(f->label);
         free(f->text);
+        free(f->error);
         cJSON_Delete(f->json);
 }
 
-static void add_file(const struct wfile *f)
+static struct wfile *add_file(const struct wfile *f)
 {
+        struct wfile *copy = xmalloc(sizeof(*copy));
+        *copy = *f;
         reg.files = xrealloc(reg.files, (reg.nfiles + 1) * sizeof(*reg.files));
-        reg.files[reg.nfiles++] = *f;
+        reg.files[reg.nfiles++] = copy;
+        return copy;
 }
 
-static const struct wfile *find_file(const char *name, size_t from_layer)
+/* NAME.json of one directory of the path, read the first time it is asked
+ * for: *ret NULL when there is none; an error of the file each time. */
+static int file_at(const char *name, size_t layer, const struct wfile **ret, struct bd_err *err)
 {
-        const struct wfile *best = NULL;
+        const struct wfile *f = NULL;
+        for (size_t i = 0; i < reg.nfiles && !f; i++)
+                if (reg.files[i]->layer == layer && streq(reg.files[i]->name, name))
+                        f = reg.files[i];
+        if (!f) {
+                struct wfile nf = { 0 };
+                _cleanup_free_ char *path = xasprintf("%s/%s.json", reg.dirs[layer], name);
+                _cleanup_free_ char *text = NULL;
+                size_t len;
+                int r = fs_read_file(path, 1 << 20, &text, &len, err);
+                if (r == -ENOENT || r == -ENOTDIR)
+                        r = 0;
+                else if (r == 0 && strlen(text) != len)
+                        r = bd_err_set(err, -EINVAL, "%s: holds a NUL byte", path);
+                else if (r == 0)
+                        r = read_text(text, name, path, layer, &nf, err);
+                if (r < 0 || !text) {
+                        nf = (struct wfile){ .name = xstrdup(name), .layer = layer };
+                        if (r < 0)
+                                nf.error = xstrdup(err->msg);
+                }
+                f = add_file(&nf);
+        }
+        *ret = f->text ? f : NULL;
+        if (f->error)
+                return bd_err_set(err, -EINVAL, "%s", f->error);
+        return 0;
+}
+
+/* The file of a name: the first directory of the path from from_layer that
+ * has one, else the bundled one; *ret NULL when there is none. */
+static int find_file(const char *name, size_t from_layer, const struct wfile **ret, struct bd_err *err)
+{
+        *ret = NULL;
+        if (!file_name_ok(name))
+                return 0;
+        for (size_t l = from_layer; l < reg.ndirs; l++) {
+                int r = file_at(name, l, ret, err);
+                if (r < 0 || *ret)
+                        return r;
+        }
         for (size_t i = 0; i < reg.nfiles; i++)
-                if (reg.files[i].layer >= from_layer && streq(reg.files[i].name, name) &&
-                    (!best || reg.files[i].layer < best->layer))
-                        best = &reg.files[i];
-        return best;
+                if (reg.files[i]->layer == BUNDLED && reg.files[i]->text && streq(reg.files[i]->name, name) &&
+                    from_layer <= BUNDLED) {
+                        *ret = reg.files[i];
+                        break;
+                }
+        return 0;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -498,49 +562,31 @@ static int cmp_str(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The *.json files of one directory of the path, by name. */
-static int read_dir(size_t layer, struct bd_err *err)
+/* The names of the *.json files of one directory of the path, sorted
+ * (appended to *names). */
+static int list_dir(size_t layer, char ***names, size_t *n, struct bd_err *err)
 {
         DIR *dir = opendir(reg.dirs[layer]);
         if (!dir)
                 return 0; /* a directory of the path that is not there */
-        char **names = NULL;
-        size_t n = 0;
+        size_t first = *n;
         struct dirent *e;
+        int r = 0;
         while ((e = readdir(dir)))
                 if (e->d_name[0] != '.' && str_has_suffix(e->d_name, ".json")) {
-                        names = xrealloc(names, (n + 1) * sizeof(char *));
-                        names[n++] = xstrdup(e->d_name);
+                        _cleanup_free_ char *name = xstrndup(e->d_name, strlen(e->d_name) - 5);
+                        if (!file_name_ok(name)) {
+                                if (r == 0)
+                                        r = bd_err_set(err, -EINVAL, "%s/%s: not a workload name (letters, digits, "
+                                                       "'_', '.' and '-', at most 64)", reg.dirs[layer], e->d_name);
+                                continue;
+                        }
+                        *names = xrealloc(*names, (*n + 1) * sizeof(char *));
+                        (*names)[(*n)++] = TAKE_PTR(name);
                 }
         closedir(dir);
-        if (n)
-                qsort(names, n, sizeof(char *), cmp_str);
-        int r = 0;
-        for (size_t i = 0; i < n && r == 0; i++) {
-                _cleanup_free_ char *name = xstrndup(names[i], strlen(names[i]) - 5);
-                _cleanup_free_ char *path = xasprintf("%s/%s", reg.dirs[layer], names[i]);
-                if (!file_name_ok(name)) {
-                        r = bd_err_set(err, -EINVAL, "%s: not a workload name (letters, digits, '_', '.' and '-', "
-                                       "at most 64)", path);
-                        break;
-                }
-                _cleanup_free_ char *text = NULL;
-                size_t len;
-                r = fs_read_file(path, 1 << 20, &text, &len, err);
-                if (r < 0)
-                        break;
-                if (strlen(text) != len) {
-                        r = bd_err_set(err, -EINVAL, "%s: holds a NUL byte", path);
-                        break;
-                }
-                struct wfile f;
-                r = read_text(text, name, path, layer, &f, err);
-                if (r == 0)
-                        add_file(&f);
-        }
-        for (size_t i = 0; i < n; i++)
-                free(names[i]);
-        free(names);
+        if (*n > first)
+                qsort(*names + first, *n - first, sizeof(char *), cmp_str);
         return r;
 }
 
@@ -566,10 +612,13 @@ static int resolve(const struct wfile *f, int depth, const struct wfile **chain,
                 if (!file_name_ok(ext))
                         return fail(err, &s, "extends", "'%s' is not a workload name", ext);
                 /* a file may refine the workload of its own name further down the path */
-                const struct wfile *b = find_file(ext, streq(ext, f->name) ? f->layer + 1 : 0);
+                const struct wfile *b;
+                int r = find_file(ext, streq(ext, f->name) ? f->layer + 1 : 0, &b, err);
+                if (r < 0)
+                        return r;
                 if (!b)
                         return fail(err, &s, "extends", "no workload '%s' to extend", ext);
-                int r = resolve(b, depth + 1, chain, &base, err);
+                r = resolve(b, depth + 1, chain, &base, err);
                 if (r < 0)
                         return r;
                 cJSON_DeleteItemFromObjectCaseSensitive(base, "abstract");
@@ -954,6 +1003,8 @@ static int build_launch(const cJSON *spec, const struct src *s, struct workload 
         return 0;
 }
 
+static int make_named(const char *name, struct workload **ret, struct bd_err *err);
+
 /* The workload of a resolved file (spec: taken). */
 static int build(const struct wfile *f, cJSON *spec, struct workload **ret, struct bd_err *err)
 {
@@ -1061,11 +1112,10 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
                 goto out;
         if (!streq(w->section, w->name)) {
                 /* the settings of another workload: its keys are the section's */
-                const struct workload *owner = NULL;
-                for (size_t i = 0; i < reg.n && !owner; i++)
-                        if (streq(reg.all[i]->name, w->section) && streq(reg.all[i]->section, w->section))
-                                owner = reg.all[i];
-                if (!owner) {
+                struct workload *owner = NULL;
+                struct bd_err oerr;
+                make_named(w->section, &owner, &oerr);
+                if (!owner || !streq(owner->section, owner->name)) {
                         r = fail(err, &s, "section", "'%s' is not a workload with a section of its own", w->section);
                         goto out;
                 }
@@ -1114,23 +1164,73 @@ static int make(const struct wfile *f, struct workload **ret, struct bd_err *err
         return build(f, spec, ret, err);
 }
 
-static void add_workload(struct workload *w)
+/* Where a workload goes among the known: the bundled in their order, then
+ * the others by name. */
+static size_t bundled_rank(const char *name)
 {
-        for (size_t i = 0; i < reg.n; i++)
-                if (streq(reg.all[i]->name, w->name)) {
-                        workload_free(reg.all[i]);
-                        reg.all[i] = w;
-                        return;
-                }
-        reg.all = xrealloc(reg.all, (reg.n + 2) * sizeof(*reg.all));
-        reg.all[reg.n++] = w;
-        reg.all[reg.n] = NULL;
+        size_t i = 0;
+        while (workload_bundled[i].name && !streq(workload_bundled[i].name, name))
+                i++;
+        return i;
 }
 
-/* The bundled files.  An error there is the build's (test-config reads
+static void add_known(struct workload *w)
+{
+        size_t rw = bundled_rank(w->name), at = reg.nknown;
+        while (at > 0) {
+                const struct workload *p = reg.known[at - 1];
+                size_t rp = bundled_rank(p->name);
+                if (rp < rw || (rp == rw && strcmp(p->name, w->name) < 0))
+                        break;
+                at--;
+        }
+        reg.known = xrealloc(reg.known, (reg.nknown + 2) * sizeof(*reg.known));
+        memmove(reg.known + at + 1, reg.known + at, (reg.nknown - at) * sizeof(*reg.known));
+        reg.known[at] = w;
+        reg.known[++reg.nknown] = NULL;
+}
+
+/* The workload of a name, made the first time: its file (the first of the
+ * path, else the bundled one) and the files it extends are read then.
+ * *ret NULL: none (no file, or an abstract one); an error of its files each
+ * time it is asked for. */
+static int make_named(const char *name, struct workload **ret, struct bd_err *err)
+{
+        *ret = NULL;
+        for (size_t i = 0; i < reg.nmade; i++)
+                if (streq(reg.made[i].name, name)) {
+                        *ret = reg.made[i].w;
+                        return reg.made[i].error ? bd_err_set(err, -EINVAL, "%s", reg.made[i].error) : 0;
+                }
+        size_t at = reg.nmade;
+        reg.made = xrealloc(reg.made, (reg.nmade + 1) * sizeof(*reg.made));
+        reg.made[reg.nmade++] = (struct made){ .name = xstrdup(name), .busy = true };
+        const struct wfile *f;
+        struct workload *w = NULL;
+        int r = find_file(name, 0, &f, err);
+        if (r == 0 && f)
+                r = make(f, &w, err);
+        reg.made[at].busy = false;
+        if (r < 0) {
+                reg.made[at].error = xstrdup(err->msg);
+                return r;
+        }
+        reg.made[at].w = w;
+        if (w)
+                add_known(w);
+        *ret = w;
+        return 0;
+}
+
+/* The bundled files, and their workloads (or the path's files of their
+ * names).  An error of a bundled file is the build's (test-config reads
  * them all): the workload is left out and workload_path_error() says so. */
 static void load_bundled(void)
 {
+        if (reg.bundled)
+                return;
+        reg.bundled = true;
+        reg.known = xcalloc(1, sizeof(*reg.known));
         struct bd_err err;
         for (const struct workload_text *b = workload_bundled; b->name; b++) {
                 struct wfile f;
@@ -1141,60 +1241,36 @@ static void load_bundled(void)
                         reg.error = xstrdup(err.msg);
         }
         for (const struct workload_text *b = workload_bundled; b->name; b++) {
-                const struct wfile *f = find_file(b->name, BUNDLED);
-                struct workload *w = NULL;
-                if (f && make(f, &w, &err) < 0 && !reg.error)
+                struct workload *w;
+                if (make_named(b->name, &w, &err) < 0 && !reg.error)
                         reg.error = xstrdup(err.msg);
-                if (w)
-                        add_workload(w);
         }
 }
 
-/* The path's files: the first of a name on the path is the workload of
- * that name; one that does not read leaves the path's workloads out. */
-static int load_path(struct bd_err *err)
+/* Every file of the path, for the lists: the first error is kept. */
+static void load_all(void)
 {
-        size_t first = reg.nfiles;
-        int r = 0;
-        for (size_t i = 0; i < reg.ndirs && r == 0; i++)
-                r = read_dir(i, err);
-        size_t n = reg.nfiles - first;
-        char **names = xcalloc(n + 1, sizeof(char *));
-        size_t k = 0;
-        for (size_t i = first; i < reg.nfiles; i++) {
-                bool dup = false;
-                for (size_t j = 0; j < k && !dup; j++)
-                        dup = streq(names[j], reg.files[i].name);
-                if (!dup)
-                        names[k++] = reg.files[i].name;
-        }
-        qsort(names, k, sizeof(char *), cmp_str);
-        struct workload **made = xcalloc(k + 1, sizeof(*made));
-        for (size_t i = 0; i < k && r == 0; i++)
-                r = make(find_file(names[i], 0), &made[i], err);
-        for (size_t i = 0; i < k; i++) {
-                if (r == 0 && made[i])
-                        add_workload(made[i]);
-                else if (r < 0)
-                        workload_free(made[i]);
-        }
-        free(made);
-        free(names);
-        return r;
-}
-
-static void load_all_locked(void)
-{
-        if (reg.loaded)
-                return;
-        reg.loaded = true;
-        reg.all = xcalloc(1, sizeof(*reg.all));
         load_bundled();
-        if (reg.ndirs && !reg.error) {
-                struct bd_err err;
-                if (bd_err_printable(&err, load_path(&err)) < 0)
+        if (reg.listed)
+                return;
+        reg.listed = true;
+        char **names = NULL;
+        size_t n = 0;
+        struct bd_err err;
+        for (size_t i = 0; i < reg.ndirs; i++)
+                if (list_dir(i, &names, &n, &err) < 0 && !reg.error)
+                        reg.error = xstrdup(err.msg);
+        if (n)
+                qsort(names, n, sizeof(char *), cmp_str);
+        for (size_t i = 0; i < n; i++) {
+                struct workload *w;
+                if ((i == 0 || !streq(names[i], names[i - 1])) && make_named(names[i], &w, &err) < 0 &&
+                    !reg.error)
                         reg.error = xstrdup(err.msg);
         }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
 }
 
 void workload_path_set(char *const *dirs)
@@ -1215,9 +1291,17 @@ void workload_path_set(char *const *dirs)
 const struct workload *const *workload_all(void)
 {
         pthread_mutex_lock(&reg.lock);
-        load_all_locked();
+        load_all();
         pthread_mutex_unlock(&reg.lock);
-        return (const struct workload *const *)reg.all;
+        return (const struct workload *const *)reg.known;
+}
+
+const struct workload *const *workload_known(void)
+{
+        pthread_mutex_lock(&reg.lock);
+        load_bundled();
+        pthread_mutex_unlock(&reg.lock);
+        return (const struct workload *const *)reg.known;
 }
 
 const char *workload_path_error(void)
@@ -1226,17 +1310,30 @@ const char *workload_path_error(void)
         return reg.error;
 }
 
+int workload_get(const char *name, const struct workload **ret, struct bd_err *err)
+{
+        struct workload *w;
+        pthread_mutex_lock(&reg.lock);
+        load_bundled();
+        int r = make_named(name, &w, err);
+        pthread_mutex_unlock(&reg.lock);
+        *ret = w;
+        return bd_err_printable(err, r);
+}
+
 const struct workload *workload_find(const char *name)
 {
-        for (const struct workload *const *w = workload_all(); *w; w++)
-                if (streq((*w)->name, name))
-                        return *w;
-        return NULL;
+        const struct workload *w;
+        struct bd_err err;
+        workload_get(name, &w, &err);
+        return w;
 }
 
 const struct workload *workload_lookup(const char *name, struct bd_err *err)
 {
-        const struct workload *w = workload_find(name);
+        const struct workload *w;
+        if (workload_get(name, &w, err) < 0)
+                return NULL;
         if (!w) {
                 _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
                 workload_names(&list, ", ");
@@ -1290,8 +1387,8 @@ static struct recorded {
 const struct workload *workload_recorded(const char *name, const char *label, const char *spec_text,
                                          struct bd_err *err)
 {
-        workload_all(); /* the bundled workloads: a section it shares is one of theirs */
         pthread_mutex_lock(&reg.lock);
+        load_bundled(); /* a section it shares is one of theirs */
         for (struct recorded *r = recorded; r; r = r->next)
                 if (streq(r->w->name, name) && streq(r->text, spec_text)) {
                         pthread_mutex_unlock(&reg.lock);
@@ -1325,21 +1422,17 @@ const struct workload *workload_recorded(const char *name, const char *label, co
 
 int workload_check_text(const char *text, const char *name, const char *label, struct bd_err *err)
 {
-        workload_all(); /* the bundled files, its possible bases */
         struct wfile f;
         int r = read_text(text, name, label, 0, &f, err);
         if (r < 0)
                 return bd_err_printable(err, r);
         pthread_mutex_lock(&reg.lock);
-        /* resolved against the bundled files only, as a file of the path
-         * would be, then forgotten */
-        size_t saved = reg.nfiles;
-        add_file(&f);
+        load_bundled(); /* its possible bases */
+        /* resolved as a file of the path would be, then forgotten */
         struct workload *w = NULL;
-        r = make(&reg.files[saved], &w, err);
+        r = make(&f, &w, err);
         workload_free(w);
-        wfile_release(&reg.files[saved]);
-        reg.nfiles = saved;
+        wfile_release(&f);
         pthread_mutex_unlock(&reg.lock);
         return bd_err_printable(err, r);
 }

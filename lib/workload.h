@@ -134,23 +134,35 @@ extern const struct workload_text workload_bundled[];
 
 /* Where benchctl looks for workload files beside the bundled ones, first
  * first (dirs: NULL-terminated, copied).  Call before the first use of the
- * workloads: they are read once, on first use. */
+ * workloads.  A file is read when it is first needed: NAME.json of the
+ * first directory that has it (and the files it extends) when workload
+ * NAME is; every file when all are listed. */
 void workload_path_set(char *const *dirs);
 /* The first error of a workload file ("FILE:LINE: ..."), NULL when every
- * file read: the workloads of the path are left out after an error there
- * (the bundled ones stay), a bundled one after an error of its own. */
+ * file read (every file of the path is read): a workload whose file (or a
+ * file it extends) does not read is left out, the others stay. */
 const char *workload_path_error(void);
-/* The workloads (not the abstract ones, bases that files extend), the
+/* Every workload (not the abstract ones, bases that files extend), the
  * bundled first in their order, then those of the path by name;
- * NULL-terminated. */
+ * NULL-terminated.  Reads every file of the path. */
 const struct workload *const *workload_all(void);
+/* The workloads read so far, in the same order: the bundled ones (or the
+ * path's files of their names) and those asked for by name since; what a
+ * system's configuration holds a section of.  Valid until the next lookup
+ * of a name not yet read. */
+const struct workload *const *workload_known(void);
 
-/* The workload of a name; NULL when there is none. */
+/* The workload of a name, its file read the first time: 0 with *ret NULL
+ * when there is none; a negative errno with "FILE:LINE: ..." in err when
+ * its file, or one it extends, does not read. */
+int workload_get(const char *name, const struct workload **ret, struct bd_err *err);
+/* The workload of a name; NULL when there is none (or its file is bad). */
 const struct workload *workload_find(const char *name);
-/* The same; NULL, with "unknown workload 'x'; known workloads: ..." in err,
- * when there is none. */
+/* The same; NULL, with its file's error or "unknown workload 'x'; known
+ * workloads: ..." (every file read) in err, when there is none. */
 const struct workload *workload_lookup(const char *name, struct bd_err *err);
-/* Appends "ssd, maskrcnn or allreduce" (last: "or", or ", " for a list). */
+/* Appends "ssd, maskrcnn or allreduce" (last: "or", or ", " for a list);
+ * every file read. */
 void workload_names(struct bd_buf *out, const char *last);
 /* Whether its section has KEY (seed, precision...). */
 bool workload_has_key(const struct workload *w, const char *key);

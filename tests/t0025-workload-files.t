@@ -101,12 +101,13 @@ out=$(launch --workloads-dir "$tmp/mine" render --system p3dn ssd)
 like "  its default, and everything else the bundled one's" "$out" \
      "benchd-ssd --data [^ ]+ --batch-size 16 --lr 0.0025 --warmup-epochs 5 "
 
-# bad files: one line naming the file and line, exit 3, before anything is rendered
+# bad files: one line naming the file and line, exit 3, before anything is
+# rendered, when the file is used (the workload rendered is its own)
 bad() {   # NAME WANT TEXT
     local name=$1 want=$2 out rc
     rm -rf "$tmp/bad" && mkdir -p "$tmp/bad"
     printf '%b' "$3" > "$tmp/bad/w.json"
-    out=$("$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1 >/dev/null); rc=$?
+    out=$("$BENCHCTL" --workloads-dir "$tmp/bad" render --system local w 2>&1 >/dev/null); rc=$?
     is "$name: exit 3" "$rc" 3
     like "  $want" "$out" "^benchctl: $tmp/bad/w.json:$want"
     is "  one line" "$(wc -l <<<"$out")" 1
@@ -149,13 +150,13 @@ bad "an image of benchd's own program" "2: 'image.docker': benchd's own programs
 bad "an image for an unknown runtime" "2: 'image.shifter': unknown field" \
     '{ "title": "x", "program": "p", "command": ["{program}"],\n  "image": { "shifter": "x" } }\n'
 out=$(printf '{ "extends": "w", "title": "x", "program": "p", "command": ["x"] }\n' > "$tmp/bad/w.json";
-      "$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1); rc=$?
+      "$BENCHCTL" --workloads-dir "$tmp/bad" render --system local w 2>&1); rc=$?
 is "a file extending its own name, with none further down the path: exit 3" "$rc" 3
 like "  says so" "$out" "w.json:1: 'extends': no workload 'w' to extend"
 out=$(printf '{ "extends": "v", "title": "x" }\n' > "$tmp/bad/w.json"; printf '{ "extends": "w" }\n' > "$tmp/bad/v.json";
-      "$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1); rc=$?
+      "$BENCHCTL" --workloads-dir "$tmp/bad" render --system local w 2>&1); rc=$?
 is "two files extending each other: exit 3" "$rc" 3
-like "  the cycle is named" "$out" "'extends' cycle: .*v.json -> .*w.json -> .*v.json"
+like "  the cycle is named, from the file used" "$out" "'extends' cycle: .*w.json -> .*v.json -> .*w.json"
 rm -f "$tmp/bad/v.json"
 rm -rf "$tmp/bad" && mkdir -p "$tmp/bad" && printf '{ "title": "x" ' > "$tmp/bad/w.json"
 out=$("$BENCHCTL" --workloads-dir "$tmp/bad" workloads 2>&1); rc=$?
@@ -163,4 +164,37 @@ is "workloads with a bad file: exit 3" "$rc" 3
 like "  lists the others" "$out" "^ssd "
 out=$("$BENCHCTL" --workloads-dir "$tmp/bad" status 2>&1); rc=$?
 unlike "  a command that reads no workload is not stopped by it" "$out" "w.json"
+out=$("$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd 2>&1 >/dev/null); rc=$?
+is "  nor one that renders another workload: exit 0" "$rc" 0
+is "  and says nothing of it" "$out" ""
+for cmd in "show --workload w" "submit --system local w --dry-run"; do
+    out=$("$BENCHCTL" --workloads-dir "$tmp/bad" $cmd 2>&1); rc=$?
+    is "$cmd: exit 3" "$rc" 3
+    like "  naming the file" "$out" "^benchctl: $tmp/bad/w.json:1:"
+done
+printf '{ "extends": "local", "w": {} }\n' > "$tmp/sys/usesw.json"
+out=$("$BENCHCTL" --workloads-dir "$tmp/bad" --systems-dir "$tmp/sys" render --system usesw ssd 2>&1); rc=$?
+is "a system file with a section of it: exit 3" "$rc" 3
+like "  naming the workload file" "$out" "^benchctl: $tmp/bad/w.json:1:"
+out=$("$BENCHCTL" --workloads-dir "$tmp/bad" render --system local ssd --set w.x=1 2>&1); rc=$?
+is "a --set of its section: exit 3" "$rc" 3
+like "  naming the workload file" "$out" "^benchctl: $tmp/bad/w.json:1:"
+
+# only the files used are read: NAME.json of the first directory that has it and
+# the files it extends (a file there that is not JSON is never opened otherwise)
+rm -rf "$tmp/lazy" && mkdir -p "$tmp/lazy"
+cp "$tmp/wl/toy.json" "$tmp/lazy/toy.json"
+printf '{ "extends": "toy", "title": "toy, batch 2", "keys": { "batch": { "default": 2 } } }\n' > "$tmp/lazy/toy2.json"
+for i in 1 2 3; do printf 'not JSON' > "$tmp/lazy/junk$i.json"; done
+out=$(launch --workloads-dir "$tmp/lazy" render --system local toy2 --run-id x)
+like "render reads its file and the one it extends, not the others" "$out" "--batch-size 2 "
+out=$("$BENCHCTL" --workloads-dir "$tmp/lazy" submit --system local toy2 --dry-run 2>&1); rc=$?
+is "  submit --dry-run too: exit 0" "$rc" 0
+like "  saying what it would start" "$out" "dry run: toy2 on local"
+out=$("$BENCHCTL" --workloads-dir "$tmp/lazy" --systems-dir "$tmp/sys" show mine --json); rc=$?
+is "  show of a system with a section of a path workload: exit 0" "$rc" 0
+like "  its section" "$out" '"batch":[[:space:]]*4'
+out=$("$BENCHCTL" --workloads-dir "$tmp/lazy" workloads 2>&1); rc=$?
+is "workloads reads every file: exit 3" "$rc" 3
+like "  the first bad one" "$out" "junk1.json:1:"
 done_testing

@@ -52,7 +52,7 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 'n': opts_number(&o, "runs", arg, 1, 100, &runs); break;
                 }
         }
-        int next = opts_finish(&o, run ? 0 : 1, run ? 0 : 1, workload_operand());
+        int next = opts_finish(&o, run ? 0 : 1, run ? 0 : 1, opts_workload);
         if (next < 0)
                 return opts_exit(next);
         if (run) {
@@ -76,8 +76,12 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                                             strlen(run_id)))
                 return usage_error(cmd, "--run-id: use letters, digits and _.- only");
 
+        const struct workload *w;
+        int ret = ctx_workload(argv[next], &w);
+        if (ret)
+                return ret;
         struct bd_system s;
-        int ret = ctx_load_system(ctx, system, o.sets, &s);
+        ret = ctx_load_system(ctx, system, o.sets, &s);
         if (ret)
                 return ret;
         _cleanup_free_ char *id = run_id ? xstrdup(run_id) : run_id_new();

@@ -50,13 +50,10 @@ static void print_json_or_flat(const cJSON *out, bool json)
 /* --workload NAME: its file, resolved, with where it comes from */
 static int show_workload(struct bd_ctx *ctx, const char *name, bool json)
 {
-        int ret = ctx_workloads(ctx);
+        const struct workload *w;
+        int ret = ctx_workload(name, &w);
         if (ret)
                 return ret;
-        struct bd_err err;
-        const struct workload *w = workload_lookup(name, &err);
-        if (!w)
-                return bd_error("%s", err.msg), BD_EXIT_CONFIG;
         _cleanup_json_ cJSON *out = cJSON_CreateObject();
         cJSON_AddStringToObject(out, "name", w->name);
         cJSON_AddStringToObject(out, "file", w->file);

@@ -49,7 +49,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 'n': opts_number(&o, "runs", arg, 1, 100, &runs); break;
                 }
         }
-        int next = opts_finish(&o, 1, 1, workload_operand());
+        int next = opts_finish(&o, 1, 1, opts_workload);
         if (next < 0)
                 return opts_exit(next);
         if (!system)

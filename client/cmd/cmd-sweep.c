@@ -504,7 +504,7 @@ int cmd_sweep(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 }
         }
         bool recorded = resume || cancel;
-        int next = opts_finish(&o, recorded ? 0 : 1, recorded ? 0 : 1, workload_operand());
+        int next = opts_finish(&o, recorded ? 0 : 1, recorded ? 0 : 1, opts_workload);
         if (next < 0)
                 return opts_exit(next);
         if (resume && cancel)

@@ -449,7 +449,11 @@ int submit_run(struct bd_ctx *ctx, const char *system, const char *workload, cha
 {
         _cleanup_(submission_release) struct submission sub = { .workload = workload, .dry = dry,
                                                                 .script = BD_BUF_INIT };
-        int ret = ctx_load_system(ctx, system, sets, &sub.sys);
+        const struct workload *w;
+        int ret = ctx_workload(workload, &w);
+        if (ret)
+                return ret;
+        ret = ctx_load_system(ctx, system, sets, &sub.sys);
         if (ret)
                 return ret;
         const cJSON *j = sub.sys.json;
