@@ -3,8 +3,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +197,35 @@ static void json_line(const struct bd_run *r, const struct bd_trial *t, char **l
         *last = text;
 }
 
+/* A second between looks at the run, less when a file of its directory is
+ * written: a run started here (local, mpirun) ends with its exit_status
+ * moved in, which is seen at once instead of up to a second later. */
+static int watch_rundir(const struct bd_run *r)
+{
+        if (!r->rundir || streq(r->launcher ? r->launcher : "", "slurm"))
+                return -1;
+        int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+        if (fd >= 0 && inotify_add_watch(fd, r->rundir, IN_MOVED_TO | IN_CLOSE_WRITE) < 0) {
+                close(fd);
+                fd = -1;
+        }
+        return fd;
+}
+
+static void wait_a_second(int fd)
+{
+        if (fd < 0) {
+                sleep(1);
+                return;
+        }
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (poll(&p, 1, 1000) > 0) {
+                char buf[4096];
+                while (read(fd, buf, sizeof(buf)) > 0)
+                        ;
+        }
+}
+
 int wait_for_run(struct bd_store *store, const char *id, bool json)
 {
         bool tty = !json && isatty(STDOUT_FILENO);
@@ -205,13 +236,18 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
         stop_following = 0;
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
-        int ret;
+        int ret, watch = -1;
+        bool watching = false;
         for (;;) {
                 struct bd_run r;
                 struct bd_trial *t;
                 if (load_run(store, id, &r, &t)) {
                         ret = BD_EXIT_FAIL;
                         break;
+                }
+                if (!watching) {
+                        watch = watch_rundir(&r);
+                        watching = true;
                 }
                 bool final = bd_state_final(r.state);
                 if (json)
@@ -232,7 +268,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                         break;
                 }
                 if (!stop_following)
-                        sleep(1);
+                        wait_a_second(watch);
                 if (stop_following) {
                         if (tty)
                                 printf("\n");
@@ -243,6 +279,8 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                         break;
                 }
         }
+        if (watch >= 0)
+                close(watch);
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
         return ret;
