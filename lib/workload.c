@@ -185,6 +185,29 @@ static const struct field image_fields[] = {
         { NULL, 0, NULL, NULL },
 };
 
+/* How a sweep moves the learning rate and the schedule with the global
+ * batch (cmd-sweep.c reads them; checked here). */
+static const char *const lr_rules[] = { "linear", "sqrt", "trainer", "none", NULL };
+static const char *const warmup_rules[] = { "inverse", "none", NULL };
+static const struct field scaling_lr_fields[] = {
+        { "key", F_STRING, NULL, NULL },
+        { "rule", F_STRING, NULL, lr_rules },
+        { "base_batch", F_NUMBER, NULL, NULL },
+        { "help", F_STRING, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+static const struct field scaling_warmup_fields[] = {
+        { "key", F_STRING, NULL, NULL },
+        { "rule", F_STRING, NULL, warmup_rules },
+        { NULL, 0, NULL, NULL },
+};
+static const struct field scaling_fields[] = {
+        { "lr", F_OBJECT, scaling_lr_fields, NULL },
+        { "warmup", F_OBJECT, scaling_warmup_fields, NULL },
+        { "schedule", F_STRING_LIST, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
+
 static const struct field key_fields[] = {
         { "type", F_STRING, NULL, key_types },
         { "default", F_ANY, NULL, NULL },
@@ -216,6 +239,7 @@ static const struct field top_fields[] = {
         { "command", F_COMMAND, NULL, NULL },
         { "launch", F_OBJECT, launch_fields, NULL },
         { "image", F_OBJECT, image_fields, NULL },
+        { "scaling", F_OBJECT, scaling_fields, NULL },
         { "env", F_ENV, NULL, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
@@ -1005,6 +1029,53 @@ static int build_launch(const cJSON *spec, const struct src *s, struct workload 
 
 static int make_named(const char *name, struct workload **ret, struct bd_err *err);
 
+/* A key "scaling" names: one of the section's, of one of the types. */
+static int check_scaled_key(const cJSON *keys, const char *at, const char *name, const char *const *types,
+                            const struct src *s, struct bd_err *err)
+{
+        const cJSON *ks = cJSON_GetObjectItemCaseSensitive(keys, name);
+        if (!cJSON_IsObject(ks))
+                return fail(err, s, at, "'%s' is not a key of the section", name);
+        if (!in_list(types, json_str(ks, "type", ""))) {
+                _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
+                list_words(&list, types);
+                return fail(err, s, at, "'%s' is a key of type %s, not %s", name, json_str(ks, "type", ""), list.s);
+        }
+        return 0;
+}
+
+/* "scaling": the keys it names are keys of the section of the right type;
+ * a rule that scales needs its key. */
+static int check_scaling(const cJSON *spec, const cJSON *keys, const struct src *s, struct bd_err *err)
+{
+        static const char *const lr_types[] = { "number", NULL }, *const warmup_types[] = { "int", "number", NULL },
+                                 *const schedule_types[] = { "int", "int-list", NULL };
+        const char *k = json_str(spec, "scaling.lr.key", NULL);
+        int r = k ? check_scaled_key(keys, "scaling.lr.key", k, lr_types, s, err) : 0;
+        if (r == 0 && (k = json_str(spec, "scaling.warmup.key", NULL)))
+                r = check_scaled_key(keys, "scaling.warmup.key", k, warmup_types, s, err);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, json_get(spec, "scaling.schedule"))
+                if (r == 0)
+                        r = check_scaled_key(keys, "scaling.schedule", e->valuestring, schedule_types, s, err);
+        if (r < 0)
+                return r;
+        const char *lr = json_str(spec, "scaling.lr.rule", NULL), *wu = json_str(spec, "scaling.warmup.rule", NULL);
+        if (json_get(spec, "scaling.lr") && !lr)
+                return fail(err, s, "scaling.lr", "no 'rule' (linear, sqrt, trainer or none)");
+        if (lr && (streq(lr, "linear") || streq(lr, "sqrt")) && !json_get(spec, "scaling.lr.key"))
+                return fail(err, s, "scaling.lr", "rule '%s' needs the 'key' it scales", lr);
+        if (json_get(spec, "scaling.warmup") && !wu)
+                return fail(err, s, "scaling.warmup", "no 'rule' (inverse or none)");
+        if (wu && streq(wu, "inverse") && !json_get(spec, "scaling.warmup.key"))
+                return fail(err, s, "scaling.warmup", "rule 'inverse' needs the 'key' it scales");
+        const cJSON *bb = json_get(spec, "scaling.lr.base_batch");
+        if (bb && (bb->valuedouble < 1 || bb->valuedouble > 1e9 || bb->valuedouble != floor(bb->valuedouble)))
+                return fail(err, s, "scaling.lr.base_batch", "expected a whole number of images from 1, got %g",
+                            bb->valuedouble);
+        return 0;
+}
+
 /* The workload of a resolved file (spec: taken). */
 static int build(const struct wfile *f, cJSON *spec, struct workload **ret, struct bd_err *err)
 {
@@ -1108,6 +1179,9 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
                 }
         }
         r = check_command_words(cmd, keys, &s, err);
+        if (r < 0)
+                goto out;
+        r = check_scaling(spec, keys, &s, err);
         if (r < 0)
                 goto out;
         if (!streq(w->section, w->name)) {

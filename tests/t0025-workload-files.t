@@ -91,6 +91,38 @@ mkdir -p "$HOME/.config/benchd/workloads" && cp "$tmp/wl/toy.json" "$HOME/.confi
 like "the configuration directory's workloads/ is searched" "$("$BENCHCTL" workloads)" "^toy "
 rm -r "$HOME/.config/benchd/workloads"
 
+# a workload file's own learning-rate rule ("scaling"), applied by a sweep
+# over batch_size: 2 ranks x 8 is its base batch 16 (nothing changes), 2 x 32
+# is 4x: lr x sqrt(4), warmup and (to a target) steps / 4
+cat > "$tmp/wl/scaled.json" <<'JSON'
+{
+  "title": "a trainer with its own rule", "program": "/opt/toy/train.py",
+  "command": ["python3", "{program}", "{args}"],
+  "scaling": {
+    "lr": { "key": "lr", "rule": "sqrt", "base_batch": 16 },
+    "warmup": { "key": "warmup", "rule": "inverse" },
+    "schedule": ["steps"]
+  },
+  "keys": {
+    "batch_size": { "type": "int", "default": 8, "min": 1, "help": "images per rank" },
+    "lr": { "type": "number", "default": 0.1, "min": 0 },
+    "warmup": { "type": "int", "default": 100, "min": 0 },
+    "steps": { "type": "int", "default": 1000, "min": 1 }
+  }
+}
+JSON
+out=$("$BENCHCTL" --workloads-dir "$tmp/wl" sweep --system local scaled --set batch_size=8,32 --mode time-to-train \
+      --dry-run 2>&1); rc=$?
+is "a sweep of a workload with its own rule: exit 0" "$rc" 0
+like "  the rule, in words" "$out" "learning rate: square-root scaling from global batch 16 at lr 0\.1"
+is "  its base batch: nothing scaled" "$(grep '^cell 1' <<<"$out")" "cell 1: batch_size=8: --set scaled.batch_size=8"
+like "  4x the batch: lr x2, warmup and steps /4" "$(grep '^cell 2' <<<"$out")" \
+     "scaled.batch_size=32 --set scaled.lr=0\.2 --set scaled.warmup=25 --set scaled.steps=250\$"
+out=$("$BENCHCTL" --workloads-dir "$tmp/wl" sweep --system local scaled --set batch_size=32 --dry-run 2>&1)
+unlike "  a throughput sweep leaves the schedule" "$out" "scaled\.steps="
+out=$("$BENCHCTL" --workloads-dir "$tmp/wl" sweep --system local toy --set batch=4 --dry-run 2>&1)
+like "a workload file with no rule: none" "$out" "learning rate: none \(the workload file states no rule\)"
+
 # a bundled workload refined by a file of its name
 mkdir -p "$tmp/mine"
 printf '{\n  "extends": "ssd",\n  "title": "SSD, batch 16 here",\n  "keys": { "batch_size": { "default": 16 } }\n}\n' \
@@ -127,6 +159,10 @@ bad "no command" "[0-9 :]*no 'command'" '{ "title": "x", "program": "p" }\n'
 bad "a missing base" "1: 'extends': no workload 'nosuch' to extend" '{ "extends": "nosuch", "title": "x" }\n'
 bad "a target that is no number key" "[0-9]*:? ?'targets': target 'n' is not a key of type number" \
     '{ "title": "x", "program": "p", "command": ["{program}"],\n  "result": { "targets": ["n"] },\n  "keys": { "n": { "type": "int" } } }\n'
+bad "an unknown learning-rate rule" "3: 'scaling.lr.rule': 'cubic' is not one of: linear, sqrt, trainer, none" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": { "lr": { "type": "number" } }, "scaling": {\n    "lr": { "key": "lr", "rule": "cubic" } } }\n'
+bad "a rule on a key of the wrong type" "3: 'scaling.schedule': 'lr' is a key of type number, not int, int-list" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": { "lr": { "type": "number" } },\n  "scaling": { "schedule": ["lr"] } }\n'
 bad "{args} inside a word" "[0-9]+: 'command': '--x={args}': \{args\} is a word of its own" \
     '{ "title": "x", "program": "p",\n  "command": ["{program}", "--x={args}"] }\n'
 bad "own, but not benchd's" "[0-9]+: 'program': 'train.py' is not one of benchd's programs" \

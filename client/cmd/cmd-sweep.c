@@ -151,23 +151,93 @@ static long num_value(const char *key, const char *v, long min, struct bd_err *e
         return x;
 }
 
-/* The learning-rate rule of a sweep, in words (for the table). */
+/* The system's own global batch: its section's global batch key, or its
+ * per-rank batch x its ranks; 0 when the workload has no batch. */
+static long system_global_batch(const struct workload *w, const struct bd_system *base)
+{
+        const cJSON *j = base->json, *sec = sys_get(j, w->section);
+        if (workload_has_key(w, "batch_size"))
+                return json_int(sec, "batch_size", 0) * sys_int(j, "nodes") * sys_int(j, "ranks_per_node");
+        return json_int(sec, "ims_per_batch", 0);
+}
+
+/* The global batch the workload file's learning rate is for
+ * (scaling.lr.base_batch), else the system's own. */
+static long scaling_base(const struct workload *w, const struct bd_system *base)
+{
+        return json_int(w->spec, "scaling.lr.base_batch", system_global_batch(w, base));
+}
+
+/* The learning-rate rule of a sweep, in words (for the table): the
+ * workload file's "scaling". */
 static char *lr_rule(const struct workload *w, const struct bd_system *base, const struct axis *ax, int nax)
 {
         const cJSON *sec = sys_get(base->json, w->section);
-        if (!workload_has_key(w, "lr"))
-                return xstrdup("none (no learning rate)");
-        if (streq(w->name, "ssd"))
-                return xasprintf("MLPerf SSD rule, in the trainer: base lr = 2.5e-3 x max(1, round(lr / 2.5e-3 x "
-                                 "global batch / 32)) with lr %s%g; warmup in epochs",
-                                 axis_pinned(ax, nax, w, "lr") ? "set by the sweep, " : "", json_num(sec, "lr", 0));
-        if (axis_pinned(ax, nax, w, "lr"))
-                return xstrdup("pinned: the sweep sets lr");
-        return xasprintf("linear scaling (Goyal et al.) from the system's global batch %ld at lr %g: lr x batch / %ld; "
-                         "warmup%s in iterations x %ld / batch", json_int(sec, "ims_per_batch", 0),
-                         json_num(sec, "lr", 0), json_int(sec, "ims_per_batch", 0),
-                         axis_pinned(ax, nax, w, "warmup_iters") ? " (pinned)" : "",
-                         json_int(sec, "ims_per_batch", 0));
+        const char *rule = json_str(w->spec, "scaling.lr.rule", "none");
+        const char *key = json_str(w->spec, "scaling.lr.key", "lr");
+        const char *wkey = json_str(w->spec, "scaling.warmup.key", NULL);
+        long b = scaling_base(w, base);
+        _cleanup_buf_ struct bd_buf warm = BD_BUF_INIT;
+        if (wkey && streq(json_str(w->spec, "scaling.warmup.rule", "none"), "inverse"))
+                buf_printf(&warm, "; %s%s x %ld / batch", wkey, axis_pinned(ax, nax, w, wkey) ? " (pinned)" : "", b);
+        else if (wkey)
+                buf_printf(&warm, "; %s unchanged", wkey);
+        _cleanup_free_ char *from = json_get(w->spec, "scaling.lr.base_batch")
+                                            ? xasprintf("global batch %ld", b)
+                                            : xasprintf("the system's global batch %ld", b);
+        if (streq(rule, "trainer"))
+                return xasprintf("%s with %s %s%g%s", json_str(w->spec, "scaling.lr.help", "in the trainer"), key,
+                                 axis_pinned(ax, nax, w, key) ? "set by the sweep, " : "", json_num(sec, key, 0),
+                                 warm.len ? warm.s : "");
+        if (streq(rule, "none"))
+                return xstrdup("none (the workload file states no rule)");
+        if (axis_pinned(ax, nax, w, key))
+                return xasprintf("pinned: the sweep sets %s", key);
+        if (streq(rule, "sqrt"))
+                return xasprintf("square-root scaling from %s at %s %g: %s x sqrt(batch / %ld)%s", from, key,
+                                 json_num(sec, key, 0), key, b, warm.s ? warm.s : "");
+        return xasprintf("linear scaling (Goyal et al.) from %s at %s %g: %s x batch / %ld%s", from, key,
+                         json_num(sec, key, 0), key, b, warm.s ? warm.s : "");
+}
+
+/* The learning rate and schedule of a cell of global batch g, as the
+ * workload file's "scaling" says: the rate by its rule from base_batch
+ * (linear: x g / base, sqrt: x sqrt(g / base)), an inverse warmup's
+ * iterations / (g / base), and in time-to-train sweeps the schedule's
+ * iterations as much fewer (a count rounded up, a list's items rounded);
+ * nothing a sweep's own axis sets. */
+static void scale_lr(const struct workload *w, const cJSON *sec, long g, long base, bool ttt, const struct axis *ax,
+                     int nax, struct cellspec *c)
+{
+        const char *rule = json_str(w->spec, "scaling.lr.rule", "none");
+        const char *key = json_str(w->spec, "scaling.lr.key", NULL);
+        if (g == base || base <= 0 || !key || axis_pinned(ax, nax, w, key) ||
+            (!streq(rule, "linear") && !streq(rule, "sqrt")))
+                return;
+        double f = (double)g / (double)base;
+        add_set(c, "%s.%s=%.6g", w->section, key, json_num(sec, key, 0) * (streq(rule, "sqrt") ? sqrt(f) : f));
+        const char *wkey = json_str(w->spec, "scaling.warmup.key", NULL);
+        if (wkey && streq(json_str(w->spec, "scaling.warmup.rule", "none"), "inverse") &&
+            !axis_pinned(ax, nax, w, wkey))
+                add_set(c, "%s.%s=%ld", w->section, wkey, lround(json_num(sec, wkey, 0) / f));
+        const cJSON *k, *e;
+        if (!ttt)
+                return;
+        cJSON_ArrayForEach(k, json_get(w->spec, "scaling.schedule")) {
+                const cJSON *v = json_get(sec, k->valuestring);
+                if (!v || axis_pinned(ax, nax, w, k->valuestring))
+                        continue;
+                if (cJSON_IsNumber(v)) {
+                        add_set(c, "%s.%s=%ld", w->section, k->valuestring, (long)ceil(v->valuedouble / f));
+                        continue;
+                }
+                if (cJSON_GetArraySize(v) == 0)
+                        continue;
+                _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
+                cJSON_ArrayForEach(e, v)
+                        buf_printf(&b, "%s%ld", b.len ? "," : "", lround(e->valuedouble / f));
+                add_set(c, "%s.%s=%s", w->section, k->valuestring, b.s);
+        }
 }
 
 /* The overrides of one cell: its values (idx: one per axis), throughput
@@ -243,24 +313,9 @@ static int make_cell(const struct workload *w, const struct bd_system *base, con
                         add_set(c, "%s.ims_per_batch=%ld", w->section, g);
                 if (batch > 0 && !axis_pinned(ax, nax, w, "test_ims_per_batch"))
                         add_set(c, "%s.test_ims_per_batch=%ld", w->section, g);
-                if (g != g0 && g0 > 0 && !axis_pinned(ax, nax, w, "lr")) {
-                        double f = (double)g / (double)g0;
-                        add_set(c, "%s.lr=%.6g", w->section, json_num(sec, "lr", 0) * f);
-                        if (!axis_pinned(ax, nax, w, "warmup_iters"))
-                                add_set(c, "%s.warmup_iters=%ld", w->section,
-                                        lround((double)json_int(sec, "warmup_iters", 0) / f));
-                        if (ttt && json_get(sec, "max_iter") && !axis_pinned(ax, nax, w, "max_iter"))
-                                add_set(c, "%s.max_iter=%ld", w->section,
-                                        (long)ceil((double)json_int(sec, "max_iter", 0) / f));
-                        const cJSON *ds = json_get(sec, "decay_steps"), *e;
-                        if (ttt && cJSON_GetArraySize(ds) > 0 && !axis_pinned(ax, nax, w, "decay_steps")) {
-                                _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
-                                cJSON_ArrayForEach(e, ds)
-                                        buf_printf(&b, "%s%ld", b.len ? "," : "", lround(e->valuedouble / f));
-                                add_set(c, "%s.decay_steps=%s", w->section, b.s);
-                        }
-                }
         }
+        if (c->global_batch > 0)
+                scale_lr(w, sec, c->global_batch, scaling_base(w, base), ttt, ax, nax, c);
         if (!ttt && workload_has_key(w, "benchmark_steps")) {
                 add_set(c, "%s.benchmark_steps=%ld", w->section, steps);
                 add_set(c, "%s.warmup_steps=%ld", w->section, warmup);
