@@ -212,18 +212,20 @@ static int watch_rundir(const struct bd_run *r)
         return fd;
 }
 
-static void wait_a_second(int fd)
+/* true when a file woke it before the second was up */
+static bool wait_a_second(int fd)
 {
         if (fd < 0) {
                 sleep(1);
-                return;
+                return false;
         }
         struct pollfd p = { .fd = fd, .events = POLLIN };
-        if (poll(&p, 1, 1000) > 0) {
-                char buf[4096];
-                while (read(fd, buf, sizeof(buf)) > 0)
-                        ;
-        }
+        if (poll(&p, 1, 1000) <= 0)
+                return false;
+        char buf[4096];
+        while (read(fd, buf, sizeof(buf)) > 0)
+                ;
+        return true;
 }
 
 int wait_for_run(struct bd_store *store, const char *id, bool json)
@@ -237,7 +239,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
         int ret, watch = -1;
-        bool watching = false;
+        bool watching = false, woken = false;
         for (;;) {
                 struct bd_run r;
                 struct bd_trial *t;
@@ -250,6 +252,16 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                         watching = true;
                 }
                 bool final = bd_state_final(r.state);
+                if (final && woken && r.state != ST_COMPLETED) {
+                        /* ended early, not completed: 'benchctl cancel' records
+                         * why only once the processes are gone; look again
+                         * after the second, as before */
+                        bd_trials_free(t, r.ntrials);
+                        bd_run_release(&r);
+                        woken = false;
+                        sleep(1);
+                        continue;
+                }
                 if (json)
                         json_line(&r, t, &last_json);
                 else
@@ -268,7 +280,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                         break;
                 }
                 if (!stop_following)
-                        wait_a_second(watch);
+                        woken = wait_a_second(watch);
                 if (stop_following) {
                         if (tty)
                                 printf("\n");
