@@ -192,16 +192,25 @@ static void regex_line(const struct reader *r, struct window *w, struct reader_v
         v->matched += any;
 }
 
-/* A number of a DLLogger record's data: a number, or a string holding one. */
+/* A number of a record's data or a JSON file: a finite number, or a string
+ * that is one and nothing else (DLLogger writes some numbers as text). */
 static bool data_number(const cJSON *d, double *ret)
 {
         if (cJSON_IsNumber(d)) {
                 *ret = d->valuedouble;
                 return isfinite(*ret);
         }
-        if (cJSON_IsString(d))
-                return number_at(d->valuestring, strlen(d->valuestring), ret);
-        return false;
+        if (!cJSON_IsString(d))
+                return false;
+        char *end;
+        errno = 0;
+        double x = strtod(d->valuestring, &end);
+        while (end != d->valuestring && (*end == ' ' || *end == '\t'))
+                end++;
+        if (end == d->valuestring || *end || errno == ERANGE || !isfinite(x))
+                return false;
+        *ret = x;
+        return true;
 }
 
 /* "DLLL {"timestamp": ..., "type": "LOG", "step": [iter] | "PARAMETER" | [],

@@ -1,9 +1,12 @@
 /* fuzz-reader-json.c: a result file read as JSON at a path (reader.h), as
  * the mila suite writes its report: an array appended to and never closed.
  * Besides fuzz-reader.h's promises: a text that is JSON reads as cJSON reads
- * it (the value at the path, an array's last item that has it); the same
- * array left unclosed reads the same. */
+ * it (the value at the path, an array's last item that has it; a number, or
+ * a string that is one); the same array left unclosed reads the same. */
 #include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
@@ -14,7 +17,7 @@ static const char spec[] =
         " \"result\": {\"kind\": \"throughput\", \"read\": \"json\", \"file\": \"{result}\","
         "  \"match\": {\"throughput\": \"train_item.avg\", \"accuracy\": \"eval.-1\"}}}";
 
-static const char end[] = "RESULT,X,,10,benchd,2026-11-28 12:00:00 PM\n";
+static const char log_end[] = "RESULT,X,,10,benchd,2026-11-28 12:00:00 PM\n";
 
 /* train_item.avg as the reader promises to find it, by cJSON */
 static bool expected(const cJSON *j, double *ret)
@@ -28,6 +31,19 @@ static bool expected(const cJSON *j, double *ret)
         } else
                 hit = cJSON_GetObjectItemCaseSensitive(j, "train_item");
         const cJSON *avg = cJSON_GetObjectItemCaseSensitive(hit, "avg");
+        if (cJSON_IsString(avg)) {
+                /* a string that is a number and nothing more (blanks after it) */
+                char *end;
+                errno = 0;
+                double x = strtod(avg->valuestring, &end);
+                if (end == avg->valuestring)
+                        return false;
+                end += strspn(end, " \t");
+                if (*end || errno == ERANGE || !isfinite(x))
+                        return false;
+                *ret = x;
+                return true;
+        }
         if (!cJSON_IsNumber(avg) || !isfinite(avg->valuedouble))
                 return false;
         *ret = avg->valuedouble;
@@ -40,10 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *text = (const char *)data;
         struct mlperf_trial t, again;
         struct reader_values v, va;
-        fuzz_read(w, end, strlen(end), text, size, &t, &v);
+        fuzz_read(w, log_end, strlen(log_end), text, size, &t, &v);
         fuzz_check_read(w, &t, &v);
         FUZZ_CHECK(t.outcome == OUT_SUCCESS, "the log ends as a trial does: outcome %d", (int)t.outcome);
-        fuzz_read(w, end, strlen(end), text, size, &again, &va);
+        fuzz_read(w, log_end, strlen(log_end), text, size, &again, &va);
         fuzz_same(&t, &v, &again, &va, "two reads of one file");
         reader_values_release(&va);
         cJSON *j = cJSON_ParseWithLength(text, size);
@@ -56,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                         char *printed = cJSON_PrintUnformatted(j);
                         size_t n = strlen(printed);
                         printed[n - 1] = ',';
-                        fuzz_read(w, end, strlen(end), printed, n, &again, &va);
+                        fuzz_read(w, log_end, strlen(log_end), printed, n, &again, &va);
                         FUZZ_CHECK(again.converged && again.throughput == want, "unclosed: %g, closed %g",
                                    again.throughput, want);
                         reader_values_release(&va);
