@@ -176,4 +176,13 @@ is "mila-ssd: train.py's flags, one by one" "$(flags $words)" "$(flags "${mssd[@
 out=$(render --system local-podman mila-ssd | joined)
 like "  in a container, the report goes to /logs" "$out" "--report /logs/\"\\\$RUN_ID\"_\"\\\$trial\""
 like "  the log directory mounted there" "$out" "-v [^ ]+/logs:/logs "
+# the NGC table as a sweep: precision x images per GPU on one 8-GPU node, the
+# learning rate linear in the global batch (NGC's 0.04 is for 8 GPUs x 4)
+out=$("$BENCHCTL" sweep --system DSS8440 ngc-maskrcnn --set precision=float32,float16 --set batch_size=2,4 \
+      --dry-run 2>&1); rc=$?
+is "ngc-maskrcnn: the document's table as a sweep (dry run): exit 0" "$rc" 0
+like "  the rule stated by its file" "$out" "learning rate: linear scaling .* at lr 0\.04"
+like "  fp32, 2 images a GPU: global 16, lr halved" "$out" \
+     "^cell 1: precision=float32 batch_size=2: .*ngc-maskrcnn\.ims_per_batch=16 --set ngc-maskrcnn\.lr=0\.02$"
+like "  fp16, 4 a GPU: NGC's own 32 at 0.04" "$out" "^cell 4: precision=float16 batch_size=4: --set ngc-maskrcnn\.precision=float16 --set ngc-maskrcnn\.ims_per_batch=32$"
 done_testing

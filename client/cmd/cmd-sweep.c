@@ -311,7 +311,7 @@ static int make_cell(const struct workload *w, const struct bd_system *base, con
                 c->global_batch = g;
                 if (batch > 0)
                         add_set(c, "%s.ims_per_batch=%ld", w->section, g);
-                if (batch > 0 && !axis_pinned(ax, nax, w, "test_ims_per_batch"))
+                if (batch > 0 && workload_has_key(w, "test_ims_per_batch") && !axis_pinned(ax, nax, w, "test_ims_per_batch"))
                         add_set(c, "%s.test_ims_per_batch=%ld", w->section, g);
         }
         if (c->global_batch > 0)
