@@ -220,6 +220,7 @@ static const struct field key_fields[] = {
         { "when", F_STRING, NULL, NULL },
         { "path", F_STRING, NULL, key_paths },
         { "override", F_STRING, NULL, NULL },
+        { "env", F_STRING, NULL, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
@@ -743,6 +744,19 @@ static int build_key(const cJSON *spec, const char *at, const struct src *s, str
                 if (k->type == S_OBJECT)
                         return fail(err, s, at, "'override' is for a value, not an object");
         }
+        const char *env = json_str(spec, "env", NULL);
+        if (env) {
+                size_t n = strlen(env);
+                if (!n || strspn(env, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != n ||
+                    (env[0] >= '0' && env[0] <= '9'))
+                        return fail(err, s, at, "'env' is an environment variable's name (\"BATCHSIZE\"), got '%s'",
+                                    env);
+                if (json_get(spec, "arg") || json_get(spec, "flag") || ov)
+                        return fail(err, s, at, "'env' (the value in an environment variable) goes with none of "
+                                    "'arg', 'flag', 'override'");
+                if (k->type == S_OBJECT)
+                        return fail(err, s, at, "'env' is for a value, not an object");
+        }
         return 0;
 }
 
@@ -783,6 +797,7 @@ static int build_keys(const cJSON *keys, const char *prefix, const struct src *s
 /* The placeholders of a word ("{data}", "--x={lr}"): each must be one the
  * renderer fills or a key of the section. */
 static const char *const fills[] = { "program", "data", "args", "result", "system", "trial_seed", "logdir", "run",
+                                     "nodes", "ranks", "ranks_per_node", "rank", "local_rank",
                                      "trial", NULL };
 
 static int check_word(const char *word, const cJSON *keys, const struct src *s, bool whole_only, struct bd_err *err)
@@ -795,7 +810,8 @@ static int check_word(const char *word, const cJSON *keys, const struct src *s, 
                 if (!in_list(fills, name) && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(keys, name))) {
                         const char *close = str_closest_word(name, fills);
                         return fail(err, s, "command", "'%s': {%s} is neither a key of the section nor one of "
-                                    "{program}, {data}, {args}, {result}, {system}, {trial_seed}, {logdir}, {run}, {trial}%s%s%s", word, name,
+                                    "{program}, {data}, {args}, {result}, {system}, {trial_seed}, {logdir}, {run}, {trial}, "
+                                    "{nodes}, {ranks}, {ranks_per_node}, {rank}, {local_rank}%s%s%s", word, name,
                                     close ? " (did you mean {" : "", close ? close : "", close ? "}?)" : "");
                 }
                 if ((streq(name, "args") || whole_only) && (p != word || end[1]))
@@ -1206,6 +1222,11 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
         r = build_launch(spec, &s, w, err);
         if (r < 0)
                 goto out;
+        if (w->shape != SHAPE_PER_RANK && (command_names(cmd, "rank") || command_names(cmd, "local_rank"))) {
+                r = fail(err, &s, "command", "{rank} and {local_rank} are a rank's own: per-node, the launcher "
+                         "gives each rank its own (LOCAL_RANK, --local_rank)");
+                goto out;
+        }
         /* the built-in values, in the keys' order */
         cJSON *defs = cJSON_CreateObject();
         cJSON_ArrayForEach(ks, (cJSON *)keys) {

@@ -192,4 +192,37 @@ is "sweep of an outside workload: exit 0" "$rc" 0
 sw=$(sed -n 's/^sweep \(sw-[^:]*\):.*/\1/p' <<<"$out" | head -1)
 is "  the cells' values are the trainer's rates" "$("$BENCHCTL" --workloads-dir "$tmp/wl" report "$sw" --json |
     python3 -c 'import json,sys; print(" ".join("%g" % c["value"] for c in json.load(sys.stdin)["cells"]))')" "200 400"
+# 7. what the launch knows, in the command and the environment: {nodes},
+# {ranks}, {ranks_per_node}; {rank} and {local_rank}, each rank's own; a key
+# that reaches the program in an environment variable ("env")
+cat > "$tmp/wl/where.json" <<'JSON'
+{
+  "title": "says where it runs",
+  "program": "sh",
+  "result": { "kind": "throughput", "read": "regex", "match": { "throughput": "^rank=0 .* speed ([0-9]+)" } },
+  "command": ["{program}", "-c", "echo \"rank=$3 of $2 on $1 node(s), $4 a node, local $5, out=$6, BS=$BATCHSIZE speed 7\"",
+              "where", "{nodes}", "{ranks}", "{rank}", "{ranks_per_node}", "{local_rank}", "{logdir}/r{rank}"],
+  "keys": { "batch": { "type": "int", "default": 6, "env": "BATCHSIZE" } }
+}
+JSON
+out=$(run where --runs 1 --set where.batch=12); rc=$?
+is "a command of the launch's numbers and each rank's own: exit 0" "$rc" 0
+log=$(cat "$tmp"/logs/*_1.log | grep -a 'rank=' | sed 's/^\[[0-9,]*\]<stdout>: *//' | sort)
+like "  rank 0: its numbers, its own rank, the script's log directory, the key's variable" "$log" \
+     "^rank=0 of 2 on 1 node\(s\), 2 a node, local 0, out=$tmp/logs/r0, BS=12 speed 7$"
+like "  rank 1: its own" "$log" "^rank=1 of 2 on 1 node\(s\), 2 a node, local 1, out=$tmp/logs/r1, BS=12 speed 7$"
+like "  read and scored" "$("$BENCHCTL" report last 2>&1)" "MLPerf score: 7\.000 images/s"
+cat > "$tmp/bad/pernode.json" <<'JSON'
+{ "title": "t", "program": "python3", "command": ["{program}", "x.py", "--rank", "{local_rank}"],
+  "launch": { "shape": "per-node", "launcher": "torchrun" } }
+JSON
+err=$("$BENCHCTL" --workloads-dir "$tmp/bad" render --system local pernode 2>&1); rc=$?
+like "{local_rank} per node: refused, the launcher gives it" "$err" "pernode\.json:[0-9]+: 'command': \{rank\} and \{local_rank\} are a rank's own"
+rm "$tmp/bad/pernode.json"
+cat > "$tmp/bad/envkey.json" <<'JSON'
+{ "title": "t", "program": "true", "command": ["{program}"],
+  "keys": { "batch": { "type": "int", "env": "BATCH SIZE" } } }
+JSON
+err=$("$BENCHCTL" --workloads-dir "$tmp/bad" render --system local envkey 2>&1); rc=$?
+like "a key's env that is not a variable's name" "$err" "envkey\.json:2: 'keys\.batch': 'env' is an environment variable's name"
 done_testing

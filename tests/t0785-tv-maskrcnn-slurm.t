@@ -6,7 +6,7 @@
 # node of the job, a port per trial), both ranks training and evaluating,
 # rank 0's MLPerf lines scored as benchd's own.  A short run: learning is
 # what t0795 proves on local; this proves the multi-node path of someone
-# else's trainer.
+# else's trainer; and report --scaling over it on one and two nodes.
 . "${srcdir:-.}/tests/lib.sh"
 TV="$top_builddir/benchd-tv-maskrcnn"
 [ -x "$TV" ] || skip_all "benchd-tv-maskrcnn not built"
@@ -20,12 +20,16 @@ cluster_test 17239
 sites=("$top_builddir"/venv/lib/python3*/site-packages)
 check "a small shapes dataset" "$BENCHCTL" dataset synth --images 16 --val-images 8 --size 128 --classes 3 \
       --objects 3 --seed 3 -o "$tmp/shapes"
-# 2 nodes x 1 rank x 1 image: 2 iterations, evaluated after 2, targets of 0
-out=$(timeout 900 "$BENCHCTL" submit --system 4xlocal torchvision-maskrcnn --runs 1 --data "$tmp/shapes" \
-      --logdir "$tmp/logs" --set nodes=2 --set ranks_per_node=1 --set maskrcnn.ims_per_batch=2 \
-      --set maskrcnn.test_ims_per_batch=2 --set maskrcnn.max_iter=2 --set 'maskrcnn.eval_iters=[2]' \
-      --set 'maskrcnn.decay_steps=[2]' --set maskrcnn.warmup_iters=1 --set maskrcnn.target_map_bbox=0 \
-      --set maskrcnn.target_map_segm=0 --set "env.BENCHD_PYTHONPATH=${sites[0]}" --wait 2>&1); rc=$?
+# NODES nodes x 1 rank x 1 image: 2 iterations, evaluated after 2, targets of 0
+tv_run() {
+    local n=$1
+    timeout 900 "$BENCHCTL" submit --system 4xlocal torchvision-maskrcnn --runs 1 --data "$tmp/shapes" \
+        --logdir "$tmp/logs" --set nodes="$n" --set ranks_per_node=1 --set maskrcnn.ims_per_batch="$n" \
+        --set maskrcnn.test_ims_per_batch="$n" --set maskrcnn.max_iter=2 --set 'maskrcnn.eval_iters=[2]' \
+        --set 'maskrcnn.decay_steps=[2]' --set maskrcnn.warmup_iters=1 --set maskrcnn.target_map_bbox=0 \
+        --set maskrcnn.target_map_segm=0 --set "env.BENCHD_PYTHONPATH=${sites[0]}" --wait 2>&1
+}
+out=$(tv_run 2); rc=$?
 is "submit --system 4xlocal torchvision-maskrcnn --wait exits 0" "$rc" 0
 printf '%s\n' "$out" | tail -3 | sed 's/^/#   /'
 like "submitted to Slurm" "$out" "^run [^ ]+ submitted: Slurm job [0-9]+ \((libslurm|sbatch)\), 1 trial"
@@ -42,4 +46,12 @@ report=$("$BENCHCTL" report "$id" 2>&1)
 printf '%s\n' "$report" | sed 's/^/#   /'
 like "report: a converged trial with both accuracies and a throughput" "$report" \
      "^  1 +success +[0-9.]+ +[0-9.]+ +1 +0\.[0-9]+/0\.[0-9]+ +0\.000/0\.000 +yes +[0-9.]+"
+# the same on one node: report --scaling over the two
+out=$(tv_run 1); rc=$?
+is "one node, one rank: exit 0" "$rc" 0
+id1=$(printf '%s\n' "$out" | sed -n 's/^run \([^ ]*\) submitted.*/\1/p')
+rep=$("$BENCHCTL" report --scaling "$id1" "$id" 2>&1); rc=$?
+is "report --scaling of torchvision-maskrcnn over 1 and 2 nodes: exit 0" "$rc" 0
+printf '%s\n' "$rep" | sed 's/^/#   /'
+like "  a row per node count" "$rep" "^2 +2 "
 done_testing

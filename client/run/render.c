@@ -333,7 +333,7 @@ static void args_words(const struct plan *c, struct words *w)
                 const cJSON *spec = workload_key_spec(c->w, v->string);
                 const cJSON *arg = json_get(spec, "arg");
                 const char *when = json_str(spec, "when", NULL);
-                if (!spec || cJSON_IsNull(arg) || workload_command_names(c->w, v->string) ||
+                if (!spec || cJSON_IsNull(arg) || json_get(spec, "env") || workload_command_names(c->w, v->string) ||
                     (when && !truthy(json_get(c->section, when))))
                         continue;
                 _cleanup_buf_ struct bd_buf flag = BD_BUF_INIT, val = BD_BUF_INIT;
@@ -397,6 +397,15 @@ static void fill(const struct plan *c, const char *name, bool alone, struct word
                 buf_puts(raw, "\"$RUN_ID\"");
         } else if (streq(name, "trial")) {
                 buf_puts(raw, "\"$trial\"");
+        } else if (streq(name, "nodes")) {
+                buf_printf(lit, "%ld", c->nodes);
+        } else if (streq(name, "ranks")) {
+                buf_printf(lit, "%ld", c->nodes * c->ranks);
+        } else if (streq(name, "ranks_per_node")) {
+                buf_printf(lit, "%ld", c->ranks);
+        } else if (streq(name, "rank") || streq(name, "local_rank")) {
+                /* a rank's own: left as it is, replaced on the rank (rank_words) */
+                buf_printf(lit, "{%s}", name);
         } else {
                 const cJSON *v = json_get(c->section, name), *spec = workload_key_spec(c->w, name);
                 const char *path = json_str(spec, "path", NULL);
@@ -719,6 +728,21 @@ static void launch_per_node(const struct plan *c, struct words *w)
         words_release(&cmd);
 }
 
+/* A command naming {rank} or {local_rank}: each rank's own, replaced on the
+ * rank by bash (Open MPI's OMPI_COMM_WORLD_RANK and _LOCAL_RANK, else srun's
+ * SLURM_PROCID and SLURM_LOCALID) in the words the launch hands it, which
+ * the script has filled with its own values already. */
+static void rank_words(const struct plan *c, struct words *w)
+{
+        words_add(w, "bash");
+        words_add(w, "-c");
+        words_add(w, "r=${OMPI_COMM_WORLD_RANK:-${SLURM_PROCID:-0}} l=${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-0}}; "
+                     "a=(); for x in \"$@\"; do x=${x//\\{rank\\}/$r}; a+=(\"${x//\\{local_rank\\}/$l}\"); done; "
+                     "exec \"${a[@]}\"");
+        words_add(w, "benchd-rank");   /* its $0 */
+        trainer_args(c, w);
+}
+
 /* The command that starts all ranks of one trial. */
 static void launch_command(const struct plan *c, struct words *w)
 {
@@ -756,7 +780,11 @@ static void launch_command(const struct plan *c, struct words *w)
                 binding_args(c, docker ? c->container.bin_dir : "$BENCHD_BIN", w);
         if (!docker)
                 container_exec(c, true, w);
-        trainer_args(c, w);
+        if (!workload_command_names(c->w, "rank") && !workload_command_names(c->w, "local_rank")) {
+                trainer_args(c, w);
+                return;
+        }
+        rank_words(c, w);
 }
 
 static void emit_sbatch(const struct plan *c, struct bd_buf *out)
@@ -1269,6 +1297,41 @@ static void plan_release(struct plan *c)
 }
 
 /* Reads everything the script needs from the system and the options, once. */
+/* The keys that reach the program in an environment variable ("env": NAME),
+ * with their values, under the system's own env (which wins), as the
+ * workload's env is. */
+static void key_env(struct plan *c)
+{
+        const cJSON *k;
+        cJSON *add = NULL;
+        cJSON_ArrayForEach(k, json_get(c->w->spec, "keys")) {
+                const char *name = json_str(k, "env", NULL);
+                const cJSON *v = json_get(c->section, k->string);
+                if (!name || !v || cJSON_IsNull(v))
+                        continue;
+                _cleanup_buf_ struct bd_buf val = BD_BUF_INIT;
+                if (cJSON_IsArray(v)) {
+                        const cJSON *e;
+                        cJSON_ArrayForEach(e, v) {
+                                if (val.len)
+                                        buf_putc(&val, ',');
+                                env_scalar(e, &val);
+                        }
+                } else
+                        env_scalar(v, &val);
+                if (!add)
+                        add = cJSON_CreateObject();
+                cJSON_AddStringToObject(add, name, val.s ? val.s : "");
+        }
+        if (!add)
+                return;
+        if (c->env)
+                json_overlay(add, c->env);
+        cJSON_Delete(c->env_owned);
+        c->env_owned = add;
+        c->env = add;
+}
+
 static int plan_fill(const struct bd_system *s, const struct render_opts *o, struct plan *c, struct bd_err *err)
 {
         const cJSON *j = s->json;
@@ -1310,6 +1373,7 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
                         json_overlay(c->env_owned, c->env);
                 c->env = c->env_owned;
         }
+        key_env(c);
         c->env_nccl_ifname = json_get(c->env, "NCCL_SOCKET_IFNAME") != NULL;
         c->clear_caches = sys_bool(j, "clear_caches");
         c->benchd_port = (int)sys_num(j, "benchd.port");
