@@ -136,7 +136,12 @@ int opts_next(struct bd_opts *o, const char **ret_arg)
                         return o->end = OPTS_HELP;
                 }
                 if (c == '?' || c == ':') {
-                        const char *bad = prev < o->argc ? o->argv[prev] : "?";
+                        /* getopt has moved past the bad option (operands before it are
+                         * permuted behind: argv[prev] may be one of them) */
+                        int at = optind > prev ? optind - 1 : prev;
+                        const char *bad = at < o->argc ? o->argv[at] : "?";
+                        if (bad[0] != '-' && prev < o->argc)
+                                bad = o->argv[prev];
                         if (c == ':')
                                 usage_error(o->cmd, "option '%s' needs an argument", bad);
                         else if (optopt && optopt < 256 && bad[0] == '-' && bad[1] != '-')

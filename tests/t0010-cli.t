@@ -23,6 +23,14 @@ err=$("$BENCHCTL" render --system local --bogus ssd 2>&1); rc=$?
 is "unknown option exits 2" "$rc" 2
 like "unknown option named in one line" "$err" "^benchctl render: unknown option '--bogus'"
 is "  ... in one line" "$(printf '%s\n' "$err" | wc -l)" 1
+# after an operand too: getopt moves operands behind the options it reads
+for cmd in "render --system p3dn maskrcnn --bogus" "show p3dn --bogus" \
+           "sweep --system p3dn maskrcnn --set ranks=1 --bogus" "submit --system local ssd --dry-run --bogus"; do
+    err=$("$BENCHCTL" $cmd 2>&1); rc=$?
+    like "$cmd: exit 2 naming --bogus, not the operand" "$rc:$err" "^2:benchctl [a-z]+: unknown option '--bogus'"
+done
+err=$("$BENCHCTL" render --system p3dn maskrcnn --runs 2>&1)
+like "an option without its argument after an operand: named" "$err" "option '--runs' needs an argument"
 err=$("$BENCHCTL" render --system 2>&1); rc=$?
 is "missing option argument exits 2" "$rc" 2
 err=$("$BENCHCTL" render ssd 2>&1); rc=$?
