@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "macro.h"
 #include "strutil.h"
@@ -67,22 +68,42 @@ int str_edit_distance(const char *a, const char *b)
         return r;
 }
 
+/* The length of the dotted prefix ("maskrcnn.") a and b share. */
+static size_t shared_section(const char *a, const char *b)
+{
+        const char *dot = strrchr(a, '.');
+        size_t n = dot ? (size_t)(dot - a) + 1 : 0;
+        return n && strncasecmp(a, b, n) == 0 ? n : 0;
+}
+
 const char *str_closest_word(const char *word, const char *const *candidates)
 {
         const char *best = NULL;
         int best_d = 0;
         for (const char *const *c = candidates; c && *c; c++) {
-                int d = str_edit_distance(word, *c);
-                if (!best || d < best_d) {
+                /* a key of a section: its own name against theirs, not the
+                 * section's name counted in its length */
+                size_t skip = shared_section(word, *c);
+                const char *w = word + skip, *k = *c + skip;
+                int d = str_edit_distance(w, k);
+                /* a plausible typo: at most a third of the name, at least one edit */
+                int limit = ((int)strlen(w) + 1) / 3;
+                if (limit < 1)
+                        limit = 1;
+                if (d <= limit && (!best || d < best_d)) {
                         best = *c;
                         best_d = d;
                 }
         }
-        /* a plausible typo: at most a third of the word, and at least one edit allowed */
-        int limit = (int)strlen(word) / 3;
-        if (limit < 2)
-                limit = 2;
-        return best && best_d <= limit ? best : NULL;
+        if (best)
+                return best;
+        /* else the one the word begins ("gpus" for gpus_per_node), the shortest */
+        size_t n = strlen(word);
+        for (const char *const *c = candidates; c && *c; c++)
+                if (n >= 3 && strncasecmp(*c, word, n) == 0 && ((*c)[n] == '_' || (*c)[n] == '.') &&
+                    (!best || strlen(*c) < strlen(best)))
+                        best = *c;
+        return best;
 }
 
 bool str_has_suffix(const char *s, const char *suffix)

@@ -1432,7 +1432,16 @@ const struct workload *workload_lookup(const char *name, struct bd_err *err)
         if (!w) {
                 _cleanup_buf_ struct bd_buf list = BD_BUF_INIT;
                 workload_names(&list, ", ");
-                bd_err_set(err, -ENOENT, "unknown workload '%s'; known workloads: %s", name, list.s);
+                const struct workload *const *all = workload_all();
+                size_t n = 0;
+                while (all[n])
+                        n++;
+                _cleanup_free_ const char **names = xcalloc(n + 1, sizeof(*names));
+                for (size_t i = 0; i < n; i++)
+                        names[i] = all[i]->name;
+                const char *close = str_closest_word(name, names);
+                bd_err_set(err, -ENOENT, "unknown workload '%s'%s%s%s; known workloads: %s", name,
+                           close ? " (did you mean '" : "", close ? close : "", close ? "'?)" : "", list.s);
         }
         return w;
 }

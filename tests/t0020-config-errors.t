@@ -74,4 +74,14 @@ is "an existing file is untouched after an error" "$(cat "$tmp/keep.sh")" old
 want=1 expect_error "unwritable -o" "cannot create a file next to '/nonexistent/dir/x.sh'" \
     "$BENCHCTL" render --system local ssd -o /nonexistent/dir/x.sh
 check_fails "no temporary files left behind" sh -c "ls '$tmp' | grep -q tmp"
+# "did you mean": the key's own name weighed, not its section's; a word's
+# beginning; case
+err=$("$BENCHCTL" render --system local maskrcnn --set maskrcnn.checkpoint=1 2>&1)
+unlike "maskrcnn.checkpoint: not maskrcnn.backbone" "$err" "did you mean 'maskrcnn.backbone'"
+err=$("$BENCHCTL" render --system local maskrcnn --set gpus=1 2>&1)
+like "gpus: gpus_per_node, not cpu" "$err" "unknown key 'gpus' \(did you mean 'gpus_per_node'\?\)"
+err=$("$BENCHCTL" render --system local maskrcnn --set maskrcnn.precison=fp32 2>&1)
+like "a typo of a key: its key" "$err" "did you mean 'maskrcnn.precision'\?"
+err=$("$BENCHCTL" render --system local MaskRCNN 2>&1)
+like "a workload in capitals: the workload" "$err" "unknown workload 'MaskRCNN' \(did you mean 'maskrcnn'\?\)"
 done_testing

@@ -375,7 +375,7 @@ static void test_workloads(void)
         ok(n == 10, W("%d bundled workloads", n));
         struct bd_err err = { 0 };
         ok(workload_lookup("ssdd", &err) == NULL, "an unknown workload");
-        is_str(err.msg, "unknown workload 'ssdd'; known workloads: ssd, maskrcnn, allreduce, torchvision-maskrcnn, "
+        is_str(err.msg, "unknown workload 'ssdd' (did you mean 'ssd'?); known workloads: ssd, maskrcnn, allreduce, torchvision-maskrcnn, "
                "gluoncv-maskrcnn, ngc-maskrcnn, mxnet-ssd, gluoncv-fasterrcnn, mila-convnet, mila-ssd",
                "  names them all");
         struct bd_buf b = BD_BUF_INIT;
