@@ -46,6 +46,13 @@ printf '{ "benchmarks": { "x": { "workload": "ssd" } }\n' > "$tmp/bad3.json"
 err=$("$BENCHCTL" suite run "$tmp/bad3.json" --system local 2>&1); rc=$?
 is "a JSON syntax error: exit 3" "$rc" 3
 like "  FILE:LINE:COLUMN" "$err" "^benchctl: $tmp/bad3.json:[0-9]+:[0-9]+: "
+err=$("$BENCHCTL" suite run "$tmp/base.json" --system local --repeat 1 2>&1); rc=$?
+is "--repeat 1 (no deviation to judge): a usage error" "$rc" 2
+like "  the range said" "$err" "--repeat: expected a number from 2 to 100"
+out=$("$BENCHCTL" suite run "$tmp/base.json" --system p3dn --dry-run 2>&1); rc=$?
+is "a system none of its targets names (dry run): exit 0" "$rc" 0
+like "  said before anything runs, with the benchmarks (ssd-b4's targets name devices: they may apply)" \
+     "$out" "warning: $tmp/base.json: no target for system 'p3dn' in some of 3 benchmarks \(allreduce, ssd-b2\): they cannot pass"
 err=$("$BENCHCTL" suite run "$tmp/missing.json" --system local 2>&1); rc=$?
 is "a missing file: not 0" "$([ "$rc" -ne 0 ] && echo nonzero)" nonzero
 like "  naming it" "$err" "$tmp/missing.json"

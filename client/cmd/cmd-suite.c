@@ -36,7 +36,7 @@
 
 static const struct bd_option run_options[] = {
         { "system", 's', "SYSTEM", "system to run on" },
-        { "repeat", OPT_REPEAT, "N", "runs of each benchmark (default 4: the olympic mean drops two)" },
+        { "repeat", OPT_REPEAT, "N", "runs of each benchmark, 2 to 100 (default 4: the olympic mean drops two)" },
         { "dry-run", OPT_DRY, NULL, "check the baselines and print what would run; run nothing" },
         { "resume", OPT_RESUME, "SUITE", "run what a suite has not run yet (no BASELINES)" },
         { "cancel", OPT_CANCEL, "SUITE", "cancel a suite: its running benchmark and the rest" },
@@ -123,6 +123,42 @@ static int run_suite(struct bd_ctx *ctx, struct bd_store *s, const char *id)
         return print_report(s, id, NULL, NULL, false, NULL);
 }
 
+/* Whether a benchmark has a target that may be a part of a device's name:
+ * a key that is not a known system's. */
+static bool device_keyed(const struct baseline *b, char *const *systems)
+{
+        const cJSON *t;
+        cJSON_ArrayForEach(t, b->targets) {
+                bool sys = false;
+                for (char *const *s = systems; s && *s && !sys; s++)
+                        sys = streq(*s, t->string);
+                if (!sys)
+                        return true;
+        }
+        return false;
+}
+
+/* Benchmarks with no target for the system, by its name or possibly by its
+ * device's: said before they run. */
+static void warn_untargeted(struct bd_ctx *ctx, const struct baselines *b, const char *system)
+{
+        _cleanup_buf_ struct bd_buf none = BD_BUF_INIT;
+        size_t n = 0;
+        char **systems = system_list(ctx_dirs(ctx));
+        for (size_t i = 0; i < b->n; i++) {
+                const char *key;
+                if (!isnan(baseline_target(&b->b[i], system, NULL, &key)) || device_keyed(&b->b[i], systems))
+                        continue;
+                buf_printf(&none, "%s%s", none.len ? ", " : "", b->b[i].name);
+                n++;
+        }
+        strv_free(systems);
+        if (n)
+                bd_warning("%s: no target for system '%s' in %s of %zu benchmark%s (%s): %s cannot pass",
+                           b->path, system, n == b->n ? "any" : "some", b->n, b->n == 1 ? "" : "s", none.s,
+                           n == 1 ? "it" : "they");
+}
+
 static int suite_run(struct bd_ctx *ctx, const char *path, const char *system, long repeat, bool dry,
                      char *const *dirs)
 {
@@ -161,6 +197,8 @@ static int suite_run(struct bd_ctx *ctx, const char *path, const char *system, l
                 }
                 strv_free(sets);
         }
+        if (ret == 0)
+                warn_untargeted(ctx, &b, base.name);
         if (ret == 0 && !dry) {
                 struct bd_store store;
                 if (open_store(&store))
@@ -219,7 +257,8 @@ static int cmd_suite_run(int argc, char **argv, struct bd_ctx *ctx, const struct
                         free(logdir);
                         logdir = path_set("paths.logs", arg);
                         break;
-                case OPT_REPEAT: opts_number(&o, "repeat", arg, 1, 100, &repeat); break;
+                /* one run has no deviation: the verdict needs two */
+                case OPT_REPEAT: opts_number(&o, "repeat", arg, 2, 100, &repeat); break;
                 }
         }
         bool by_id = resume || cancel;
