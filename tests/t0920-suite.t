@@ -53,6 +53,22 @@ out=$("$BENCHCTL" suite run "$tmp/base.json" --system p3dn --dry-run 2>&1); rc=$
 is "a system none of its targets names (dry run): exit 0" "$rc" 0
 like "  said before anything runs, with the benchmarks (ssd-b4's targets name devices: they may apply)" \
      "$out" "warning: $tmp/base.json: no target for system 'p3dn' in some of 3 benchmarks \(allreduce, ssd-b2\): they cannot pass"
+# batch_size as a sweep has it: images per rank, also for a workload whose
+# batch is all ranks' (Mask R-CNN's ims_per_batch = batch_size x ranks)
+cat > "$tmp/bs.json" <<'JSON'
+{ "benchmarks": {
+    "mr": { "workload": "maskrcnn", "set": { "batch_size": 2 }, "targets": { "local": 1 } },
+    "mr1": { "workload": "maskrcnn", "set": { "batch_size": 3, "ranks_per_node": 1 }, "targets": { "local": 1 } },
+    "ssd": { "workload": "ssd", "set": { "batch_size": 4 }, "targets": { "local": 1 } } } }
+JSON
+out=$("$BENCHCTL" suite run "$tmp/bs.json" --system local --dry-run 2>&1); rc=$?
+is "a suite's batch_size, as a sweep's (dry run): exit 0" "$rc" 0
+like "  Mask R-CNN on 2 ranks: 2 a rank, 4 in all" "$out" "^mr \(maskrcnn, 4 runs\): --set maskrcnn\.ims_per_batch=4 --set maskrcnn\.test_ims_per_batch=4 "
+like "  on the 1 rank its other settings give: 3" "$out" "^mr1 \(maskrcnn, 4 runs\): --set maskrcnn\.ims_per_batch=3 "
+like "  SSD's own per-rank batch" "$out" "^ssd \(ssd, 4 runs\): --set ssd\.batch_size=4 "
+sed -i 's/"batch_size": 2 }/"batch_size": 2.5 }/' "$tmp/bs.json"
+err=$("$BENCHCTL" suite run "$tmp/bs.json" --system local --dry-run 2>&1); rc=$?
+like "  half an image: exit 3 with FILE:LINE" "$rc:$err" "^3:benchctl: $tmp/bs.json:2: benchmark 'mr': 'set': 'batch_size' is a whole number"
 err=$("$BENCHCTL" suite run "$tmp/missing.json" --system local 2>&1); rc=$?
 is "a missing file: not 0" "$([ "$rc" -ne 0 ] && echo nonzero)" nonzero
 like "  naming it" "$err" "$tmp/missing.json"

@@ -252,6 +252,16 @@ static int check_set(struct bd_err *err, const struct ctx *c, const char *prefix
                                     key);
                 if (!*key || key[0] == '.' || str_has_suffix(key, ".") || strstr(key, ".."))
                         return fail(err, c, at, "%s'set': malformed key '%s'", prefix, key);
+                if (streq(key, "batch_size") && !workload_has_key(w, "batch_size") &&
+                    workload_has_key(w, "ims_per_batch")) {
+                        /* images per rank, as a sweep's batch_size: the run's ims_per_batch is
+                         * this times its ranks (cmd-suite.c, once the system is known) */
+                        if (!cJSON_IsNumber(e) || e->valuedouble < 1 || e->valuedouble > 65536 ||
+                            e->valuedouble != floor(e->valuedouble))
+                                return fail(err, c, at, "%s'set': 'batch_size' is a whole number of images per "
+                                            "rank, 1 to 65536", prefix);
+                        continue;
+                }
                 _cleanup_free_ char *full = set_full_key(w->section, key);
                 /* the steps are the benchmark's own keys: one place to say them */
                 size_t wl = strlen(w->section);
