@@ -440,9 +440,11 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
         long sockets = sys_int(root, "cpu.sockets");
         long cores = sys_int(root, "cpu.cores_per_socket");
 
-        if (gpus > 0 && ranks != gpus)
-                return bd_err_set(err, -EINVAL, "%s: 'ranks_per_node' (%ld) must equal 'gpus_per_node' (%ld): one rank per GPU",
-                                  label, ranks, gpus);
+        /* one rank per GPU: all of a node's, or its first ranks_per_node (the
+         * one-GPU row of a table, a sweep below a node's GPU count) */
+        if (gpus > 0 && ranks > gpus)
+                return bd_err_set(err, -EINVAL, "%s: 'ranks_per_node' (%ld) is more than 'gpus_per_node' (%ld): one "
+                                  "rank per GPU", label, ranks, gpus);
         if (ranks > sockets * cores)
                 return bd_err_set(err, -EINVAL, "%s: more ranks per node (%ld) than cores (%ld sockets x %ld cores)",
                                   label, ranks, sockets, cores);

@@ -196,9 +196,16 @@ static const struct field scaling_lr_fields[] = {
         { "help", F_STRING, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
+static const struct field scaling_increment_fields[] = {
+        { "key", F_STRING, NULL, NULL },
+        { "when", F_STRING, NULL, NULL },
+        { "is", F_STRING, NULL, NULL },
+        { NULL, 0, NULL, NULL },
+};
 static const struct field scaling_warmup_fields[] = {
         { "key", F_STRING, NULL, NULL },
         { "rule", F_STRING, NULL, warmup_rules },
+        { "increment", F_OBJECT, scaling_increment_fields, NULL },
         { NULL, 0, NULL, NULL },
 };
 static const struct field scaling_fields[] = {
@@ -1085,6 +1092,24 @@ static int check_scaling(const cJSON *spec, const cJSON *keys, const struct src 
                 return fail(err, s, "scaling.warmup", "no 'rule' (inverse or none)");
         if (wu && streq(wu, "inverse") && !json_get(spec, "scaling.warmup.key"))
                 return fail(err, s, "scaling.warmup", "rule 'inverse' needs the 'key' it scales");
+        if (json_get(spec, "scaling.warmup.increment")) {
+                /* a warmup given as the rate's increment per iteration (when KEY is VALUE) */
+                static const char *const inc_types[] = { "number", NULL }, *const when_types[] = { "string", NULL };
+                const char *ik = json_str(spec, "scaling.warmup.increment.key", NULL);
+                const char *when = json_str(spec, "scaling.warmup.increment.when", NULL);
+                if (!ik)
+                        return fail(err, s, "scaling.warmup.increment", "no 'key': the increment per iteration");
+                if (!wu || !streq(wu, "inverse"))
+                        return fail(err, s, "scaling.warmup.increment", "goes with the warmup's rule 'inverse'");
+                if (when && !json_get(spec, "scaling.warmup.increment.is"))
+                        return fail(err, s, "scaling.warmup.increment", "'when' KEY needs 'is': the value that makes "
+                                    "the warmup an increment");
+                r = check_scaled_key(keys, "scaling.warmup.increment.key", ik, inc_types, s, err);
+                if (r == 0 && when)
+                        r = check_scaled_key(keys, "scaling.warmup.increment.when", when, when_types, s, err);
+                if (r < 0)
+                        return r;
+        }
         const cJSON *bb = json_get(spec, "scaling.lr.base_batch");
         if (bb && (bb->valuedouble < 1 || bb->valuedouble > 1e9 || bb->valuedouble != floor(bb->valuedouble)))
                 return fail(err, s, "scaling.lr.base_batch", "expected a whole number of images from 1, got %g",

@@ -161,6 +161,10 @@ bad "a target that is no number key" "[0-9]*:? ?'targets': target 'n' is not a k
     '{ "title": "x", "program": "p", "command": ["{program}"],\n  "result": { "targets": ["n"] },\n  "keys": { "n": { "type": "int" } } }\n'
 bad "an unknown learning-rate rule" "3: 'scaling.lr.rule': 'cubic' is not one of: linear, sqrt, trainer, none" \
     '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": { "lr": { "type": "number" } }, "scaling": {\n    "lr": { "key": "lr", "rule": "cubic" } } }\n'
+bad "a warmup increment without an inverse warmup" "3: 'scaling.warmup.increment': goes with the warmup's rule 'inverse'" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": { "f": { "type": "number" } }, "scaling": {\n    "warmup": { "rule": "none", "increment": { "key": "f" } } } }\n'
+bad "an increment's condition on a key that is not there" "3: 'scaling.warmup.increment.when': 'method' is not a key of the section" \
+    '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": { "f": { "type": "number" }, "w": { "type": "int" } }, "scaling": {\n    "warmup": { "key": "w", "rule": "inverse", "increment": { "key": "f", "when": "method", "is": "x" } } } }\n'
 bad "a rule on a key of the wrong type" "3: 'scaling.schedule': 'lr' is a key of type number, not int, int-list" \
     '{ "title": "x", "program": "p", "command": ["{program}"],\n  "keys": { "lr": { "type": "number" } },\n  "scaling": { "schedule": ["lr"] } }\n'
 bad "{args} inside a word" "[0-9]+: 'command': '--x={args}': \{args\} is a word of its own" \

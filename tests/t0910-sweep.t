@@ -52,6 +52,25 @@ unlike "  no lr set but the user's" "$out" "maskrcnn.lr=0.0[^1]"
 out=$("$BENCHCTL" sweep "${common[@]}" ssd --set batch_size=2 --dry-run 2>&1)
 like "SSD: the MLPerf rule in the trainer" "$out" "learning rate: MLPerf SSD rule, in the trainer"
 like "  throughput mode's steps" "$out" "ssd.benchmark_steps=20 --set ssd.warmup_steps=5"
+# the README's example: one GPU of a node, one node, four; mlperf_linear's
+# warmup (an increment per iteration) scaled with the rate and the warmup
+# iterations, so that it starts where the system's does (at 0: 625 x 0.000192 = 0.12)
+out=$("$BENCHCTL" sweep --system 4xC4140 maskrcnn --set ranks=1,4,16 --set precision=fp32,amp --set batch_size=2,4 \
+      --dry-run 2>&1); rc=$?
+is "README's sweep on 4xC4140 (dry run): exit 0" "$rc" 0
+is "  12 cells" "$(grep -c '^cell ' <<<"$out")" 12
+like "  one rank: one GPU of one node" "$out" "^cell 1: ranks=1 precision=fp32 batch_size=2: --set nodes=1 --set ranks_per_node=1 "
+is "  every cell's warmup starts at 0, as the system's (iterations x increment = rate)" "$(grep '^cell' <<<"$out" |
+    python3 -c '
+import re, sys
+bad = []
+for line in sys.stdin:
+    v = dict(re.findall(r"maskrcnn\.(lr|warmup_iters|warmup_factor)=([0-9.e+-]+)", line))
+    if abs(float(v["warmup_iters"]) * float(v["warmup_factor"]) - float(v["lr"])) > 1e-9 * float(v["lr"]):
+        bad.append(line.split(":")[0])
+print(bad or "ok")')" ok
+out=$("$BENCHCTL" render --system 4xC4140 maskrcnn --set nodes=1 --set ranks_per_node=1 2>&1)
+like "  a node's first GPU asked of Slurm, not all four" "$out" "^#SBATCH --gres=gpu:1$"
 is "dry runs record nothing" "$(ls "$BENCHD_HOME/runs" 2>/dev/null | wc -l)" 0
 
 # 3. SSD throughput: ranks 1,2 x batch 2,4

@@ -200,6 +200,22 @@ static char *lr_rule(const struct workload *w, const struct bd_system *base, con
                          json_num(sec, key, 0), key, b, warm.s ? warm.s : "");
 }
 
+/* A warmup given as the rate's increment per iteration (scaling.warmup.
+ * increment, when its condition holds: Mask R-CNN's mlperf_linear, which
+ * starts at lr - iterations x increment): scaled so that the warmup starts
+ * at the same fraction of the rate with the cell's rate and iterations. */
+static void warmup_increment(const struct workload *w, const cJSON *sec, double lr0, double lr1, long w0, long w1,
+                             const struct axis *ax, int nax, struct cellspec *c)
+{
+        const char *ik = json_str(w->spec, "scaling.warmup.increment.key", NULL);
+        const char *when = json_str(w->spec, "scaling.warmup.increment.when", NULL);
+        if (!ik || axis_pinned(ax, nax, w, ik) || lr0 <= 0 || w1 <= 0)
+                return;
+        if (when && !streq(json_str(sec, when, ""), json_str(w->spec, "scaling.warmup.increment.is", "")))
+                return;
+        add_set(c, "%s.%s=%.12g", w->section, ik, json_num(sec, ik, 0) * (lr1 / lr0) * ((double)w0 / (double)w1));
+}
+
 /* The learning rate and schedule of a cell of global batch g, as the
  * workload file's "scaling" says: the rate by its rule from base_batch
  * (linear: x g / base, sqrt: x sqrt(g / base)), an inverse warmup's
@@ -215,11 +231,19 @@ static void scale_lr(const struct workload *w, const cJSON *sec, long g, long ba
             (!streq(rule, "linear") && !streq(rule, "sqrt")))
                 return;
         double f = (double)g / (double)base;
-        add_set(c, "%s.%s=%.6g", w->section, key, json_num(sec, key, 0) * (streq(rule, "sqrt") ? sqrt(f) : f));
+        /* the rate as the cell sets it (6 digits): what its warmup follows */
+        double lr0 = json_num(sec, key, 0);
+        char lr_text[32];
+        snprintf(lr_text, sizeof(lr_text), "%.6g", lr0 * (streq(rule, "sqrt") ? sqrt(f) : f));
+        double lr1 = strtod(lr_text, NULL);
+        add_set(c, "%s.%s=%s", w->section, key, lr_text);
         const char *wkey = json_str(w->spec, "scaling.warmup.key", NULL);
         if (wkey && streq(json_str(w->spec, "scaling.warmup.rule", "none"), "inverse") &&
-            !axis_pinned(ax, nax, w, wkey))
-                add_set(c, "%s.%s=%ld", w->section, wkey, lround(json_num(sec, wkey, 0) / f));
+            !axis_pinned(ax, nax, w, wkey)) {
+                long w0 = lround(json_num(sec, wkey, 0)), w1 = lround(json_num(sec, wkey, 0) / f);
+                add_set(c, "%s.%s=%ld", w->section, wkey, w1);
+                warmup_increment(w, sec, lr0, lr1, w0, w1, ax, nax, c);
+        }
         const cJSON *k, *e;
         if (!ttt)
                 return;

@@ -797,7 +797,7 @@ static void emit_sbatch(const struct plan *c, struct bd_buf *out)
         buf_printf(out, "#SBATCH --ntasks-per-node=%ld\n", c->ranks);
         buf_printf(out, "#SBATCH --ntasks=%ld\n", c->nodes * c->ranks);
         if (c->gpus > 0)
-                buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->gpus);
+                buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->ranks < c->gpus ? c->ranks : c->gpus); /* its first ranks_per_node */
         if (c->slurm.exclusive)
                 buf_puts(out, "#SBATCH --exclusive\n");
         if (c->slurm.mem)
