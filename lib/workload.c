@@ -215,6 +215,10 @@ static const struct field scaling_fields[] = {
         { NULL, 0, NULL, NULL },
 };
 
+/* what a key's value must be a multiple of: the run's ranks (a batch of
+ * all ranks that each takes its share of) */
+static const char *const multiples[] = { "ranks", NULL };
+
 static const struct field key_fields[] = {
         { "type", F_STRING, NULL, key_types },
         { "default", F_ANY, NULL, NULL },
@@ -228,6 +232,7 @@ static const struct field key_fields[] = {
         { "path", F_STRING, NULL, key_paths },
         { "override", F_STRING, NULL, NULL },
         { "env", F_STRING, NULL, NULL },
+        { "multiple_of", F_STRING, NULL, multiples },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
@@ -751,6 +756,8 @@ static int build_key(const cJSON *spec, const char *at, const struct src *s, str
                 if (k->type == S_OBJECT)
                         return fail(err, s, at, "'override' is for a value, not an object");
         }
+        if (json_get(spec, "multiple_of") && k->type != S_INT)
+                return fail(err, s, at, "'multiple_of' is for an int, not %s", json_str(spec, "type", "?"));
         const char *env = json_str(spec, "env", NULL);
         if (env) {
                 size_t n = strlen(env);

@@ -84,4 +84,9 @@ err=$("$BENCHCTL" render --system local maskrcnn --set maskrcnn.precison=fp32 2>
 like "a typo of a key: its key" "$err" "did you mean 'maskrcnn.precision'\?"
 err=$("$BENCHCTL" render --system local MaskRCNN 2>&1)
 like "a workload in capitals: the workload" "$err" "unknown workload 'MaskRCNN' \(did you mean 'maskrcnn'\?\)"
+# a batch of all ranks that is not a multiple of them: refused here, not by the trainer
+err=$("$BENCHCTL" render --system p3dn maskrcnn --set maskrcnn.ims_per_batch=10 2>&1); rc=$?
+is "ims_per_batch 10 on 8 ranks: exit 3" "$rc" 3
+like "  why, naming the key and the ranks" "$err" "'maskrcnn\.ims_per_batch' \(10\) is not a multiple of the 8 ranks"
+check "ims_per_batch 16 on 8 ranks renders" "$BENCHCTL" render --system p3dn maskrcnn --set maskrcnn.ims_per_batch=16 -o "$tmp/p3dn16.sh"
 done_testing

@@ -63,7 +63,7 @@ like "  its node rank is Open MPI's rank of that process, read on the node" "$ou
      "bash -c 'exec python -m torch\.distributed\.launch --nproc_per_node=4 --nnodes=4 --node_rank=\"\\\$OMPI_COMM_WORLD_RANK\" --master_addr=\"\\\$MASTER_ADDR\" --master_port=\"\\\$MASTER_PORT\" \"\\\$@\"' benchd-node /workspace/object_detection/tools/train_net\.py "
 like "  MASTER_ADDR: the job's first node" "$out" "MASTER_ADDR=\\$\\(scontrol show node \"\\$\\(scontrol show hostnames \"\\\$SLURM_JOB_NODELIST\" \\| head -n 1\\)\""
 like "  the program checked on every node" "$out" "srun --nodes=\"\\\$SLURM_JOB_NUM_NODES\" .*bash -c \"\\$\\(declare -f program_check\\); program_check\""
-out=$(render --system 24xp3dn ngc-maskrcnn | joined)
+out=$(render --system 24xp3dn ngc-maskrcnn --set ngc-maskrcnn.ims_per_batch=384 | joined)  # 2 a GPU: a multiple of the 192 ranks
 like "24xp3dn (mpirun, a hostfile): one process per node of it" "$out" \
      "mpirun -np 24 --hostfile /home/bench/hosts_24 --bind-to none --map-by ppr:1:node "
 like "  MASTER_ADDR: the hostfile's first host" "$out" "MASTER_ADDR=\\$\\(awk .* /home/bench/hosts_24\\)"

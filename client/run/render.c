@@ -1347,6 +1347,17 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->gpus = sys_int(j, "gpus_per_node");
         c->bench = json_int(c->section, "benchmark_steps", 0) > 0;
         c->per_node = c->w->shape != SHAPE_PER_RANK;
+        /* a batch of all ranks ("multiple_of": "ranks"): each rank its share */
+        const cJSON *spec;
+        cJSON_ArrayForEach(spec, json_get(c->w->spec, "keys")) {
+                const cJSON *v = json_get(c->section, spec->string);
+                long n = c->nodes * c->ranks;
+                if (streq(json_str(spec, "multiple_of", ""), "ranks") && cJSON_IsNumber(v) && n > 0 &&
+                    (long)v->valuedouble % n != 0)
+                        return bd_err_set(err, -EINVAL, "%s: '%s.%s' (%ld) is not a multiple of the %ld ranks "
+                                          "(nodes x ranks_per_node): each rank takes an equal share", s->path,
+                                          c->w->section, spec->string, (long)v->valuedouble, n);
+        }
         c->writes_logs = workload_command_names(c->w, "logdir") ||
                          (!c->w->own && workload_command_names(c->w, "result"));
         const cJSON *v;
