@@ -94,6 +94,16 @@ void bd_warning(const char *fmt, ...)
         va_end(ap);
 }
 
+void print_warnings(const struct bd_buf *lines)
+{
+        for (const char *p = lines->s; p && *p;) {
+                const char *nl = strchr(p, '\n');
+                int n = nl ? (int)(nl - p) : (int)strlen(p);
+                bd_warning("%.*s", n, p);
+                p = nl ? nl + 1 : p + n;
+        }
+}
+
 int finish_output(int ret)
 {
         /* output that did not reach its destination is a failure */

@@ -122,6 +122,9 @@ int exit_for_error(int r);
 void bd_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "benchctl: warning: ..." on stderr */
 void bd_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Each line of lines as a warning. */
+struct bd_buf;
+void print_warnings(const struct bd_buf *lines);
 /* At the end of a command: flushes stdout; a write error turns ret into a failure. */
 int finish_output(int ret);
 /* Prints "benchctl CMD: MESSAGE" plus a hint to --help, returns BD_EXIT_USAGE. */

@@ -490,6 +490,21 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                                           w->name);
                 if (w->check && w->check(sec, label, err) < 0)
                         return -EINVAL;
+                /* lists in ascending order ("ascending": a schedule's epochs) */
+                const cJSON *spec, *item;
+                cJSON_ArrayForEach(spec, json_get(w->spec, "keys")) {
+                        double prev = -INFINITY;
+                        if (!json_bool(spec, "ascending", false))
+                                continue;
+                        cJSON_ArrayForEach(item, json_get(sec, spec->string)) {
+                                if (cJSON_IsNumber(item) && item->valuedouble <= prev)
+                                        return bd_err_set(err, -EINVAL, "%s: '%s.%s': %g after %g: in ascending "
+                                                          "order", label, w->name, spec->string, item->valuedouble,
+                                                          prev);
+                                if (cJSON_IsNumber(item))
+                                        prev = item->valuedouble;
+                        }
+                }
         }
         if (sys_bool(root, "staging.require")) {
                 const char *dst = sys_str(root, "staging.destination");
@@ -545,7 +560,9 @@ static int load(const struct bd_sysdirs *d, const char *name, char *const *sets,
                 return r;
         json_fill(root, builtin);
         complete(root);
-        r = check_whole(root, path, err);
+        /* with --set's values, not the file's alone: said so */
+        _cleanup_free_ char *label = sets && sets[0] ? xasprintf("%s with --set", path) : NULL;
+        r = check_whole(root, label ? label : path, err);
         if (r < 0) {
                 cJSON_Delete(root);
                 return r;

@@ -233,6 +233,8 @@ static const struct field key_fields[] = {
         { "override", F_STRING, NULL, NULL },
         { "env", F_STRING, NULL, NULL },
         { "multiple_of", F_STRING, NULL, multiples },
+        { "ascending", F_BOOL, NULL, NULL },
+        { "within", F_STRING, NULL, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
 };
@@ -756,6 +758,10 @@ static int build_key(const cJSON *spec, const char *at, const struct src *s, str
                 if (k->type == S_OBJECT)
                         return fail(err, s, at, "'override' is for a value, not an object");
         }
+        bool list = k->type == S_INT_LIST || k->type == S_NUMBER_LIST;
+        if ((json_get(spec, "ascending") || json_get(spec, "within")) && !list)
+                return fail(err, s, at, "'ascending' and 'within' are for a list of numbers, not %s",
+                            json_str(spec, "type", "?"));
         if (json_get(spec, "multiple_of") && k->type != S_INT)
                 return fail(err, s, at, "'multiple_of' is for an int, not %s", json_str(spec, "type", "?"));
         const char *env = json_str(spec, "env", NULL);
@@ -1218,6 +1224,16 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
                 goto out;
         }
         cJSON *ks;
+        cJSON_ArrayForEach(ks, (cJSON *)keys) {
+                const char *within = json_str(ks, "within", NULL);
+                const cJSON *wk = within ? cJSON_GetObjectItemCaseSensitive(keys, within) : NULL;
+                if (within && (!cJSON_IsObject(wk) || (!streq(json_str(wk, "type", ""), "int") &&
+                                                       !streq(json_str(wk, "type", ""), "number")))) {
+                        _cleanup_free_ char *at = xasprintf("keys.%s.within", ks->string);
+                        r = fail(err, &s, at, "'%s' is not a number key of the section", within);
+                        goto out;
+                }
+        }
         cJSON_ArrayForEach(ks, (cJSON *)keys) {
                 const char *when = json_str(ks, "when", NULL);
                 if (when && !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(keys, when))) {

@@ -56,7 +56,7 @@ expect_error "--set out of range: the value in full" \
 expect_error "--set not an integer: the value as given" "expected an integer in \[1, 100\], got 2.5$" \
     "$BENCHCTL" show local --set trials=2.5
 expect_error "an evaluation after the last epoch" \
-    "^benchctl: .*/local.json: 'ssd.eval_epochs': epoch 10 is beyond 'ssd.epochs' \(2\)$" \
+    "^benchctl: .*/local.json with --set: 'ssd.eval_epochs': epoch 10 is beyond 'ssd.epochs' \(2\)$" \
     "$BENCHCTL" show local --set ssd.epochs=2
 printf '{\n  "allreduce": { "min_bytes": 99999999999999999999 }\n}\n' > "$sys/huge.json"
 expect_error "a file value above a large bound" \
@@ -89,4 +89,14 @@ err=$("$BENCHCTL" render --system p3dn maskrcnn --set maskrcnn.ims_per_batch=10 
 is "ims_per_batch 10 on 8 ranks: exit 3" "$rc" 3
 like "  why, naming the key and the ranks" "$err" "'maskrcnn\.ims_per_batch' \(10\) is not a multiple of the 8 ranks"
 check "ims_per_batch 16 on 8 ranks renders" "$BENCHCTL" render --system p3dn maskrcnn --set maskrcnn.ims_per_batch=16 -o "$tmp/p3dn16.sh"
+# a schedule out of order: refused, the file named with --set (its values are
+# the command line's); one past the end: said, kept (a document's own has one)
+err=$("$BENCHCTL" render --system local ssd --set 'ssd.decay_epochs=[20,16]' 2>&1); rc=$?
+is "decay_epochs out of order: exit 3" "$rc" 3
+like "  which, and that --set gave it" "$err" "local\.json with --set: 'ssd\.decay_epochs': 16 after 20: in ascending order"
+err=$("$BENCHCTL" render --system local ssd --set 'ssd.decay_epochs=[16,30]' -o "$tmp/late.sh" 2>&1); rc=$?
+is "a decay after the last epoch: rendered (exit 0)" "$rc" 0
+like "  with a warning naming it" "$err" "warning: local: 'ssd\.decay_epochs': 30 is after the last \('ssd\.epochs' 24\): it never applies"
+err=$("$BENCHCTL" render --system 24xp3dn maskrcnn -o "$tmp/24.sh" 2>&1)
+like "the 24-node document's own schedule: kept, said" "$err" "'maskrcnn\.decay_epochs': 14 is after the last \('maskrcnn\.epochs' 12\)"
 done_testing

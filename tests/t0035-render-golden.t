@@ -16,7 +16,7 @@ bld=$(cd "$top_builddir" && pwd -P)
 render() {   # NAME ARGS...: renders into $tmp/NAME, normalised
     local name=$1 out
     shift
-    out=$("$BENCHCTL" render "$@" 2>&1)
+    out=$("$BENCHCTL" render "$@" 2>"$tmp/$name.err")   # the script; a warning (24xp3dn's schedule) aside
     printf '%s\n' "$out" | sed -e "s#$top_builddir#@BUILDDIR@#g" -e "s#$bld#@BUILDDIR@#g" -e "s#$srcdir#@SRCDIR@#g" -e "s#$src#@SRCDIR@#g" \
                                -e "s#benchctl $version#benchctl @VERSION@#g" -e "s#!= $version#!= @VERSION@#g" \
                                -e "s#host's benchctl $version#host's benchctl @VERSION@#g" > "$tmp/$name"

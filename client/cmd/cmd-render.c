@@ -93,9 +93,12 @@ int cmd_render(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 .bin_dir = bin ? bin : BD_BINDIR,
                 .version = PACKAGE_VERSION,
         };
-        _cleanup_buf_ struct bd_buf script = BD_BUF_INIT;
+        _cleanup_buf_ struct bd_buf script = BD_BUF_INIT, warnings = BD_BUF_INIT;
+        ro.warnings = &warnings;
         struct bd_err err;
-        if (render_script(&s, &ro, &script, &err) < 0) {
+        int r = render_script(&s, &ro, &script, &err);
+        print_warnings(&warnings);
+        if (r < 0) {
                 bd_error("%s", err.msg);
                 ret = BD_EXIT_CONFIG;
         } else

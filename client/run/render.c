@@ -1347,6 +1347,20 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->gpus = sys_int(j, "gpus_per_node");
         c->bench = json_int(c->section, "benchmark_steps", 0) > 0;
         c->per_node = c->w->shape != SHAPE_PER_RANK;
+        /* a schedule's step past the end ("within"): it never applies (a
+         * document's own schedule may hold one: said, not refused) */
+        const cJSON *wspec;
+        cJSON_ArrayForEach(wspec, json_get(c->w->spec, "keys")) {
+                const char *within = json_str(wspec, "within", NULL);
+                const cJSON *end = within ? json_get(c->section, within) : NULL, *e;
+                if (!o->warnings || !cJSON_IsNumber(end))
+                        continue;
+                cJSON_ArrayForEach(e, json_get(c->section, wspec->string))
+                        if (cJSON_IsNumber(e) && e->valuedouble > end->valuedouble)
+                                buf_printf(o->warnings, "%s: '%s.%s': %g is after the last ('%s.%s' %g): it never "
+                                           "applies\n", s->name, c->w->section, wspec->string, e->valuedouble,
+                                           c->w->section, within, end->valuedouble);
+        }
         /* a batch of all ranks ("multiple_of": "ranks"): each rank its share */
         const cJSON *spec;
         cJSON_ArrayForEach(spec, json_get(c->w->spec, "keys")) {

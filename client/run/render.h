@@ -22,6 +22,7 @@ struct render_opts {
         const char *run_id;
         const char *bin_dir;    /* benchd's programs on the nodes (no container) */
         const char *version;
+        struct bd_buf *warnings;        /* when given: what holds but does nothing, a line each */
 };
 
 int render_script(const struct bd_system *sys, const struct render_opts *o, struct bd_buf *out,

@@ -256,7 +256,12 @@ static int render(struct submission *sub)
                 .workload = sub->workload, .trials = sub->trials, .run_id = sub->id,
                 .bin_dir = sub->bin ? sub->bin : BD_BINDIR, .version = PACKAGE_VERSION,
         };
-        if (render_script(&sub->sys, &sub->ro, &sub->script, &err) < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0)
+        _cleanup_buf_ struct bd_buf warnings = BD_BUF_INIT;
+        sub->ro.warnings = &warnings;
+        int r = render_script(&sub->sys, &sub->ro, &sub->script, &err);
+        sub->ro.warnings = NULL;
+        print_warnings(&warnings);
+        if (r < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0)
                 return bd_error("%s", err.msg), BD_EXIT_CONFIG;
         if (check_logdir(sub->logdir, !sub->dry, &err) < 0)
                 return bd_error("%s", err.msg), BD_EXIT_FAIL;
