@@ -255,6 +255,7 @@ static const struct field top_fields[] = {
         { "launch", F_OBJECT, launch_fields, NULL },
         { "image", F_OBJECT, image_fields, NULL },
         { "scaling", F_OBJECT, scaling_fields, NULL },
+        { "data_layout", F_STRING_LIST, NULL, NULL },
         { "env", F_ENV, NULL, NULL },
         { "keys", F_KEYS, NULL, NULL },
         { NULL, 0, NULL, NULL },
@@ -1266,6 +1267,13 @@ static int build(const struct wfile *f, cJSON *spec, struct workload **ret, stru
                         }
         }
         w->dataset = command_names(cmd, "data");
+        const cJSON *dl;
+        cJSON_ArrayForEach(dl, json_get(spec, "data_layout"))
+                if (!*dl->valuestring || dl->valuestring[0] == '/' || strstr(dl->valuestring, "..")) {
+                        r = fail(err, &s, "data_layout", "'%s' is not a path inside the dataset's directory",
+                                 dl->valuestring);
+                        goto out;
+                }
         w->rendezvous = json_bool(spec, "launch.rendezvous", false);
         r = build_launch(spec, &s, w, err);
         if (r < 0)

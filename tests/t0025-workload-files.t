@@ -228,7 +228,9 @@ printf '{ "extends": "toy", "title": "toy, batch 2", "keys": { "batch": { "defau
 for i in 1 2 3; do printf 'not JSON' > "$tmp/lazy/junk$i.json"; done
 out=$(launch --workloads-dir "$tmp/lazy" render --system local toy2 --run-id x)
 like "render reads its file and the one it extends, not the others" "$out" "--batch-size 2 "
-out=$("$BENCHCTL" --workloads-dir "$tmp/lazy" submit --system local toy2 --dry-run 2>&1); rc=$?
+mkdir -p "$tmp/coco/annotations" "$tmp/coco/train2017"
+echo '{}' > "$tmp/coco/annotations/instances_train2017.json"
+out=$("$BENCHCTL" --workloads-dir "$tmp/lazy" submit --system local toy2 --data "$tmp/coco" --dry-run 2>&1); rc=$?
 is "  submit --dry-run too: exit 0" "$rc" 0
 like "  saying what it would start" "$out" "dry run: toy2 on local"
 out=$("$BENCHCTL" --workloads-dir "$tmp/lazy" --systems-dir "$tmp/sys" show mine --json); rc=$?

@@ -295,8 +295,11 @@ is "--dry-run exits 0" "$rc" 0
 like "  says where it would run" "$out" "would start 2 ranks with mpirun on this machine"
 is "  and records nothing" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
 nruns=$(ls "$BENCHD_HOME/runs" | wc -l)
+# a COCO tree's layout (what submit checks before it starts a run here)
+mkdir -p "$tmp/coco/annotations" "$tmp/coco/train2017"
+echo '{}' > "$tmp/coco/annotations/instances_train2017.json"
 if [ -x "$top_builddir/benchd-maskrcnn" ]; then
-    out=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" --dry-run 2>&1); rc=$?
+    out=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" --data "$tmp/coco" --dry-run 2>&1); rc=$?
     is "maskrcnn, built here: --dry-run exits 0" "$rc" 0
     like "  and would start it" "$out" "would start 2 ranks"
     is "  and starts nothing" "$(ls "$BENCHD_HOME/runs" | wc -l)" "$nruns"
@@ -312,7 +315,8 @@ fi
 mkdir -p "$tmp/site-bin"
 printf '#!/bin/sh\necho site maskrcnn "$@"\n' > "$tmp/site-bin/benchd-maskrcnn"
 chmod +x "$tmp/site-bin/benchd-maskrcnn"
-out=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" --set paths.bin="$tmp/site-bin" --dry-run 2>&1); rc=$?
+out=$("$BENCHCTL" submit --system local maskrcnn --logdir "$logs" --data "$tmp/coco" --set paths.bin="$tmp/site-bin" \
+      --dry-run 2>&1); rc=$?
 is "  a paths.bin that has the program: not refused (--dry-run exits 0)" "$rc" 0
 like "    and would start it" "$out" "would start 2 ranks"
 render=$("$BENCHCTL" render --system local maskrcnn 2>&1); rc=$?
@@ -323,6 +327,18 @@ is "a paths.bin without the trainer, even for --dry-run: exit 3" "$rc" 3
 like "  names it" "$err" "allreduce: no trainer '$tmp/nobin/benchd-allreduce'"
 is "  nothing recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
 is "  and no run directory left" "$(ls "$BENCHD_HOME/runs" | wc -l)" "$nruns"
+# what can be checked here before a run starts here: the dataset's tree, the weights
+err=$("$BENCHCTL" submit --system local ssd --logdir "$logs" --data /no/such/dir --dry-run 2>&1); rc=$?
+is "a dataset directory that is not there, even for --dry-run: exit 3" "$rc:$err" \
+   "3:benchctl: ssd: no dataset directory '/no/such/dir' (No such file or directory): give it with --data or paths.data"
+err=$("$BENCHCTL" submit --system local ssd --logdir "$logs" --data "$tmp" --dry-run 2>&1); rc=$?
+like "a directory that is not a COCO tree: exit 3, the file it lacks named" "$rc:$err" \
+     "^3:benchctl: ssd: no dataset file '$tmp/annotations/instances_train2017\.json' .*not the dataset's layout"
+err=$("$BENCHCTL" submit --system local ssd --logdir "$logs" --data "$tmp/coco" --set ssd.pretrained=nope.bdw \
+      --set paths.pretrained="$tmp" --dry-run 2>&1); rc=$?
+is "pretrained weights that are not there: exit 3" "$rc:$err" \
+   "3:benchctl: ssd: no pretrained weights '$tmp/nope.bdw' (No such file or directory): 'ssd.pretrained' names it in paths.pretrained"
+is "  nothing recorded" "$("$BENCHCTL" runs --limit 1000 | tail -n +2 | wc -l)" "$n"
 check "--dry-run with a new --logdir" "$BENCHCTL" submit --system local allreduce --dry-run --logdir "$tmp/dry/logs"
 check "  creates no directory" test ! -e "$tmp/dry"
 err=$("$BENCHCTL" submit --system local allreduce --dry-run --logdir "$tmp/afile/sub" 2>&1); rc=$?

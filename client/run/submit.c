@@ -142,6 +142,60 @@ static int check_trainer(const struct bd_system *s, const struct render_opts *ro
                           ro->workload, prog, strerror(e));
 }
 
+/* A file or directory the run needs (what: "dataset", "pretrained
+ * weights"): here, or refused for a run started here, a warning for nodes
+ * that may have their own. */
+static int check_input(const struct bd_system *s, const char *workload, const char *what, const char *path,
+                       const char *hint, struct bd_err *err)
+{
+        if (access(path, F_OK) == 0)
+                return 0;
+        int e = errno;
+        if (runs_elsewhere(s)) {
+                bd_warning("%s: no %s '%s' on this host (%s): the nodes must have it", workload, what, path,
+                           strerror(e));
+                return 0;
+        }
+        return bd_err_set(err, -e, "%s: no %s '%s' (%s)%s", workload, what, path, strerror(e), hint);
+}
+
+/* What can be checked from here before a run starts: its dataset's tree
+ * (the workload file's data_layout; a dataset staged on the nodes is the
+ * stage's to check) and the files its keys name in paths.pretrained. */
+static int check_inputs(const struct bd_system *s, const struct render_opts *ro, struct bd_err *err)
+{
+        const struct workload *w = workload_find(ro->workload);
+        const cJSON *j = s->json, *sec = sys_get(j, w->section), *k, *f;
+        if (w->dataset && !sys_bool(j, "staging.require")) {
+                _cleanup_free_ char *data = expand_home(sys_str(j, "paths.data"));
+                int r = check_input(s, w->name, "dataset directory", data, ": give it with --data or paths.data",
+                                    err);
+                if (r < 0 || access(data, F_OK) < 0)
+                        return r;
+                cJSON_ArrayForEach(f, json_get(w->spec, "data_layout")) {
+                        _cleanup_free_ char *p = xasprintf("%s/%s", data, f->valuestring);
+                        r = check_input(s, w->name, "dataset file", p, ": not the dataset's layout (benchctl "
+                                        "dataset check)", err);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        cJSON_ArrayForEach(k, json_get(w->spec, "keys")) {
+                const cJSON *v = json_get(sec, k->string);
+                if (!streq(json_str(k, "path", ""), "pretrained") || !cJSON_IsString(v) || !*v->valuestring)
+                        continue;
+                _cleanup_free_ char *dir = expand_home(sys_str(j, "paths.pretrained"));
+                _cleanup_free_ char *p = v->valuestring[0] == '/' ? xstrdup(v->valuestring)
+                                                                  : xasprintf("%s/%s", dir, v->valuestring);
+                _cleanup_free_ char *hint = xasprintf(": '%s.%s' names it in paths.pretrained", w->section,
+                                                      k->string);
+                int r = check_input(s, w->name, "pretrained weights", p, hint, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* A new run's directory, claimed with mkdir(2): an id that another
  * submission drew in the same second (the ids have 16 random bits) is drawn
  * again, so that two runs never share an id or a directory. */
@@ -261,7 +315,7 @@ static int render(struct submission *sub)
         int r = render_script(&sub->sys, &sub->ro, &sub->script, &err);
         sub->ro.warnings = NULL;
         print_warnings(&warnings);
-        if (r < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0)
+        if (r < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0 || check_inputs(&sub->sys, &sub->ro, &err) < 0)
                 return bd_error("%s", err.msg), BD_EXIT_CONFIG;
         if (check_logdir(sub->logdir, !sub->dry, &err) < 0)
                 return bd_error("%s", err.msg), BD_EXIT_FAIL;
