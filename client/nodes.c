@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "curl-dl.h"
+#include "hostfile.h"
 #include "nodes.h"
 #include "opts.h"
 #include "strutil.h"
@@ -255,6 +256,25 @@ int nodes_of_system(const cJSON *sys, char ***ret, struct bd_err *err)
         if (!cJSON_IsArray(hosts) || cJSON_GetArraySize(hosts) == 0) {
                 key = "mpirun.hosts";
                 hosts = sys_get(sys, key);
+        }
+        const char *hostfile = sys_str(sys, "mpirun.hostfile");
+        if ((!cJSON_IsArray(hosts) || cJSON_GetArraySize(hosts) == 0) && hostfile) {
+                /* mpirun's hostfile names the nodes */
+                char **file_hosts;
+                int r = hostfile_read(hostfile, &file_hosts, err);
+                if (r < 0)
+                        return r;
+                for (char **h = file_hosts; *h && r == 0; h++) {
+                        _cleanup_free_ char *where = xasprintf("mpirun.hostfile %s", hostfile);
+                        r = nodes_add(&v, &n, *h, where, err);
+                }
+                strv_free(file_hosts);
+                if (r < 0) {
+                        strv_free(v);
+                        return r;
+                }
+                *ret = v;
+                return 0;
         }
         if (!cJSON_IsArray(hosts) || cJSON_GetArraySize(hosts) == 0) {
                 v = xcalloc(2, sizeof(char *));

@@ -44,7 +44,8 @@ void nodes_release(struct node_call *calls, int n);
  * socket path with doubled slashes or ./), naming both (and the system,
  * when not NULL, they come from). */
 int nodes_check(char *const *names, int default_port, const char *system, struct bd_err *err);
-/* The nodes of a system: benchd.hosts, else mpirun.hosts, else "localhost"
+/* The nodes of a system: benchd.hosts, else mpirun.hosts, else the hosts of
+ * mpirun.hostfile (hostfile.h), else "localhost"
  * (NULL-terminated, caller frees with strv_free); an error names the entry
  * that is not a node name or is there twice. */
 int nodes_of_system(const cJSON *sys, char ***ret, struct bd_err *err);

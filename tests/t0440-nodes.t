@@ -60,6 +60,15 @@ is "a node down: exit 4 (unreachable)" "$rc" 4
 like "  the good node is still shown" "$out" "^${nodes[0]} +ok"
 like "  the down node, why" "$out" "^127.0.0.1:$down +error +.*(Couldn't connect|refused)"
 like "  the silent node timed out" "$out" "^127.0.0.1:$dead +error +.*(timed out|Timeout)"
+# a system launched by mpirun from a hostfile: its nodes are the file's
+printf '# the nodes\n%s slots=8\n127.0.0.1:%s slots=8  # down\n' "${nodes[0]}" "$down" > "$tmp/hosts"
+out=$("$BENCHCTL" nodes --system 24xp3dn --set mpirun.hostfile="$tmp/hosts" --timeout 1000 2>"$tmp/err"); rc=$?
+is "nodes --system with an mpirun.hostfile: exit 4 (one down)" "$rc" 4
+like "  its first host asked" "$out" "^${nodes[0]} +ok"
+like "  and its second" "$out" "^127.0.0.1:$down +error"
+printf 'n1 slots=eight\n' > "$tmp/badhosts"
+err=$("$BENCHCTL" nodes --system 24xp3dn --set mpirun.hostfile="$tmp/badhosts" 2>&1); rc=$?
+like "  a hostfile line that is not one: the file and line named" "$rc:$err" "^3:.*$tmp/badhosts:1: 'slots=eight': a whole number from 1"
 like "  and stderr names them" "$(cat "$tmp/err")" "benchctl: node 127.0.0.1:$down: "
 check "  within the timeout, not one after the other" test $((SECONDS - start)) -le 3
 

@@ -22,9 +22,11 @@ FUZZ_DAEMON_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 FUZZ_DAEMON_LIBS = $(BD_LIBS) $(MICROHTTPD_LIBS) $(NUMA_LIBS) -ldl -lpthread
 
 FUZZ_HARNESSES = tests/fuzz/fuzz-json tests/fuzz/fuzz-system tests/fuzz/fuzz-workload tests/fuzz/fuzz-mlperf \
+	tests/fuzz/fuzz-hostfile \
 	tests/fuzz/fuzz-reader-regex tests/fuzz/fuzz-reader-json tests/fuzz/fuzz-reader-dllogger \
 	tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights
 FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/replay-workload tests/fuzz/replay-mlperf \
+	tests/fuzz/replay-hostfile \
 	tests/fuzz/replay-reader-regex tests/fuzz/replay-reader-json tests/fuzz/replay-reader-dllogger \
 	tests/fuzz/replay-checkpoint tests/fuzz/replay-weights
 if HAVE_XXHASH
@@ -54,6 +56,11 @@ tests_fuzz_fuzz_system_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_system_LDADD = $(BD_LIBS)
 tests_fuzz_replay_system_SOURCES = tests/fuzz/fuzz-system.c $(FUZZ_REPLAY)
 tests_fuzz_replay_system_LDADD = $(BD_LIBS)
+tests_fuzz_fuzz_hostfile_SOURCES = tests/fuzz/fuzz-hostfile.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_hostfile_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_hostfile_LDADD = $(BD_LIBS)
+tests_fuzz_replay_hostfile_SOURCES = tests/fuzz/fuzz-hostfile.c $(FUZZ_REPLAY)
+tests_fuzz_replay_hostfile_LDADD = $(BD_LIBS)
 tests_fuzz_fuzz_workload_SOURCES = tests/fuzz/fuzz-workload.c $(FUZZ_COMMON)
 tests_fuzz_fuzz_workload_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_workload_LDADD = $(BD_LIBS) -lm
