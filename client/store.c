@@ -522,6 +522,28 @@ fail:
         return ret;
 }
 
+int store_group_of_run(struct bd_store *s, const char *run_id, char **ret_group, char **ret_kind, int *ret_idx,
+                       int *ret_ncells, struct bd_err *err)
+{
+        sqlite3_stmt *st;
+        int r = prepare(s, "SELECT g.id, g.kind, c.idx, g.ncells FROM group_cells c JOIN groups g ON g.id = c.group_id"
+                           " WHERE c.run_id = ?1 ORDER BY g.created DESC LIMIT 1", &st, err);
+        if (r < 0)
+                return r;
+        bind_text(st, 1, run_id);
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW) {
+                sqlite3_finalize(st);
+                return rc == SQLITE_DONE ? 0 : sql_err(s, rc, "read group cells", err);
+        }
+        *ret_group = col_text(st, 0);
+        *ret_kind = col_text(st, 1);
+        *ret_idx = sqlite3_column_int(st, 2);
+        *ret_ncells = sqlite3_column_int(st, 3);
+        sqlite3_finalize(st);
+        return 1;
+}
+
 int store_get_group(struct bd_store *s, const char *id, const char *kind, struct bd_group *ret,
                     struct bd_cell **ret_cells, struct bd_err *err)
 {

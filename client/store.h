@@ -113,6 +113,11 @@ int store_add_group(struct bd_store *s, const struct bd_group *g, const struct b
  * *ret_cells has g->ncells entries.  -ENOENT when unknown. */
 int store_get_group(struct bd_store *s, const char *id, const char *kind, struct bd_group *ret,
                     struct bd_cell **ret_cells, struct bd_err *err);
+/* The group (sweep or suite) whose cell run_id made: 1 with its id and kind
+ * (caller frees), the cell's 0-based index and the group's cells; 0 when
+ * none. */
+int store_group_of_run(struct bd_store *s, const char *run_id, char **ret_group, char **ret_kind, int *ret_idx,
+                       int *ret_ncells, struct bd_err *err);
 int store_set_cell_run(struct bd_store *s, const char *group_id, int idx, const char *run_id, struct bd_err *err);
 int store_set_group_state(struct bd_store *s, const char *id, const char *state, struct bd_err *err);
 /* A trial's JSON result (throughput mode), kept so that reports can be

@@ -111,6 +111,9 @@ PY
 text=$("$BENCHCTL" report "$sw")
 is "report SWEEP prints the same table" "$(grep -c '^ranks' <<<"$text")" 2
 like "  with the rule" "$text" "^learning rate: MLPerf SSD rule"
+err=$("$BENCHCTL" report last 2>&1 >/dev/null)
+like "report last after a sweep: its last cell's run, said so, with the sweep's command" "$err" \
+     "is cell 4 of 4 of sweep $sw: 'benchctl report $sw' reports the sweep"
 
 # 4. resume: nothing done is rerun
 out=$("$BENCHCTL" sweep --resume "$sw" 2>&1); rc=$?

@@ -241,6 +241,19 @@ static int report_scaling(struct bd_store *s, char **ids, int n, bool sweep, boo
         return ret;
 }
 
+/* "last" after a sweep or a suite is its last cell's run: said, with how to
+ * report the whole of it. */
+static void say_group(struct bd_store *s, const char *run_id)
+{
+        _cleanup_free_ char *group = NULL, *kind = NULL;
+        int idx, n;
+        struct bd_err err;
+        if (store_group_of_run(s, run_id, &group, &kind, &idx, &n, &err) <= 0)
+                return;
+        fprintf(stderr, "benchctl: run %s is cell %d of %d of %s %s: 'benchctl %s%s' reports the %s\n", run_id,
+                idx + 1, n, kind, group, streq(kind, "suite") ? "suite report " : "report ", group, kind);
+}
+
 /* The runs' trials and scores as text, JSON or CSV, and their page. */
 static int report_runs(struct bd_store *s, char **ids, int n, enum report_format format, unsigned flags,
                        const char *html)
@@ -254,6 +267,8 @@ static int report_runs(struct bd_store *s, char **ids, int n, enum report_format
                         break;
                 }
                 loaded_run_load(&lr[i], &runs[i]);
+                if (streq(ids[i], "last"))
+                        say_group(s, lr[i].run.id);
         }
         if (ret == BD_EXIT_OK) {
                 _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
