@@ -170,8 +170,13 @@ static bool allreduce_result(struct mlperf_trial *t, const cJSON *v)
 {
         double bytes, busbw, algbw = 0;
         long long wrong;
-        if (!num(member(v, "bytes"), &bytes) || !num(member(v, "busbw_gbps"), &busbw) ||
-            !integer(member(v, "wrong"), &wrong))
+        const cJSON *bb = member(v, "busbw_gbps");
+        if (!num(member(v, "bytes"), &bytes) || !integer(member(v, "wrong"), &wrong))
+                return false;
+        /* null: one rank, whose allreduce moves nothing between ranks */
+        if (cJSON_IsNull(bb))
+                busbw = NAN;
+        else if (!num(bb, &busbw))
                 return false;
         (void) num(member(v, "algbw_gbps"), &algbw);
         t->ar_sizes++;
@@ -552,6 +557,14 @@ static void mean_sd(const struct scored_value *v, int k, struct mlperf_score *s)
 static void score_allreduce(const struct mlperf_trial *t, int n, const struct scored_value *v, int k,
                             struct mlperf_score *s)
 {
+        for (int i = 0; i < k; i++)
+                if (isnan(t[v[i].index].ar_busbw)) {
+                        s->mean = s->sd = s->sd_pct = NAN;
+                        snprintf(s->reason, sizeof(s->reason),
+                                 "no bus bandwidth: one rank moves nothing between ranks (its algorithm bandwidth "
+                                 "is in the log)");
+                        return;
+                }
         if (k == 0) {
                 s->valid = false;
                 snprintf(s->reason, sizeof(s->reason),

@@ -112,7 +112,8 @@ struct mlperf_trial {
 
         /* allreduce: allreduce_result lines */
         int ar_sizes;                   /* how many results (one per message size) */
-        double ar_bytes, ar_busbw, ar_algbw;    /* at the largest size; GB/s */
+        double ar_bytes, ar_busbw, ar_algbw;    /* at the largest size; GB/s; ar_busbw NaN: one rank, which has
+                                                 * no bus bandwidth ("busbw_gbps": null) */
         long long ar_wrong;             /* wrong elements over all sizes */
 
         /* what was read */

@@ -180,8 +180,13 @@ static void text_trials(const struct report_run *r, const struct mlperf_score *s
                 trial_notes(r, s, i, &notes);
                 fmt_time(tts, sizeof(tts), t, 1, ar ? 3 : 1);
                 if (ar && t->ar_sizes) {
-                        buf_printf(out, "  %-5d %-11s %9s %7d %12.0f %12.3f %7lld  %s", r->trials[i].number, status,
-                                   tts, t->ar_sizes, t->ar_bytes, t->ar_busbw, t->ar_wrong, notes.s ? notes.s : "");
+                                char bw[32];
+                        if (isnan(t->ar_busbw))
+                                snprintf(bw, sizeof(bw), "-");  /* one rank: no bus bandwidth */
+                        else
+                                snprintf(bw, sizeof(bw), "%.3f", t->ar_busbw);
+                        buf_printf(out, "  %-5d %-11s %9s %7d %12.0f %12s %7lld  %s", r->trials[i].number, status,
+                                   tts, t->ar_sizes, t->ar_bytes, bw, t->ar_wrong, notes.s ? notes.s : "");
                 } else if (ar) {
                         /* no results: nothing measured (the JSON's nulls) */
                         buf_printf(out, "  %-5d %-11s %9s %7s %12s %12s %7s  %s", r->trials[i].number, status, tts, "-",
@@ -221,7 +226,10 @@ static void text_score(const struct report_run *r, const struct mlperf_score *s,
                 buf_puts(out, ")\n");
         } else
                 buf_printf(out, "  MLPerf score: %s: %s\n", s->valid ? "no score" : "INVALID", s->reason);
-        if (s->converged > 0)
+        if (s->converged > 0 && isnan(s->mean))
+                buf_printf(out, "  mean -, sd -: no bus bandwidth over %d converged trial%s\n", s->converged,
+                           s->converged == 1 ? "" : "s");
+        else if (s->converged > 0)
                 buf_printf(out, "  mean %.3f %s, sd %.3f %s (%.1f%%) over %d converged trial%s\n", s->mean, s->unit,
                            s->sd, s->unit, s->sd_pct, s->converged, s->converged == 1 ? "" : "s");
         else

@@ -1049,6 +1049,28 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
         return remove(path);
 }
 
+/* One rank: its allreduce results have no bus bandwidth ("busbw_gbps": null):
+ * a converged trial without a score, never a 0 GB/s one. */
+static void test_one_rank_allreduce(void)
+{
+        const char *log =
+                ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1000, \"event_type\": \"INTERVAL_START\", \"key\": "
+                "\"run_start\", \"value\": null, \"metadata\": {}}\n"
+                ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1001, \"event_type\": \"POINT_IN_TIME\", \"key\": "
+                "\"allreduce_result\", \"value\": {\"bytes\": 4096, \"time_us\": 0.1, \"algbw_gbps\": 40.0, "
+                "\"busbw_gbps\": null, \"wrong\": 0}, \"metadata\": {\"ranks\": 1}}\n"
+                ":::MLLOG {\"namespace\": \"\", \"time_ms\": 1002, \"event_type\": \"INTERVAL_END\", \"key\": "
+                "\"run_stop\", \"value\": null, \"metadata\": {\"status\": \"success\"}}\n";
+        struct mlperf_trial t;
+        mlperf_parse_text(log, strlen(log), -1, &t);
+        ok(t.bad_lines == 0 && t.ar_sizes == 1 && isnan(t.ar_busbw) && t.ar_algbw == 40.0,
+           "one rank: a null busbw_gbps is read, as no bus bandwidth");
+        ok(t.converged, "  the trial converged (no wrong element)");
+        struct mlperf_score s;
+        mlperf_score(&t, 1, "allreduce", &s);
+        ok(!s.scored && s.valid && strstr(s.reason, "no bus bandwidth: one rank"), "  no score, and why");
+}
+
 int main(void)
 {
         const char *tmp = getenv("TMPDIR");
@@ -1069,5 +1091,6 @@ int main(void)
         free_files(&run_c, 5);
         free_files(&run_ar, 3);
         (void) nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+        test_one_rank_allreduce();
         return done_testing();
 }

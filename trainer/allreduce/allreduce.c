@@ -361,13 +361,20 @@ static int run_sizes(const struct opts *o, struct bufs *b, struct result **ret, 
                 if ((r = run_size(o, count, b, &rs, err)) < 0)
                         return r;
                 if (rank == 0) {
-                        printf("  %12zu %12zu %6s %12.2f %10.3f %10.3f %8lld\n", rs.bytes, count, "float", rs.time_us,
-                               rs.algbw, rs.busbw, rs.wrong);
+                        /* one rank moves nothing between ranks: no bus bandwidth ("-", null) */
+                        char bw[32];
+                        if (nranks > 1)
+                                snprintf(bw, sizeof(bw), "%10.3f", rs.busbw);
+                        else
+                                snprintf(bw, sizeof(bw), "%10s", "-");
+                        printf("  %12zu %12zu %6s %12.2f %10.3f %s %8lld\n", rs.bytes, count, "float", rs.time_us,
+                               rs.algbw, bw, rs.wrong);
                         fflush(stdout);
                         char meta[512], value[512];
                         snprintf(value, sizeof(value),
                                  "{\"bytes\": %zu, \"time_us\": %s, \"algbw_gbps\": %s, \"busbw_gbps\": %s, \"wrong\": %lld}",
-                                 rs.bytes, mllog_num(rs.time_us), mllog_num(rs.algbw), mllog_num(rs.busbw), rs.wrong);
+                                 rs.bytes, mllog_num(rs.time_us), mllog_num(rs.algbw),
+                                 nranks > 1 ? mllog_num(rs.busbw) : "null", rs.wrong);
                         snprintf(meta, sizeof(meta), "\"ranks\": %d", nranks);
                         MLLOG_EVENT("allreduce_result", value, meta);
                         if (n == cap)
@@ -467,7 +474,7 @@ static int json_write(const char *path, const struct result *r, int n, struct bd
                 fprintf(f, "  {\"bytes\": %zu, \"count\": %zu, \"type\": \"float\", \"ranks\": %d, \"time_us\": %s, "
                            "\"algbw_gbps\": %s, \"busbw_gbps\": %s, \"wrong\": %lld}%s\n",
                         r[i].bytes, r[i].bytes / sizeof(float), nranks, mllog_num(r[i].time_us),
-                        mllog_num(r[i].algbw), mllog_num(r[i].busbw), r[i].wrong, i + 1 < n ? "," : "");
+                        mllog_num(r[i].algbw), nranks > 1 ? mllog_num(r[i].busbw) : "null", r[i].wrong, i + 1 < n ? "," : "");
         fprintf(f, "]\n");
         errno = 0;
         int failed = ferror(f);
@@ -548,7 +555,10 @@ int main(int argc, char **argv)
                 for (int i = 0; i < n; i++)
                         busbw_sum += res[i].busbw;
                 printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
-                printf("# Avg bus bandwidth    : %.3f GB/s\n", n ? busbw_sum / n : 0);
+                if (nranks > 1)
+                        printf("# Avg bus bandwidth    : %.3f GB/s\n", n ? busbw_sum / n : 0);
+                else
+                        printf("# Avg bus bandwidth    : none (one rank moves nothing between ranks)\n");
                 if (wrong_total)
                         fprintf(stderr, "benchd-allreduce: %lld wrong elements in the allreduce results\n", wrong_total);
                 if (o.json && json_write(o.json, res, n, &err) < 0) {
