@@ -84,6 +84,8 @@ out=$("$BENCHCTL" image info "$srcdir/README.md" 2>&1); rc=$?
 is "image info of something else fails" "$rc" 1
 like "  naming it" "$out" "README.md: neither a SquashFS image"
 check "ch-run: benchctl runs in the image" bash -c "ch-run '$tmp/img.sqfs' -- benchctl --version | grep -q '^benchctl $version'"
+check "the programs are in /opt/benchd/bin too (container.bin_dir's default)" \
+      bash -c "ch-run '$tmp/img.sqfs' -- /opt/benchd/bin/benchd-allreduce --version | grep -q '$version'"
 
 # ---- 4xlocal-ch through Slurm ----
 "$BENCHCTL" dataset synth --images 64 --val-images 16 --seed 4 -o "$tmp/data" >/dev/null

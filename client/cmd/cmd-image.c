@@ -481,6 +481,8 @@ static cJSON *image_info(const struct build *b, const char *root, const char *cr
         if (uname(&u) == 0)
                 cJSON_AddStringToObject(info, "build_host", u.nodename);
         cJSON_AddStringToObject(info, "runtime", b->runtime);
+        /* where benchd's programs are (also as /opt/benchd/bin: make_root) */
+        cJSON_AddStringToObject(info, "bin_dir", "/usr/bin");
         cJSON_AddStringToObject(info, "format", fmt_names[b->fmt]);
         cJSON_AddStringToObject(info, "suite", b->suite);
         _cleanup_free_ char *dv_path = xasprintf("%s/etc/debian_version", root), *dv = NULL;
@@ -582,6 +584,15 @@ static int make_root(struct build *b, const char *base, const char *created, cha
         static const char hosts_text[] = "127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\n";
         if (access(hosts, F_OK) != 0 && fs_write_atomic(hosts, hosts_text, strlen(hosts_text), 0644, &herr) < 0) {
                 bd_error("image build: %s", herr.msg);
+                return -1;
+        }
+        /* the packages put benchd's programs in /usr/bin; a system file that
+         * names only the runtime and the image looks in container.bin_dir's
+         * default, /opt/benchd/bin (as containers/Dockerfile lays them out):
+         * that is a link to them */
+        _cleanup_free_ char *opt = xasprintf("%s/opt/benchd", b->tmp), *link = xasprintf("%s/bin", opt);
+        if (fs_mkdir_p(opt, 0755) < 0 || (symlink("../../usr/bin", link) < 0 && errno != EEXIST)) {
+                bd_error("image build: cannot make '%s': %s", link, strerror(errno));
                 return -1;
         }
         /* mount points of the binds the launch scripts make (a SquashFS
