@@ -67,7 +67,8 @@ static const struct bd_option index_options[] = {
 static const struct bd_command sub_check = {
         "dataset check", NULL, "DIR [--split NAME] [--decode] [--cache-dir DIR] [--json]",
         "Count what the data loader would skip in a COCO tree: missing files, images without a usable\n"
-        "box, bad boxes, unknown categories and, with --decode, corrupt JPEGs.  Fails when nothing is usable.",
+        "box, bad boxes, unknown categories and, with --decode, corrupt JPEGs (and CMYK ones, decoded to RGB as Pillow "
+        "does).  Fails when nothing is usable.",
 };
 static const struct bd_option check_options[] = {
         { "split", OPT_SPLIT, "NAME", "train2017, val2017 or both (default both)" },
@@ -245,6 +246,7 @@ static int check_split(const char *dir, const char *split, bool decode, int thre
                 { "missing_files", s.missing_files },
                 { "empty_images", s.empty_images },
                 { "corrupt_images", decode ? s.corrupt_images : -1 },
+                { "cmyk_images", decode ? s.cmyk_images : -1 },  /* decoded, as Pillow does: not corrupt */
                 { "orphan_annotations", s.orphan_annotations },
                 { "unknown_category_boxes", s.unknown_category },
                 { "invalid_boxes", s.invalid_boxes },

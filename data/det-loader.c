@@ -817,6 +817,8 @@ void det_loader_get_stats(struct det_loader *l, struct det_loader_stats *ret)
 {
         ring_lock(l->ring);
         *ret = l->stats;
+        for (int i = 0; l->workers && i < l->cfg.threads; i++)
+                ret->cmyk_images += jpeg_cmyk_decoded(l->workers[i].rd.dec);
         ret->short_polygons = __atomic_load_n(&l->short_polygons, __ATOMIC_RELAXED);
         ring_unlock(l->ring);
 }

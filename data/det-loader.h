@@ -192,6 +192,7 @@ struct det_loader_stats {
         long rle_objects;               /* objects whose mask is an RLE */
         long bad_rle;                   /* RLE masks dropped: another size than their image */
         long corrupt_images;            /* distinct images found unreadable while loading */
+        long cmyk_images;               /* CMYK JPEGs decoded (as RGB, as Pillow does; in one pass: images) */
         long substitutions;             /* samples that took another image (training) */
 };
 

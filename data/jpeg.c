@@ -28,6 +28,9 @@ struct jpeg_decoder {
         size_t cap;
         JSAMPROW *rows;
         size_t rows_cap;
+        uint8_t *cmyk;                  /* a row of CMYK pixels */
+        size_t cmyk_cap;
+        long cmyk_decoded;
 };
 
 static void on_error(j_common_ptr c)
@@ -69,8 +72,14 @@ struct jpeg_decoder *jpeg_decoder_free(struct jpeg_decoder *d)
         tjDestroy(d->tj);
         free(d->buf);
         free(d->rows);
+        free(d->cmyk);
         free(d);
         return NULL;
+}
+
+long jpeg_cmyk_decoded(const struct jpeg_decoder *d)
+{
+        return d ? __atomic_load_n(&d->cmyk_decoded, __ATOMIC_RELAXED) : 0;
 }
 
 int jpeg_complete(const uint8_t *data, size_t len)
@@ -89,12 +98,11 @@ int jpeg_read_info(struct jpeg_decoder *d, const uint8_t *data, size_t len, stru
                 return bd_err_set(err, -EFBIG, "JPEG file too large");
         if (tjDecompressHeader3(d->tj, data, (unsigned long)len, &w, &h, &subsamp, &cs) < 0)
                 return bd_err_set(err, -EBADMSG, "not a JPEG file: %s", tjGetErrorStr2(d->tj));
-        if (cs == TJCS_CMYK || cs == TJCS_YCCK)
-                return bd_err_set(err, -EBADMSG, "CMYK JPEG, not supported");
         if (w <= 0 || h <= 0)
                 return bd_err_set(err, -EBADMSG, "not a JPEG image (no frame header)");
         ret->width = w;
         ret->height = h;
+        ret->cmyk = cs == TJCS_CMYK || cs == TJCS_YCCK;
         return 0;
 }
 
@@ -133,8 +141,20 @@ static int decode_whole(struct jpeg_decoder *d, const uint8_t *data, size_t len,
         return 0;
 }
 
+/* A row of CMYK pixels as RGB, as Pillow converts them: R = 255 - C - K
+ * (clipped), where an Adobe file stores every ink inverted (Pillow reads it
+ * as "CMYK;I"): then R = C' + K' - 255. */
+static void cmyk_row_to_rgb(const uint8_t *in, uint8_t *out, size_t n, bool inverted)
+{
+        for (size_t i = 0; i < n; i++, in += 4, out += 3)
+                for (int k = 0; k < 3; k++) {
+                        int v = inverted ? in[k] + in[3] - 255 : 255 - in[k] - in[3];
+                        out[k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+                }
+}
+
 static int decode_region(struct jpeg_decoder *d, const uint8_t *data, size_t len, int x0, int y0, int x1, int y1,
-                         int num, struct jpeg_image *ret, struct bd_err *err)
+                         int num, bool cmyk, struct jpeg_image *ret, struct bd_err *err)
 {
         struct jpeg_decompress_struct *c = &d->cinfo;
         d->jerr.warned = 0;
@@ -144,7 +164,8 @@ static int decode_region(struct jpeg_decoder *d, const uint8_t *data, size_t len
         }
         jpeg_mem_src(c, data, (unsigned long)len);
         jpeg_read_header(c, TRUE);
-        c->out_color_space = JCS_RGB;
+        /* CMYK (and YCCK) files come out as CMYK: made RGB row by row here */
+        c->out_color_space = cmyk ? JCS_CMYK : JCS_RGB;
         c->scale_num = (unsigned)num;
         c->scale_denom = 8;
         c->dct_method = JDCT_ISLOW;
@@ -176,8 +197,20 @@ static int decode_region(struct jpeg_decoder *d, const uint8_t *data, size_t len
         }
         for (size_t i = 0; i < nrows; i++)
                 d->rows[i] = buf + i * stride;
+        if (cmyk && (size_t)c->output_width * 4 > d->cmyk_cap) {
+                free(d->cmyk);
+                d->cmyk_cap = (size_t)c->output_width * 4;
+                d->cmyk = xmalloc(d->cmyk_cap);
+        }
         while (c->output_scanline < (JDIMENSION)sy1) {
                 size_t i = c->output_scanline - (JDIMENSION)sy0;
+                if (cmyk) {
+                        JSAMPROW row = d->cmyk;
+                        if (jpeg_read_scanlines(c, &row, 1) == 0)
+                                break;
+                        cmyk_row_to_rgb(d->cmyk, d->rows[i], c->output_width, c->saw_Adobe_marker);
+                        continue;
+                }
                 if (jpeg_read_scanlines(c, d->rows + i, (JDIMENSION)(nrows - i)) == 0)
                         break;
         }
@@ -213,9 +246,15 @@ int jpeg_decode(struct jpeg_decoder *d, const uint8_t *data, size_t len, const s
         if (!jpeg_complete(data, len))
                 return bd_err_set(err, -EBADMSG, "truncated JPEG (no end marker)");
         int num = pick_scale(x1 - x0, y1 - y0, min_w, min_h);
+        if (info->cmyk) {
+                int r = decode_region(d, data, len, x0, y0, x1, y1, num, true, ret, err);
+                if (r == 0)
+                        __atomic_add_fetch(&d->cmyk_decoded, 1, __ATOMIC_RELAXED);  /* read by other threads */
+                return r;
+        }
         if (x0 == 0 && y0 == 0 && x1 == w && y1 == h)
                 return decode_whole(d, data, len, w, h, num, ret, err);
-        return decode_region(d, data, len, x0, y0, x1, y1, num, ret, err);
+        return decode_region(d, data, len, x0, y0, x1, y1, num, false, ret, err);
 }
 
 int jpeg_encode_rgb(const uint8_t *rgb, int width, int height, int quality, uint8_t **ret, size_t *ret_len,

@@ -17,6 +17,7 @@
 #ifndef BD_DATA_JPEG_H
 #define BD_DATA_JPEG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ struct jpeg_decoder;
 
 struct jpeg_info {
         int width, height;
+        bool cmyk;              /* a CMYK or YCCK file: decoded to RGB as Pillow does */
 };
 
 /* A decoded region, RGB interleaved.  Pixel (i, j) of the region is pixel
@@ -44,7 +46,8 @@ struct jpeg_decoder *jpeg_decoder_new(void);
 struct jpeg_decoder *jpeg_decoder_free(struct jpeg_decoder *d);
 DEFINE_CLEANUP(struct jpeg_decoder *, jpeg_decoder_free)
 
-/* Reads the dimensions (and rejects colour spaces other than grey, YCbCr and RGB). */
+/* Reads the dimensions and whether the file is CMYK (ImageNet-style data
+ * holds some; Pillow and TurboJPEG decode them, and so does jpeg_decode). */
 int jpeg_read_info(struct jpeg_decoder *d, const uint8_t *data, size_t len, struct jpeg_info *ret,
                    struct bd_err *err);
 /* Decodes [x0, x1) x [y0, y1) of the full-resolution image (all of it when
@@ -53,6 +56,8 @@ int jpeg_read_info(struct jpeg_decoder *d, const uint8_t *data, size_t len, stru
  * alignment): use x0/y0 to locate the region. */
 int jpeg_decode(struct jpeg_decoder *d, const uint8_t *data, size_t len, const struct jpeg_info *info, int x0,
                 int y0, int x1, int y1, int min_w, int min_h, struct jpeg_image *ret, struct bd_err *err);
+/* How many CMYK images this decoder has decoded. */
+long jpeg_cmyk_decoded(const struct jpeg_decoder *d);
 /* The data ends with an EOI marker (trailing zero bytes allowed). */
 int jpeg_complete(const uint8_t *data, size_t len);
 

@@ -542,6 +542,8 @@ void loader_get_stats(struct loader *l, struct loader_stats *ret)
 {
         ring_lock(l->ring);
         *ret = l->stats;
+        for (int i = 0; l->workers && i < l->cfg.threads; i++)
+                ret->cmyk_images += jpeg_cmyk_decoded(l->workers[i].rd.dec);
         ring_unlock(l->ring);
 }
 

@@ -127,6 +127,7 @@ struct loader_stats {
         long crowd_skipped;             /* crowd boxes left out (LOADER_SKIP_CROWD) */
         long boxes_truncated;           /* beyond max_boxes */
         long corrupt_images;            /* distinct images found unreadable while loading */
+        long cmyk_images;               /* CMYK JPEGs decoded (as RGB, as Pillow does; in one pass: images) */
         long substitutions;             /* samples that took another image (training) */
 };
 

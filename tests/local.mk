@@ -195,6 +195,11 @@ tests_helper_ssd_cuda_check_LDADD = $(SSD_LIBS)
 
 # ---- trainer/maskrcnn/ ----
 if BUILD_DATA
+# helper/jpeg-tool: the loaders' JPEG decoder to a PPM, held against Pillow by t0610
+noinst_PROGRAMS += tests/helper/jpeg-tool
+tests_helper_jpeg_tool_SOURCES = tests/helper/jpeg-tool.c
+tests_helper_jpeg_tool_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
+tests_helper_jpeg_tool_LDADD = $(DATA_LIBS)
 # a training step against torchvision's MaskRCNN (tests/maskrcnn-golden.py), driven by t0800-maskrcnn-golden.t
 noinst_PROGRAMS += tests/helper/maskrcnn-golden
 tests_helper_maskrcnn_golden_SOURCES = tests/helper/maskrcnn-golden.c tests/helper/golden-bin.h tests/unit/tap.h

@@ -174,4 +174,37 @@ is "check --split other: exit 2" "$("$BENCHCTL" dataset check "$tmp/b" --split t
 # benchctl runs benchd-dataset for this command; it loads no JPEG library itself
 is "benchctl links no JPEG library" "$(ldd "$BENCHCTL" | grep -c jpeg)" 0
 like "  benchd-dataset does" "$(ldd "$(dirname "$BENCHCTL")/benchd-dataset")" "libturbojpeg"
+# CMYK JPEGs (ImageNet-style data has them; Pillow writes them with Adobe's
+# inverted inks): decoded as Pillow decodes them, whole and as a region,
+# and counted, not corrupt
+JT="$top_builddir/tests/helper/jpeg-tool"
+if [ -x "$JT" ] && /usr/bin/python3 -c 'import PIL, numpy' 2>/dev/null; then
+    "$BENCHCTL" dataset synth --images 6 --val-images 2 --seed 5 -o "$tmp/cmyk" >/dev/null 2>&1
+    /usr/bin/python3 -c '
+import sys
+from PIL import Image
+for n in sys.argv[1:]:
+    Image.open(n).convert("CMYK").save(n, quality=92)' "$tmp"/cmyk/train2017/00000000000[12].jpg
+    "$JT" "$tmp/cmyk/train2017/000000000001.jpg" > "$tmp/whole.ppm" 2>"$tmp/jt.err"
+    "$JT" "$tmp/cmyk/train2017/000000000001.jpg" 40 30 200 150 > "$tmp/region.ppm" 2>>"$tmp/jt.err"
+    is "a CMYK JPEG decoded as Pillow does: whole, and a region" "$(/usr/bin/python3 - "$tmp" <<'PY'
+import re, sys
+import numpy as np
+from PIL import Image
+t = sys.argv[1]
+ref = np.asarray(Image.open(t + "/cmyk/train2017/000000000001.jpg").convert("RGB")).astype(int)
+whole = np.asarray(Image.open(t + "/whole.ppm")).astype(int)
+x0, y0 = map(int, re.findall(r"region at (\d+),(\d+)", open(t + "/jt.err").read())[1])
+reg = np.asarray(Image.open(t + "/region.ppm")).astype(int)
+ok = whole.shape == ref.shape and abs(whole - ref).max() <= 1 and \
+     abs(reg - ref[y0:y0 + reg.shape[0], x0:x0 + reg.shape[1]]).max() <= 1
+print("ok" if ok else (whole.shape, ref.shape, abs(whole - ref).max()))
+PY
+)" ok
+    out=$("$BENCHCTL" dataset check "$tmp/cmyk" --decode --json 2>/dev/null)
+    is "  dataset check: not corrupt, counted as CMYK" "$(printf '%s' "$out" | "$PY" -c 'import json,sys
+d = json.load(sys.stdin)["train2017"]; print(d["corrupt_images"], d["cmyk_images"])')" "0 2"
+else
+    skip 2 "no tests/helper/jpeg-tool or no Pillow and numpy for /usr/bin/python3"
+fi
 done_testing
