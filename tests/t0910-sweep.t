@@ -121,6 +121,14 @@ is "resume of a finished sweep exits 0" "$rc" 0
 is "  every cell done already" "$(grep -c 'done by run' <<<"$out")" 4
 is "  no new run" "$("$BENCHCTL" runs --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 4
 
+# a sweep over one rank count has no speedup: its page leaves those plots out
+out=$(timeout 600 "$BENCHCTL" sweep "${common[@]}" allreduce --set ranks=2 --set allreduce.max_bytes=4096 2>&1); rc=$?
+is "a one-cell allreduce sweep: exit 0" "$rc" 0
+one=$(sed -n 's/^sweep \(sw-[^:]*\):.*/\1/p' <<<"$out" | head -1)
+"$BENCHCTL" report "$one" --html "$tmp/one.html" >/dev/null 2>&1
+unlike "  its page draws no empty plot" "$(cat "$tmp/one.html")" "no data"
+unlike "  and no speedup plot" "$(cat "$tmp/one.html")" "<title>speedup"
+
 # 5. a cell made to fail: an injected NaN shows as NaN, not a number
 out=$(timeout 600 "$BENCHCTL" sweep "${common[@]}" ssd --set ranks=2 --set ssd.image_size=64 \
       --set 'extra_args=--log-interval\,1,--inject-nan\,2' --steps 4 --warmup 1 2>&1); rc=$?

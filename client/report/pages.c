@@ -40,6 +40,30 @@ struct curve {
         size_t n, cap;
 };
 
+
+/* A plot with no point or bar to draw is left out of a page, not drawn as
+ * an empty "no data" frame (a sweep over one rank count has no speedup; a
+ * one-rank allreduce no bus bandwidth). */
+static void line_plot(struct bd_buf *out, const struct svg_plot *p)
+{
+        for (size_t i = 0; i < p->nseries; i++)
+                for (size_t k = 0; k < p->series[i].n; k++)
+                        if (isfinite(p->series[i].y[k]) && isfinite(p->series[i].x[k]) &&
+                            (!p->xlog2 || p->series[i].x[k] > 0)) {
+                                svg_line_plot(out, p);
+                                return;
+                        }
+}
+
+static void bar_chart(struct bd_buf *out, const struct svg_bars *b)
+{
+        for (size_t i = 0; i < b->n; i++)
+                if (isfinite(b->values[i])) {
+                        svg_bar_chart(out, b);
+                        return;
+                }
+}
+
 static void curve_add(struct curve *c, double x, double y)
 {
         if (c->n == c->cap) {
@@ -158,15 +182,15 @@ static void trial_plots(struct bd_buf *out, const char *what, char *const *logs,
         _cleanup_free_ char *t1 = xasprintf("%s: training loss", what), *t2 = xasprintf("%s: learning rate", what);
         _cleanup_free_ char *t3 = xasprintf("%s: accuracy at each evaluation", what);
         if (nloss) {
-                svg_line_plot(out, &(struct svg_plot){ .title = t1, .xlabel = "step", .ylabel = "loss",
+                line_plot(out, &(struct svg_plot){ .title = t1, .xlabel = "step", .ylabel = "loss",
                                                        .series = loss, .nseries = (size_t)n });
-                svg_line_plot(out, &(struct svg_plot){ .title = t2, .xlabel = "step", .ylabel = "learning rate",
+                line_plot(out, &(struct svg_plot){ .title = t2, .xlabel = "step", .ylabel = "learning rate",
                                                        .series = lr, .nseries = (size_t)n, .y_from_zero = true });
         } else
                 html_p(out, "No loss lines in the logs (allreduce, or logs not found).");
         if (nacc) {
                 struct svg_refline ref = { .label = "target", .a = target };
-                svg_line_plot(out, &(struct svg_plot){ .title = t3, .xlabel = "epoch", .ylabel = "mAP",
+                line_plot(out, &(struct svg_plot){ .title = t3, .xlabel = "epoch", .ylabel = "mAP",
                                                        .series = acc, .nseries = nacc, .refs = &ref,
                                                        .nrefs = target > 0 ? 1 : 0, .y_from_zero = true });
         }
@@ -257,7 +281,7 @@ void runs_html(const struct report_run *runs, int n, struct bd_buf *out)
                 _cleanup_free_ char *tt = xasprintf("%s: throughput per trial (95%% interval)", r->id);
                 bars = (struct svg_bars){ .title = tt, .ylabel = "samples/s", .n = (size_t)r->ntrials,
                                           .labels = labels, .values = tp, .lo = lo, .hi = hi };
-                svg_bar_chart(out, &bars);
+                bar_chart(out, &bars);
                 for (int k = 0; k < r->ntrials; k++)
                         free(lab[k]);
                 free(lab);
@@ -326,7 +350,7 @@ void sweep_html(const struct sweep_data *d, struct bd_buf *out)
                 hi[i] = d->cells[i].outcome ? NAN : d->cells[i].ci_hi;
         }
         _cleanup_free_ char *bt = xasprintf("each cell (%s, 95%% interval)", d->unit);
-        svg_bar_chart(out, &(struct svg_bars){ .title = bt, .ylabel = d->unit, .n = (size_t)d->ncells,
+        bar_chart(out, &(struct svg_bars){ .title = bt, .ylabel = d->unit, .n = (size_t)d->ncells,
                                                .labels = labels, .values = v, .lo = lo, .hi = hi });
         if (d->scaling && d->nrows > 1) {
                 struct svg_series *sp = xcalloc((size_t)d->ncols + 1, sizeof(*sp));
@@ -353,10 +377,10 @@ void sweep_html(const struct sweep_data *d, struct bd_buf *out)
                 struct svg_refline ideal = { .label = "ideal", .a = 0, .b = isfinite(x0) ? 1 / x0 : 1 };
                 struct svg_refline full = { .label = "ideal (100%)", .a = 100 };
                 _cleanup_free_ char *xl = xasprintf("%s", d->rowkey);
-                svg_line_plot(out, &(struct svg_plot){ .title = "speedup", .xlabel = xl, .ylabel = "speedup (x)",
+                line_plot(out, &(struct svg_plot){ .title = "speedup", .xlabel = xl, .ylabel = "speedup (x)",
                                                        .series = sp, .nseries = (size_t)d->ncols, .refs = &ideal,
                                                        .nrefs = 1, .xlog2 = true, .y_from_zero = true });
-                svg_line_plot(out, &(struct svg_plot){ .title = "scaling efficiency", .xlabel = xl,
+                line_plot(out, &(struct svg_plot){ .title = "scaling efficiency", .xlabel = xl,
                                                        .ylabel = "efficiency (%)", .series = ef,
                                                        .nseries = (size_t)d->ncols, .refs = &full, .nrefs = 1,
                                                        .xlog2 = true, .y_from_zero = true });
@@ -419,7 +443,7 @@ void suite_html(const struct bd_group *g, const struct baselines *b, const struc
                 FMT(m, "%+.1f%%", v->mean_diff * 100), b->perf_tol * 100, v->perf_ok ? "yes" : "no");
         html_p(out, verdict);
         struct svg_refline tol = { .label = "performance tolerance", .a = b->perf_tol * 100 };
-        svg_bar_chart(out, &(struct svg_bars){ .title = "diff against the target per benchmark", .ylabel = "diff (%)",
+        bar_chart(out, &(struct svg_bars){ .title = "diff against the target per benchmark", .ylabel = "diff (%)",
                                                .n = b->n, .labels = labels, .values = diff, .refs = &tol,
                                                .nrefs = 1 });
         /* every run's rate, so the spread behind sd% is visible */
@@ -432,7 +456,7 @@ void suite_html(const struct bd_group *g, const struct baselines *b, const struc
                 struct svg_series s = { .label = rows[i].name, .x = x, .y = in[i].rates, .n = in[i].n, .points = true };
                 struct svg_refline ref = { .label = "target", .a = rows[i].target };
                 _cleanup_free_ char *t = xasprintf("%s: rate of each run", rows[i].name);
-                svg_line_plot(out, &(struct svg_plot){ .title = t, .xlabel = "run", .ylabel = baseline_unit(&b->b[i]),
+                line_plot(out, &(struct svg_plot){ .title = t, .xlabel = "run", .ylabel = baseline_unit(&b->b[i]),
                                                        .series = &s, .nseries = 1, .refs = &ref,
                                                        .nrefs = rows[i].has_target ? 1 : 0, .y_from_zero = true });
                 free(x);
@@ -487,15 +511,15 @@ void scaling_html(const struct scaling_data *d, struct bd_buf *out)
         struct svg_series s2 = { .label = "efficiency", .x = x, .y = ef, .n = (size_t)d->n };
         struct svg_series s3 = { .label = "time to train", .x = x, .y = ttt, .n = (size_t)d->n };
         struct svg_series s4 = { .label = "cost", .x = x, .y = cost, .n = (size_t)d->n };
-        svg_line_plot(out, &(struct svg_plot){ .title = "speedup against node count", .xlabel = "nodes",
+        line_plot(out, &(struct svg_plot){ .title = "speedup against node count", .xlabel = "nodes",
                                                .ylabel = "speedup (x)", .series = &s1, .nseries = 1, .refs = &ideal,
                                                .nrefs = 1, .xlog2 = true, .y_from_zero = true });
-        svg_line_plot(out, &(struct svg_plot){ .title = "scaling efficiency", .xlabel = "nodes",
+        line_plot(out, &(struct svg_plot){ .title = "scaling efficiency", .xlabel = "nodes",
                                                .ylabel = "efficiency (%)", .series = &s2, .nseries = 1, .refs = &full,
                                                .nrefs = 1, .xlog2 = true, .y_from_zero = true });
-        svg_line_plot(out, &(struct svg_plot){ .title = "time to train", .xlabel = "nodes", .ylabel = "minutes",
+        line_plot(out, &(struct svg_plot){ .title = "time to train", .xlabel = "nodes", .ylabel = "minutes",
                                                .series = &s3, .nseries = 1, .xlog2 = true, .y_from_zero = true });
-        svg_line_plot(out, &(struct svg_plot){ .title = "cost (to target where reached)", .xlabel = "nodes",
+        line_plot(out, &(struct svg_plot){ .title = "cost (to target where reached)", .xlabel = "nodes",
                                                .ylabel = "cost (price units)", .series = &s4, .nseries = 1,
                                                .xlog2 = true, .y_from_zero = true });
         for (int i = 0; i < d->n; i++) {
