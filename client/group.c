@@ -48,7 +48,7 @@ static int settle_recorded(struct progress *p, int i, const char *label, const c
         if (final)
                 return 0;
         printf("cell %d/%d (%s): run %s still running; following it\n", i + 1, p->ncells, label, run_id);
-        int x = wait_for_run(p->s, run_id, false);
+        int x = wait_for_run(p->s, run_id, FOLLOW_TEXT);
         p->done++;
         if (x >= BD_EXIT_SIGNAL)
                 return x;
@@ -72,7 +72,7 @@ static int run_cell(struct progress *p, int i, const struct bd_cell *cell)
         printf("cell %d/%d (%s)\n", i + 1, p->ncells, cell->label);
         fflush(stdout);
         _cleanup_free_ char *new_id = NULL;
-        int x = submit_run(p->ctx, p->system, json_str(params, "workload", p->workload), argv, p->runs, false, false,
+        int x = submit_run(p->ctx, p->system, json_str(params, "workload", p->workload), argv, p->runs, false, FOLLOW_NONE,
                            &new_id);
         if (x != BD_EXIT_OK || !new_id)
                 return x ? x : BD_EXIT_FAIL;
@@ -81,7 +81,7 @@ static int run_cell(struct progress *p, int i, const struct bd_cell *cell)
                 (void) cancel_run(p->s, new_id, false);
                 return BD_EXIT_FAIL;
         }
-        x = wait_for_run(p->s, new_id, false);
+        x = wait_for_run(p->s, new_id, FOLLOW_TEXT);
         p->done++;
         if (x == BD_EXIT_RUN)
                 p->incomplete++;

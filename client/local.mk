@@ -33,6 +33,7 @@ benchctl_SOURCES += \
 	client/run/render.h client/run/render.c \
 	client/run/run.h client/run/run.c \
 	client/run/launch.h client/run/submit.c client/run/follow.c client/run/cancel.c \
+	client/run/progress.h client/run/progress.c \
 	client/sched/scheduler.h client/sched/sched-common.c client/sched/sched-local.c \
 	client/group.h client/group.c
 

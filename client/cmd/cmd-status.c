@@ -35,7 +35,7 @@ int cmd_status(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return BD_EXIT_FAIL;
         int ret = BD_EXIT_OK;
         if (watch) {
-                ret = wait_for_run(&store, id, json);
+                ret = wait_for_run(&store, id, json ? FOLLOW_JSON : FOLLOW_TEXT);
                 store_close(&store);
                 return ret == BD_EXIT_RUN ? BD_EXIT_OK : ret;
         }

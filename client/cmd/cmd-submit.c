@@ -11,6 +11,7 @@
 #define OPT_LOGDIR 331
 #define OPT_WAIT 332
 #define OPT_DRY 333
+#define OPT_QUIET 334
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "system to run on" },
@@ -18,6 +19,7 @@ static const struct bd_option options[] = {
         { "data", OPT_DATA, "DIR", "dataset directory (sets paths.data)" },
         { "logdir", OPT_LOGDIR, "DIR", "log directory on shared storage (sets paths.logs)" },
         { "wait", OPT_WAIT, NULL, "follow the run until it ends; exit with its outcome" },
+        { "quiet", OPT_QUIET, NULL, "with --wait: the run's state only, not its trial's progress" },
         { "dry-run", OPT_DRY, NULL, "render and check where it would run; record nothing" },
         COMMON_SYSTEM_OPTIONS,
         { 0 }
@@ -30,7 +32,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL;
         long runs = 0;
-        bool wait = false, dry = false;
+        bool wait = false, dry = false, quiet = false;
         const char *arg;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
@@ -38,6 +40,7 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 's': system = arg; break;
                 case OPT_WAIT: wait = true; break;
                 case OPT_DRY: dry = true; break;
+                case OPT_QUIET: quiet = true; break;
                 case OPT_DATA:
                         free(data_set);
                         data_set = path_set("paths.data", arg);
@@ -59,5 +62,6 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (log_set)
                 opts_add_set(&o, log_set);
 
-        return submit_run(ctx, system, argv[next], o.sets, (int)runs, dry, wait, NULL);
+        enum follow_mode follow = !wait ? FOLLOW_NONE : quiet ? FOLLOW_QUIET : FOLLOW_TEXT;
+        return submit_run(ctx, system, argv[next], o.sets, (int)runs, dry, follow, NULL);
 }

@@ -7,13 +7,16 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "benchctl.h"
 #include "json.h"
 #include "launch.h"
+#include "progress.h"
 #include "run.h"
+#include "workload.h"
 
 static void fmt_elapsed(double start, double end, char *buf, size_t n)
 {
@@ -126,7 +129,25 @@ void run_print_status(const struct bd_run *r, const struct bd_trial *t)
 }
 
 /* state, trial i/N, elapsed: one line, rewritten in place on a terminal */
-static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty, char *last, size_t n)
+/* What the live line last said, and when the progress was last printed. */
+struct live {
+        char key[300];                  /* state, trial, outcomes */
+        char progress[256];
+        double printed;                 /* when a progress line was last printed (not a terminal) */
+};
+
+/* Where the running trial is, from its log: "" when it says nothing yet. */
+static void trial_progress(const struct bd_run *r, const struct bd_trial *t, char *buf, size_t n)
+{
+        struct progress p;
+        buf[0] = '\0';
+        if (!t->log_path || !progress_read(t->log_path, run_workload(r), &p))
+                return;
+        double now = (double)time(NULL);
+        progress_format(&p, t->start_time > 0 ? now - t->start_time : 0, buf, n);
+}
+
+static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty, bool progress, struct live *lv)
 {
         int cur = 0, ended[_ST_MAX] = { 0 }, never = 0;
         for (int i = 0; i < r->ntrials; i++) {
@@ -148,23 +169,37 @@ static void live_line(const struct bd_run *r, const struct bd_trial *t, bool tty
         if (never && len < (int)sizeof(outcomes))
                 snprintf(outcomes + len, sizeof(outcomes) - (size_t)len, ", %d never started", never);
         fmt_elapsed(r->start_time > 0 ? r->start_time : r->submit_time, r->end_time, el, sizeof(el));
+        char prog[256] = "";
+        if (cur && progress)
+                trial_progress(r, &t[cur - 1], prog, sizeof(prog));
         if (cur)
-                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d, %s, elapsed %s", r->id, bd_state_name(r->state),
-                         cur, r->ntrials, outcomes, el);
+                snprintf(line, sizeof(line), "run %s: %s, trial %d/%d%s%s, %s, elapsed %s", r->id,
+                         bd_state_name(r->state), cur, r->ntrials, prog[0] ? ": " : "", prog, outcomes, el);
         else
                 snprintf(line, sizeof(line), "run %s: %s, %d trial%s: %s, elapsed %s", r->id, bd_state_name(r->state),
                          r->ntrials, r->ntrials == 1 ? "" : "s", outcomes, el);
         if (tty) {
+                /* one line: cut to the terminal's width, or the rewrite leaves the wrapped rest */
+                struct winsize ws;
+                if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 10 && strlen(line) >= ws.ws_col)
+                        line[ws.ws_col - 1] = '\0';
                 printf("\r\033[K%s", line);
                 fflush(stdout);
         } else {
-                /* one line per change, without the ticking clock */
+                /* one line per change, without the ticking clock; the
+                 * trial's progress at most once a minute */
                 char key[300];
+                double now = (double)time(NULL);
                 snprintf(key, sizeof(key), "%s %d %s", bd_state_name(r->state), cur, outcomes);
-                if (strcmp(key, last)) {
+                bool changed = strcmp(key, lv->key) != 0;
+                bool moved = prog[0] && strcmp(prog, lv->progress) != 0 && now - lv->printed >= 60;
+                if (changed || moved) {
                         printf("%s\n", line);
                         fflush(stdout);
-                        snprintf(last, n, "%s", key);
+                        snprintf(lv->key, sizeof(lv->key), "%s", key);
+                        snprintf(lv->progress, sizeof(lv->progress), "%s", prog);
+                        if (moved || prog[0])
+                                lv->printed = now;
                 }
         }
 }
@@ -228,10 +263,11 @@ static bool wait_a_second(int fd)
         return true;
 }
 
-int wait_for_run(struct bd_store *store, const char *id, bool json)
+int wait_for_run(struct bd_store *store, const char *id, enum follow_mode mode)
 {
+        bool json = mode == FOLLOW_JSON;
         bool tty = !json && isatty(STDOUT_FILENO);
-        char last[300] = "";
+        struct live lv = { .printed = 0 };
         _cleanup_free_ char *last_json = NULL;
         struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART }, old_int, old_term;
         sigemptyset(&sa.sa_mask);
@@ -265,7 +301,7 @@ int wait_for_run(struct bd_store *store, const char *id, bool json)
                 if (json)
                         json_line(&r, t, &last_json);
                 else
-                        live_line(&r, t, tty, last, sizeof(last));
+                        live_line(&r, t, tty, mode == FOLLOW_TEXT, &lv);
                 if (final && !json) {
                         if (tty)
                                 printf("\n");

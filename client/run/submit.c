@@ -504,7 +504,7 @@ char *path_set(const char *key, const char *dir)
 }
 
 int submit_run(struct bd_ctx *ctx, const char *system, const char *workload, char **sets, int runs, bool dry,
-               bool wait, char **ret_id)
+               enum follow_mode wait, char **ret_id)
 {
         _cleanup_(submission_release) struct submission sub = { .workload = workload, .dry = dry,
                                                                 .script = BD_BUF_INIT };
@@ -536,7 +536,7 @@ int submit_run(struct bd_ctx *ctx, const char *system, const char *workload, cha
                         if (ret_id)
                                 *ret_id = xstrdup(sub.id);
                         if (wait)
-                                ret = wait_for_run(&sub.store, sub.id, false);
+                                ret = wait_for_run(&sub.store, sub.id, wait);
                 }
         }
         return ret;
