@@ -212,6 +212,20 @@ like "  rank 0: its numbers, its own rank, the script's log directory, the key's
      "^rank=0 of 2 on 1 node\(s\), 2 a node, local 0, out=$tmp/logs/r0, BS=12 speed 7$"
 like "  rank 1: its own" "$log" "^rank=1 of 2 on 1 node\(s\), 2 a node, local 1, out=$tmp/logs/r1, BS=12 speed 7$"
 like "  read and scored" "$("$BENCHCTL" report last 2>&1)" "MLPerf score: 7\.000 images/s"
+# a per-rank launch that meets at a rendezvous: torch.distributed's variables on every rank
+cat > "$tmp/wl/rdv.json" <<'JSON'
+{
+  "title": "meets at a rendezvous", "program": "sh",
+  "launch": { "shape": "per-rank", "rendezvous": true },
+  "result": { "kind": "throughput", "read": "regex", "match": { "throughput": "^rank=0 .* speed ([0-9]+)" } },
+  "command": ["{program}", "-c", "echo \"rank=$RANK local=$LOCAL_RANK world=$WORLD_SIZE at $MASTER_ADDR:$MASTER_PORT speed 5\""]
+}
+JSON
+out=$(run rdv --runs 1); rc=$?
+is "a rendezvous of two ranks: exit 0" "$rc" 0
+log=$(cat "$tmp"/logs/*_1.log | grep -a 'rank=' | sed 's/^\[[0-9,]*\]<stdout>: *//' | sort)
+like "  rank 0: RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR:MASTER_PORT" "$log" "^rank=0 local=0 world=2 at [0-9.]+:[0-9]+ speed 5$"
+like "  rank 1: its own" "$log" "^rank=1 local=1 world=2 at [0-9.]+:[0-9]+ speed 5$"
 cat > "$tmp/bad/pernode.json" <<'JSON'
 { "title": "t", "program": "python3", "command": ["{program}", "x.py", "--rank", "{local_rank}"],
   "launch": { "shape": "per-node", "launcher": "torchrun" } }

@@ -728,15 +728,18 @@ static void launch_per_node(const struct plan *c, struct words *w)
         words_release(&cmd);
 }
 
-/* A command naming {rank} or {local_rank}: each rank's own, replaced on the
- * rank by bash (Open MPI's OMPI_COMM_WORLD_RANK and _LOCAL_RANK, else srun's
- * SLURM_PROCID and SLURM_LOCALID) in the words the launch hands it, which
+/* Each rank's own, from Open MPI's OMPI_COMM_WORLD_RANK, _LOCAL_RANK and
+ * _SIZE, else srun's SLURM_PROCID, SLURM_LOCALID and SLURM_NTASKS, read on
+ * the rank by bash: torch.distributed's RANK, LOCAL_RANK and WORLD_SIZE
+ * exported (with MASTER_ADDR and MASTER_PORT, the rendezvous's), and
+ * {rank} and {local_rank} replaced in the words the launch hands it, which
  * the script has filled with its own values already. */
 static void rank_words(const struct plan *c, struct words *w)
 {
         words_add(w, "bash");
         words_add(w, "-c");
         words_add(w, "r=${OMPI_COMM_WORLD_RANK:-${SLURM_PROCID:-0}} l=${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-0}}; "
+                     "export RANK=$r LOCAL_RANK=$l WORLD_SIZE=${OMPI_COMM_WORLD_SIZE:-${SLURM_NTASKS:-1}}; "
                      "a=(); for x in \"$@\"; do x=${x//\\{rank\\}/$r}; a+=(\"${x//\\{local_rank\\}/$l}\"); done; "
                      "exec \"${a[@]}\"");
         words_add(w, "benchd-rank");   /* its $0 */
@@ -780,7 +783,9 @@ static void launch_command(const struct plan *c, struct words *w)
                 binding_args(c, docker ? c->container.bin_dir : "$BENCHD_BIN", w);
         if (!docker)
                 container_exec(c, true, w);
-        if (!workload_command_names(c->w, "rank") && !workload_command_names(c->w, "local_rank")) {
+        /* a rank's own values: in its command, or its rendezvous's variables */
+        if (!c->w->rendezvous && !workload_command_names(c->w, "rank") &&
+            !workload_command_names(c->w, "local_rank")) {
                 trainer_args(c, w);
                 return;
         }
