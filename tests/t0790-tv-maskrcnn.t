@@ -246,10 +246,12 @@ like "  one line naming it" "$out" "^benchd-tv-maskrcnn: checkpoint '$ck/tv-mask
 # a pretrained backbone: a torchvision ResNet-18's state dict (random
 # weights: the names and shapes of ImageNet's), every tensor but the
 # classifier's; a ResNet-50's refused, naming the file
-/usr/bin/python3 -c 'import sys, torch, torchvision
+# (the directory and the name apart: a temporary directory's name may hold
+# any letter)
+/usr/bin/python3 -c 'import os, sys, torch, torchvision
 for name in sys.argv[2:]:
-    torch.save(getattr(torchvision.models, name)().state_dict(), sys.argv[1].replace("X", name))' \
-    "$tmp/X.pth" resnet18 resnet50
+    torch.save(getattr(torchvision.models, name)().state_dict(), os.path.join(sys.argv[1], name + ".pth"))' \
+    "$tmp" resnet18 resnet50
 out=$("$TV" "${small[@]}" --ims-per-batch 2 --max-steps 1 --pretrained "$tmp/resnet18.pth" 2>&1); rc=$?
 is "--pretrained resnet18: exit 0" "$rc" 0
 like "  120 tensors loaded, the classifier's 2 not" "$out" \
