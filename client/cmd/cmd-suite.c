@@ -100,7 +100,7 @@ static int per_rank_batch(struct bd_ctx *ctx, const char *system, const struct b
         if (!at || !w)
                 return 0;
         long batch = strtol(*at + strlen("batch_size="), NULL, 10);
-        _cleanup_free_ char *mine = *at;
+        free(*at);
         for (char **s = at; *s; s++)    /* the others, to find the ranks */
                 s[0] = s[1];
         _cleanup_(system_release) struct bd_system sys = { 0 };
