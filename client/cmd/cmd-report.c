@@ -88,6 +88,7 @@ static void job_warnings(struct loaded_run *x)
 static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
 {
         const char *w = x->run.workload;
+        const struct workload *wl = run_workload(&x->run);    /* read once, for every trial */
         x->config = cJSON_Parse(x->run.config ? x->run.config : "{}");
         x->rt = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->rt));
         x->paths = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->paths));
@@ -98,7 +99,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 x->paths[k] = trial_log_best(&x->run, &x->trials[k], &kept);
                 x->rt[k].log_path = x->paths[k];
                 if (x->paths[k])
-                        trial_read(&x->run, &x->trials[k], x->paths[k], &x->rt[k].result);
+                        trial_read(&x->run, wl, &x->trials[k], x->paths[k], &x->rt[k].result);
                 else {
                         memset(&x->rt[k].result, 0, sizeof(x->rt[k].result));
                         x->rt[k].result.outcome = OUT_MISSING;
@@ -118,7 +119,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 .id = x->run.id,
                 .system = x->run.system,
                 .workload = w,
-                .wl = run_workload(&x->run),
+                .wl = wl,
                 .state = bd_state_name(x->run.state),
                 .trials = x->rt,
                 .ntrials = x->run.ntrials,

@@ -51,9 +51,9 @@ static double run_target(const cJSON *config, const struct workload *w, bool seg
         return key ? json_num(json_get(config, w->section), key, -1) : -1;
 }
 
-void trial_read(const struct bd_run *r, const struct bd_trial *t, const char *log, struct mlperf_trial *m)
+void trial_read(const struct bd_run *r, const struct workload *w, const struct bd_trial *t, const char *log,
+                struct mlperf_trial *m)
 {
-        const struct workload *w = run_workload(r);
         _cleanup_json_ cJSON *config = cJSON_Parse(r->config ? r->config : "{}");
         double target = run_target(config, w, false), target_segm = run_target(config, w, true);
         if (!w) {
@@ -167,7 +167,7 @@ void trial_value_load(struct bd_store *s, const struct bd_run *r, const struct b
                 from_state(t, v);
                 return;
         }
-        trial_read(r, t, log, &m);
+        trial_read(r, w, t, log, &m);
         if (m.outcome == OUT_MISSING) {
                 from_state(t, v);
                 return;

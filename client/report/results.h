@@ -62,9 +62,11 @@ void trial_value_load(struct bd_store *s, const struct bd_run *r, const struct b
 void trial_value_release(struct trial_value *v);
 
 /* Reads trial t of run r from log (the trial log to read) as the run's
- * workload file says (reader.h), against the accuracy targets it recorded.
+ * workload file says (w: run_workload(r), NULL when unknown; reader.h), against the accuracy targets it recorded.
  * A program read by its own words (not MLLOG) whose trial failed is a failed
  * trial, whatever its log says. */
-void trial_read(const struct bd_run *r, const struct bd_trial *t, const char *log, struct mlperf_trial *m);
+struct workload;
+void trial_read(const struct bd_run *r, const struct workload *w, const struct bd_trial *t, const char *log,
+                struct mlperf_trial *m);
 
 #endif
