@@ -357,16 +357,18 @@ int reader_scan_file(const struct reader *r, const char *text, size_t len, struc
         return 0;
 }
 
+char *reader_trial_result(const struct reader_where *at)
+{
+        if (at->log && str_has_suffix(at->log, ".log"))
+                return xasprintf("%.*s.json", (int)(strlen(at->log) - 4), at->log);
+        return at->logdir ? xasprintf("%s/%s_%d.json", at->logdir, at->run ? at->run : "", at->trial) : NULL;
+}
+
 /* {result}, {logdir}, {run}, {trial} filled in */
 static char *fill_file(const char *tmpl, const struct reader_where *at)
 {
         _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
-        _cleanup_free_ char *result = NULL;
-        if (at->log && str_has_suffix(at->log, ".log"))
-                result = xasprintf("%.*s.json", (int)(strlen(at->log) - 4), at->log);
-        else
-                result = xasprintf("%s/%s_%d.json", at->logdir ? at->logdir : ".", at->run ? at->run : "",
-                                   at->trial);
+        _cleanup_free_ char *result = reader_trial_result(at);
         for (const char *p = tmpl; *p; p++) {
                 const char *end = *p == '{' ? strchr(p, '}') : NULL;
                 if (!end) {
@@ -375,7 +377,7 @@ static char *fill_file(const char *tmpl, const struct reader_where *at)
                 }
                 size_t n = (size_t)(end - p - 1);
                 if (n == 6 && !strncmp(p + 1, "result", n))
-                        buf_puts(&b, result);
+                        buf_puts(&b, result ? result : "");
                 else if (n == 6 && !strncmp(p + 1, "logdir", n))
                         buf_puts(&b, at->logdir ? at->logdir : ".");
                 else if (n == 3 && !strncmp(p + 1, "run", n))

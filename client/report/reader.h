@@ -84,6 +84,10 @@ struct reader_where {
         int trial;                      /* 1-based */
 };
 
+/* A trial's {result}: LOGDIR/RUN_TRIAL.json beside its log (caller frees;
+ * NULL when neither the log nor the log directory is known). */
+char *reader_trial_result(const struct reader_where *at);
+
 /* The result file of a trial by the template (NULL when the workload reads
  * none, or when a '*' in it matches no file: *missing then holds the
  * pattern).  Caller frees both. */

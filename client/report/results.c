@@ -91,9 +91,8 @@ static void from_state(const struct bd_trial *t, struct trial_value *v)
 /* LOGDIR/RUN_TRIAL.json beside the trial's log */
 static char *result_path(const struct bd_run *r, const struct bd_trial *t)
 {
-        if (t->log_path && str_has_suffix(t->log_path, ".log"))
-                return xasprintf("%.*s.json", (int)(strlen(t->log_path) - 4), t->log_path);
-        return r->logdir ? xasprintf("%s/%s_%d.json", r->logdir, r->id, t->trial) : NULL;
+        return reader_trial_result(&(struct reader_where){ .log = t->log_path, .logdir = r->logdir, .run = r->id,
+                                                           .trial = t->trial });
 }
 
 static void from_json(const char *text, struct trial_value *v)
