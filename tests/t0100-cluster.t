@@ -89,7 +89,7 @@ check() { # check DESC CMD...: CMD's output shows only when it fails
 }
 diag() { sed 's/^/# /'; }
 
-echo "1..9"
+echo "1..10"
 
 # 1: up
 if out=$(bash "$CLUSTER" up "$CDIR" 2>"$DIR/up.err"); then
@@ -179,6 +179,27 @@ if [[ -n $pids && -z $alive ]]; then
 	ok "no recorded daemon is alive after down"
 else
 	not_ok "no recorded daemon is alive after down (alive:${alive:- none}; recorded: ${pids:-none})"
+fi
+
+
+# make check runs the cluster tests in parallel: each one's ports (the
+# controller's PORT and its nodes' PORT+184 to PORT+184+N-1, 24 nodes at most
+# in check-scale) must not meet another's.  t0780 and t0785 once shared two.
+overlap=$(for f in "$srcdir"/tests/*.t; do
+              port=$(sed -n 's/^ *cluster_test \([0-9][0-9]*\)$/\1/p' "$f")
+              [[ -n $port ]] || continue
+              n=4; grep -q 'BENCHD_CLUSTER_NODES=' "$f" && n=24
+              echo "${f##*/} $port $n"
+          done | awk '
+    { f[NR] = $1; c[NR] = $2; lo[NR] = $2 + 184; hi[NR] = $2 + 184 + $3 - 1 }
+    END { for (i = 1; i <= NR; i++) for (j = i + 1; j <= NR; j++)
+              if (c[i] == c[j] || (c[i] >= lo[j] && c[i] <= hi[j]) || (c[j] >= lo[i] && c[j] <= hi[i]) ||
+                  (lo[i] <= hi[j] && lo[j] <= hi[i]))
+                  printf " %s(%d)/%s(%d)", f[i], c[i], f[j], c[j] }')
+if [[ -z $overlap ]]; then
+	ok "the cluster tests' ports are disjoint"
+else
+	not_ok "the cluster tests' ports are disjoint:$overlap"
 fi
 
 ((failed == 0))

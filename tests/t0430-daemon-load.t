@@ -10,7 +10,12 @@ secs=${BENCHD_LOAD_SECONDS:-30}
 
 port=$(free_port 19450)
 url="http://127.0.0.1:$port"
-"$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" 2>"$tmp/benchd.log" &
+# wrk's 64 connections all come from 127.0.0.1, benchd's default limit per
+# address: a wrk that starts while benchd still counts the last one's closing
+# connections is refused some (a socket error in CI under AddressSanitizer).
+# The limit itself is t0435's (slow clients from one address); here, the load.
+printf 'per_ip_connections = 128\n' >"$tmp/benchd.conf"
+"$BENCHD" -f -c "$tmp/benchd.conf" --listen "127.0.0.1:$port" --token-file "$tmp/token" 2>"$tmp/benchd.log" &
 pid=$!; pids+=("$pid")
 wait_until 10 curl -sf "$url/v1/health"
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
@@ -27,7 +32,7 @@ for ep in /v1/inventory /metrics; do
     rate=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
     echo "# $ep: $n requests, $rate/s over ${secs} s with 64 connections"
     check "$ep: requests were served" test "${n:-0}" -gt 0
-    is "$ep: no socket error" "$(grep -c 'Socket errors' <<<"$out")" 0
+    is "$ep: no socket error" "$(grep 'Socket errors' <<<"$out")" ""
     is "$ep: no non-2xx answer" "$(grep -c 'Non-2xx' <<<"$out")" 0
 done
 rss1=$(rss)

@@ -14,7 +14,7 @@ TV="$top_builddir/benchd-tv-maskrcnn"
     skip_all "no torch or torchvision for /usr/bin/python3 (python3-torch, python3-torchvision)"
 venv_module pycocotools.cocoeval pycocotools || skip_all "$venv_why"
 mlperf_venv || skip_all "$mlperf_why"
-cluster_test 17239
+cluster_test 17247
 # pycocotools and mlperf-logging from the tests' venv, on every node: the
 # system's env reaches every rank (mpirun -x)
 sites=("$top_builddir"/venv/lib/python3*/site-packages)

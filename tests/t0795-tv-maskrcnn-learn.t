@@ -38,7 +38,7 @@ sets=()
 if [ "$system" = local ]; then
     own_runs
 else
-    cluster_test 17229
+    cluster_test 17257
     # local's recipe on two nodes: its maskrcnn settings, one rank a node,
     # the packages of the venv on every rank (the system's env: mpirun -x)
     mapfile -t sets < <("$BENCHCTL" show local --json | /usr/bin/python3 -c 'import json, sys
