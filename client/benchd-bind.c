@@ -11,8 +11,10 @@
  * OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), SLURM_LOCALID (srun),
  * MPI_LOCALRANKID / PMI_LOCAL_RANK (MPICH, Intel MPI).  CPU affinity is set
  * with sched_setaffinity, memory with set_mempolicy(MPOL_BIND); a NIC sets
- * UCX_NET_DEVICES=<nic>:1 and BENCHD_NIC.  Nothing is half-applied: any
- * failure is reported and the program is not started.
+ * BENCHD_NIC and the variable its transport reads: UCX_NET_DEVICES=<nic>:1
+ * for InfiniBand and RoCE (UCX, Open MPI's pml ucx), FI_EFA_IFACE=<nic> for
+ * an EFA device (libfabric's efa provider, under aws-ofi-nccl).  Nothing is
+ * half-applied: any failure is reported and the program is not started.
  */
 #include "config.h"
 
@@ -43,6 +45,7 @@ struct plan {
         struct bd_cpuset cpus;
         int mem;
         const char *nic;
+        bool efa;               /* nic is an EFA device: libfabric, not UCX */
         char nic_buf[64];
 };
 
@@ -60,10 +63,11 @@ static const char *const rank_vars[] = {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: benchd-bind [-v] [-n] [--benchd URL] -r CPUS:MEMNODE[:NIC]... -- PROGRAM [ARGS...]\n\n"
+        fprintf(f, "usage: benchd-bind [-v] [-n] [--benchd URL] -r CPUS:MEMNODE[:NIC[/efa]]... -- PROGRAM [ARGS...]\n\n"
                    "Bind this local rank to the CPUs, memory node and NIC of its -r entry\n"
                    "(the i-th -r for local rank i) and execute PROGRAM.\n\n"
                    "  -r, --rank SPEC   plan of the next local rank: CPU list, NUMA node, optional NIC\n"
+                   "                    (InfiniBand or RoCE: UCX_NET_DEVICES; NIC/efa: FI_EFA_IFACE)\n"
                    "  -b, --benchd URL  use the plan measured by the node's benchd when it answers\n"
                    "                    (e.g. http://127.0.0.1:9410), the -r plan otherwise\n"
                    "      --check-dataset NAME --dataset-dir DIR --benchd URL\n"
@@ -89,6 +93,14 @@ static int parse_spec(char *spec, struct plan *p)
                         return -EINVAL;
         }
         p->nic = nic;
+        p->efa = false;
+        char *kind = nic ? strchr(nic, '/') : NULL;
+        if (kind) {
+                *kind++ = '\0';
+                if (!*nic || !streq(kind, "efa"))
+                        return -EINVAL;
+                p->efa = true;
+        }
         long m;
         if (str_parse_long(mem, &m) < 0 || m < 0 || m >= MAX_NUMA_NODES)
                 return -EINVAL;
@@ -183,11 +195,15 @@ static bool measured_plan(const char *url, int ranks, int rank, struct plan *p, 
         else {
                 p->mem = mem->valueint;
                 p->nic = NULL;
+                p->efa = false;
                 /* UCX takes InfiniBand and RoCE devices; EFA goes through libfabric */
-                if (cJSON_IsString(nic) && cJSON_IsString(kind) &&
-                    (streq(kind->valuestring, "infiniband") || streq(kind->valuestring, "roce"))) {
+                if (cJSON_IsString(nic) && cJSON_IsString(kind) && nic->valuestring[0] &&
+                    strlen(nic->valuestring) < sizeof(p->nic_buf) &&
+                    (streq(kind->valuestring, "infiniband") || streq(kind->valuestring, "roce") ||
+                     streq(kind->valuestring, "efa"))) {
                         snprintf(p->nic_buf, sizeof(p->nic_buf), "%s", nic->valuestring);
                         p->nic = p->nic_buf;
+                        p->efa = streq(kind->valuestring, "efa");
                 }
                 ok = true;
         }
@@ -366,16 +382,20 @@ int main(int argc, char **argv)
         if (verbose) {
                 _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
                 cpuset_format(&p->cpus, &b);
-                fprintf(stderr, "benchd-bind: %s local rank %d: --physcpubind=%s --membind=%d%s%s (%s)%s\n", host, rank,
-                        b.s, p->mem, p->nic ? " nic " : "", p->nic ? p->nic : "", source, dry ? " (dry run)" : "");
+                fprintf(stderr, "benchd-bind: %s local rank %d: --physcpubind=%s --membind=%d%s%s%s (%s)%s\n", host,
+                        rank, b.s, p->mem, p->nic ? " nic " : "", p->nic ? p->nic : "", p->efa ? "/efa" : "", source,
+                        dry ? " (dry run)" : "");
         }
         if (!dry && apply(p, host, rank) < 0)
                 return 1;
-        if (p->nic) {
+        if (p->nic && p->efa)
+                setenv("FI_EFA_IFACE", p->nic, 1);
+        else if (p->nic) {
                 _cleanup_free_ char *ucx = xasprintf("%s:1", p->nic);
                 setenv("UCX_NET_DEVICES", ucx, 1);
-                setenv("BENCHD_NIC", p->nic, 1);
         }
+        if (p->nic)
+                setenv("BENCHD_NIC", p->nic, 1);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "benchd-bind: cannot run '%s': %s\n", argv[optind], strerror(errno));
         return 127;

@@ -23,7 +23,10 @@ is "--json names the NIC" "$(printf '%s' "$json" | /usr/bin/python3 -c 'import j
 # the rendered launch carries the same plan
 script=$("$BENCHCTL" render --system p3dn ssd)
 plan=$(printf '%s\n' "$script" | tr ' ' '\n' | grep -A1 '^-r$' | grep -v -- '^-r$' | grep -v -- '^--$' | tr '\n' ' ')
-is "the p3dn script binds with the reference table" "$plan" "${p3dn[*]} "
+want=$(printf '%s:rdmap16s27/efa ' "${p3dn[@]}")
+is "the p3dn script binds with the reference table, each rank with its EFA device" "$plan" "$want"
+plan=$("$BENCHCTL" render --system DSS8440 ssd | tr ' ' '\n' | grep -A1 '^-r$' | grep -v -- '^-r$' | head -1)
+is "DSS8440's ranks get their InfiniBand HCA" "$plan" "0-4,40-44:0:mlx5_0"
 
 # benchd-bind applies a plan to this machine
 ncpu=$(nproc)
@@ -32,6 +35,9 @@ if [ "$ncpu" -ge 2 ]; then
           bash -c 'grep Cpus_allowed_list /proc/self/status; echo "ucx=$UCX_NET_DEVICES"')
     like "rank 1 runs on CPU 1" "$out" "Cpus_allowed_list:[[:space:]]+1$"
     like "rank 1 gets its NIC for UCX" "$out" "^ucx=mlx5_9:1$"
+    out=$(OMPI_COMM_WORLD_LOCAL_RANK=1 UCX_NET_DEVICES= "$BIND" -r 0:0 -r 1:0:rdmap16s27/efa -- \
+          bash -c 'echo "efa=$FI_EFA_IFACE ucx=$UCX_NET_DEVICES nic=$BENCHD_NIC"')
+    is "an EFA device goes to libfabric (FI_EFA_IFACE), not to UCX" "$out" "efa=rdmap16s27 ucx= nic=rdmap16s27"
     out=$(SLURM_LOCALID=0 "$BIND" -r 0:0 -r 1:0 -- grep Cpus_allowed_list /proc/self/status)
     like "SLURM_LOCALID selects rank 0" "$out" "Cpus_allowed_list:[[:space:]]+0$"
 fi
@@ -44,6 +50,8 @@ like "  says which variables it read" "$err" "OMPI_COMM_WORLD_LOCAL_RANK"
 err=$(OMPI_COMM_WORLD_LOCAL_RANK=2 "$BIND" -r 0:0 -r 1:0 -- true 2>&1); rc=$?
 is "rank beyond the plan: exit 1" "$rc" 1
 "$BIND" -r bad -- true 2>/dev/null; is "malformed plan: exit 2" "$?" 2
+"$BIND" -r 0:0:mlx5_0/ib -- true 2>/dev/null; is "a NIC kind other than efa: exit 2" "$?" 2
+"$BIND" -r 0:0:/efa -- true 2>/dev/null; is "an EFA kind without its device: exit 2" "$?" 2
 "$BIND" -r 0:0 2>/dev/null; is "no program: exit 2" "$?" 2
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 "$BIND" -n -r 30-35,78-83:1 -- echo ran 2>&1)
 like "--dry-run prints the binding without applying it" "$out" "local rank 0: --physcpubind=30-35,78-83 --membind=1 \(declared\) \(dry run\)"

@@ -66,8 +66,17 @@ static void words_add_list(struct words *w, const cJSON *list)
                         words_add(w, e->valuestring);
 }
 
-/* Emits the words as one command, continued over lines after `first` words
- * per line so long command lines stay readable. */
+static void word_quoted(struct bd_buf *q, const char *s)
+{
+        if (s[0] == RAW[0])
+                buf_puts(q, s + 1);
+        else
+                buf_shell_quote(q, s);
+}
+
+/* Emits the words as one command, continued over lines so long command lines
+ * stay readable: a line ends before an option past column 72, or before any
+ * word past column 100, and an option stays on the line of its value. */
 static void emit_command(struct bd_buf *out, const char *indent, const struct words *w)
 {
         size_t col = strlen(indent);
@@ -75,12 +84,15 @@ static void emit_command(struct bd_buf *out, const char *indent, const struct wo
         for (size_t i = 0; i < w->n; i++) {
                 const char *s = w->v[i];
                 _cleanup_buf_ struct bd_buf q = BD_BUF_INIT;
-                if (s[0] == RAW[0])
-                        buf_puts(&q, s + 1);
-                else
-                        buf_shell_quote(&q, s);
+                word_quoted(&q, s);
                 bool option = s[0] == '-';
-                if (i > 0 && ((option && col + q.len > 72) || col + q.len > 100)) {
+                size_t with_value = q.len;
+                if (option && i + 1 < w->n && w->v[i + 1][0] != '-') {
+                        _cleanup_buf_ struct bd_buf v = BD_BUF_INIT;
+                        word_quoted(&v, w->v[i + 1]);
+                        with_value += 1 + v.len;
+                }
+                if (i > 0 && ((option && (col + q.len > 72 || col + with_value > 100)) || col + q.len > 100)) {
                         buf_printf(out, " \\\n%s    ", indent);
                         col = strlen(indent) + 4;
                 } else if (i > 0) {
@@ -1279,9 +1291,11 @@ static int plan_binding(struct plan *c, const cJSON *sys, struct bd_err *err)
                 _cleanup_buf_ struct bd_buf spec = BD_BUF_INIT;
                 cpuset_format(&ranks[i].cpus, &spec);
                 buf_printf(&spec, ":%d", ranks[i].numa);
-                if (ranks[i].nic >= 0 && topo.nics[ranks[i].nic].kind != NIC_EFA &&
-                    bd_nic_kind_rdma(topo.nics[ranks[i].nic].kind))
-                        buf_printf(&spec, ":%s", topo.nics[ranks[i].nic].name);
+                /* benchd-bind points UCX at an InfiniBand or RoCE device,
+                 * libfabric (FI_EFA_IFACE) at an EFA one */
+                if (ranks[i].nic >= 0 && bd_nic_kind_rdma(topo.nics[ranks[i].nic].kind))
+                        buf_printf(&spec, ":%s%s", topo.nics[ranks[i].nic].name,
+                                   topo.nics[ranks[i].nic].kind == NIC_EFA ? "/efa" : "");
                 c->bind.specs[i] = TAKE_PTR(spec.s);
         }
         return 0;
