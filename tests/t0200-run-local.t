@@ -227,6 +227,16 @@ like "a damaged exit status: incomplete, naming the file" "$out" \
      "allreduce on local, incomplete .*runs/$id/exit_status: 'abc' is not an exit status"
 pkill -KILL -s "$pid"
 
+# cancel marks the run before it signals it: a look while its processes die
+# (the mark there, the processes gone, the store not yet updated) sees a
+# cancelled run, not one that ended without an exit status
+start_run
+date +%s > "$BENCHD_HOME/runs/$id/cancelled"
+pkill -KILL -s "$pid"
+wait_until 30 eval '! pgrep -s "$pid" >/dev/null'
+like "a run stopped by a cancel not yet recorded: cancelled, not incomplete" "$("$BENCHCTL" status "$id")" \
+     "allreduce on local, cancelled"
+
 # the run goes on while any process of its session does, though the
 # wrapper that records the exit status was killed; its output decides
 printf '#!/bin/sh\nsleep 5\nexit 0\n' > "$bin/benchd-allreduce"

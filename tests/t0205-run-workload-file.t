@@ -73,4 +73,33 @@ like "  under its own workload" "$report" "^run [^ ]+: toy on local"
 out=$(run toy --set toy.target=0.9); rc=$?
 is "  --set of its key: the trainer ends without reaching it (exit 0, as ours)" "$rc" 0
 like "  reported so" "$("$BENCHCTL" --workloads-dir "$tmp/wl" report last 2>&1)" "^  1 +aborted +.* 5 +0\.5000 +0\.900 +no +.*below the target 0\.9000"
+# The launch script's node check, before the first trial: the GPUs the node
+# sees (nvidia-smi -L, a recorded answer of two V100s, here given one and
+# two lines) against the system's, and the dataset's tree where only the
+# node can see it
+mkdir -p "$tmp/sys" "$tmp/gpu-bin"
+cat > "$tmp/sys/gpu2.json" <<'JSON'
+{ "extends": "local", "description": "this machine as if it had two GPUs", "gpus_per_node": 2 }
+JSON
+smi() {  # nvidia-smi -L answering N of the recorded GPUs
+    printf '#!/bin/sh\nhead -n %d <<EOF\n%s\nEOF\n' "$1" \
+        "$(cat "$srcdir/tests/fixtures/nvidia-smi-L.txt")" > "$tmp/gpu-bin/nvidia-smi"
+    chmod +x "$tmp/gpu-bin/nvidia-smi"
+}
+gpu_run() { PATH="$tmp/gpu-bin:$PATH" "$BENCHCTL" --systems-dir "$tmp/sys" --workloads-dir "$tmp/wl" submit \
+                --system gpu2 toy --runs 1 --logdir "$tmp/logs" --wait 2>&1; }
+smi 1
+out=$(gpu_run); rc=$?
+is "a node that sees 1 GPU of the system's 2: the run fails (exit 5)" "$rc" 5
+like "  before any trial, saying which node and how many it sees" "$out" \
+     "node check failed on $(hostname): it sees 1 GPU\(s\) \(nvidia-smi -L\), the run uses 2 \(gpu2: 2 per node\)"
+smi 2
+out=$(gpu_run); rc=$?
+is "  with both GPUs: the trial runs (exit 0)" "$rc" 0
+script=$("$BENCHCTL" render --system local ssd --set paths.data="$tmp/no-such-data" --set paths.logs="$tmp/logs" --runs 1)
+out=$(bash -c "$script" 2>&1); rc=$?
+is "a rendered script whose node lacks the dataset: exit 1" "$rc" 1
+like "  the node and the path named" "$out" "node check failed on $(hostname): no $tmp/no-such-data \(the dataset, paths.data\)"
+like "  and no trial started" "$out" "node check failed: no trial started"
+unlike "  not one" "$out" "trial 1/1 started"
 done_testing

@@ -1068,6 +1068,85 @@ static void emit_program_check(const struct plan *c, struct bd_buf *out)
         words_release(&chk);
 }
 
+/* Does the run use the node's GPUs?  A GPU system's, unless the workload's
+ * backend key says cpu. */
+static bool uses_gpus(const struct plan *c)
+{
+        const char *backend = json_str(c->section, "backend", NULL);
+        return c->gpus > 0 && !(backend && streq(backend, "cpu"));
+}
+
+/* A line of node_check(): PATH passes test(1)'s TEST or the node fails. */
+static void node_requires(struct bd_buf *out, const char *test, const char *path, const char *what)
+{
+        _cleanup_buf_ struct bd_buf q = BD_BUF_INIT;
+        buf_shell_quote(&q, path);
+        buf_printf(out, "    [ %s %s ] || { echo \"benchd: node check failed on $node: no \"%s\" (%s)\"; return 1; }\n",
+                   test, q.s, q.s, what);
+}
+
+/* Before the first trial, what only the node knows: the GPUs it sees
+ * against those the run uses (nvidia-smi -L, inside the job's allocation),
+ * the dataset's tree (the workload's data_layout; a dataset staged on the
+ * nodes is the staging check's) and the pretrained weights.  Which node
+ * lacks what, instead of N failed trials. */
+static void emit_node_inputs_check(const struct plan *c, struct bd_buf *out)
+{
+        bool gpus = uses_gpus(c), data = c->w->dataset && !c->staging.require;
+        struct words files = { 0 };
+        const cJSON *v;
+        cJSON_ArrayForEach(v, c->section) {
+                const char *path = json_str(workload_key_spec(c->w, v->string), "path", "");
+                if (cJSON_IsString(v) && *v->valuestring && streq(path, "pretrained")) {
+                        if (v->valuestring[0] == '/')
+                                words_add(&files, v->valuestring);
+                        else
+                                words_addf(&files, "%s/%s", c->pretrained, v->valuestring);
+                }
+        }
+        if (!gpus && !data && files.n == 0)
+                return;
+        long used = c->ranks < c->gpus ? c->ranks : c->gpus;
+        const char *what[3] = { gpus ? "its GPUs" : NULL, data ? "the dataset" : NULL,
+                                files.n ? "the pretrained weights" : NULL };
+        buf_puts(out, "# What only the node knows, on every node before the first trial:");
+        for (size_t i = 0, k = 0; i < ARRAY_SIZE(what); i++)
+                if (what[i])
+                        buf_printf(out, "%s %s", k++ ? "," : "", what[i]);
+        buf_printf(out, "\nnode_check() {\n"
+                        "    local node=${SLURMD_NODENAME:-$(hostname)}%s\n", gpus ? " n" : "");
+        if (gpus) {
+                buf_puts(out, "    if ! command -v nvidia-smi >/dev/null; then\n"
+                              "        echo \"benchd: node check failed on $node: no nvidia-smi: no GPU driver\"\n"
+                              "        return 1\n"
+                              "    fi\n"
+                              "    n=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')\n");
+                buf_printf(out, "    if [ \"$n\" -lt %ld ]; then\n"
+                                "        echo \"benchd: node check failed on $node: it sees $n GPU(s) (nvidia-smi -L), "
+                                "the run uses %ld (%s: %ld per node)\"\n"
+                                "        return 1\n"
+                                "    fi\n", used, used, c->name, c->gpus);
+        }
+        if (data) {
+                node_requires(out, "-e", c->data, "the dataset, paths.data");
+                cJSON_ArrayForEach(v, json_get(c->w->spec, "data_layout")) {
+                        _cleanup_free_ char *f = xasprintf("%s/%s", c->data, v->valuestring);
+                        node_requires(out, "-e", f, "the dataset, paths.data");
+                }
+        }
+        for (size_t i = 0; i < files.n; i++)
+                node_requires(out, "-r", files.v[i], "the pretrained weights, paths.pretrained");
+        buf_puts(out, "}\n"
+                      "require_node() {\n");
+        emit_on_every_node(c, "node_check", "check the nodes' GPUs and files", true, out);
+        buf_puts(out, "}\n"
+                      "if ! require_node; then\n"
+                      "    echo \"benchd: node check failed: no trial started\"\n"
+                      "    exit 1\n"
+                      "fi\n\n");
+        words_release(&files);
+}
+
 /* The script's opening: what it is, the sbatch header, the shell options. */
 static void emit_header(const struct plan *c, struct bd_buf *out)
 {
@@ -1265,6 +1344,7 @@ static void emit_script(const struct plan *c, const struct words *launch, struct
                 emit_cache_drop(c, out);
         if (c->staging.require)
                 emit_staging_check(c, out);
+        emit_node_inputs_check(c, out);
         if (runtime_is_daemon(c->container.runtime))
                 emit_daemon_container(c, out);
         if (!c->w->own)

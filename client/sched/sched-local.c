@@ -300,6 +300,15 @@ static int parse_exit_status(const char *text, int *ret)
         return 0;
 }
 
+/* RUNDIR/cancelled: written by local_cancel() before it signals the run, so
+ * that whoever looks while the processes die sees a cancelled run, not one
+ * that ended without an exit status. */
+static bool cancelled_here(const char *rundir)
+{
+        _cleanup_free_ char *mark = xasprintf("%s/cancelled", rundir);
+        return access(mark, F_OK) == 0;
+}
+
 int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
 {
         memset(ret, 0, sizeof(*ret));
@@ -317,6 +326,10 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
                         return 0;
                 }
                 ret->state = ret->exit_code == 0 ? ST_COMPLETED : ST_FAILED;
+                if (ret->exit_code != 0 && cancelled_here(rundir)) {
+                        ret->state = ST_CANCELLED;
+                        snprintf(ret->reason, sizeof(ret->reason), "cancelled by benchctl");
+                }
                 return 0;
         }
         unsigned long long start;
@@ -333,6 +346,12 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret)
         /* it may have ended between the two looks */
         if (fs_read_file(status, 64, &text, NULL, NULL) == 0)
                 return local_query(rundir, pid, here, ret);
+        if (cancelled_here(rundir)) {
+                /* stopped by a cancel that has not recorded it yet */
+                ret->state = ST_CANCELLED;
+                snprintf(ret->reason, sizeof(ret->reason), "cancelled by benchctl");
+                return 0;
+        }
         ret->state = ST_INCOMPLETE;
         snprintf(ret->reason, sizeof(ret->reason), "%sprocess %ld ended without an exit status%s%s",
                  w == PROC_RESTARTED ? "the host restarted since it started; " : "", pid, why[0] ? "; " : "", why);
@@ -350,6 +369,11 @@ int local_cancel(const char *rundir, long pid, bool here, struct bd_err *err)
                                   why);
         if (w == PROC_RESTARTED)
                 return 0;
+        _cleanup_free_ char *mark = xasprintf("%s/cancelled", rundir);
+        _cleanup_free_ char *when = xasprintf("%lld\n", (long long)time(NULL));
+        int r = fs_write_atomic(mark, when, strlen(when), 0644, err);
+        if (r < 0)
+                return r;
         /* every process of the session: launchers put their ranks in
          * process groups of their own, and the wrapper (the leader) may
          * be gone first */
