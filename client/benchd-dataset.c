@@ -17,6 +17,7 @@
 #include "loader.h"
 #include "parallel.h"
 #include "strutil.h"
+#include "meter.h"
 #include "synth.h"
 
 #define OPT_IMAGES 370
@@ -32,10 +33,11 @@
 #define OPT_SPLIT 380
 #define OPT_DECODE 381
 #define OPT_NOISE 382
+#define OPT_QUIET 383
 
 static const struct bd_command sub_synth = {
         "dataset synth", NULL,
-        "[--images N] [--val-images N] [--size S] [--classes K] [--seed N] [--force] -o DIR",
+        "[--images N] [--val-images N] [--size S] [--classes K] [--seed N] [--force] [--quiet] -o DIR",
         "Write a COCO 2017-shaped dataset of coloured shapes: train2017/, val2017/ and "
         "annotations/instances_{train,val}2017.json,\nthe same for the same options.",
 };
@@ -51,6 +53,7 @@ static const struct bd_option synth_options[] = {
         { "noise", OPT_NOISE, "A", "background noise amplitude, 0 to 127 (default 24)" },
         { "threads", OPT_THREADS, "N", "generate on N threads (default: the CPUs available)" },
         { "force", OPT_FORCE, NULL, "replace DIR if it exists" },
+        { "quiet", OPT_QUIET, NULL, "no progress line on standard error" },
         { 0 }
 };
 
@@ -65,7 +68,7 @@ static const struct bd_option index_options[] = {
 };
 
 static const struct bd_command sub_check = {
-        "dataset check", NULL, "DIR [--split NAME] [--decode] [--cache-dir DIR] [--json]",
+        "dataset check", NULL, "DIR [--split NAME] [--decode] [--cache-dir DIR] [--json] [--quiet]",
         "Count what the data loader would skip in a COCO tree: missing files, images without a usable\n"
         "box, bad boxes, unknown categories and, with --decode, corrupt JPEGs (and CMYK ones, decoded to RGB as Pillow "
         "does).  Fails when nothing is usable.",
@@ -76,8 +79,14 @@ static const struct bd_option check_options[] = {
         { "threads", OPT_THREADS, "N", "check on N threads (default: the CPUs available)" },
         { "cache-dir", OPT_CACHE, "DIR", "where the annotation index lives" },
         { "json", 'j', NULL, "print JSON" },
+        { "quiet", OPT_QUIET, NULL, "no progress line on standard error" },
         { 0 }
 };
+
+static void synth_progress(void *ctx, long done, long total)
+{
+        meter_count(ctx, "images", (uint64_t)done, (uint64_t)total);
+}
 
 static int dataset_synth(int argc, char **argv)
 {
@@ -87,6 +96,7 @@ static int dataset_synth(int argc, char **argv)
         synth_config_init(&c);
         c.threads = parallel_cpus();
         const char *out = NULL;
+        bool quiet = false;
         /* the numeric options: where each goes and its range */
         long val = -1, seed = 1, images = c.train_images, size = c.size, classes = c.classes, quality = c.quality,
              objects = c.max_objects, noise = c.noise, threads = c.threads;
@@ -109,6 +119,8 @@ static int dataset_synth(int argc, char **argv)
                         out = arg;
                 else if (opt == OPT_FORCE)
                         c.force = true;
+                else if (opt == OPT_QUIET)
+                        quiet = true;
                 for (size_t i = 0; i < ARRAY_SIZE(nums); i++)
                         if (nums[i].key == opt)
                                 opts_number(&o, nums[i].name, arg, nums[i].min, nums[i].max, nums[i].v);
@@ -129,7 +141,13 @@ static int dataset_synth(int argc, char **argv)
         c.val_images = val >= 0 ? val : (c.train_images + 4) / 5;
         struct synth_counts n;
         struct bd_err err;
-        if (synth_write(&c, out, &n, &err) < 0) {
+        struct meter m;
+        meter_start(&m, "dataset synth", quiet);
+        c.progress = synth_progress;
+        c.progress_ctx = &m;
+        int r = synth_write(&c, out, &n, &err);
+        meter_end(&m);
+        if (r < 0) {
                 bd_error("%s", err.msg);
                 return BD_EXIT_FAIL;
         }
@@ -211,7 +229,7 @@ static void print_warning(void *ctx, const char *msg)
 /* Opens a loader over one split (evaluation mode: every image, no
  * augmentation) and, with decode, runs one pass. */
 static int check_split(const char *dir, const char *split, bool decode, int threads, const char *cache, bool json,
-                       bool *usable, struct bd_buf *out)
+                       bool quiet, bool *usable, struct bd_buf *out)
 {
         _cleanup_free_ char *images = xasprintf("%s/%s", dir, split);
         _cleanup_free_ char *ann = xasprintf("%s/annotations/instances_%s.json", dir, split);
@@ -225,14 +243,22 @@ static int check_split(const char *dir, const char *split, bool decode, int thre
                 bd_error("%s", err.msg);
                 return BD_EXIT_FAIL;
         }
-        if (decode)
-                for (long i = 0; i < loader_batches_per_epoch(l); i++) {
+        if (decode) {
+                _cleanup_free_ char *what = xasprintf("dataset check %s", split);
+                struct meter m;
+                meter_start(&m, what, quiet);
+                long n = loader_batches_per_epoch(l);
+                for (long i = 0; i < n; i++) {
                         const struct loader_batch *b;
                         if (loader_next(l, &b, &err) < 0) {
+                                meter_end(&m);
                                 bd_error("%s", err.msg);
                                 return BD_EXIT_FAIL;
                         }
+                        meter_count(&m, "batches decoded", (uint64_t)i + 1, (uint64_t)n);
                 }
+                meter_end(&m);
+        }
         struct loader_stats s;
         loader_get_stats(l, &s);
         long train_usable = s.usable - s.empty_images - (decode ? s.corrupt_images : 0);
@@ -282,7 +308,7 @@ static int dataset_check(int argc, char **argv)
         const struct bd_command *cmd = &sub_check;
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, check_options, cmd, NULL);
         const char *split = "both", *cache = NULL;
-        bool decode = false, json = false;
+        bool decode = false, json = false, quiet = false;
         long threads = parallel_cpus();
         const char *arg;
         int opt;
@@ -292,6 +318,7 @@ static int dataset_check(int argc, char **argv)
                 case OPT_DECODE: decode = true; break;
                 case OPT_CACHE: cache = arg; break;
                 case 'j': json = true; break;
+                case OPT_QUIET: quiet = true; break;
                 case OPT_THREADS: opts_number(&o, "threads", arg, 1, 1024, &threads); break;
                 }
         }
@@ -312,7 +339,7 @@ static int dataset_check(int argc, char **argv)
                 buf_puts(&out, "{");
         bool usable = false;
         for (int i = 0; i < 2 && splits[i]; i++) {
-                int r = check_split(argv[next], splits[i], decode, (int)threads, cache, json, &usable, &out);
+                int r = check_split(argv[next], splits[i], decode, (int)threads, cache, json, quiet, &usable, &out);
                 if (r != BD_EXIT_OK)
                         return r;
         }

@@ -26,7 +26,8 @@ benchctl_SOURCES = \
 	client/cmd/cmd-systems.c client/cmd/cmd-show.c client/cmd/cmd-render.c client/cmd/cmd-bind.c \
 	client/cmd/cmd-submit.c client/cmd/cmd-status.c client/cmd/cmd-cancel.c client/cmd/cmd-logs.c \
 	client/cmd/cmd-runs.c client/cmd/cmd-report.c client/cmd/cmd-sweep.c client/cmd/cmd-suite.c \
-	client/cmd/cmd-nodes.c client/cmd/cmd-image.c client/cmd/cmd-workloads.c
+	client/cmd/cmd-nodes.c client/cmd/cmd-image.c client/cmd/cmd-workloads.c \
+	client/meter.h client/meter.c
 # runs: launch scripts, submitting, following and cancelling runs (run/);
 # the schedulers (sched/); groups of runs (sweeps, suites)
 benchctl_SOURCES += \
@@ -71,7 +72,8 @@ benchctl_SOURCES += client/cmd/cmd-dataset.c client/cmd/cmd-coco-eval.c
 benchctl_CPPFLAGS += $(DATA_CPPFLAGS)
 benchctl_LDADD += libbddata.a $(BD_LIBS)
 pkglibexec_PROGRAMS = benchd-dataset
-benchd_dataset_SOURCES = client/benchd-dataset.c client/opts.h client/opts.c client/context.c client/benchctl.h
+benchd_dataset_SOURCES = client/benchd-dataset.c client/opts.h client/opts.c client/context.c client/benchctl.h \
+	client/meter.h client/meter.c
 benchd_dataset_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client $(DATA_CPPFLAGS)
 benchd_dataset_LDADD = $(DATA_LIBS)
 else

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
@@ -432,7 +433,9 @@ struct job {
         const struct synth_config *c;
         const char *dir;
         struct s_image *images;
-        long n_train;
+        long n_train, n;
+        long done;              /* images written, counted with atomics */
+        pthread_mutex_t progress;
 };
 
 static int64_t image_id(long i)
@@ -464,6 +467,11 @@ static void job_fn(void *ctx, size_t i, int thread)
                 return;
         }
         im->jpeg_bytes = len;
+        long done = __atomic_add_fetch(&j->done, 1, __ATOMIC_RELAXED);
+        if (j->c->progress && pthread_mutex_trylock(&j->progress) == 0) {
+                j->c->progress(j->c->progress_ctx, done, j->n);
+                pthread_mutex_unlock(&j->progress);
+        }
 }
 
 static int write_json(const struct synth_config *c, const char *path, const struct s_image *images, long first,
@@ -610,8 +618,10 @@ int synth_write(const struct synth_config *c, const char *dir, struct synth_coun
         }
         long n = c->train_images + c->val_images;
         struct s_image *images = xcalloc((size_t)n, sizeof(*images));
-        struct job j = { c, tmp, images, c->train_images };
+        struct job j = { c, tmp, images, c->train_images, n, 0, PTHREAD_MUTEX_INITIALIZER };
         parallel_for((size_t)n, c->threads, job_fn, &j);
+        if (c->progress)
+                c->progress(c->progress_ctx, j.done, n);
         struct synth_counts counts = { 0 };
         for (long i = 0; i < n && r == 0; i++) {
                 if (images[i].error)

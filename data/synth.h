@@ -44,6 +44,10 @@ struct synth_config {
         double empty_fraction;  /* images without objects */
         int threads;
         bool force;             /* replace an existing DIR */
+        /* called as images are written (from any of the threads, at most
+         * one call at a time) and once more with done == total; NULL: none */
+        void (*progress)(void *ctx, long done, long total);
+        void *progress_ctx;
 };
 
 /* Defaults: 1000 train and 200 val images of 320 pixels, 6 classes, seed 1,

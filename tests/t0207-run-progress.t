@@ -32,4 +32,24 @@ like "  the trial's progress at most once a minute (the run takes less than two)
 out=$("$BENCHCTL" "${run[@]}" --quiet 2>&1); rc=$?
 is "--quiet: exit 0" "$rc" 0
 unlike "  the state only, not the trial's progress" "$out" "images/s"
+# the long local steps: dataset synth and check move on a terminal too
+synth=(dataset synth --images 400 --val-images 40 --size 128 --seed 3 --threads 1 -o "$tmp/synth")
+if command -v script >/dev/null; then
+    script -qec "$(printf '%q ' "$BENCHCTL" "${synth[@]}")" "$tmp/tty2" >/dev/null 2>&1; rc=$?
+    is "dataset synth on a terminal: exit 0" "$rc" 0
+    like "  its line: the share, the images of the total, the rate and the time left" \
+         "$(tr '\r' '\n' < "$tmp/tty2" | sed 's/\x1b\[K//g')" \
+         "^dataset synth: 100% 440/440 images, [0-9.]+/s, [0-9]+s elapsed, [0-9]+s left"
+    script -qec "$(printf '%q ' "$BENCHCTL" dataset check "$tmp/synth" --decode --split val2017)" "$tmp/tty3" \
+        >/dev/null 2>&1; rc=$?
+    is "dataset check --decode on a terminal: exit 0" "$rc" 0
+    like "  its line: the batches decoded of the split" "$(tr '\r' '\n' < "$tmp/tty3" | sed 's/\x1b\[K//g')" \
+         "^dataset check val2017: 100% 3/3 batches decoded"
+    script -qec "$(printf '%q ' "$BENCHCTL" "${synth[@]}" --force --quiet)" "$tmp/tty4" >/dev/null 2>&1
+    unlike "  --quiet: no line" "$(cat "$tmp/tty4")" "images, .*elapsed"
+else
+    skip 5 "no script(1) (bsdutils) to give benchctl a terminal"
+fi
+out=$("$BENCHCTL" "${synth[@]}" --force 2>&1)
+unlike "dataset synth, not a terminal: no progress in a run of seconds (a line a minute at most)" "$out" "elapsed"
 done_testing

@@ -31,6 +31,7 @@
 #include "fs.h"
 #include "image.h"
 #include "json.h"
+#include "meter.h"
 #include "oci.h"
 #include "proc.h"
 #include "render.h"
@@ -96,7 +97,8 @@ struct build {
         struct strv sources;    /* mmdebstrap's mirror arguments: files or lines */
         struct strv include;    /* more packages */
         char *cache;
-        bool no_cache, force;
+        bool no_cache, force, quiet;
+        double tail_read;       /* when tool_tick last read the log */
         const char *tag;
         char *log;              /* the tools' output */
         struct strv debs;       /* our .deb files */
@@ -106,15 +108,24 @@ struct build {
         char *tmp_out;          /* the packed image before its rename */
 };
 
+/* The live line under the steps while a tool runs (meter.h), NULL outside
+ * a build */
+static struct meter *live;
+
 static void step(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void step(const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
-        fputs("image: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
+        _cleanup_free_ char *text = NULL;
+        if (vasprintf(&text, fmt, ap) < 0)
+                text = NULL;
         va_end(ap);
+        _cleanup_free_ char *line = xasprintf("image: %s", text ? text : fmt);
+        if (live)
+                meter_line(live, line);
+        else
+                fprintf(stderr, "%s\n", line);
 }
 
 static double now_s(void)
@@ -126,11 +137,30 @@ static double now_s(void)
 
 /* Runs a tool with its output in the build log; on failure says which and
  * the log's last line. */
+struct tick {
+        struct build *b;
+        const char *tool;
+};
+
+/* While a tool runs: its name and the last line of its log, once a second */
+static void tool_tick(void *ctx)
+{
+        struct tick *t = ctx;
+        double now = now_s();
+        if (!live || now - t->b->tail_read < 1)
+                return;
+        t->b->tail_read = now;
+        _cleanup_free_ char *tail = proc_log_tail(t->b->log);
+        _cleanup_free_ char *text = xasprintf("%s: %.100s", t->tool, tail ? tail : "started");
+        meter_status(live, text);
+}
+
 static int tool(struct build *b, const char *what, char *const argv[])
 {
         if (proc_interrupted())         /* do_build says so */
                 return -1;
-        int r = proc_run(argv, &(struct proc_opts){ .log = b->log });
+        struct tick t = { b, argv[0] };
+        int r = proc_run(argv, &(struct proc_opts){ .log = b->log, .tick = tool_tick, .tick_ctx = &t });
         if (r == 0)
                 return 0;
         if (proc_interrupted())
@@ -669,7 +699,20 @@ static off_t du_bytes(const char *path)
         return (off_t)strtoll(out.s, NULL, 10);
 }
 
+static int build_steps(struct build *b);
+
 static int do_build(struct build *b)
+{
+        struct meter m;
+        meter_start(&m, "image build", b->quiet);
+        live = &m;
+        int r = build_steps(b);
+        live = NULL;
+        meter_end(&m);
+        return r;
+}
+
+static int build_steps(struct build *b)
 {
         double t0 = now_s();
         if (geteuid() != 0) {
@@ -772,6 +815,7 @@ out:
 #define OPT_CACHE 606
 #define OPT_NO_CACHE 607
 #define OPT_CUDA 608
+#define OPT_QUIET 612
 #define OPT_FORCE 609
 #define OPT_TAG 610
 #define OPT_PACKAGES 611
@@ -794,6 +838,7 @@ static const struct bd_option build_options[] = {
         { "tag", OPT_TAG, "NAME:TAG", "the OCI image's name (default: " IMAGE_DEFAULT_REPO ":latest)" },
         { "force", OPT_FORCE, NULL, "replace OUT when it exists" },
         { "cuda", OPT_CUDA, NULL, "the CUDA image (built from containers/ with a registry; see benchctl(1))" },
+        { "quiet", OPT_QUIET, NULL, "no live line of the running tool on a terminal" },
         { 0 }
 };
 
@@ -832,6 +877,7 @@ static int cmd_image_build(int argc, char **argv, struct bd_ctx *ctx, const stru
                 case OPT_TAG: b.tag = arg; break;
                 case OPT_FORCE: b.force = true; break;
                 case OPT_CUDA: cuda = true; break;
+                case OPT_QUIET: b.quiet = true; break;
                 }
         }
         int next = opts_finish(&o, 0, 0, NULL);

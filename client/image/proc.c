@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fs.h"
@@ -99,11 +100,21 @@ int proc_run(char *const argv[], const struct proc_opts *o)
         ssize_t n = read(efd[0], &e, sizeof(e));
         close(efd[0]);
         int ws;
-        while (waitpid(pid, &ws, 0) < 0)
-                if (errno != EINTR) {
+        bool tick = o->tick && !o->out;
+        for (;;) {
+                pid_t w = waitpid(pid, &ws, tick ? WNOHANG : 0);
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR) {
                         child = 0;
                         return -errno;
                 }
+                if (w == 0) {
+                        o->tick(o->tick_ctx);
+                        struct timespec ts = { 0, 200 * 1000 * 1000 };
+                        nanosleep(&ts, NULL);
+                }
+        }
         child = 0;
         if (n == (ssize_t)sizeof(e) && e)
                 return -e;

@@ -11,6 +11,10 @@ struct proc_opts {
         const char *log;        /* append stdout and stderr to this file (else inherited) */
         struct bd_buf *out;     /* or collect stdout here (stderr to log or inherited) */
         const char *dir;        /* working directory of the child */
+        /* called about five times a second while the program runs (not
+         * with out); NULL: none */
+        void (*tick)(void *ctx);
+        void *tick_ctx;
 };
 
 /* Runs argv[0] (searched in PATH) with argv and waits.  Returns its exit
