@@ -22,10 +22,10 @@ is "--json names the NIC" "$(printf '%s' "$json" | /usr/bin/python3 -c 'import j
 
 # the rendered launch carries the same plan
 script=$("$BENCHCTL" render --system p3dn ssd)
-plan=$(printf '%s\n' "$script" | tr ' ' '\n' | grep -A1 '^-r$' | grep -v -- '^-r$' | grep -v -- '^--$' | tr '\n' ' ')
+plan=$(printf '%s\n' "$script" | grep -o -- '-r [0-9][^ ]*' | cut -d' ' -f2 | tr '\n' ' ')
 want=$(printf '%s:rdmap16s27/efa ' "${p3dn[@]}")
 is "the p3dn script binds with the reference table, each rank with its EFA device" "$plan" "$want"
-plan=$("$BENCHCTL" render --system DSS8440 ssd | tr ' ' '\n' | grep -A1 '^-r$' | grep -v -- '^-r$' | head -1)
+plan=$("$BENCHCTL" render --system DSS8440 ssd | grep -o -- '-r [0-9][^ ]*' | head -1 | cut -d' ' -f2)
 is "DSS8440's ranks get their InfiniBand HCA" "$plan" "0-4,40-44:0:mlx5_0"
 
 # benchd-bind applies a plan to this machine

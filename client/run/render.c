@@ -1081,8 +1081,9 @@ static void node_requires(struct bd_buf *out, const char *test, const char *path
 {
         _cleanup_buf_ struct bd_buf q = BD_BUF_INIT;
         buf_shell_quote(&q, path);
-        buf_printf(out, "    [ %s %s ] || { echo \"benchd: node check failed on $node: no \"%s\" (%s)\"; return 1; }\n",
-                   test, q.s, q.s, what);
+        buf_printf(out, "    f=%s\n"
+                        "    [ %s \"$f\" ] || { echo \"benchd: node check failed on $node: no $f (%s)\"; return 1; }\n",
+                   q.s, test, what);
 }
 
 /* Before the first trial, what only the node knows: the GPUs it sees
@@ -1114,7 +1115,8 @@ static void emit_node_inputs_check(const struct plan *c, struct bd_buf *out)
                 if (what[i])
                         buf_printf(out, "%s %s", k++ ? "," : "", what[i]);
         buf_printf(out, "\nnode_check() {\n"
-                        "    local node=${SLURMD_NODENAME:-$(hostname)}%s\n", gpus ? " n" : "");
+                        "    local node=${SLURMD_NODENAME:-$(hostname)}%s%s\n", gpus ? " n" : "",
+                   data || files.n ? " f" : "");
         if (gpus) {
                 buf_puts(out, "    if ! command -v nvidia-smi >/dev/null; then\n"
                               "        echo \"benchd: node check failed on $node: no nvidia-smi: no GPU driver\"\n"

@@ -122,7 +122,7 @@ int main(void)
                 like(s, "export NCCL_TREE_THRESHOLD=\"4294967296\"", "numbers exported as text");
                 ok(strstr(s, "-x PATH") == NULL && strstr(s, "-x TERM") == NULL, "not the shell's whole environment");
                 like(s, "--tag-output", "tagged output");
-                like(s, "-r 30-35,78-83:1 ", "p3dn rank 5 binding (EFA is not a UCX device)");
+                like(s, "-r 30-35,78-83:1:rdmap16s27/efa ", "p3dn rank 5 binding with its EFA device (libfabric's)");
                 like(s, "--ims-per-batch 16 --test-ims-per-batch 8 --lr 0.02", "Mask R-CNN hyperparameters");
                 like(s, "--clip-gradient 1.5", "gradient clipping");
                 like(s, "--decay-epochs 8,10", "decay epochs");
