@@ -3,7 +3,10 @@
  *
  *   maskrcnn-step [--config reference|small] [--mode mlperf|torchvision]
  *                 [--threads T] [--iters K] [--warmup W] [--objects N]
- *                 [--backend cpu|cuda] [--precision fp32|amp]
+ *                 [--backend cpu|cuda] [--precision fp32|amp] [--masks 0|1]
+ *
+ * --masks 0: Faster R-CNN, the same model without the mask head (four
+ * losses); maskrcnn-step.py --no-masks is torchvision's FasterRCNN.
  *
  *   reference  mrcnn_cfg_defaults: R50-FPN, frozen batch norm, stem and
  *              layer1 frozen, 81 classes, RPN 2000/2000, 256 anchors, 512
@@ -99,9 +102,9 @@ int main(int argc, char **argv)
         static const struct option lo[] = {
                 { "config", 1, 0, 'c' },  { "mode", 1, 0, 'm' },    { "threads", 1, 0, 't' }, { "iters", 1, 0, 'n' },
                 { "warmup", 1, 0, 'w' },  { "objects", 1, 0, 'o' }, { "backend", 1, 0, 'B' }, { "help", 0, 0, 'h' },
-                { "precision", 1, 0, 'p' }, { 0, 0, 0, 0 },
+                { "precision", 1, 0, 'p' }, { "masks", 1, 0, 'M' }, { 0, 0, 0, 0 },
         };
-        int threads = 0, iters = 3, warmup = 1, nobj = 5, small = 0, amp = 0, c;
+        int threads = 0, iters = 3, warmup = 1, nobj = 5, small = 0, amp = 0, masks = 1, c;
         enum det_conv_kind mode = DET_CONV_MLPERF;
         const char *backend = "cpu";
         while ((c = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
@@ -125,6 +128,13 @@ int main(int argc, char **argv)
                 case 'w': warmup = atoi(optarg); break;
                 case 'o': nobj = atoi(optarg); break;
                 case 'B': backend = optarg; break;
+                case 'M':
+                        if (strcmp(optarg, "0") && strcmp(optarg, "1")) {
+                                fprintf(stderr, "maskrcnn-step: --masks %s: 0 (Faster R-CNN) or 1\n", optarg);
+                                return 2;
+                        }
+                        masks = atoi(optarg);
+                        break;
                 case 'p':
                         if (strcmp(optarg, "fp32") && strcmp(optarg, "amp")) {
                                 fprintf(stderr, "maskrcnn-step: --precision %s: fp32 or amp\n", optarg);
@@ -135,7 +145,7 @@ int main(int argc, char **argv)
                 case 'h':
                         printf("usage: maskrcnn-step [--config reference|small] [--mode mlperf|torchvision] [--threads T]\n"
                                "                     [--iters K] [--warmup W] [--objects N] [--backend cpu|cuda]\n"
-                               "                     [--precision fp32|amp]\n");
+                               "                     [--precision fp32|amp] [--masks 0|1]\n");
                         return 0;
                 default: return 2;
                 }
@@ -153,6 +163,7 @@ int main(int argc, char **argv)
         else
                 mrcnn_cfg_defaults(&cfg, mode);
         cfg.amp = amp;
+        cfg.masks = masks;      /* 0: Faster R-CNN */
 
         struct bd_backend *be;
         struct bd_err err;
@@ -166,8 +177,8 @@ int main(int argc, char **argv)
         if (mrcnn_net_new(&m, &cfg, &net, &err) < 0 || bd_model_finalize(&m, &err) < 0 ||
             bd_model_init_params(&m, 1, &err) < 0 || bd_sgd_init(&o, &m, &sc, &err) < 0)
                 die("model", &err);
-        printf("# maskrcnn-step: %s (%s), %d x 3 x %d x %d padded to %d x %d, %d classes, %zu trained parameters, "
-               "backend %s%s, %d threads\n",
+        printf("# maskrcnn-step: %s%s (%s), %d x 3 x %d x %d padded to %d x %d, %d classes, %zu trained parameters, "
+               "backend %s%s, %d threads\n", masks ? "" : "Faster R-CNN, ",
                small ? "small" : "reference", mode == DET_CONV_MLPERF ? "mlperf" : "torchvision", N, H, W, PH, PW, K,
                m.n_train, backend, amp ? " amp" : "", be->nthreads);
 

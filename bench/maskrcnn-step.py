@@ -2,7 +2,10 @@
 """maskrcnn-step.py: time a Mask R-CNN training step of torchvision 0.14's
 MaskRCNN on the CPU: forward with the five losses, backward, SGD update.
 
-    maskrcnn-step.py [--config reference|small] [--threads T] [--iters K] [--warmup W]
+    maskrcnn-step.py [--config reference|small] [--threads T] [--iters K] [--warmup W] [--no-masks]
+
+--no-masks: torchvision's FasterRCNN, the same model without the mask head
+(targets without masks, four losses), against maskrcnn-step --masks 0.
 
   reference  R50-FPN as MLPerf trains it: frozen batch norm, stem and layer1
              frozen (trainable_backbone_layers 3), 81 classes, RPN pre/post-
@@ -27,7 +30,7 @@ import torch
 import torchvision
 from PIL import Image, ImageDraw
 from torch import nn
-from torchvision.models.detection import MaskRCNN
+from torchvision.models.detection import FasterRCNN, MaskRCNN
 from torchvision.models.detection.anchor_utils import AnchorGenerator
 from torchvision.models.detection.backbone_utils import BackboneWithFPN, _resnet_fpn_extractor
 from torchvision.models.detection.faster_rcnn import FastRCNNPredictor, TwoMLPHead
@@ -44,6 +47,7 @@ ap.add_argument("--objects", type=int, default=5)
 ap.add_argument("--device", default="cpu", help="cpu or cuda")
 ap.add_argument("--amp", action="store_true", help="float16 autocast (cuda)")
 ap.add_argument("--no-tf32", action="store_true", help="cuDNN without TF32 (PyTorch allows it by default)")
+ap.add_argument("--no-masks", action="store_true", help="Faster R-CNN: no mask head")
 args = ap.parse_args()
 dev = torch.device(args.device)
 torch.backends.cudnn.allow_tf32 = not args.no_tf32
@@ -55,20 +59,24 @@ if args.config == "reference":
     N, H, W, K, smin, smax = 2, 800, 1333, 81, 32.0, 400.0
     body = torchvision.models.resnet50(weights=None, norm_layer=misc_nn_ops.FrozenBatchNorm2d)
     backbone = _resnet_fpn_extractor(body, 3)
-    model = MaskRCNN(backbone, num_classes=K, min_size=800, max_size=1333)
+    model = (FasterRCNN if args.no_masks else MaskRCNN)(backbone, num_classes=K, min_size=800, max_size=1333)
 else:
     N, H, W, K, smin, smax = 4, 128, 128, 4, 16.0, 56.0
     body = torchvision.models.resnet18(weights=None, norm_layer=nn.BatchNorm2d)
     backbone = BackboneWithFPN(body, {"layer1": "0", "layer2": "1", "layer3": "2", "layer4": "3"},
                                [64, 128, 256, 512], 64, extra_blocks=LastLevelMaxPool())
     anchors = AnchorGenerator(sizes=((16,), (32,), (64,), (128,), (256,)), aspect_ratios=((0.5, 1.0, 2.0),) * 5)
-    model = MaskRCNN(backbone, num_classes=None, min_size=128, max_size=128,
-                     image_mean=[0.5, 0.5, 0.5], image_std=[0.25, 0.25, 0.25], rpn_anchor_generator=anchors,
-                     rpn_pre_nms_top_n_train=300, rpn_pre_nms_top_n_test=150,
-                     rpn_post_nms_top_n_train=200, rpn_post_nms_top_n_test=100, rpn_batch_size_per_image=128,
-                     box_batch_size_per_image=64, box_positive_fraction=0.25, box_detections_per_img=20,
-                     box_head=TwoMLPHead(64 * 7 * 7, 256), box_predictor=FastRCNNPredictor(256, K),
-                     mask_head=MaskRCNNHeads(64, (64, 64), 1), mask_predictor=MaskRCNNPredictor(64, 64, K))
+    small = dict(num_classes=None, min_size=128, max_size=128,
+                 image_mean=[0.5, 0.5, 0.5], image_std=[0.25, 0.25, 0.25], rpn_anchor_generator=anchors,
+                 rpn_pre_nms_top_n_train=300, rpn_pre_nms_top_n_test=150,
+                 rpn_post_nms_top_n_train=200, rpn_post_nms_top_n_test=100, rpn_batch_size_per_image=128,
+                 box_batch_size_per_image=64, box_positive_fraction=0.25, box_detections_per_img=20,
+                 box_head=TwoMLPHead(64 * 7 * 7, 256), box_predictor=FastRCNNPredictor(256, K))
+    if args.no_masks:
+        model = FasterRCNN(backbone, **small)
+    else:
+        model = MaskRCNN(backbone, mask_head=MaskRCNNHeads(64, (64, 64), 1),
+                         mask_predictor=MaskRCNNPredictor(64, 64, K), **small)
 model.train()
 model.to(dev)
 
@@ -101,15 +109,16 @@ for i in range(N):
         labels.append(label)
         masks.append(torch.frombuffer(bytearray(im.tobytes()), dtype=torch.uint8).reshape(H, W))
     images.append(torch.rand(3, H, W))
-    targets.append({"boxes": torch.tensor(boxes, dtype=torch.float32), "labels": torch.tensor(labels),
-                    "masks": torch.stack(masks)})
+    targets.append({"boxes": torch.tensor(boxes, dtype=torch.float32), "labels": torch.tensor(labels)})
+    if not args.no_masks:
+        targets[-1]["masks"] = torch.stack(masks)
 
 images = [im.to(dev) for im in images]
 targets = [{k: v.to(dev) for k, v in tg.items()} for tg in targets]
 params = [p for p in model.parameters() if p.requires_grad]
 scaler = torch.cuda.amp.GradScaler() if args.amp else None
 opt = torch.optim.SGD(params, lr=0.001, momentum=0.9, weight_decay=1e-4)
-print(f"# maskrcnn-step.py: {args.config}, {N} x 3 x {H} x {W}, {K} classes, "
+print(f"# maskrcnn-step.py: {'Faster R-CNN, ' if args.no_masks else ''}{args.config}, {N} x 3 x {H} x {W}, {K} classes, "
       f"{sum(p.numel() for p in params)} trained parameters, torch {torch.__version__} "
       f"torchvision {torchvision.__version__}, {args.device}{' amp' if args.amp else ''}, {args.threads} threads",
       flush=True)

@@ -12,7 +12,10 @@
 #
 #   bench/maskrcnn-step.sh [BUILD_DIR] [THREADS] [ROUNDS] [CONFIGS...]
 #
-# Environment: MODE (mlperf or torchvision, ours; default mlperf),
+# MASKS=0: Faster R-CNN, the same models without the mask head (ours
+# --masks 0 against torchvision's FasterRCNN; the same targets).
+#
+# Environment: MODE (mlperf or torchvision, ours; default mlperf), MASKS,
 # TORCH_BLAS and OMP_WAIT_POLICY (bench/torch-env.sh), STEPS_REFERENCE and
 # STEPS_SMALL (timed steps per round, after one untimed: 3 and 10).
 set -euo pipefail
@@ -33,14 +36,17 @@ export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo "$(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $threads threads, $rounds alternating rounds;" \
-        "torch BLAS: $(torch_blas_name); OMP_WAIT_POLICY $OMP_WAIT_POLICY; ours --mode ${MODE:-mlperf}"
+        "torch BLAS: $(torch_blas_name); OMP_WAIT_POLICY $OMP_WAIT_POLICY; ours --mode ${MODE:-mlperf}" \
+        "$([ "${MASKS:-1}" = 0 ] && echo "; Faster R-CNN (no mask head)")"
 for cfg in "${configs[@]}"; do
         if [ "$cfg" = small ]; then steps=${STEPS_SMALL:-10}; else steps=${STEPS_REFERENCE:-3}; fi
         args=(--config "$cfg" --threads "$threads" --iters "$steps" --warmup 1)
+        ours=(); tv=()
+        if [ "${MASKS:-1}" = 0 ]; then ours=(--masks 0); tv=(--no-masks); fi
         : > "$tmp/o"; : > "$tmp/t"
         for r in $(seq "$rounds"); do
-                "$B" "${args[@]}" --mode "${MODE:-mlperf}" > "$tmp/out-o"
-                /usr/bin/python3 "$src/bench/maskrcnn-step.py" "${args[@]}" > "$tmp/out-t"
+                "$B" "${args[@]}" "${ours[@]}" --mode "${MODE:-mlperf}" > "$tmp/out-o"
+                /usr/bin/python3 "$src/bench/maskrcnn-step.py" "${args[@]}" "${tv[@]}" > "$tmp/out-t"
                 awk '/^step/ {print $2, $8}' "$tmp/out-o" >> "$tmp/o"
                 awk '/^step/ {print $2, $8}' "$tmp/out-t" >> "$tmp/t"
                 echo "$cfg round $r: ours $(tail -1 "$tmp/o" | cut -d' ' -f1) ms, torchvision" \

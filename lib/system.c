@@ -488,7 +488,7 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                 if (streq(sys_str(sec, "backend"), "cuda") && gpus == 0)
                         return bd_err_set(err, -EINVAL, "%s: '%s.backend' is cuda but the system has no GPUs", label,
                                           w->name);
-                if (w->check && w->check(sec, label, err) < 0)
+                if (w->check && w->check(sec, w->name, label, err) < 0)
                         return -EINVAL;
                 /* lists in ascending order ("ascending": a schedule's epochs) */
                 const cJSON *spec, *item;

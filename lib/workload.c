@@ -27,7 +27,7 @@
 
 /* An evaluation after the last epoch would never run (the run would end
  * aborted).  Keys a null removed are the trainer's to choose. */
-static int ssd_check(const cJSON *sec, const char *label, struct bd_err *err)
+static int ssd_check(const cJSON *sec, const char *name, const char *label, struct bd_err *err)
 {
         const cJSON *ep = json_get(sec, "epochs");
         if (!cJSON_IsNumber(ep))
@@ -36,43 +36,43 @@ static int ssd_check(const cJSON *sec, const char *label, struct bd_err *err)
         const cJSON *e;
         cJSON_ArrayForEach(e, json_get(sec, "eval_epochs"))
                 if (e->valuedouble > (double)epochs)
-                        return bd_err_set(err, -EINVAL, "%s: 'ssd.eval_epochs': epoch %g is beyond 'ssd.epochs' (%ld)",
-                                          label, e->valuedouble, epochs);
+                        return bd_err_set(err, -EINVAL, "%s: '%s.eval_epochs': epoch %g is beyond '%s.epochs' (%ld)",
+                                          label, name, e->valuedouble, name, epochs);
         return 0;
 }
 
 /* The absolute warmup must not start below zero; evaluations after the
  * last iteration would never run. */
-static int maskrcnn_check(const cJSON *sec, const char *label, struct bd_err *err)
+static int maskrcnn_check(const cJSON *sec, const char *name, const char *label, struct bd_err *err)
 {
         const cJSON *m = json_get(sec, "warmup_method"), *lr = json_get(sec, "lr");
         const cJSON *f = json_get(sec, "warmup_factor"), *wi = json_get(sec, "warmup_iters");
         if (cJSON_IsString(m) && streq(m->valuestring, "mlperf_linear") && cJSON_IsNumber(lr) && cJSON_IsNumber(f) &&
             cJSON_IsNumber(wi) && wi->valuedouble * f->valuedouble > lr->valuedouble * (1 + 1e-9))
                 return bd_err_set(err, -EINVAL,
-                                  "%s: 'maskrcnn.warmup_method' mlperf_linear: 'maskrcnn.warmup_iters' x "
-                                  "'maskrcnn.warmup_factor' (%g) exceeds 'maskrcnn.lr' (%g): the learning rate would "
-                                  "start negative", label, wi->valuedouble * f->valuedouble, lr->valuedouble);
+                                  "%s: '%s.warmup_method' mlperf_linear: '%s.warmup_iters' x '%s.warmup_factor' (%g) "
+                                  "exceeds '%s.lr' (%g): the learning rate would start negative", label, name, name,
+                                  name, wi->valuedouble * f->valuedouble, name, lr->valuedouble);
         const cJSON *mi = json_get(sec, "max_iter"), *e;
         if (cJSON_IsNumber(mi))
                 cJSON_ArrayForEach(e, json_get(sec, "eval_iters"))
                         if (e->valuedouble > mi->valuedouble)
                                 return bd_err_set(err, -EINVAL,
-                                                  "%s: 'maskrcnn.eval_iters': iteration %g is beyond 'maskrcnn.max_iter' "
-                                                  "(%g)", label, e->valuedouble, mi->valuedouble);
+                                                  "%s: '%s.eval_iters': iteration %g is beyond '%s.max_iter' (%g)",
+                                                  label, name, e->valuedouble, name, mi->valuedouble);
         return 0;
 }
 
-static int allreduce_check(const cJSON *sec, const char *label, struct bd_err *err)
+static int allreduce_check(const cJSON *sec, const char *name, const char *label, struct bd_err *err)
 {
         if (json_int(sec, "min_bytes", 0) > json_int(sec, "max_bytes", LONG_MAX))
-                return bd_err_set(err, -EINVAL, "%s: 'allreduce.min_bytes' is larger than 'allreduce.max_bytes'", label);
+                return bd_err_set(err, -EINVAL, "%s: '%s.min_bytes' is larger than '%s.max_bytes'", label, name, name);
         return 0;
 }
 
 static const struct {
         const char *name;
-        int (*fn)(const cJSON *section, const char *label, struct bd_err *err);
+        int (*fn)(const cJSON *section, const char *name, const char *label, struct bd_err *err);
 } c_checks[] = {
         { "ssd", ssd_check },
         { "maskrcnn", maskrcnn_check },

@@ -118,8 +118,8 @@ struct workload {
         const char *defaults;           /* its section's built-in values, a JSON object */
         const char *help;               /* the section, for the schema */
         /* Checks of its section that need the whole of it, once merged
-         * (label: the system file), named by the file's "checks"; NULL: none. */
-        int (*check)(const cJSON *section, const char *label, struct bd_err *err);
+         * (name: the section's, label: the system file), named by the file's "checks"; NULL: none. */
+        int (*check)(const cJSON *section, const char *name, const char *label, struct bd_err *err);
         const cJSON *command;           /* its command line: words and {"if": KEY, "then": [words]} */
         const cJSON *spec;              /* the whole file, resolved (extends merged) */
 };

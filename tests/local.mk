@@ -252,7 +252,8 @@ SCRIPT_TESTS = \
 TESTS += $(SCRIPT_TESTS)
 # Long tests, not in make check: make check-learn (CI runs it when time is left)
 LEARN_TESTS = \
-	tests/t0770-maskrcnn-learn.t tests/t0795-tv-maskrcnn-learn.t tests/t0796-tv-maskrcnn-learn-slurm.t
+	tests/t0770-maskrcnn-learn.t tests/t0775-fasterrcnn-learn.t tests/t0795-tv-maskrcnn-learn.t \
+	tests/t0796-tv-maskrcnn-learn-slurm.t
 # Container images and packages, not in make check (each builds packages and
 # an image; CI runs it after make check): make check-image
 IMAGE_TESTS = \

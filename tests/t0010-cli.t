@@ -82,6 +82,8 @@ like "BENCHD_SYSTEMS is searched too (4xC4140 inherits the user's C4140)" "$out"
 # --version: the trainers are the programs this build made
 want="trainers:"
 for w in ssd maskrcnn allreduce; do [ -x "$top_builddir/benchd-$w" ] && want="$want $w"; done
+# Faster R-CNN is benchd-maskrcnn without its mask branch
+[ -x "$top_builddir/benchd-maskrcnn" ] && want="$want fasterrcnn"
 [ -x "$top_builddir/benchd-tv-maskrcnn" ] && want="$want torchvision-maskrcnn"
 like "--version lists the trainers built" "$("$BENCHCTL" --version)" "^$want\$"
 

@@ -2,7 +2,8 @@
 # every program (lib/local.mk makes lib/bd-workloads.c of them).  The
 # workloads are listed in this order: 'benchctl workloads', the schema, the
 # sections of 'benchctl show'; the abstract bases after them.
-BD_WORKLOAD_FILES = workloads/ssd.json workloads/maskrcnn.json workloads/allreduce.json workloads/torchvision-maskrcnn.json \
+BD_WORKLOAD_FILES = workloads/ssd.json workloads/maskrcnn.json workloads/allreduce.json workloads/fasterrcnn.json \
+	workloads/torchvision-maskrcnn.json \
 	workloads/gluoncv-maskrcnn.json workloads/ngc-maskrcnn.json workloads/mxnet-ssd.json workloads/gluoncv-fasterrcnn.json \
 	workloads/mila-convnet.json workloads/mila-ssd.json \
 	workloads/benchd-trainer.json workloads/benchd-common.json

@@ -325,6 +325,30 @@ static void test_gradients(enum det_conv_kind mode)
         teardown(&f);
 }
 
+/* 20 SGD steps on the fixture's one batch: the first and the last losses;
+ * -1 (a failed test named WHAT) when a step fails. */
+static int train20(struct fixture *f, const char *what, struct mrcnn_losses *first, struct mrcnn_losses *last)
+{
+        struct bd_err err;
+        struct bd_sgd sgd;
+        struct bd_sgd_cfg sc = { .lr = 0.02, .momentum = 0.9, .weight_decay = 1e-4, .gamma = 0.1 };
+        if (bd_sgd_init(&sgd, &f->m, &sc, &err) < 0) {
+                fail("%s: sgd: %s", what, err.msg);
+                return -1;
+        }
+        int r = 0;
+        for (int s = 1; s <= 20 && r == 0; s++) {
+                if (step(f, (uint64_t)s, last, 1) < 0 || bd_sgd_step(&sgd, &f->m, 1.0, NULL) < 0)
+                        r = -1;
+                if (s == 1)
+                        *first = *last;
+        }
+        bd_sgd_release(&sgd, &f->m);
+        if (r < 0)
+                fail("%s: a training step failed", what);
+        return r;
+}
+
 static void test_learns_and_detects(void)
 {
         struct mrcnn_cfg c;
@@ -333,24 +357,8 @@ static void test_learns_and_detects(void)
         struct bd_err err;
         if (setup(&f, &c, BD_F32, 5, "learning") < 0)
                 return;
-        struct bd_sgd sgd;
-        struct bd_sgd_cfg sc = { .lr = 0.02, .momentum = 0.9, .weight_decay = 1e-4, .gamma = 0.1 };
-        if (bd_sgd_init(&sgd, &f.m, &sc, &err) < 0) {
-                fail("sgd: %s", err.msg);
-                teardown(&f);
-                return;
-        }
-        struct mrcnn_losses L, first = { 0 };
-        int bad = 0;
-        for (int s = 1; s <= 20; s++) {
-                struct bd_step_info info;
-                if (step(&f, (uint64_t)s, &L, 1) < 0 || bd_sgd_step(&sgd, &f.m, 1.0, &info) < 0) {
-                        bad = 1;
-                        break;
-                }
-                if (s == 1)
-                        first = L;
-        }
+        struct mrcnn_losses L = { 0 }, first = { 0 };
+        int bad = train20(&f, "learning", &first, &L) < 0;
         ok(!bad && L.total < 0.7 * first.total, "20 steps on one batch: total loss %.4f -> %.4f", first.total, L.total);
         struct mrcnn_dets d[NIMG];
         int r = mrcnn_detect(f.net, &f.m, &f.b, d, &err);
@@ -377,7 +385,49 @@ static void test_learns_and_detects(void)
         ok(labels, "labels in 1..K-1");
         ok(scores, "scores in (0.05, 1]");
         ok(masks, "masks at the original size");
-        bd_sgd_release(&sgd, &f.m);
+        teardown(&f);
+}
+
+/* Faster R-CNN (masks 0): no mask parameters, no mask loss, it learns, and
+ * its detections have boxes and no masks */
+static void test_faster_rcnn(void)
+{
+        struct mrcnn_cfg c, cm;
+        tiny_cfg(&c, DET_CONV_TORCHVISION);
+        cm = c;
+        c.masks = 0;
+        struct fixture f, fm;
+        struct bd_err err;
+        if (setup(&f, &c, BD_F32, 5, "faster r-cnn") < 0)
+                return;
+        if (setup(&fm, &cm, BD_F32, 5, "faster r-cnn: its mask r-cnn") < 0) {
+                teardown(&f);
+                return;
+        }
+        ok(bd_model_find(&f.m, "roi_heads.mask_predictor.mask_fcn_logits.weight") < 0 &&
+           bd_model_find(&f.m, "roi_heads.box_predictor.cls_score.weight") >= 0 && f.m.n_train < fm.m.n_train,
+           "faster r-cnn: the box head and no mask head (%zu of Mask R-CNN's %zu trained parameters)", f.m.n_train,
+           fm.m.n_train);
+        teardown(&fm);
+        struct mrcnn_losses L = { 0 }, first = { 0 };
+        int bad = train20(&f, "faster r-cnn", &first, &L) < 0;
+        ok(!bad && first.mask == 0 && L.mask == 0 &&
+           fabs(L.total - (L.objectness + L.rpn_box + L.classifier + L.box_reg)) < 1e-9,
+           "faster r-cnn: four losses, no mask loss (total %.4f)", L.total);
+        ok(!bad && L.total < 0.7 * first.total, "faster r-cnn: 20 steps on one batch: total loss %.4f -> %.4f",
+           first.total, L.total);
+        struct mrcnn_dets d[NIMG];
+        int r = mrcnn_detect(f.net, &f.m, &f.b, d, &err);
+        ok(r == 0, "faster r-cnn: inference runs%s%s", r ? ": " : "", r ? err.msg : "");
+        int64_t total = 0, with_masks = 0;
+        for (int i = 0; r == 0 && i < NIMG; i++) {
+                total += d[i].n;
+                for (int64_t j = 0; j < d[i].n; j++)
+                        with_masks += d[i].masks && d[i].masks[j].h > 0;
+                mrcnn_dets_release(&d[i]);
+        }
+        ok(r == 0 && total > 0 && with_masks == 0, "faster r-cnn: %lld detections, boxes without masks",
+           (long long)total);
         teardown(&f);
 }
 
@@ -414,6 +464,7 @@ int main(void)
         test_gradients(DET_CONV_MLPERF);
         test_gradients(DET_CONV_TORCHVISION);
         test_learns_and_detects();
+        test_faster_rcnn();
         test_bad_input();
         return done_testing();
 }

@@ -36,6 +36,7 @@ int mrcnn_opts_model(const struct mrcnn_opts *o, int num_classes, struct mrcnn_c
                 case MRCNN_OV_MASK_CONVS: c->mask_convs = (int)v; break;
                 case MRCNN_OV_MASK_DIM: c->mask_dim = (int)v; break;
                 case MRCNN_OV_DETECTIONS: c->detections = (int)v; break;
+                case MRCNN_OV_MASKS: c->masks = (int)v; break;
                 case MRCNN_OV_N: break;
                 }
         }

@@ -126,7 +126,7 @@ static int results(const struct mrcnn_net *n, const struct det_batch *b, const s
                 memcpy(o->scores, dets[i].scores, (size_t)nd * sizeof(float));
                 memcpy(o->labels, dets[i].labels, (size_t)nd * sizeof(int32_t));
                 det_resize_boxes(&n->cfg.conv, o->boxes, nd, s->height, s->width, s->orig_height, s->orig_width);
-                for (int64_t j = 0; j < nd; j++, q++)
+                for (int64_t j = 0; probs && j < nd; j++, q++)
                         if ((r = mrcnn_mask_paste(probs, q, o->boxes + 4 * j, s, img, &o->masks[j])) < 0) {
                                 bd_err_set(err, r, "pasting mask %lld of image %lld", (long long)j,
                                            (long long)s->image_id);
@@ -154,7 +154,7 @@ int mrcnn_detect(struct mrcnn_net *n, struct bd_model *m, const struct det_batch
                 BE_FAIL(n, err, r, "inference");
                 goto out;
         }
-        if ((r = detect_boxes(m, n, b, dets, &ndet, err)) >= 0 && ndet > 0)
+        if ((r = detect_boxes(m, n, b, dets, &ndet, err)) >= 0 && ndet > 0 && n->cfg.masks)
                 r = mrcnn_mask_detect(m, n, dets, N, ndet, &probs, err);
         if (r >= 0)
                 r = results(n, b, dets, probs, out, err);

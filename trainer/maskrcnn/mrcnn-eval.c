@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,7 +123,7 @@ static int add_image(struct mrcnn_eval *ev, struct mrcnn_run *run, const struct 
                 mrcnn_box_xywh(d->boxes + 4 * j, run->cfg.conv.plus_one, c->bbox);
         }
         int r = coco_eval_add(bbox, ev->det, n, err);
-        if (r == 0)
+        if (r == 0 && segm)
                 r = coco_eval_add_masks(segm, ev->det, d->masks, n, err);
         return r;
 }
@@ -159,7 +160,9 @@ int mrcnn_eval_run(struct mrcnn_eval *ev, struct mrcnn_run *run, double bbox[12]
         const struct coco_index *idx = det_loader_index(ev->data);
         int threads = run->tr.be->nthreads > 0 ? run->tr.be->nthreads : 1;
         _cleanup_(coco_eval_freep) struct coco_eval *cb = coco_eval_new_type(idx, COCO_EVAL_BBOX, threads);
-        _cleanup_(coco_eval_freep) struct coco_eval *cs = coco_eval_new_type(idx, COCO_EVAL_SEGM, threads);
+        /* without the mask head (Faster R-CNN) boxes only: segm is NaN */
+        _cleanup_(coco_eval_freep) struct coco_eval *cs =
+                run->cfg.masks ? coco_eval_new_type(idx, COCO_EVAL_SEGM, threads) : NULL;
         ev->nids = 0;
         ev->nfailed = 0;
         int r = infer(ev, run, cb, cs, err);
@@ -169,13 +172,15 @@ int mrcnn_eval_run(struct mrcnn_eval *ev, struct mrcnn_run *run, double bbox[12]
         if (r == 0 && n[0] == 0 && n[1] > 0)
                 r = bd_err_set(err, -EINVAL, "evaluation: none of the %ld validation images in %s/val2017 could be "
                                "decoded", n[1], run->o.common.data);
-        if (r == 0 && (r = coco_eval_images(cb, ev->ids, ev->nids, err)) == 0)
+        if (r == 0 && (r = coco_eval_images(cb, ev->ids, ev->nids, err)) == 0 && cs)
                 r = coco_eval_images(cs, ev->ids, ev->nids, err);
         /* the gathers are collective: a rank that failed takes part with what it has */
         struct bd_err gerr;
         int rr = coco_eval_gather_stats(cb, MPI_COMM_WORLD, 0, bbox, &gerr);
-        if (rr == 0)
+        if (rr == 0 && cs)
                 rr = coco_eval_gather_stats(cs, MPI_COMM_WORLD, 0, segm, &gerr);
+        for (int i = 0; !cs && i < 12; i++)
+                segm[i] = NAN;
         if (r == 0 && rr < 0) {
                 *err = gerr;
                 r = rr;

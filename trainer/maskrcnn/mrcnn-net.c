@@ -43,6 +43,7 @@ void mrcnn_cfg_defaults(struct mrcnn_cfg *c, enum det_conv_kind mode)
                 .box_rep = 1024,
                 .mask_convs = 4,
                 .mask_dim = 256,
+                .masks = 1,
                 .detections = 100,
         };
         c->post.detections_per_img = c->detections;
@@ -128,7 +129,7 @@ int mrcnn_net_new(struct bd_model *m, const struct mrcnn_cfg *cfg, struct mrcnn_
         bd_scratch_init(&n->scratch, m->be);
         /* the order of the parameters in the model's buffer */
         if ((r = mrcnn_fpn_init(m, n, err)) < 0 || (r = mrcnn_rpn_init(m, n, err)) < 0 ||
-            (r = mrcnn_box_init(m, n, err)) < 0 || (r = mrcnn_mask_init(m, n, err)) < 0) {
+            (r = mrcnn_box_init(m, n, err)) < 0 || (cfg->masks && (r = mrcnn_mask_init(m, n, err)) < 0)) {
                 mrcnn_net_free(n);
                 return r;
         }
@@ -228,7 +229,7 @@ int mrcnn_fwd_train(struct mrcnn_net *n, struct bd_model *m, const struct det_ba
         out->roi_neg = t.rs.n - t.rs.npos;
         /* the heads and their losses */
         if ((r = mrcnn_rpn_loss(n, st, &t, out, err)) < 0 || (r = mrcnn_box_train(m, n, st, &t, out, err)) < 0 ||
-            (r = mrcnn_mask_train(m, n, b, st, &t, out, err)) < 0)
+            (n->cfg.masks && (r = mrcnn_mask_train(m, n, b, st, &t, out, err)) < 0))
                 goto out;
         out->total = out->objectness + out->rpn_box + out->classifier + out->box_reg + out->mask;
         n->have_grads = 1;
@@ -246,7 +247,7 @@ int mrcnn_bwd(struct mrcnn_net *n, struct bd_model *m, struct bd_err *err)
          * the same tensors, or with amp float32 ones cast into dP after) */
         struct bd_tensor *dP[MRCNN_LEVELS] = { 0 }, *dH[MRCNN_ROI_LEVELS] = { 0 };
         int r;
-        if ((r = mrcnn_fpn_grads(n, dP, dH)) < 0 || (r = mrcnn_mask_bwd(m, n, dH)) < 0 ||
+        if ((r = mrcnn_fpn_grads(n, dP, dH)) < 0 || (n->cfg.masks && (r = mrcnn_mask_bwd(m, n, dH)) < 0) ||
             (r = mrcnn_box_bwd(m, n, dH)) < 0 || (r = mrcnn_fpn_heads_grads(n, dH, dP)) < 0 ||
             (r = mrcnn_rpn_bwd(m, n, dP)) < 0 || (r = mrcnn_fpn_bwd(m, n, dP)) < 0)
                 return BE_FAIL(n, err, r, "backward");

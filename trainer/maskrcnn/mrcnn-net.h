@@ -138,6 +138,7 @@ struct mrcnn_cfg {
         int box_rep;                    /* fc6, fc7 width: 1024 */
         int mask_convs;                 /* 4 */
         int mask_dim;                   /* 256 */
+        int masks;                      /* 1: the mask head (Mask R-CNN); 0: none, boxes only (Faster R-CNN) */
         int detections;                 /* per image at inference: 100 */
         int amp;                        /* CUDA: backbone, FPN and RPN head in half precision */
 };

@@ -58,6 +58,8 @@ static const struct topt opts[] = {
         { "mask-convs", OV(MASK_CONVS), "N", "mask head convolutions (4)" },
         { "mask-dim", OV(MASK_DIM), "N", "mask head width (256)" },
         { "detections", OV(DETECTIONS), "N", "detections per image (100)" },
+        { "masks", OV(MASKS), "0|1", "1: the mask head, loss and segm evaluation (Mask R-CNN, default);\n"
+                                     "0: none, boxes only (Faster R-CNN: the bbox target alone)" },
         { "eval-iters", O_EVAL_ITERS, "I,I,...", "evaluate after these iterations (default: at each epoch's end)" },
         { "checkpoint-interval", O_CKPT_INTERVAL, "N", "with --checkpoint: also every N iterations (default 0:\n"
                                                        "at epoch ends only)" },
@@ -86,6 +88,7 @@ static const struct {
         [MRCNN_OV_MASK_CONVS] = { 0, MRCNN_MAX_MASK_CONVS, "an integer from 0 to 8" },
         [MRCNN_OV_MASK_DIM] = { 1, 65536, "an integer from 1 to 65536" },
         [MRCNN_OV_DETECTIONS] = { 1, 10000, "an integer from 1 to 10000" },
+        [MRCNN_OV_MASKS] = { 0, 1, "0 or 1" },
 };
 
 /* one override: integers unless the field is a number */

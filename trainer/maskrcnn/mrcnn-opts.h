@@ -46,6 +46,7 @@ enum mrcnn_ov {
         MRCNN_OV_MASK_CONVS,
         MRCNN_OV_MASK_DIM,
         MRCNN_OV_DETECTIONS,
+        MRCNN_OV_MASKS,                 /* --masks 0: Faster R-CNN */
         MRCNN_OV_N,
 };
 

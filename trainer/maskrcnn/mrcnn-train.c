@@ -29,6 +29,7 @@
 
 #include "mllog.h"
 #include "mrcnn-run.h"
+#include "workload.h"
 
 struct train {
         struct mrcnn_run run;
@@ -47,7 +48,14 @@ static struct train *train_of(struct trainer *tr)
 
 static int mrcnn_parse(struct trainer *tr, int argc, char **argv, FILE *out, struct bd_err *err)
 {
-        return mrcnn_opts_parse(argc, argv, &train_of(tr)->run.o, out, err);
+        const struct mrcnn_opts *o = &train_of(tr)->run.o;
+        int r = mrcnn_opts_parse(argc, argv, &train_of(tr)->run.o, out, err);
+        /* without the mask head it is Faster R-CNN: its MLPerf lines name
+         * that workload's benchmark (workloads/fasterrcnn.json) */
+        const struct workload *w = workload_find("fasterrcnn");
+        if (r == 0 && o->ov_given[MRCNN_OV_MASKS] && o->ov[MRCNN_OV_MASKS] == 0 && w)
+                tr->benchmark = w->mlperf_name;
+        return r;
 }
 
 static int mrcnn_setup(struct trainer *tr, struct bd_err *err)
@@ -110,9 +118,9 @@ static int mrcnn_build_model(struct trainer *tr, struct bd_err *err)
         c->amp = o->common.amp;        /* the backbone, FPN and RPN head in half precision (mrcnn-net.h) */
         if ((r = mrcnn_net_new(&tr->m, c, &run->net, err)) < 0)
                 return r;
-        snprintf(tr->model_name, sizeof(tr->model_name), "maskrcnn-%s-r%d-w%g-f%d-bn%d-k%d-d%d-%d",
-                 c->mode == DET_CONV_MLPERF ? "mlperf" : "tv", c->depth, c->width_mult, c->fpn_channels,
-                 c->frozen_bn, run->K, c->box_rep, c->mask_dim);
+        snprintf(tr->model_name, sizeof(tr->model_name), "%s-%s-r%d-w%g-f%d-bn%d-k%d-d%d-%d",
+                 c->masks ? "maskrcnn" : "fasterrcnn", c->mode == DET_CONV_MLPERF ? "mlperf" : "tv", c->depth,
+                 c->width_mult, c->fpn_channels, c->frozen_bn, run->K, c->box_rep, c->masks ? c->mask_dim : 0);
         return 0;
 }
 
@@ -177,10 +185,11 @@ static void mrcnn_header(struct trainer *tr)
         const struct mrcnn_opts *o = &run->o;
         const struct mrcnn_cfg *c = &run->cfg;
         printf("# %s %s: %d ranks x %ld images, %s backend (%d threads), %s, %s mode, resnet%d (width "
-               "%g), FPN %d, %dx%d..%d, %d classes, %lld parameters\n", tr->prog, PACKAGE_VERSION, tr->dp.size,
+               "%g), FPN %d, %dx%d..%d, %d classes, %lld parameters%s\n", tr->prog, PACKAGE_VERSION, tr->dp.size,
                t->local_batch, tr->be->ops->name, tr->be->nthreads, o->common.amp ? "amp" : "fp32",
                c->mode == DET_CONV_MLPERF ? "mlperf" : "torchvision", c->depth, c->width_mult, c->fpn_channels,
-               run->min_size, run->min_size, run->max_size, run->K, (long long)tr->m.n_train);
+               run->min_size, run->min_size, run->max_size, run->K, (long long)tr->m.n_train,
+               c->masks ? "" : ", no mask head (Faster R-CNN)");
         printf("# %ld training images, %lld iterations per epoch (len // %ld + 1), %lld iterations, lr %g, "
                "%lld warmup iterations, seed %llu\n", tr->train_size, (long long)t->iters_per_epoch,
                tr->global_batch, (long long)t->max_iter, o->lr, (long long)o->warmup_iters,
@@ -282,6 +291,14 @@ static int mrcnn_evaluate(struct trainer *tr, int64_t step, long epoch, struct t
         int r = mrcnn_eval_run(t->eval, &t->run, bbox, segm, err);
         if (r < 0)
                 return r;
+        if (!t->run.cfg.masks) {
+                /* Faster R-CNN: boxes, the bbox target alone */
+                snprintf(ev->accuracy, sizeof(ev->accuracy), "{\"BBOX\": %s}", mllog_num(bbox[0]));
+                snprintf(ev->line, sizeof(ev->line), "step %lld (epoch %ld): bbox mAP %.4f (AP50 %.4f, AP75 %.4f), "
+                         "target %.4f", (long long)step, epoch, bbox[0], bbox[1], bbox[2], o->target_map_bbox);
+                ev->reached = bbox[0] >= o->target_map_bbox;
+                return 0;
+        }
         snprintf(ev->accuracy, sizeof(ev->accuracy), "{\"BBOX\": %s, \"SEGM\": %s}", mllog_num(bbox[0]),
                  mllog_num(segm[0]));
         snprintf(ev->line, sizeof(ev->line), "step %lld (epoch %ld): bbox mAP %.4f (AP50 %.4f, AP75 %.4f), segm mAP "
@@ -324,11 +341,13 @@ static enum run_end mrcnn_train(struct trainer *tr, struct bd_err *err)
                 bool end_epoch = step == epoch_last || step == t->max_iter || trainer_max_steps(tr, step);
                 if (trainer_progress_due(tr, step, end_epoch)) {
                         const struct mrcnn_losses *L = &t->losses;
-                        char head[200];
+                        char head[200], mask[32] = "";
+                        if (t->run.cfg.masks)
+                                snprintf(mask, sizeof(mask), ", mask %.5f", L->mask);
                         snprintf(head, sizeof(head), "epoch %ld step %lld/%lld: loss %.5f (objectness %.5f, rpn_box "
-                                 "%.5f, classifier %.5f, box_reg %.5f, mask %.5f)", epoch, (long long)step,
+                                 "%.5f, classifier %.5f, box_reg %.5f%s)", epoch, (long long)step,
                                  (long long)t->max_iter, L->total, L->objectness, L->rpn_box, L->classifier,
-                                 L->box_reg, L->mask);
+                                 L->box_reg, mask);
                         trainer_progress(tr, head);
                 }
                 if (step == epoch_last || (o->checkpoint_interval && step % o->checkpoint_interval == 0))
@@ -350,9 +369,13 @@ static enum run_end mrcnn_train(struct trainer *tr, struct bd_err *err)
 
 static void mrcnn_report(struct trainer *tr, bool reached)
 {
-        const struct mrcnn_opts *o = &train_of(tr)->run.o;
-        printf("# targets %s: bbox mAP >= %.4f and segm mAP >= %.4f\n", reached ? "reached" : "not reached",
-               o->target_map_bbox, o->target_map_segm);
+        const struct mrcnn_run *run = &train_of(tr)->run;
+        const struct mrcnn_opts *o = &run->o;
+        if (!run->cfg.masks)
+                printf("# target %s: bbox mAP >= %.4f\n", reached ? "reached" : "not reached", o->target_map_bbox);
+        else
+                printf("# targets %s: bbox mAP >= %.4f and segm mAP >= %.4f\n", reached ? "reached" : "not reached",
+                       o->target_map_bbox, o->target_map_segm);
 }
 
 static void mrcnn_release(struct trainer *tr)
