@@ -43,16 +43,20 @@ is "non-numeric rank is a usage error" "$rc" 2
 
 out=$("$BENCHCTL" systems); rc=$?
 is "systems exits 0" "$rc" 0
-is "systems lists eleven systems" "$(printf '%s\n' "$out" | tail -n +2 | wc -l)" 11
-for s in DSS8440 C4140 2xC4140 4xC4140 p3dn 24xp3dn local 4xlocal 24xlocal; do
+is "systems lists twelve systems" "$(printf '%s\n' "$out" | tail -n +2 | wc -l)" 12
+for s in DSS8440 C4140 2xC4140 4xC4140 p3dn 24xp3dn p3.16xlarge local 4xlocal 24xlocal; do
     like "systems lists $s" "$out" "^$s +"
 done
 like "4xC4140 row" "$out" "^4xC4140 +4x4 +V100-SXM2-32GB +slurm +singularity"
 is "the columns stay aligned, the longest name (local-podman) included" \
    "$(awk 'NR == 1 { c = index($0, "NODESxGPU") } { print substr($0, c - 1, 1) != " " || substr($0, c, 1) == " " }' <<<"$out" | sort -u)" 0
 json=$("$BENCHCTL" systems --json)
-is "systems --json is valid JSON with 11 entries" \
-   "$(printf '%s' "$json" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 11
+is "systems --json is valid JSON with 12 entries" \
+   "$(printf '%s' "$json" | /usr/bin/python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" 12
+# the cloud systems carry their on-demand price; the others leave it unset
+is "cost per node hour: p3dn, 24xp3dn (its), p3.16xlarge, C4140 (unset)" "$(for s in p3dn 24xp3dn p3.16xlarge C4140; do
+    "$BENCHCTL" show "$s" --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin).get("cost_per_node_hour", 0))'
+done | paste -sd' ')" "31.212 31.212 24.48 0"
 
 json=$("$BENCHCTL" show 4xC4140 --json); rc=$?
 is "show --json exits 0" "$rc" 0

@@ -292,7 +292,7 @@ static void test_bundled(void)
                 if (r == 0)
                         system_release(&s);
         }
-        is_int(n, 11, "eleven bundled systems");
+        is_int(n, 12, "twelve bundled systems");
         strv_free(names);
 
         struct bd_system s;
