@@ -124,6 +124,7 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                 .trials = x->rt,
                 .ntrials = x->run.ntrials,
                 .reference = &x->ref,
+                .fixed = run_fixed(x->config, wl ? wl->section : w),
         };
         job_warnings(x);
         ret->warnings = x->warnings;

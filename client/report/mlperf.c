@@ -274,6 +274,17 @@ static bool mllog_record(struct parse_state *ps, const cJSON *j)
                         return false;
                 t->accuracy = d;
                 t->has_accuracy = true;
+                if (!t->evals++ || d > t->best_accuracy) {
+                        t->best_accuracy = d;
+                        t->best_accuracy_segm = t->has_accuracy_segm ? t->accuracy_segm : 0;
+                        t->best_epoch = t->accuracy_epoch;
+                }
+                if (!t->met && t->has_target && d >= t->target &&
+                    (!t->has_target_segm || (t->has_accuracy_segm && t->accuracy_segm >= t->target_segm))) {
+                        t->met = true;
+                        t->met_s = ps->started ? (time_ms - t->run_start_ms) / 1000.0 : 0;
+                        t->met_epoch = t->accuracy_epoch;
+                }
                 break;
         case K_TARGET:
                 if (!num(v, &d))

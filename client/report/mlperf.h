@@ -93,6 +93,13 @@ struct mlperf_trial {
         bool target_from_log;
         bool reached;                   /* accuracy >= target (and accuracy_segm >= target_segm when there
                                          * is one); allreduce: results and none wrong */
+        /* every evaluation, for a fixed schedule (which trains on past its target) */
+        int evals;                      /* eval_accuracy events */
+        double best_accuracy, best_accuracy_segm;       /* the highest accuracy (and its SEGM) */
+        int best_epoch;
+        bool met;                       /* an evaluation met the target(s) (the caller's or one logged before) */
+        double met_s;                   /* seconds from run_start to the first one that did */
+        int met_epoch;
         bool converged;                 /* counts for the score: success, timed, reached (or no target) */
 
         /* throughput, samples/s: the mean of the logged 'throughput' values when

@@ -157,8 +157,76 @@ static void rstrip(struct bd_buf *b)
                 b->s[--b->len] = '\0';
 }
 
+/* A fixed schedule's trials: the whole run, its final and best accuracy,
+ * and when (minutes from run_start) the target was first met. */
+static void text_fixed_trials(const struct report_run *r, const struct mlperf_score *s, struct bd_buf *out)
+{
+        bool two = false;
+        for (int i = 0; i < r->ntrials; i++)
+                two |= r->trials[i].result.has_target_segm || r->trials[i].result.has_accuracy_segm;
+        int aw = two ? 13 : 8, tw = two ? 11 : 7;
+        buf_printf(out, "  %-5s %-11s %9s %6s %*s %*s %*s %-14s %12s  %s\n", "TRIAL", "STATUS", "TIME(min)", "EPOCHS",
+                   aw, "FINAL", aw, "BEST", tw, "TARGET", "MET", "SAMPLES/s", "NOTES");
+        for (int i = 0; i < r->ntrials; i++) {
+                const struct mlperf_trial *t = &r->trials[i].result;
+                _cleanup_buf_ struct bd_buf notes = BD_BUF_INIT;
+                char ttm[32], fin[32] = "-", best[32] = "-", tgt[32] = "-", met[32] = "-", tp[32], ep[16] = "-";
+                trial_notes(r, s, i, &notes);
+                if (t->has_accuracy)
+                        snprintf(fin, sizeof(fin), two ? "%.4f/%.4f" : "%.4f", t->accuracy, t->accuracy_segm);
+                if (t->evals)
+                        snprintf(best, sizeof(best), two ? "%.4f/%.4f" : "%.4f", t->best_accuracy,
+                                 t->best_accuracy_segm);
+                if (t->has_target && t->has_target_segm)
+                        snprintf(tgt, sizeof(tgt), "%.3f/%.3f", t->target, t->target_segm);
+                else if (t->has_target)
+                        snprintf(tgt, sizeof(tgt), "%.3f", t->target);
+                if (t->met && t->met_epoch > 0)
+                        snprintf(met, sizeof(met), "%.2f min, ep %d", t->met_s / 60, t->met_epoch);
+                else if (t->met)
+                        snprintf(met, sizeof(met), "%.2f min", t->met_s / 60);
+                else if (t->has_target && t->evals)
+                        snprintf(met, sizeof(met), "no");
+                if (t->outcome != OUT_MISSING)
+                        snprintf(ep, sizeof(ep), "%d", t->epochs);
+                buf_printf(out, "  %-5d %-11s %9s %6s %*s %*s %*s %-14s %12s  %s", r->trials[i].number,
+                           mlperf_outcome_name(t->outcome), fmt_time(ttm, sizeof(ttm), t, 60, 2), ep, aw, fin, aw,
+                           best, tw, tgt, met, fmt_pos(tp, sizeof(tp), t->throughput, 1), notes.s ? notes.s : "");
+                rstrip(out);
+                buf_putc(out, '\n');
+        }
+}
+
+/* A fixed schedule has no MLPerf score: the means of what it reached. */
+static void text_fixed_summary(const struct report_run *r, struct bd_buf *out)
+{
+        int n = 0, met = 0;
+        double time = 0, fin = 0, best = 0;
+        for (int i = 0; i < r->ntrials; i++) {
+                const struct mlperf_trial *t = &r->trials[i].result;
+                if (!t->timed || !t->has_accuracy)
+                        continue;
+                n++;
+                time += t->time_to_train / 60;
+                fin += t->accuracy;
+                best += t->evals ? t->best_accuracy : t->accuracy;
+                met += t->met;
+        }
+        if (!n) {
+                buf_puts(out, "  fixed schedule: no trial ran its schedule to the end\n");
+                return;
+        }
+        buf_printf(out, "  fixed schedule (no MLPerf score: the run does not stop at the target): mean %.3f min, final "
+                        "accuracy %.4f, best %.4f over %d trial%s; the target met in %d of them\n", time / n,
+                   fin / n, best / n, n, n == 1 ? "" : "s", met);
+}
+
 static void text_trials(const struct report_run *r, const struct mlperf_score *s, struct bd_buf *out)
 {
+        if (r->fixed) {
+                text_fixed_trials(r, s, out);
+                return;
+        }
         bool ar = is_allreduce(r);
         /* Mask R-CNN: bbox/segm accuracies against both targets */
         bool two = false;
@@ -328,7 +396,10 @@ void report_text(const struct report_run *runs, int n, unsigned flags, struct bd
                 for (int k = 0; k < r->nwarnings; k++)
                         buf_printf(out, "  warning: %s\n", r->warnings[k]);
                 text_trials(r, &scores[i], out);
-                text_score(r, &scores[i], out);
+                if (r->fixed)
+                        text_fixed_summary(r, out);
+                else
+                        text_score(r, &scores[i], out);
                 if (flags & REPORT_REFERENCE)
                         text_reference(r, &scores[i], out);
         }
@@ -377,6 +448,11 @@ static cJSON *trial_json(const struct report_run *r, const struct mlperf_score *
         add_num(o, "target_segm", t->target_segm, t->has_target_segm);
         add_str(o, "target_source", t->has_target ? (t->target_from_log ? "log" : "config") : NULL);
         add_bool(o, "reached", t->reached, read && (ar || t->has_target));
+        /* every evaluation's best, and where the target was first met (a fixed schedule's question) */
+        add_num(o, "best_accuracy", t->best_accuracy, t->evals > 0);
+        add_num(o, "best_accuracy_segm", t->best_accuracy_segm, t->evals > 0 && t->has_accuracy_segm);
+        add_bool(o, "target_met", t->met, read && t->has_target && t->evals > 0);
+        add_num(o, "target_met_min", t->met_s / 60, t->met);
         cJSON_AddBoolToObject(o, "converged", t->converged);
         add_str(o, "dropped", dropped_as(s, i));
         add_num(o, "throughput", t->throughput, t->throughput > 0);
@@ -478,6 +554,7 @@ cJSON *report_json(const struct report_run *runs, int n, unsigned flags)
                 add_str(o, "system", r->system);
                 add_str(o, "workload", r->workload);
                 add_str(o, "state", r->state);
+                cJSON_AddStringToObject(o, "schedule", r->fixed ? "fixed" : "time-to-train");
                 cJSON *warn = cJSON_AddArrayToObject(o, "warnings");
                 for (int k = 0; k < r->nwarnings; k++)
                         cJSON_AddItemToArray(warn, cJSON_CreateString(r->warnings[k]));

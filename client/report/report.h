@@ -5,7 +5,9 @@
  * score of each run is computed here with mlperf_score().  Output goes into a
  * struct bd_buf:
  *
- *   text  per run a header, a table of trials (status, time to train in s and
+ *   text  per run a header, a table of trials (a fixed schedule's: status,
+ *         the whole run's time, epochs, final and best accuracy, the target
+ *         and when it was met on the way, throughput, notes; else status, time to train in s and
  *         min, epochs, accuracy/target/reached, throughput, notes: the reason
  *         and every anomaly, such as "3 unparseable MLLOG lines (first at line
  *         17)"), the score line ("MLPerf score: 12.440 min (...)",
@@ -54,6 +56,8 @@ struct report_run {
         char *const *warnings;          /* the launch script's warnings (image and host disagree...) */
         int nwarnings;
         const struct workload *wl;      /* its workload as the run recorded it; NULL: found by its name */
+        bool fixed;                     /* a fixed schedule (its section's "schedule"): no time to train to
+                                         * score, but the final and best accuracy and where the target was met */
 };
 
 enum report_format {

@@ -51,6 +51,11 @@ static double run_target(const cJSON *config, const struct workload *w, bool seg
         return key ? json_num(json_get(config, w->section), key, -1) : -1;
 }
 
+bool run_fixed(const cJSON *config, const char *section)
+{
+        return section && streq(json_str(json_get(config, section), "schedule", ""), "fixed");
+}
+
 void trial_read(const struct bd_run *r, const struct workload *w, const struct bd_trial *t, const char *log,
                 struct mlperf_trial *m)
 {
@@ -197,7 +202,15 @@ void trial_value_load(struct bd_store *s, const struct bd_run *r, const struct b
         v->throughput = m.throughput;
         if (m.has_accuracy)
                 v->accuracy = m.accuracy;
-        if (m.converged && m.time_to_train > 0) {
+        _cleanup_json_ cJSON *config = cJSON_Parse(r->config ? r->config : "{}");
+        v->met_min = m.met ? m.met_s / 60.0 : NAN;
+        if (w && run_fixed(config, w->section) && m.timed && m.time_to_train > 0 &&
+            (m.outcome == OUT_SUCCESS || m.outcome == OUT_ABORTED)) {
+                /* the whole schedule ran: its time and final accuracy, target or not */
+                v->fixed = true;
+                v->outcome = TV_VALUE;
+                v->value = v->ci_lo = v->ci_hi = m.time_to_train / 60.0;
+        } else if (m.converged && m.time_to_train > 0) {
                 v->outcome = TV_VALUE;
                 v->value = v->ci_lo = v->ci_hi = m.time_to_train / 60.0;
         } else if (m.outcome == OUT_SUCCESS || m.outcome == OUT_ABORTED) {

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cjson/cJSON.h>
+
 #include "mlperf.h"
 #include "store.h"
 
@@ -48,6 +50,8 @@ struct trial_value {
         double throughput;      /* time to train: the logged samples/s; 0 when none */
         double accuracy;        /* time to train: the last accuracy reached; NAN when none */
         double wall_s;          /* the trial's wall time (start to end), 0 when unknown */
+        bool fixed;             /* a fixed schedule: value is the whole schedule's time, accuracy its final */
+        double met_min;         /* fixed: minutes from run_start to the first evaluation at the target, NAN: never */
         char *device;           /* the result's device, NULL when unknown */
         char why[160];          /* for an outcome: the reason */
 };
@@ -66,6 +70,9 @@ void trial_value_release(struct trial_value *v);
  * A program read by its own words (not MLLOG) whose trial failed is a failed
  * trial, whatever its log says. */
 struct workload;
+/* Whether a run's recorded configuration gives its workload's section
+ * (section) a fixed schedule ("schedule": "fixed"). */
+bool run_fixed(const cJSON *config, const char *section);
 void trial_read(const struct bd_run *r, const struct workload *w, const struct bd_trial *t, const char *log,
                 struct mlperf_trial *m);
 

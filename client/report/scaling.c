@@ -32,7 +32,7 @@ static void row_load(struct bd_store *s, const struct bd_run *r, const struct bd
         row->kind = tv_kind_of(r->workload, !bench);
         row->trials = r->ntrials;
         row->logs = xcalloc((size_t)r->ntrials + 1, sizeof(char *));
-        double ttt = 0, acc = 0, tp = 0, wall = 0;
+        double ttt = 0, acc = 0, tp = 0, wall = 0, met = 0;
         int nacc = 0, ntp = 0, nwall = 0;
         for (int i = 0; i < r->ntrials; i++) {
                 bool copy;
@@ -41,6 +41,9 @@ static void row_load(struct bd_store *s, const struct bd_run *r, const struct bd
                 trial_value_load(s, r, &t[i], row->kind, &v);
                 if (v.wall_s > 0)
                         wall += v.wall_s, nwall++;
+                row->fixed |= v.fixed;
+                if (v.fixed && isfinite(v.met_min))
+                        met += v.met_min, row->met++;
                 if (isfinite(v.accuracy))
                         acc += v.accuracy, nacc++;
                 if (v.outcome == TV_VALUE) {
@@ -60,12 +63,13 @@ static void row_load(struct bd_store *s, const struct bd_run *r, const struct bd
         if (row->converged > 0)
                 row->outcome = NULL;    /* some trials made it: the means are of those */
         row->ttt_min = row->kind == TV_TIME_TO_TRAIN && row->converged ? ttt / row->converged : NAN;
+        row->met_min = row->met ? met / row->met : NAN;
         row->accuracy = nacc ? acc / nacc : NAN;
         row->throughput = ntp ? tp / ntp : NAN;
         row->wall_min = nwall ? wall / nwall / 60.0 : NAN;
         double cph = row->cost_per_node_hour > 0 ? row->cost_per_node_hour : NAN;
         row->cost = (double)row->nodes * cph * row->wall_min / 60.0;
-        row->cost_to_target = (double)row->nodes * cph * row->ttt_min / 60.0;
+        row->cost_to_target = (double)row->nodes * cph * (row->fixed ? row->met_min : row->ttt_min) / 60.0;
 }
 
 int scaling_load(struct bd_store *s, char **ids, int n, struct scaling_data *d)
@@ -95,7 +99,7 @@ int scaling_load(struct bd_store *s, char **ids, int n, struct scaling_data *d)
         bool ttt = d->n > 0;
         for (int i = 0; i < d->n; i++)
                 ttt = ttt && isfinite(d->rows[i].ttt_min);
-        d->basis = ttt ? "time to train" : "throughput";
+        d->basis = ttt ? (d->n > 0 && d->rows[0].fixed ? "the fixed schedule's time" : "time to train") : "throughput";
         const struct scaling_row *base = NULL;
         for (int i = 0; i < d->n && !base; i++)
                 if (ttt || isfinite(d->rows[i].throughput))
@@ -136,8 +140,10 @@ void scaling_text(const struct scaling_data *d, struct bd_buf *out)
         const char *unit = tv_unit(d->rows[0].workload, d->rows[0].kind == TV_TIME_TO_TRAIN ? TV_THROUGHPUT : d->rows[0].kind);
         buf_printf(out, "scaling of %s: speedup and efficiency on %s against %ld node%s\n", d->rows[0].workload,
                    d->basis, d->rows[0].nodes, d->rows[0].nodes == 1 ? "" : "s");
+        bool fixed = d->rows[0].fixed;
         buf_printf(out, "%-5s %-5s %-24s %9s %8s %12s %8s %6s %9s %10s %10s  %s\n", "nodes", "ranks", "run",
-                   "ttt min", "accuracy", unit, "speedup", "eff", "wall min", "cost", "to target", "notes");
+                   fixed ? "time min" : "ttt min", fixed ? "final" : "accuracy", unit, "speedup", "eff", "wall min",
+                   "cost", "to target", "notes");
         bool priced = false;
         for (int i = 0; i < d->n; i++) {
                 const struct scaling_row *x = &d->rows[i];
@@ -152,11 +158,17 @@ void scaling_text(const struct scaling_data *d, struct bd_buf *out)
                         buf_printf(out, "%s", x->outcome);
                 else if (x->converged < x->trials)
                         buf_printf(out, "%d of %d trials", x->converged, x->trials);
+                if (x->fixed && x->met)
+                        buf_printf(out, "%starget met in %d of %d trials, at %.2f min", x->outcome ||
+                                   x->converged < x->trials ? "; " : "", x->met, x->trials, x->met_min);
+                else if (x->fixed)
+                        buf_printf(out, "%starget not met", x->outcome || x->converged < x->trials ? "; " : "");
                 buf_putc(out, '\n');
         }
         if (priced)
-                buf_puts(out, "cost: nodes x cost_per_node_hour x the mean wall time of a trial; to target: the same "
-                              "over the mean time to train\n");
+                buf_printf(out, "cost: nodes x cost_per_node_hour x the mean wall time of a trial; to target: the same "
+                                "over the mean time %s\n", d->rows[0].fixed ? "to the first evaluation at the target"
+                                                                             : "to train");
         else
                 buf_puts(out, "cost: no cost_per_node_hour set for these systems (--set cost_per_node_hour=PRICE at "
                               "submission, or in the system file)\n");
@@ -179,6 +191,11 @@ void scaling_json(const struct scaling_data *d, struct bd_buf *out)
                 cJSON_AddNumberToObject(r, "with_result", x->converged);
                 json_add_number(r, "time_to_train_min", x->ttt_min);
                 json_add_number(r, "accuracy", x->accuracy);
+                cJSON_AddStringToObject(r, "schedule", x->fixed ? "fixed" : "time-to-train");
+                if (x->fixed) {
+                        cJSON_AddNumberToObject(r, "target_met_trials", x->met);
+                        json_add_number(r, "target_met_min", x->met_min);
+                }
                 json_add_number(r, "throughput", x->throughput);
                 json_add_number(r, "speedup", x->speedup);
                 json_add_number(r, "efficiency", x->efficiency);

@@ -16,7 +16,11 @@ struct scaling_row {
         long nodes, ranks;
         int trials, converged;          /* trials with a result */
         enum tv_kind kind;
-        double ttt_min;                 /* mean time to train of the converged trials (NAN: none) */
+        double ttt_min;                 /* mean time to train of the converged trials (NAN: none); a fixed
+                                         * schedule's: the mean time of the whole schedule */
+        bool fixed;                     /* its trials ran a fixed schedule */
+        int met;                        /* fixed: trials that met the target on the way ... */
+        double met_min;                 /* ... and the mean minutes it took them (NAN: none) */
         double accuracy;                /* mean accuracy reached (NAN: none) */
         double throughput;              /* mean images/s (GB/s for allreduce) */
         double wall_min;                /* mean wall time of a trial */

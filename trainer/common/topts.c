@@ -131,6 +131,12 @@ static int common(int id, const char *arg, struct topt_common *c, const char **b
         case TOPT_BENCH_STEPS: if (topt_int(arg, 1, 1000000000L, &v) < 0) *bad = "an integer >= 1"; else c->benchmark_steps = v; break;
         case TOPT_WARMUP_STEPS: if (topt_int(arg, 0, 1000000000L, &v) < 0) *bad = "an integer >= 0"; else c->warmup_steps = v; break;
         case TOPT_RESULT: if (!*arg) *bad = "a file name"; else c->result = arg; break;
+        case TOPT_SCHEDULE:
+                if (strcmp(arg, "fixed") && strcmp(arg, "time-to-train"))
+                        *bad = "time-to-train or fixed";
+                else
+                        c->fixed = !strcmp(arg, "fixed");
+                break;
         default: return bd_err_set(err, -EINVAL, "unknown option '%s' (see --help)", argv[optind - 1]);
         }
         return 0;

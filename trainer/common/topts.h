@@ -48,6 +48,7 @@ struct topt_common {
         int64_t benchmark_steps;        /* throughput mode (tbench.h): steps timed; 0: off */
         int64_t warmup_steps;           /* steps before them, not timed (default 5) */
         const char *result;             /* the JSON result (tbench.h) */
+        int fixed;                      /* --schedule fixed: the whole schedule, never stopped at the target */
 };
 
 /* Ids: a trainer's own from TOPT_OWN, the common ones from TOPT_DATA. */
@@ -55,7 +56,7 @@ enum {
         TOPT_OWN = 256,
         TOPT_DATA = 512, TOPT_THREADS, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
         TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_BENCH_STEPS,
-        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_HELP, TOPT_VERSION,
+        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_SCHEDULE, TOPT_HELP, TOPT_VERSION,
 };
 
 /* Their rows of a trainer's table: --data first, the others last in
@@ -68,6 +69,8 @@ enum {
         { "backend", TOPT_BACKEND, "NAME", "cpu (default) or cuda" },                                              \
         { "precision", TOPT_PRECISION, "P", "fp32 (default) or amp (cuda only)" },                                 \
         { "max-steps", TOPT_MAX_STEPS, "N", "stop after N steps (0: no limit)" },                                  \
+        { "schedule", TOPT_SCHEDULE, "S", "time-to-train (default: stop at the target) or fixed (train the whole\n"  \
+          "schedule, evaluate as configured and at its end; success when the target was met)" },                 \
         { "pretrained", TOPT_PRETRAINED, "FILE", "backbone weights (benchd weights file, torchvision names)" },     \
         { "platform", TOPT_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },              \
         { "seed", TOPT_SEED, "N", "random seed (default: from the clock)" },                                       \

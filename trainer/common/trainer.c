@@ -143,6 +143,7 @@ int trainer_main(struct trainer *t, const struct trainer_ops *ops, int argc, cha
         t->ops = ops;
         t->prog = w->program;
         t->benchmark = w->mlperf_name;
+        t->eval_step = -1;
 
         /* options first: --help and usage errors do not start MPI */
         int rank0 = mllog_launch_rank() == 0;
@@ -339,7 +340,21 @@ bool trainer_evaluate(struct trainer *t, int64_t step, long epoch, enum run_end 
         t->epoch_t0 += trun_now() - start;
         t->log_t0 = trun_now();
         *end = RUN_REACHED;
-        return !ev.reached;
+        t->eval_step = step;
+        if (ev.reached && !t->reached && t->opt->fixed && t->dp.rank == 0)
+                printf("# target met at step %lld (epoch %ld); the fixed schedule goes on\n", (long long)step, epoch);
+        t->reached |= ev.reached;
+        return !ev.reached || t->opt->fixed;
+}
+
+enum run_end trainer_schedule_end(struct trainer *t, int64_t step, long epoch, bool can_eval, struct bd_err *err)
+{
+        if (!t->opt->fixed)
+                return RUN_NOT_REACHED;
+        enum run_end end;
+        if (can_eval && t->eval_step != step && !trainer_evaluate(t, step, epoch, &end, err))
+                return end;
+        return t->reached ? RUN_REACHED : RUN_NOT_REACHED;
 }
 
 void trainer_warn(void *ctx, const char *msg)

@@ -131,6 +131,8 @@ struct trainer {
         long epoch_images;              /* images of every rank in the epoch */
         double log_t0;                  /* the last progress line (or restart) */
         long log_images;                /* images since */
+        int64_t eval_step;              /* the step of the last evaluation, -1: none yet */
+        bool reached;                   /* an evaluation met the target (--schedule fixed goes on) */
 };
 
 /* The program: exit status as above. */
@@ -167,8 +169,13 @@ void trainer_checkpoint(struct trainer *t, int64_t step, long epoch);
 /* Collective: ops->evaluate between the MLPerf eval_start and eval_stop,
  * eval_accuracy, rank 0's line; the training rates leave its time out.
  * true: the run goes on; false: it ends, *end RUN_REACHED, RUN_FAILED
- * (err: this rank's error) or RUN_FAILED_ELSEWHERE. */
+ * (err: this rank's error) or RUN_FAILED_ELSEWHERE.  With --schedule fixed
+ * a met target does not end the run (t->reached says it was met). */
 bool trainer_evaluate(struct trainer *t, int64_t step, long epoch, enum run_end *end, struct bd_err *err);
+/* The end of the schedule at step (ops->train's after its loop): with
+ * --schedule fixed, an evaluation there unless the last one was, and
+ * RUN_REACHED when the target was met on the way; else RUN_NOT_REACHED. */
+enum run_end trainer_schedule_end(struct trainer *t, int64_t step, long epoch, bool can_eval, struct bd_err *err);
 
 /* The loaders' warnings (ctx: the struct trainer): on rank 0's stderr. */
 void trainer_warn(void *ctx, const char *msg);

@@ -364,7 +364,7 @@ static enum run_end mrcnn_train(struct trainer *tr, struct bd_err *err)
                 if (trainer_max_steps(tr, step))
                         break;
         }
-        return RUN_NOT_REACHED;
+        return trainer_schedule_end(tr, step, (long)((step + ipe - 1) / ipe), t->eval != NULL, err);
 }
 
 static void mrcnn_report(struct trainer *tr, bool reached)

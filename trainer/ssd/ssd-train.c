@@ -304,7 +304,7 @@ static enum run_end ssd_train(struct trainer *tr, struct bd_err *err)
         int64_t step = tr->sgd.iter;
         int block_first = 0, block_count = 0;
         /* throughput mode runs its steps whatever the epochs (max_steps ends it) */
-        int epochs = tbench_on(&tr->bench) ? INT_MAX : o->epochs;
+        int epochs = tbench_on(&tr->bench) ? INT_MAX : o->epochs, epoch_done = t->start_epoch;
         for (int epoch = t->start_epoch + 1; epoch <= epochs; epoch++) {
                 /* blocks of epochs between evaluations, as the reference logs them */
                 if (!block_first) {
@@ -328,6 +328,7 @@ static enum run_end ssd_train(struct trainer *tr, struct bd_err *err)
                                 break;
                 }
                 trainer_epoch_end(tr, epoch, NULL);
+                epoch_done = epoch;
                 trainer_checkpoint(tr, step, epoch);
                 int last = trainer_max_steps(tr, step) || epoch == epochs;
                 int eval_now = t->eval && contains(o->eval_epochs, o->neval, epoch);
@@ -340,7 +341,7 @@ static enum run_end ssd_train(struct trainer *tr, struct bd_err *err)
                 if (trainer_max_steps(tr, step))
                         break;
         }
-        return RUN_NOT_REACHED;
+        return trainer_schedule_end(tr, step, epoch_done, t->eval != NULL, err);
 }
 
 static void ssd_report(struct trainer *tr, bool reached)
