@@ -100,6 +100,9 @@ for c in rep["cells"]:
     if len(rates) != 4:
         bad.append((c["label"], "observations", len(rates)))
     by[(c["values"]["ranks"], c["values"]["batch_size"])] = c
+best = max(rep["cells"], key=lambda c: c["value"])
+if rep["best"] != best["label"]:
+    bad.append(("best", rep["best"], best["label"]))
 for b in ("2", "4"):
     one, two = by[("1", b)], by[("2", b)]
     sp = two["value"] / one["value"]
@@ -110,6 +113,8 @@ PY
 )" ok
 text=$("$BENCHCTL" report "$sw")
 is "report SWEEP prints the same table" "$(grep -c '^ranks' <<<"$text")" 2
+like "  the best cell marked and named" "$text" "^best \(\*\): .+, [0-9.]+ images/s \(the highest\)$"
+is "  one cell marked" "$(grep -c ' \*$\| \* ' <<<"$text")" 1
 like "  with the rule" "$text" "^learning rate: MLPerf SSD rule"
 err=$("$BENCHCTL" report last 2>&1 >/dev/null)
 like "report last after a sweep: its last cell's run, said so, with the sweep's command" "$err" \
@@ -165,4 +170,17 @@ print(j["state"], " ".join(c["outcome"] for c in j["cells"]))')" "cancelled canc
 out=$(python3 "$srcdir/tests/html-check.py" "$tmp/sweep.html" bs2)
 like "report --html writes a page: plots of well-formed SVG, no script, nothing fetched, the table" \
      "$out" "^([4-9]|[1-9][0-9]) no-script \[\] \[\] True$"
+# 8. the autotune of the gradient allreduce: a sweep over its bucket size
+out=$(timeout 600 "$BENCHCTL" sweep "${common[@]}" ssd --set ranks=2 --set ssd.bucket_mb=0.25,16 \
+      --set ssd.image_size=64 --steps 3 --warmup 1 2>&1); rc=$?
+is "sweep over ssd.bucket_mb: exit 0" "$rc" 0
+like "  a column per bucket size, the best marked" "$out" "^best \(\*\): .*bucket_mb=(0\.25|16).*, [0-9.]+ images/s \(the highest\)$"
+bucket_logs=$(grep -l 'gradient allreduce: ' "$logs"/*.log | xargs grep -h '^# gradient allreduce: ' | sort -u)
+like "  the trainers took the sizes: more buckets of 0.25 MiB" "$bucket_logs" \
+     "^# gradient allreduce: [0-9]+ buckets of about 0\.25 MiB, each started during the backward$"
+like "  one of 16 MiB" "$bucket_logs" "^# gradient allreduce: [0-9]+ buckets? of about 16 MiB"
+out=$("$BENCHCTL" render --system local ssd --set ssd.bucket_mb=4 --set ssd.overlap=false 2>&1)
+like "render: the bucket size reaches the trainer" "$out" "--bucket-mb 4( |$)"
+like "  and the overlap" "$out" "--overlap 0( |$)"
+
 done_testing

@@ -15,6 +15,7 @@
 #include "results.h"
 #include "run.h"
 #include "stats.h"
+#include "workload.h"
 #include "strutil.h"
 #include "sweep.h"
 
@@ -201,6 +202,28 @@ double sweep_speedup(const struct sweep_data *d, int r, int c, double *ret_eff)
         return NAN;
 }
 
+/* The cell with the best result: the shortest time to train, the highest
+ * bandwidth or throughput (the lowest where the workload's result says
+ * lower is better); -1 unless two cells or more have one.  A sweep over a tuning key
+ * (bucket_mb, overlap) is the autotune: this is its answer. */
+int sweep_best(const struct sweep_data *d)
+{
+        bool higher = d->kind != TV_TIME_TO_TRAIN;
+        const struct workload *w = workload_find(d->g.workload);
+        if (d->kind == TV_THROUGHPUT && w && w->result == RESULT_THROUGHPUT)
+                higher = w->higher_is_better;   /* a rate of its own (seconds per item: lower) */
+        int best = -1, with = 0;
+        for (int i = 0; i < d->ncells; i++) {
+                const struct sweep_cell *x = &d->cells[i];
+                if (x->outcome || !isfinite(x->value))
+                        continue;
+                with++;
+                if (best < 0 || (higher ? x->value > d->cells[best].value : x->value < d->cells[best].value))
+                        best = i;
+        }
+        return with > 1 ? best : -1;    /* one result is no choice */
+}
+
 static void print_cell_text(const struct sweep_cell *c, char *buf, size_t n)
 {
         if (c->outcome)
@@ -211,6 +234,7 @@ static void print_cell_text(const struct sweep_cell *c, char *buf, size_t n)
 
 static void text_table(const struct sweep_data *d, const char *corner, bool speedup, struct bd_buf *out)
 {
+        int best = speedup ? -1 : sweep_best(d);
         int w0 = (int)strlen(corner);
         for (int r = 0; r < d->nrows; r++)
                 if ((int)strlen(d->rows[r]) > w0)
@@ -228,8 +252,11 @@ static void text_table(const struct sweep_data *d, const char *corner, bool spee
                 for (int c = 0; c < d->ncols; c++) {
                         char cell[64] = "-";
                         int i = d->grid[r * d->ncols + c];
-                        if (i >= 0 && !speedup)
+                        if (i >= 0 && !speedup) {
                                 print_cell_text(&d->cells[i], cell, sizeof(cell));
+                                if (i == best)  /* the best cell */
+                                        strcat(cell, " *");
+                        }
                         else if (i >= 0) {
                                 double eff, sp = sweep_speedup(d, r, c, &eff);
                                 if (isfinite(sp) && isfinite(eff))
@@ -267,6 +294,10 @@ void sweep_text(const struct sweep_data *d, struct bd_buf *out)
                 buf_printf(out, "\nspeedup and scaling efficiency against the first %s with a result\n", d->rowkey);
                 text_table(d, d->rowkey, true, out);
         }
+        int best = sweep_best(d);
+        if (best >= 0 && d->ncells > 1)
+                buf_printf(out, "\nbest (*): %s, %.4g %s (%s)\n", d->cells[best].label, d->cells[best].value, d->unit,
+                           d->kind == TV_TIME_TO_TRAIN ? "the shortest" : "the highest");
         int ok = 0;
         for (int i = 0; i < d->ncells; i++)
                 ok += !d->cells[i].outcome;
@@ -298,6 +329,11 @@ cJSON *sweep_json(const struct sweep_data *d)
         cJSON_AddStringToObject(o, "workload", d->g.workload);
         cJSON_AddStringToObject(o, "state", d->g.state);
         cJSON_AddStringToObject(o, "mode", json_str(d->spec, "mode", "throughput"));
+        int best = sweep_best(d);
+        if (best >= 0)
+                cJSON_AddStringToObject(o, "best", d->cells[best].label);
+        else
+                cJSON_AddNullToObject(o, "best");
         cJSON_AddStringToObject(o, "unit", d->unit);
         cJSON_AddStringToObject(o, "lr_rule", json_str(d->spec, "rule", ""));
         cJSON_AddItemToObject(o, "axes", cJSON_Duplicate(json_get(d->spec, "axes"), true));

@@ -65,6 +65,10 @@ double sweep_speedup(const struct sweep_data *d, int r, int c, double *ret_eff);
  * speedup and scaling efficiency per row; which cells have no result and
  * why; the runs. */
 void sweep_text(const struct sweep_data *d, struct bd_buf *out);
+/* The index of the cell with the best result (the shortest time to train,
+ * the highest rate unless the workload says lower is better), -1 unless
+ * two cells or more have a result. */
+int sweep_best(const struct sweep_data *d);
 /* The same as one JSON object (caller deletes): the sweep, its axes, and
  * each cell with its value, interval, speedup, efficiency and trials. */
 cJSON *sweep_json(const struct sweep_data *d);

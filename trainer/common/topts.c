@@ -131,6 +131,16 @@ static int common(int id, const char *arg, struct topt_common *c, const char **b
         case TOPT_BENCH_STEPS: if (topt_int(arg, 1, 1000000000L, &v) < 0) *bad = "an integer >= 1"; else c->benchmark_steps = v; break;
         case TOPT_WARMUP_STEPS: if (topt_int(arg, 0, 1000000000L, &v) < 0) *bad = "an integer >= 0"; else c->warmup_steps = v; break;
         case TOPT_RESULT: if (!*arg) *bad = "a file name"; else c->result = arg; break;
+        case TOPT_BUCKET:
+                if (topt_num(arg, 1.0 / 16, 1024, &c->bucket_mb) < 0)
+                        *bad = "a number of MiB from 0.0625 to 1024";
+                break;
+        case TOPT_OVERLAP:
+                if (strcmp(arg, "0") && strcmp(arg, "1"))
+                        *bad = "0 or 1";
+                else
+                        c->overlap = arg[0] == '1';
+                break;
         case TOPT_SCHEDULE:
                 if (strcmp(arg, "fixed") && strcmp(arg, "time-to-train"))
                         *bad = "time-to-train or fixed";
@@ -203,7 +213,7 @@ int topt_parse(const struct topt_prog *p, int argc, char **argv, void *o, struct
         const struct workload *w = workload_find(p->workload);
         if (!w)
                 return bd_err_set(err, -EINVAL, "no workload '%s'", p->workload);
-        *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5 };
+        *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5, .bucket_mb = 16, .overlap = 1 };
         *given = (struct topt_given){ 0 };
         int r = builtin_values(p, w, o, err);
         if (r < 0)

@@ -49,6 +49,8 @@ struct topt_common {
         int64_t warmup_steps;           /* steps before them, not timed (default 5) */
         const char *result;             /* the JSON result (tbench.h) */
         int fixed;                      /* --schedule fixed: the whole schedule, never stopped at the target */
+        double bucket_mb;               /* gradient allreduce buckets of about this many MiB (default 16) */
+        int overlap;                    /* 1: each bucket's allreduce starts in the backward (default); 0: after */
 };
 
 /* Ids: a trainer's own from TOPT_OWN, the common ones from TOPT_DATA. */
@@ -56,7 +58,7 @@ enum {
         TOPT_OWN = 256,
         TOPT_DATA = 512, TOPT_THREADS, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
         TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_BENCH_STEPS,
-        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_SCHEDULE, TOPT_HELP, TOPT_VERSION,
+        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_SCHEDULE, TOPT_BUCKET, TOPT_OVERLAP, TOPT_HELP, TOPT_VERSION,
 };
 
 /* Their rows of a trainer's table: --data first, the others last in
@@ -75,6 +77,9 @@ enum {
         { "platform", TOPT_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },              \
         { "seed", TOPT_SEED, "N", "random seed (default: from the clock)" },                                       \
         { "checkpoint", TOPT_CHECKPOINT, "DIR", "save DIR/" CKPT " after every epoch and resume from it" },        \
+        { "bucket-mb", TOPT_BUCKET, "MB", "gradient allreduce in buckets of about MB MiB (default 16)" },         \
+        { "overlap", TOPT_OVERLAP, "0|1", "1: each bucket's allreduce starts during the backward (default);\n"      \
+          "0: all of them after it" },                                                                             \
         { "synthetic", TOPT_SYNTHETIC, NULL, SYNTH ", no data, no evaluation" },                                   \
         { "log-interval", TOPT_LOG, "N", "steps between progress lines (default 20)" },                            \
         { "inject-nan", TOPT_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" }, \

@@ -55,7 +55,11 @@ static int build_model(struct trainer *t, struct bd_err *err)
 /* the model on every rank as rank 0's, the data-parallel hooks, the optimiser */
 static int attach(struct trainer *t, struct bd_err *err)
 {
-        int r = bd_dp_attach(&t->dp, &t->m, 16u << 20, err);
+        int r = bd_dp_attach(&t->dp, &t->m, (size_t)(t->opt->bucket_mb * (1 << 20)), err);
+        t->dp.overlap = t->opt->overlap;
+        if (r >= 0 && t->dp.size > 1 && t->dp.rank == 0)
+                printf("# gradient allreduce: %d bucket%s of about %g MiB, %s\n", t->dp.nb, t->dp.nb == 1 ? "" : "s",
+                       t->opt->bucket_mb, t->dp.overlap ? "each started during the backward" : "after the backward");
         if (r >= 0)
                 r = bd_dp_broadcast_params(&t->dp, err);
         if (r >= 0)
