@@ -217,7 +217,7 @@ SCRIPT_TESTS = \
 	tests/t0100-cluster.t \
 	tests/t0110-sbatch-test-only.t \
 	tests/t0200-run-local.t tests/t0205-run-workload-file.t tests/t0206-run-workload-readers.t tests/t0207-run-progress.t \
-	tests/t0208-run-fixed.t \
+	tests/t0208-run-fixed.t tests/t0209-run-trace.t \
 	tests/t0210-run-slurm.t \
 	tests/t0300-allreduce.t \
 	tests/t0400-inventory.t \

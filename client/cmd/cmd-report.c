@@ -41,6 +41,7 @@ struct loaded_run {
         cJSON *config;
         struct report_trial *rt;
         char **paths;                   /* the logs read, per trial */
+        char **traces, **trace_errors;  /* per trial: its merged trace, or why not */
         struct report_reference ref;
         char *pub_source;
         char **warnings;                /* the job output's "benchd: warning:" lines */
@@ -92,6 +93,8 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
         x->config = cJSON_Parse(x->run.config ? x->run.config : "{}");
         x->rt = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->rt));
         x->paths = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->paths));
+        x->traces = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->traces));
+        x->trace_errors = xcalloc((size_t)(x->run.ntrials > 0 ? x->run.ntrials : 0) + 1, sizeof(*x->trace_errors));
         for (int k = 0; k < x->run.ntrials; k++) {
                 bool kept;
                 x->rt[k].number = x->trials[k].trial;
@@ -106,6 +109,17 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
                         snprintf(x->rt[k].result.reason, sizeof(x->rt[k].result.reason), "no log recorded");
                 }
                 live_outcome(&x->run, &x->trials[k], &x->rt[k].result);
+                /* its ranks' step traces (--trace), merged into one */
+                if (x->run.logdir) {
+                        _cleanup_free_ char *base = xasprintf("%s/%s_%d.trace", x->run.logdir, x->run.id,
+                                                              x->trials[k].trial);
+                        struct bd_err err;
+                        int r = trace_merge(base, &x->rt[k].trace, &err);
+                        if (r > 0)
+                                x->rt[k].trace_file = x->traces[k] = xasprintf("%s.json", base);
+                        else if (r < 0)
+                                x->rt[k].trace_error = x->trace_errors[k] = xstrdup(err.msg);
+                }
         }
         _cleanup_free_ char *kmin = xasprintf("%s.published.minutes", w);
         _cleanup_free_ char *kips = xasprintf("%s.published.images_per_second", w);
@@ -134,9 +148,14 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
 static void loaded_run_release(struct loaded_run *x)
 {
         free(x->rt);
-        for (int k = 0; x->paths && k < x->run.ntrials; k++)
+        for (int k = 0; x->paths && k < x->run.ntrials; k++) {
                 free(x->paths[k]);
+                free(x->traces[k]);
+                free(x->trace_errors[k]);
+        }
         free(x->paths);
+        free(x->traces);
+        free(x->trace_errors);
         free(x->pub_source);
         for (int k = 0; k < x->nwarnings; k++)
                 free(x->warnings[k]);

@@ -396,6 +396,18 @@ void report_text(const struct report_run *runs, int n, unsigned flags, struct bd
                 for (int k = 0; k < r->nwarnings; k++)
                         buf_printf(out, "  warning: %s\n", r->warnings[k]);
                 text_trials(r, &scores[i], out);
+                for (int k = 0; k < r->ntrials; k++) {
+                        const struct report_trial *rt = &r->trials[k];
+                        if (rt->trace_error)
+                                buf_printf(out, "  trace of trial %d: %s\n", rt->number, rt->trace_error);
+                        if (!rt->trace_file)
+                                continue;
+                        buf_printf(out, "  trace of trial %d (%d rank%s, %d step%s kept): %s\n    ", rt->number,
+                                   rt->trace.ranks, rt->trace.ranks == 1 ? "" : "s", rt->trace.steps,
+                                   rt->trace.steps == 1 ? "" : "s", rt->trace_file);
+                        trace_summary_text(&rt->trace, out);
+                        buf_putc(out, '\n');
+                }
                 if (r->fixed)
                         text_fixed_summary(r, out);
                 else
@@ -453,6 +465,23 @@ static cJSON *trial_json(const struct report_run *r, const struct mlperf_score *
         add_num(o, "best_accuracy_segm", t->best_accuracy_segm, t->evals > 0 && t->has_accuracy_segm);
         add_bool(o, "target_met", t->met, read && t->has_target && t->evals > 0);
         add_num(o, "target_met_min", t->met_s / 60, t->met);
+        if (rt->trace_file) {
+                const struct trace_summary *ts = &rt->trace;
+                cJSON *tr = cJSON_AddObjectToObject(o, "trace"), *sh = NULL;
+                add_str(tr, "file", rt->trace_file);
+                cJSON_AddNumberToObject(tr, "ranks", ts->ranks);
+                cJSON_AddNumberToObject(tr, "steps", ts->steps);
+                cJSON_AddNumberToObject(tr, "step_ms", ts->step_ms);
+                sh = cJSON_AddObjectToObject(tr, "ms");
+                for (int p = 0; p < _TP_MAX; p++)
+                        cJSON_AddNumberToObject(sh, trace_phase_names[p], ts->phase_ms[p]);
+                cJSON_AddNumberToObject(sh, "other", ts->other_ms);
+                cJSON_AddNumberToObject(tr, "allreduce_ms", ts->bucket_ms);
+                cJSON_AddNumberToObject(tr, "hidden_ms", ts->hidden_ms);
+                cJSON_AddNumberToObject(tr, "slowest_rank", ts->slowest);
+                cJSON_AddNumberToObject(tr, "slowest_step_ms", ts->slowest_ms);
+        } else
+                add_str(o, "trace_error", rt->trace_error);
         cJSON_AddBoolToObject(o, "converged", t->converged);
         add_str(o, "dropped", dropped_as(s, i));
         add_num(o, "throughput", t->throughput, t->throughput > 0);

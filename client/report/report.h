@@ -30,6 +30,7 @@
 
 #include "buf.h"
 #include "mlperf.h"
+#include "trace.h"
 
 /* A published result to compare with.  Zero means not published. */
 struct report_reference {
@@ -42,6 +43,9 @@ struct report_trial {
         int number;                     /* 1-based trial number */
         const char *log_path;           /* the trial log, or NULL when none was recorded */
         struct mlperf_trial result;     /* mlperf_read_trial() of log_path */
+        const char *trace_file;         /* its ranks' step traces merged (trace.h), NULL: none */
+        struct trace_summary trace;     /* where its steps' time went, when trace_file */
+        const char *trace_error;        /* traces that could not be read: why, NULL: none */
 };
 
 /* All pointers are borrowed and must outlive the report call. */

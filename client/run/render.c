@@ -479,6 +479,24 @@ static void command_word(const struct plan *c, const char *word, struct words *w
         words_addf(w, RAW "%s", out.s);
 }
 
+/* Whether the command this run renders names {fill}: its words and the
+ * "then" of each "if" whose key the section gives. */
+static bool renders_fill(const struct plan *c, const char *fill)
+{
+        _cleanup_free_ char *needle = xasprintf("{%s}", fill);
+        const cJSON *e, *t;
+        cJSON_ArrayForEach(e, c->w->command) {
+                if (cJSON_IsString(e) && strstr(e->valuestring, needle))
+                        return true;
+                if (cJSON_IsString(e) || !truthy(json_get(c->section, json_str(e, "if", ""))))
+                        continue;
+                cJSON_ArrayForEach(t, json_get(e, "then"))
+                        if (cJSON_IsString(t) && strstr(t->valuestring, needle))
+                                return true;
+        }
+        return false;
+}
+
 /* The workload's command line, from its file and its section of the system. */
 static void trainer_args(const struct plan *c, struct words *w)
 {
@@ -1473,7 +1491,7 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
                                           "(nodes x ranks_per_node): each rank takes an equal share", s->path,
                                           c->w->section, spec->string, (long)v->valuedouble, n);
         }
-        c->writes_logs = workload_command_names(c->w, "logdir") ||
+        c->writes_logs = renders_fill(c, "logdir") ||
                          (!c->w->own && workload_command_names(c->w, "result"));
         const cJSON *v;
         cJSON_ArrayForEach(v, c->section) {

@@ -131,6 +131,13 @@ static int common(int id, const char *arg, struct topt_common *c, const char **b
         case TOPT_BENCH_STEPS: if (topt_int(arg, 1, 1000000000L, &v) < 0) *bad = "an integer >= 1"; else c->benchmark_steps = v; break;
         case TOPT_WARMUP_STEPS: if (topt_int(arg, 0, 1000000000L, &v) < 0) *bad = "an integer >= 0"; else c->warmup_steps = v; break;
         case TOPT_RESULT: if (!*arg) *bad = "a file name"; else c->result = arg; break;
+        case TOPT_TRACE: if (!*arg) *bad = "a file name"; else c->trace = arg; break;
+        case TOPT_TRACE_STEPS:
+                if (topt_int(arg, 1, 1000000, &v) < 0)
+                        *bad = "an integer from 1 to 1000000";
+                else
+                        c->trace_steps = v;
+                break;
         case TOPT_BUCKET:
                 if (topt_num(arg, 1.0 / 16, 1024, &c->bucket_mb) < 0)
                         *bad = "a number of MiB from 0.0625 to 1024";
@@ -213,7 +220,8 @@ int topt_parse(const struct topt_prog *p, int argc, char **argv, void *o, struct
         const struct workload *w = workload_find(p->workload);
         if (!w)
                 return bd_err_set(err, -EINVAL, "no workload '%s'", p->workload);
-        *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5, .bucket_mb = 16, .overlap = 1 };
+        *c = (struct topt_common){ .log_interval = 20, .warmup_steps = 5, .bucket_mb = 16, .overlap = 1,
+                                   .trace_steps = 100 };
         *given = (struct topt_given){ 0 };
         int r = builtin_values(p, w, o, err);
         if (r < 0)

@@ -51,6 +51,8 @@ struct topt_common {
         int fixed;                      /* --schedule fixed: the whole schedule, never stopped at the target */
         double bucket_mb;               /* gradient allreduce buckets of about this many MiB (default 16) */
         int overlap;                    /* 1: each bucket's allreduce starts in the backward (default); 0: after */
+        const char *trace;              /* --trace FILE: FILE.rankR.json (ttrace.h); NULL: none */
+        int64_t trace_steps;            /* the last steps the trace keeps (default 100) */
 };
 
 /* Ids: a trainer's own from TOPT_OWN, the common ones from TOPT_DATA. */
@@ -58,7 +60,8 @@ enum {
         TOPT_OWN = 256,
         TOPT_DATA = 512, TOPT_THREADS, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
         TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_BENCH_STEPS,
-        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_SCHEDULE, TOPT_BUCKET, TOPT_OVERLAP, TOPT_HELP, TOPT_VERSION,
+        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_SCHEDULE, TOPT_BUCKET, TOPT_OVERLAP, TOPT_TRACE, TOPT_TRACE_STEPS,
+        TOPT_HELP, TOPT_VERSION,
 };
 
 /* Their rows of a trainer's table: --data first, the others last in
@@ -77,6 +80,9 @@ enum {
         { "platform", TOPT_PLATFORM, "NAME", "MLPerf submission_platform (default: the host name)" },              \
         { "seed", TOPT_SEED, "N", "random seed (default: from the clock)" },                                       \
         { "checkpoint", TOPT_CHECKPOINT, "DIR", "save DIR/" CKPT " after every epoch and resume from it" },        \
+        { "trace", TOPT_TRACE, "FILE", "each rank writes FILE.rankR.json: its last steps' phases (data, forward,\n" \
+          "backward, each bucket's allreduce, the wait for them, optimizer, evaluation) as Chrome trace events" }, \
+        { "trace-steps", TOPT_TRACE_STEPS, "N", "the steps a trace keeps, the last ones (default 100)" },           \
         { "bucket-mb", TOPT_BUCKET, "MB", "gradient allreduce in buckets of about MB MiB (default 16)" },         \
         { "overlap", TOPT_OVERLAP, "0|1", "1: each bucket's allreduce starts during the backward (default);\n"      \
           "0: all of them after it" },                                                                             \

@@ -57,6 +57,8 @@ static int attach(struct trainer *t, struct bd_err *err)
 {
         int r = bd_dp_attach(&t->dp, &t->m, (size_t)(t->opt->bucket_mb * (1 << 20)), err);
         t->dp.overlap = t->opt->overlap;
+        t->dp.timing = ttrace_on(&t->trace);
+        ttrace_reserve(&t->trace, (size_t)t->opt->trace_steps, 8 + (size_t)(t->dp.nb > 0 ? t->dp.nb : 0));
         if (r >= 0 && t->dp.size > 1 && t->dp.rank == 0)
                 printf("# gradient allreduce: %d bucket%s of about %g MiB, %s\n", t->dp.nb, t->dp.nb == 1 ? "" : "s",
                        t->opt->bucket_mb, t->dp.overlap ? "each started during the backward" : "after the backward");
@@ -95,6 +97,10 @@ static void bench_result(struct trainer *t, enum tbench_outcome outcome)
 
 static void release(struct trainer *t)
 {
+        struct bd_err err;
+        if (ttrace_write(&t->trace, &err) < 0)
+                fprintf(stderr, "%s: rank %d: --trace: %s\n", t->prog, t->dp.rank, err.msg);
+        ttrace_release(&t->trace);
         t->ops->release(t);
         if (t->sgd.mom)
                 bd_sgd_release(&t->sgd, &t->m);
@@ -170,6 +176,15 @@ int trainer_main(struct trainer *t, const struct trainer_ops *ops, int argc, cha
                 bd_dp_release(&t->dp);
                 return 2;
         }
+        /* a trace that cannot be written stops every rank before anything starts */
+        r = ttrace_init(&t->trace, t->opt->trace, t->dp.rank, (size_t)t->opt->trace_steps, 8, &err);
+        if (trun_agree(r) < 0) {
+                if (r < 0)
+                        fprintf(stderr, "%s: rank %d: %s\n", t->prog, t->dp.rank, err.msg);
+                ttrace_release(&t->trace);
+                bd_dp_release(&t->dp);
+                return 2;
+        }
         trun_start(t->opt, t->benchmark, &t->dp);
         tbench_init(&t->bench, t->opt);
         t->last_loss = NAN;
@@ -218,14 +233,37 @@ void trainer_progress_restart(struct trainer *t)
 
 /* The training step proper; *loss non-finite when the gradients are (then
  * nothing is updated). */
+/* With --trace: the phase that ended now (on the device too: a trace
+ * synchronises after each phase), from *t0; *t0 moves to now. */
+static int trace_phase(struct trainer *t, const char *name, int64_t step, double *t0)
+{
+        if (!ttrace_on(&t->trace))
+                return 0;
+        if (t->be && t->be->ops->sync(t->be) < 0)
+                return -EIO;
+        double now = ttrace_now();
+        ttrace_add(&t->trace, name, step, -1, *t0, now);
+        *t0 = now;
+        return 0;
+}
+
 static int train_step(struct trainer *t, int64_t step, double *loss, long *images, struct bd_err *err)
 {
+        double tp = ttrace_now();
         int r = t->ops->forward(t, step, t->opt->inject_nan == step && t->dp.rank == 0, loss, images, err);
         if (r < 0 || !isfinite(*loss))
                 return r;
-        if ((r = bd_dp_begin_backward(&t->dp, err)) < 0 || (r = t->ops->backward(t, err)) < 0 ||
-            (r = bd_dp_finish(&t->dp, err)) < 0)
+        trace_phase(t, "forward", step, &tp);
+        if ((r = bd_dp_begin_backward(&t->dp, err)) < 0 || (r = t->ops->backward(t, err)) < 0)
                 return r;
+        trace_phase(t, "backward", step, &tp);
+        if ((r = bd_dp_finish(&t->dp, err)) < 0)
+                return r;
+        /* the wait for the buckets not done by the backward's end */
+        trace_phase(t, "allreduce wait", step, &tp);
+        for (int i = 0; ttrace_on(&t->trace) && t->dp.size > 1 && i < t->dp.nb; i++)
+                if (t->dp.b[i].t_launch > 0 && t->dp.b[i].t_done >= t->dp.b[i].t_launch)
+                        ttrace_add(&t->trace, "bucket", step, i, t->dp.b[i].t_launch, t->dp.b[i].t_done);
         if (!t->opt->amp) {
                 /* the summed gradients are the same on every rank: so is this decision
                  * (a NaN can hide from the loss: the core's ReLU maps it to 0) */
@@ -240,6 +278,7 @@ static int train_step(struct trainer *t, int64_t step, double *loss, long *image
         }
         if ((r = bd_sgd_step(&t->sgd, &t->m, 1.0 / t->dp.size, &t->info)) < 0)
                 return bd_err_set(err, r, "optimiser: %s", t->be->err.msg);
+        trace_phase(t, "optimizer", step, &tp);
         return 0;
 }
 
@@ -247,10 +286,12 @@ bool trainer_step(struct trainer *t, int64_t step, long epoch, enum run_end *end
 {
         double loss = NAN;
         long images = 0;
+        double t0 = ttrace_on(&t->trace) ? ttrace_now() : 0, tp = t0;
         if (t->ops->next(t, err) < 0) {
                 *end = RUN_FAILED;
                 return false;
         }
+        trace_phase(t, "data", step, &tp);
         t->info = (struct bd_step_info){ 0 };
         int r = tbench_begin(&t->bench, t->be, step);
         if (r < 0)
@@ -278,6 +319,8 @@ bool trainer_step(struct trainer *t, int64_t step, long epoch, enum run_end *end
         }
         t->epoch_images += images;
         t->log_images += images;
+        if (ttrace_on(&t->trace))
+                ttrace_add(&t->trace, "step", step, -1, t0, ttrace_now());
         return true;
 }
 
@@ -326,7 +369,7 @@ void trainer_checkpoint(struct trainer *t, int64_t step, long epoch)
 bool trainer_evaluate(struct trainer *t, int64_t step, long epoch, enum run_end *end, struct bd_err *err)
 {
         struct trainer_eval ev = { .reached = false };
-        double start = trun_now();
+        double start = trun_now(), tw = ttrace_now();
         MLLOG_START("eval_start", NULL, trun_epoch_meta(epoch));
         double te = trun_now();
         int r = t->ops->evaluate(t, step, epoch, &ev, err);
@@ -340,6 +383,8 @@ bool trainer_evaluate(struct trainer *t, int64_t step, long epoch, enum run_end 
                 printf("%s, evaluation %.1f s\n", ev.line, trun_now() - te);
                 fflush(stdout);
         }
+        if (ttrace_on(&t->trace))
+                ttrace_add(&t->trace, "eval", step, -1, tw, ttrace_now());
         /* the training rates leave the evaluation out */
         t->epoch_t0 += trun_now() - start;
         t->log_t0 = trun_now();

@@ -47,6 +47,7 @@
 #include "tbench.h"
 #include "topts.h"
 #include "trun.h"
+#include "ttrace.h"
 
 struct trainer;
 
@@ -132,6 +133,7 @@ struct trainer {
         double log_t0;                  /* the last progress line (or restart) */
         long log_images;                /* images since */
         int64_t eval_step;              /* the step of the last evaluation, -1: none yet */
+        struct ttrace trace;            /* --trace */
         bool reached;                   /* an evaluation met the target (--schedule fixed goes on) */
 };
 

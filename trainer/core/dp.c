@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef HAVE_MPI
 #include <mpi.h>
@@ -81,6 +82,13 @@ static MPI_Datatype mpi_type(const struct bd_model *m)
 #endif
 
 static void on_ready(void *ctx, struct bd_model *m, int id);
+
+static double wall_now(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 int bd_dp_attach(struct bd_dp *dp, struct bd_model *m, size_t bucket_bytes, struct bd_err *err)
 {
@@ -188,6 +196,8 @@ static int launch_ready(struct bd_dp *dp, struct bd_err *err)
         while (dp->next < dp->nb && dp->b[dp->next].pending == 0) {
                 struct bd_dp_bucket *b = &dp->b[dp->next];
                 void *p = (char *)m->grads + b->off * ds;
+                if (dp->timing)
+                        b->t_launch = wall_now();
                 (void)p;
                 (void)im;
 #ifdef HAVE_NCCL
@@ -278,6 +288,11 @@ int bd_dp_finish(struct bd_dp *dp, struct bd_err *err)
                 CUDA_TRY(cudaStreamWaitEvent(s, im->done, 0), "cudaStreamWaitEvent");
                 if (nbuf)
                         NCCL_TRY(ncclAllReduce(bufs, bufs, nbuf, ncclFloat, ncclSum, im->comm, s), "ncclAllReduce");
+                if (dp->timing) {       /* the buckets' ends: when the device has them (a trace syncs) */
+                        CUDA_TRY(cudaStreamSynchronize(im->comm_stream), "cudaStreamSynchronize");
+                        for (int i = 0; i < dp->nb; i++)
+                                dp->b[i].t_done = wall_now();
+                }
         }
 #endif
 #ifdef HAVE_MPI
@@ -288,7 +303,16 @@ int bd_dp_finish(struct bd_dp *dp, struct bd_err *err)
             0
 #endif
         ) {
-                if (MPI_Waitall(dp->nb, im->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+                if (dp->timing) {
+                        /* each bucket's end as it is seen, for the trace */
+                        for (int done = 0; done < dp->nb; done++) {
+                                int k;
+                                if (MPI_Waitany(dp->nb, im->req, &k, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                                        return bd_err_set(err, -EIO, "gradient allreduce failed");
+                                if (k != MPI_UNDEFINED)
+                                        dp->b[k].t_done = wall_now();
+                        }
+                } else if (MPI_Waitall(dp->nb, im->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
                         return bd_err_set(err, -EIO, "gradient allreduce failed");
                 if (nbuf && MPI_Allreduce(MPI_IN_PLACE, bufs, (int)nbuf, mpi_type(m), MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
                         return bd_err_set(err, -EIO, "buffer allreduce failed");

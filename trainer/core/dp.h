@@ -31,12 +31,15 @@ struct bd_dp_bucket {
         size_t off, n;                  /* elements of the gradient buffer */
         int nparams, pending;
         int launched;
+        double t_launch, t_done;        /* with timing: when its allreduce started and was seen done
+                                         * (CLOCK_REALTIME seconds; NCCL's: when finish returned) */
 };
 
 struct bd_dp {
         int rank, size, local_rank, local_size;
         int own_mpi;                    /* MPI_Init was ours */
         int overlap;                    /* 0: one allreduce of everything in finish */
+        int timing;                     /* record each bucket's t_launch and t_done (traces) */
         struct bd_model *m;
         struct bd_dp_bucket *b;
         int nb;

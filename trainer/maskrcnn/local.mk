@@ -20,7 +20,7 @@ bin_PROGRAMS += benchd-maskrcnn
 benchd_maskrcnn_SOURCES = \
 	trainer/maskrcnn/mrcnn-opts.h trainer/maskrcnn/mrcnn-opts.c trainer/maskrcnn/mrcnn-cfg.c \
 	trainer/maskrcnn/mrcnn-run.h trainer/maskrcnn/mrcnn-eval.c trainer/maskrcnn/mrcnn-train.c \
-	trainer/common/topts.h trainer/common/topts.c trainer/common/trun.h trainer/common/trun.c trainer/common/tbench.h trainer/common/tbench.c \
+	trainer/common/topts.h trainer/common/topts.c trainer/common/trun.h trainer/common/trun.c trainer/common/tbench.h trainer/common/tbench.c trainer/common/ttrace.h trainer/common/ttrace.c \
 	trainer/common/trainer.h trainer/common/trainer.c \
 	trainer/common/mpi-sanitizer.c
 benchd_maskrcnn_CPPFLAGS = $(MRCNN_CPPFLAGS)

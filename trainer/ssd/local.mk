@@ -35,7 +35,7 @@ benchd_ssd_SOURCES = \
 	trainer/ssd/ssd-opts.h trainer/ssd/ssd-opts.c \
 	trainer/ssd/ssd-data.h trainer/ssd/ssd-data.c \
 	trainer/ssd/ssd-run.h trainer/ssd/ssd-run.c trainer/ssd/ssd-eval.c trainer/ssd/ssd-train.c \
-	trainer/common/topts.h trainer/common/topts.c trainer/common/trun.h trainer/common/trun.c trainer/common/tbench.h trainer/common/tbench.c \
+	trainer/common/topts.h trainer/common/topts.c trainer/common/trun.h trainer/common/trun.c trainer/common/tbench.h trainer/common/tbench.c trainer/common/ttrace.h trainer/common/ttrace.c \
 	trainer/common/trainer.h trainer/common/trainer.c \
 	trainer/common/mpi-sanitizer.c
 benchd_ssd_CPPFLAGS = $(SSD_CPPFLAGS) $(DATA_CPPFLAGS)
