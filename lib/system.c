@@ -522,8 +522,11 @@ static int check_whole(const cJSON *root, const char *label, struct bd_err *err)
                 return r;
         _cleanup_free_ struct bd_rank_bind *plan = NULL;
         r = bind_plan(&topo, (int)ranks, &plan, err);
-        if (r < 0)
-                return bd_err_set(err, r, "%s: %s", label, err->msg);
+        if (r < 0) {
+                /* the message is formatted into err->msg: not from it */
+                _cleanup_free_ char *why = xstrdup(err->msg);
+                return bd_err_set(err, r, "%s: %s", label, why);
+        }
         return 0;
 }
 
