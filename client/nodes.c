@@ -277,6 +277,12 @@ int nodes_of_system(const cJSON *sys, char ***ret, struct bd_err *err)
                 return 0;
         }
         if (!cJSON_IsArray(hosts) || cJSON_GetArraySize(hosts) == 0) {
+                /* one node: this one; more: which they are is not known
+                 * here, and this one alone would pass for all of them */
+                long n_nodes = sys_int(sys, "nodes");
+                if (n_nodes > 1)
+                        return bd_err_set(err, -EINVAL, "%ld nodes, and no benchd.hosts, mpirun.hosts or "
+                                          "mpirun.hostfile names them", n_nodes);
                 v = xcalloc(2, sizeof(char *));
                 v[0] = xstrdup("localhost");
                 *ret = v;

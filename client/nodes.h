@@ -45,9 +45,10 @@ void nodes_release(struct node_call *calls, int n);
  * when not NULL, they come from). */
 int nodes_check(char *const *names, int default_port, const char *system, struct bd_err *err);
 /* The nodes of a system: benchd.hosts, else mpirun.hosts, else the hosts of
- * mpirun.hostfile (hostfile.h), else "localhost"
+ * mpirun.hostfile (hostfile.h), else "localhost" for a system of one node
  * (NULL-terminated, caller frees with strv_free); an error names the entry
- * that is not a node name or is there twice. */
+ * that is not a node name or is there twice, or says that a system of more
+ * nodes names none. */
 int nodes_of_system(const cJSON *sys, char ***ret, struct bd_err *err);
 
 /* Sends METHOD path (with body when non-NULL, and "Authorization: Bearer

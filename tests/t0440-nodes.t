@@ -83,6 +83,9 @@ is "--system and node names: usage error" "$?" 2
 is "--timeout 0: usage error" "$?" 2
 "$BENCHCTL" nodes --system nosuch >/dev/null 2>&1
 is "--system that does not exist: exit 3 (configuration)" "$?" 3
+out=$("$BENCHCTL" nodes --system 4xlocal 2>&1); rc=$?
+is "--system of 4 nodes naming none of them: exit 3 (configuration), not this node alone" "$rc" 3
+like "  saying so" "$out" "^benchctl: nodes: system '4xlocal': 4 nodes, and no benchd.hosts, mpirun.hosts or mpirun.hostfile names them\$"
 printf '{ "extends": "p3dn", "benchd": { "hosts": ["%s", "n1/x"] } }\n' "${nodes[0]}" > "$tmp/systems/bad.json"
 out=$("$BENCHCTL" nodes --systems-dir "$tmp/systems" --system bad 2>&1); rc=$?
 is "--system whose hosts hold a bad name: exit 3 (configuration)" "$rc" 3

@@ -322,10 +322,13 @@ fi
 out=$("$BENCHCTL" stage --src "$src" --dst "$dst" 2>&1); rc=$?
 is "no --local: usage error" "$rc" 2
 like "  naming the choices" "$out" "say where to stage: --local, --system SYSTEM or --nodes N1,N2"
-out=$(env -u BENCHD_TOKEN "$BENCHCTL" stage --system 4xlocal --src "$src" --dst "$dst" \
+out=$(env -u BENCHD_TOKEN "$BENCHCTL" stage --system local --src "$src" --dst "$dst" \
       --token-file "$tmp/no-such-token" 2>&1); rc=$?
 is "--system without benchd's token: exit 1" "$rc" 1
 like "  naming the token file" "$out" "cannot read the token file '$tmp/no-such-token'"
+out=$(BENCHD_TOKEN=0123456789abcdef "$BENCHCTL" stage --system 4xlocal --src "$src" --dst "$dst" 2>&1); rc=$?
+is "--system of 4 nodes that names none: exit 3, nothing staged on this node alone" "$rc" 3
+like "  saying so" "$out" "system '4xlocal': 4 nodes, and no benchd.hosts"
 out=$(BENCHD_TOKEN=0123456789abcdef "$BENCHCTL" stage --nodes 127.0.0.1:1,127.0.0.1:2 --src "$src" --dst "$dst" 2>&1); rc=$?
 is "--nodes whose benchd is not there: exit 4 (unreachable)" "$rc" 4
 like "  naming each node" "$out" "node 127.0.0.1:2: .*(Couldn't connect|refused)"
