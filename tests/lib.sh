@@ -127,6 +127,16 @@ stop_pid() {
     wait "$pid" 2>/dev/null
 }
 
+# cluster_missing: why the local Slurm test cluster cannot run here (root,
+# Slurm, munge and MPI are needed); nothing when it can.
+cluster_missing() {
+    if [ "$(id -u)" -ne 0 ]; then echo "needs root to run munge and slurmd"
+    elif ! command -v sbatch >/dev/null; then echo "sbatch not installed (slurm-wlm)"
+    elif ! command -v mpirun >/dev/null; then echo "mpirun not installed (openmpi-bin)"
+    elif ! command -v slurmctld >/dev/null && ! [ -x /usr/sbin/slurmctld ]; then echo "slurmctld not installed"
+    fi
+}
+
 # cluster_test PORT: for a test on the real local Slurm cluster: skips the
 # test where Slurm, munge or root are missing; makes $tmp with a fresh
 # BENCHD_HOME, starts the cluster there on PORT (distinct for every cluster
@@ -134,10 +144,9 @@ stop_pid() {
 # PORT+187, so ports closer than 4 apart collide) and takes it down at exit after
 # cancelling any run the test left.  Sets SLURM_CONF and the rest for sbatch.
 cluster_test() {
-    [ "$(id -u)" -eq 0 ] || skip_all "needs root to run munge and slurmd"
-    command -v sbatch >/dev/null || skip_all "sbatch not installed (slurm-wlm)"
-    command -v mpirun >/dev/null || skip_all "mpirun not installed (openmpi-bin)"
-    command -v slurmctld >/dev/null || [ -x /usr/sbin/slurmctld ] || skip_all "slurmctld not installed"
+    local why
+    why=$(cluster_missing)
+    [ -z "$why" ] || skip_all "$why"
     tmp=$(mktemp -d)
     export BENCHD_HOME="$tmp/home" BENCHD_CLUSTER_DIR="$tmp/cluster" BENCHD_CLUSTER_MINJOBAGE=5
     export BENCHD_CLUSTER_PORT=$1

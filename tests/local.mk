@@ -214,6 +214,7 @@ SCRIPT_TESTS = \
 	tests/t0020-config-errors.t \
 	tests/t0025-workload-files.t tests/t0030-render.t tests/t0035-render-golden.t tests/t0045-render-documents.t tests/t0046-render-documents-more.t \
 	tests/t0040-bind.t \
+	tests/t0060-documented-commands.t \
 	tests/t0100-cluster.t \
 	tests/t0110-sbatch-test-only.t \
 	tests/t0200-run-local.t tests/t0205-run-workload-file.t tests/t0206-run-workload-readers.t tests/t0207-run-progress.t \
@@ -288,7 +289,7 @@ EXTRA_DIST += tests/cluster tests/gpu tests/golden tests/lsan.supp tests/README.
 	tests/check-inventory.py tests/notify-listen.py tests/json-server.py tests/coco-oracle.py \
 	tests/check-tree.py tests/ssd-golden.py tests/rle-oracle.py tests/det-golden.py tests/det-ops-golden.py \
 	tests/det-loss-golden.py tests/det-mask-golden.py tests/det-roi-golden.py \
-	tests/det-rpn-golden.py tests/det_golden_common.py tests/maskrcnn-golden.py tests/soak.py
+	tests/det-rpn-golden.py tests/det_golden_common.py tests/maskrcnn-golden.py tests/soak.py tests/doc-commands.py
 
 # The recorded sysfs trees are full of symlinks (as /sys is): the tarball keeps
 # them as links instead of following them (automake's tar command has 'h').
