@@ -214,7 +214,7 @@ SCRIPT_TESTS = \
 	tests/t0020-config-errors.t \
 	tests/t0025-workload-files.t tests/t0030-render.t tests/t0035-render-golden.t tests/t0045-render-documents.t tests/t0046-render-documents-more.t \
 	tests/t0040-bind.t \
-	tests/t0060-documented-commands.t \
+	tests/t0060-documented-commands.t tests/t0061-exit-status.t \
 	tests/t0100-cluster.t \
 	tests/t0110-sbatch-test-only.t \
 	tests/t0200-run-local.t tests/t0205-run-workload-file.t tests/t0206-run-workload-readers.t tests/t0207-run-progress.t \
