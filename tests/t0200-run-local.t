@@ -77,7 +77,9 @@ fi
 
 # stand-ins for the trainer, to make trials fail or last
 bin="$tmp/bin"; mkdir -p "$bin"
-printf '#!/bin/sh\necho "working on it"\necho "out of cheese" >&2\nexit 3\n' > "$bin/benchd-allreduce"
+# (a moment before it exits: mpirun ends the other rank at the first exit,
+# and under ASan a rank's stderr was lost with it once)
+printf '#!/bin/sh\necho "working on it"\necho "out of cheese" >&2\nsleep 0.3\nexit 3\n' > "$bin/benchd-allreduce"
 chmod +x "$bin/benchd-allreduce"
 
 # 2. a failing trial: state failed, exit code and the last lines of its log
