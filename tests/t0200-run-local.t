@@ -77,9 +77,10 @@ fi
 
 # stand-ins for the trainer, to make trials fail or last
 bin="$tmp/bin"; mkdir -p "$bin"
-# (a moment before it exits: mpirun ends the other rank at the first exit,
-# and under ASan a rank's stderr was lost with it once)
-printf '#!/bin/sh\necho "working on it"\necho "out of cheese" >&2\nsleep 0.3\nexit 3\n' > "$bin/benchd-allreduce"
+# (its last words a moment after the rest: with two ranks the lines of both
+# interleave, and under load both ranks' "working on it" came last, the
+# error out of the 12 lines shown)
+printf '#!/bin/sh\necho "working on it"\nsleep 0.3\necho "out of cheese" >&2\nexit 3\n' > "$bin/benchd-allreduce"
 chmod +x "$bin/benchd-allreduce"
 
 # 2. a failing trial: state failed, exit code and the last lines of its log
