@@ -14,7 +14,7 @@ expect_error() {   # description, pattern, command...; want: the exit status (3)
     is "$desc: one line" "$(printf '%s\n' "$err" | wc -l)" 1
 }
 
-expect_error "unknown system" "unknown system 'C4141' \(did you mean 'C4140'\?\); known systems: 24xlocal, 24xp3dn, 2xC4140, 4xC4140, 4xlocal, 4xlocal-ch, C4140, DSS8440, local, local-podman, p3dn" \
+expect_error "unknown system" "unknown system 'C4141' \(did you mean 'C4140'\?\); known systems: 24xlocal, 24xp3dn, 2xC4140, 4xC4140, 4xlocal, 4xlocal-ch, C4140, DSS8440, local, local-podman, p3.16xlarge, p3dn" \
     "$BENCHCTL" show C4141
 expect_error "unknown workload" "unknown workload 'resnet50'; known workloads: ssd, maskrcnn, allreduce" \
     "$BENCHCTL" render --system local resnet50

@@ -208,8 +208,8 @@ fi
 # benchd-bind takes the node's measured plan over the declared one
 declared=(); for r in 0 1 2 3 4 5 6 7; do declared+=(-r "$r:0"); done
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
-like "benchd-bind --benchd: rank 5 gets the measured p3dn plan" "$out" \
-     "local rank 5: --physcpubind=30-35,78-83 --membind=1 \(measured by benchd\)"
+like "benchd-bind --benchd: rank 5 gets the measured p3dn plan, with its EFA device" "$out" \
+     "local rank 5: --physcpubind=30-35,78-83 --membind=1 nic rdmap16s27/efa \(measured by benchd\)"
 stop_pid "$pid3"
 out=$(OMPI_COMM_WORLD_LOCAL_RANK=5 "$top_builddir/benchd-bind" -n --benchd "http://127.0.0.1:$port3" "${declared[@]}" -- true 2>&1)
 like "  without benchd: the declared plan, and why" "$out" "Could not connect|Couldn't connect|refused"

@@ -184,6 +184,12 @@ OPTIONS = [
 REFUSED = {
     "width-mult": "torchvision's ResNet has no channel width multiplier",
     "synthetic": "this program trains on a dataset: give --data (benchctl dataset synth makes one)",
+    "masks": "it trains torchvision's MaskRCNN; Faster R-CNN is benchd-maskrcnn --masks 0 (the workload fasterrcnn)",
+    "schedule": "it stops at its targets; a fixed schedule is benchd-maskrcnn's (--schedule fixed)",
+    "trace": "step traces are benchd-maskrcnn's (--trace)",
+    "trace-steps": "step traces are benchd-maskrcnn's (--trace)",
+    "bucket-mb": "its gradients are summed by torch.distributed, not in benchd's buckets",
+    "overlap": "its gradients are summed by torch.distributed, not in benchd's buckets",
 }
 _BY_NAME = {o[0]: o for o in OPTIONS}
 
