@@ -38,7 +38,7 @@ out=$(timeout 900 "$BENCHCTL" sweep "${common[@]}" ssd --set ranks=2,4 --set bat
 is "SSD sweep exits 0" "$rc" 0
 printf '%s\n' "$out" | sed -n '/^throughput/,$p' | sed 's/^/#   /'
 like "the table" "$out" "^ranks +bs2 +bs4$"
-like "  a row of numbers" "$out" "^4 +[0-9.]+ +[0-9.]+$"
+like "  a row of numbers (the best cell marked *)" "$out" "^4 +[0-9.]+( \\*)? +[0-9.]+( \\*)?$"
 ssw=$(sed -n 's/^sweep \(sw-[^:]*\): ssd.*/\1/p' <<<"$out" | head -1)
 "$BENCHCTL" report "$ssw" --html "$tmp/ssd.html" > /dev/null
 check "  and its page" test -s "$tmp/ssd.html"
