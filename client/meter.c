@@ -36,30 +36,28 @@ void meter_start(struct meter *m, const char *what, bool quiet)
         m->printed_at = m->start;
 }
 
-/* Shows line now (a phase change: force) or when its time has come. */
-static void show(struct meter *m, const char *line, bool force)
+/* The latest state, shown when its time has come. */
+static void show(struct meter *m, const char *line)
 {
+        pthread_mutex_lock(&m->lock);
         double t = now_s();
-        if (line != m->line)
-                snprintf(m->line, sizeof(m->line), "%s", line);
-        if (m->tty) {
-                if (!force && t - m->drawn_at < 0.2)
-                        return;
+        snprintf(m->line, sizeof(m->line), "%s", line);
+        if (m->tty && t - m->drawn_at >= 0.2) {
                 fprintf(stderr, "\r\033[K%s: %s", m->what, line);
                 fflush(stderr);
                 m->drawn = true;
                 m->drawn_at = t;
-        } else if (force || t - m->printed_at >= 60) {
+        } else if (!m->tty && t - m->printed_at >= 60) {
                 fprintf(stderr, "%s: %s\n", m->what, line);
                 m->printed_at = t;
         }
+        pthread_mutex_unlock(&m->lock);
 }
 
 void meter_count(struct meter *m, const char *unit, uint64_t done, uint64_t total)
 {
         if (m->quiet)
                 return;
-        pthread_mutex_lock(&m->lock);
         double el = now_s() - m->start;
         double rate = el > 0 ? (double)done / el : 0;
         char elapsed[32], left[32] = "--";
@@ -67,33 +65,20 @@ void meter_count(struct meter *m, const char *unit, uint64_t done, uint64_t tota
         if (rate > 0 && total >= done)
                 format_time((double)(total - done) / rate, left, sizeof(left));
         char line[256];
-        snprintf(line, sizeof(line), "%s%s%3.0f%% %llu/%llu %s, %.1f/s, %s elapsed, %s left", m->phase,
-                 m->phase[0] ? ": " : "", total ? 100.0 * (double)done / (double)total : 100.0,
+        snprintf(line, sizeof(line), "%3.0f%% %llu/%llu %s, %.1f/s, %s elapsed, %s left",
+                 total ? 100.0 * (double)done / (double)total : 100.0,
                  (unsigned long long)done, (unsigned long long)total, unit, rate, elapsed, left);
-        show(m, line, false);
-        pthread_mutex_unlock(&m->lock);
-}
-
-void meter_phase(struct meter *m, const char *phase)
-{
-        if (m->quiet)
-                return;
-        pthread_mutex_lock(&m->lock);
-        snprintf(m->phase, sizeof(m->phase), "%s", phase);
-        show(m, phase, true);
-        pthread_mutex_unlock(&m->lock);
+        show(m, line);
 }
 
 void meter_status(struct meter *m, const char *text)
 {
         if (m->quiet)
                 return;
-        pthread_mutex_lock(&m->lock);
         char elapsed[32], line[256];
         format_time(now_s() - m->start, elapsed, sizeof(elapsed));
         snprintf(line, sizeof(line), "%s elapsed, %s", elapsed, text);
-        show(m, line, false);
-        pthread_mutex_unlock(&m->lock);
+        show(m, line);
 }
 
 void meter_line(struct meter *m, const char *text)

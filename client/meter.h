@@ -1,12 +1,12 @@
 /* meter.h: the progress of a long local step on standard error (dataset
  * synth and check, image build): on a terminal one line redrawn in place,
- * at most five times a second; elsewhere a plain line when the phase
- * changes and at most one a minute between; nothing when quiet.
+ * at most five times a second; elsewhere a plain line at most once a
+ * minute; nothing when quiet.  The steps of the work are lines of their
+ * own above it (meter_line).
  *
  *     struct meter m;
  *     meter_start(&m, "dataset synth", quiet);
  *     meter_count(&m, "images", done, total);   (repeatedly)
- *     meter_phase(&m, "writing the annotations");
  *     meter_end(&m);
  *
  * Calls may come from several threads: the meter takes a lock. */
@@ -22,7 +22,6 @@ struct meter {
         const char *what;
         bool tty, quiet, drawn;
         double start, drawn_at, printed_at;
-        char phase[96];
         char line[256];         /* the latest state, drawn or not */
 };
 
@@ -30,8 +29,6 @@ void meter_start(struct meter *m, const char *what, bool quiet);
 /* DONE of TOTAL UNIT (images, batches, packages): the share, the rate and
  * the time left. */
 void meter_count(struct meter *m, const char *unit, uint64_t done, uint64_t total);
-/* A step without a count: its name, shown at once. */
-void meter_phase(struct meter *m, const char *phase);
 /* A state without a count (a tool's last words): shown as the counts are,
  * with the time elapsed. */
 void meter_status(struct meter *m, const char *text);

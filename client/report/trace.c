@@ -99,17 +99,24 @@ static int read_events(const cJSON *events, struct trace_rank *r, struct bd_err 
         return 0;
 }
 
-int trace_read_rank(const char *text, size_t len, struct trace_rank *ret, struct bd_err *err)
+/* A rank's file, parsed (*ret_json, the caller's to delete) and read. */
+static int read_rank(const char *text, size_t len, cJSON **ret_json, struct trace_rank *ret, struct bd_err *err)
 {
         memset(ret, 0, sizeof(*ret));
-        _cleanup_json_ cJSON *j = cJSON_ParseWithLength(text, len);
-        if (!j)
+        *ret_json = cJSON_ParseWithLength(text, len);
+        if (!*ret_json)
                 return bd_err_set(err, -EINVAL, "not JSON");
-        const cJSON *events = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+        const cJSON *events = cJSON_GetObjectItemCaseSensitive(*ret_json, "traceEvents");
         if (!cJSON_IsArray(events))
                 return bd_err_set(err, -EINVAL, "no traceEvents array");
-        ret->rank = (int)json_int(json_get(j, "otherData"), "rank", 0);
+        ret->rank = (int)json_int(json_get(*ret_json, "otherData"), "rank", 0);
         return read_events(events, ret, err);
+}
+
+int trace_read_rank(const char *text, size_t len, struct trace_rank *ret, struct bd_err *err)
+{
+        _cleanup_json_ cJSON *j = NULL;
+        return read_rank(text, len, &j, ret, err);
 }
 
 int trace_merge(const char *base, struct trace_summary *s, struct bd_err *err)
@@ -126,9 +133,9 @@ int trace_merge(const char *base, struct trace_summary *s, struct bd_err *err)
                         return bd_err_set(err, r, "%s: %s", path, strerror(-r));
                 struct trace_rank tr;
                 struct bd_err e;
-                if (trace_read_rank(text, len, &tr, &e) < 0)
+                _cleanup_json_ cJSON *j = NULL;
+                if (read_rank(text, len, &j, &tr, &e) < 0)
                         return bd_err_set(err, -EINVAL, "%s: %s", path, e.msg);
-                _cleanup_json_ cJSON *j = cJSON_ParseWithLength(text, len);
                 cJSON *ev = cJSON_DetachItemFromObjectCaseSensitive(j, "traceEvents"), *x;
                 /* the rank's process named for the viewers */
                 cJSON *meta = cJSON_CreateObject(), *args = cJSON_CreateObject();

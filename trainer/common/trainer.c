@@ -58,7 +58,7 @@ static int attach(struct trainer *t, struct bd_err *err)
         int r = bd_dp_attach(&t->dp, &t->m, (size_t)(t->opt->bucket_mb * (1 << 20)), err);
         t->dp.overlap = t->opt->overlap;
         t->dp.timing = ttrace_on(&t->trace);
-        ttrace_reserve(&t->trace, (size_t)t->opt->trace_steps, 8 + (size_t)(t->dp.nb > 0 ? t->dp.nb : 0));
+        ttrace_reserve(&t->trace, 8 + (size_t)(t->dp.nb > 0 ? t->dp.nb : 0));
         if (r >= 0 && t->dp.size > 1 && t->dp.rank == 0)
                 printf("# gradient allreduce: %d bucket%s of about %g MiB, %s\n", t->dp.nb, t->dp.nb == 1 ? "" : "s",
                        t->opt->bucket_mb, t->dp.overlap ? "each started during the backward" : "after the backward");
@@ -177,7 +177,7 @@ int trainer_main(struct trainer *t, const struct trainer_ops *ops, int argc, cha
                 return 2;
         }
         /* a trace that cannot be written stops every rank before anything starts */
-        r = ttrace_init(&t->trace, t->opt->trace, t->dp.rank, (size_t)t->opt->trace_steps, 8, &err);
+        r = ttrace_init(&t->trace, t->opt->trace, t->dp.rank, (size_t)t->opt->trace_steps, &err);
         if (trun_agree(r) < 0) {
                 if (r < 0)
                         fprintf(stderr, "%s: rank %d: %s\n", t->prog, t->dp.rank, err.msg);

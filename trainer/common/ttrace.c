@@ -21,8 +21,7 @@ double ttrace_now(void)
         return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int ttrace_init(struct ttrace *t, const char *file, int rank, size_t keep_steps, size_t events_per_step,
-                struct bd_err *err)
+int ttrace_init(struct ttrace *t, const char *file, int rank, size_t keep_steps, struct bd_err *err)
 {
         memset(t, 0, sizeof(*t));
         if (!file)
@@ -42,18 +41,14 @@ int ttrace_init(struct ttrace *t, const char *file, int rank, size_t keep_steps,
         }
         close(fd);
         unlink(probe);
-        t->cap = keep_steps * (events_per_step ? events_per_step : 1);
-        if (t->cap < 64)
-                t->cap = 64;
-        t->ev = xcalloc(t->cap, sizeof(*t->ev));
         return 0;
 }
 
-void ttrace_reserve(struct ttrace *t, size_t keep_steps, size_t events_per_step)
+void ttrace_reserve(struct ttrace *t, size_t events_per_step)
 {
         if (!t->path || t->n)
                 return;
-        size_t cap = keep_steps * (events_per_step ? events_per_step : 1);
+        size_t cap = (size_t)t->keep * (events_per_step ? events_per_step : 1);
         if (cap < 64)
                 cap = 64;
         free(t->ev);
@@ -64,7 +59,7 @@ void ttrace_reserve(struct ttrace *t, size_t keep_steps, size_t events_per_step)
 
 void ttrace_add(struct ttrace *t, const char *name, int64_t step, int bucket, double t0, double t1)
 {
-        if (!t->path)
+        if (!t->ev)
                 return;
         t->ev[t->head] = (struct ttrace_event){ name, t0, t1, step, bucket };
         t->head = (t->head + 1) % t->cap;
@@ -82,7 +77,8 @@ int ttrace_write(const struct ttrace *t, struct bd_err *err)
                 return 0;
         _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
         buf_puts(&b, "{\"traceEvents\": [\n");
-        size_t first = (t->head + t->cap - t->n) % t->cap, written = 0;
+        /* no ring before ttrace_reserve: nothing held */
+        size_t first = t->cap ? (t->head + t->cap - t->n) % t->cap : 0, written = 0;
         int64_t last = 0;
         for (size_t i = 0; i < t->n; i++)
                 if (t->ev[(first + i) % t->cap].step > last)

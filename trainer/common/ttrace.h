@@ -43,20 +43,19 @@ struct ttrace {
         int buckets;
 };
 
-/* Off unless file; keeps about keep_steps steps of events_per_step each.
- * -errno (err: the file, why) when FILE.rankR.json cannot be written: checked
- * here, before anything runs. */
-int ttrace_init(struct ttrace *t, const char *file, int rank, size_t keep_steps, size_t events_per_step,
-                struct bd_err *err);
+/* Off unless file; writes the last keep_steps steps.  -errno (err: the
+ * file, why) when FILE.rankR.json cannot be written: checked here, before
+ * anything runs. */
+int ttrace_init(struct ttrace *t, const char *file, int rank, size_t keep_steps, struct bd_err *err);
 static inline bool ttrace_on(const struct ttrace *t)
 {
         return t->path != NULL;
 }
 /* The wall clock, seconds. */
 double ttrace_now(void);
-/* Room for keep_steps steps of events_per_step (once the buckets are
- * known), before the first event. */
-void ttrace_reserve(struct ttrace *t, size_t keep_steps, size_t events_per_step);
+/* The ring: room for the steps kept, of events_per_step each (once the
+ * buckets are known), before the first event; none before it. */
+void ttrace_reserve(struct ttrace *t, size_t events_per_step);
 void ttrace_add(struct ttrace *t, const char *name, int64_t step, int bucket, double t0, double t1);
 /* Writes the events held (oldest first), atomically. */
 int ttrace_write(const struct ttrace *t, struct bd_err *err);
