@@ -216,10 +216,15 @@ static void last_words(const char *path, char *buf, size_t n)
         size_t len = fread(tail, 1, sizeof(tail) - 1, f);
         fclose(f);
         tail[len] = 0;
-        char *p = tail, *start;
-        /* the last trial's start (a log of several attempts holds all) */
-        while ((start = strstr(p, "STARTING TIMING RUN")))
+        char *p = tail, *start, *from = tail;
+        /* the line after the last trial's start (a log of several attempts
+         * holds all) */
+        while ((start = strstr(p, "STARTING TIMING RUN"))) {
                 p = start + 1;
+                char *nl = strchr(start, '\n');
+                from = nl ? nl + 1 : start + strlen(start);
+        }
+        p = from;
         const char *last = NULL, *last_err = NULL;
         bool boxed = false;
         for (char *line = p, *nl; line && *line; line = nl ? nl + 1 : NULL) {
