@@ -15,6 +15,21 @@
  * for InfiniBand and RoCE (UCX, Open MPI's pml ucx), FI_EFA_IFACE=<nic> for
  * an EFA device (libfabric's efa provider, under aws-ofi-nccl).  Nothing is
  * half-applied: any failure is reported and the program is not started.
+ *
+ * A tenant (benchctl submit --tenants): one of N independent single-rank
+ * runs started together on a node, each confined as one of N users would be.
+ *
+ *     benchd-bind --tenant K/N [--confine NAME] [--mem-max SIZE] [-r ...] -- PROGRAM
+ *
+ * With -r plans (a GPU system's N tenants, each beside its GPU), tenant K
+ * takes the K-th (or benchd's measured plan's K-th of N); without, it takes
+ * the K-th of N equal shares of the CPUs this process may use (they share
+ * CPUs when there are more tenants than CPUs).  --confine NAME puts the
+ * program in a cgroup of its own holding those CPUs and at most --mem-max
+ * bytes (default: the node's MemTotal / N): a systemd scope where systemd
+ * runs the machine (systemd-run --scope -p AllowedCPUs= -p MemoryMax=), else
+ * the cgroup tree directly (lib/cgroup.h), which is removed when the program
+ * ends (benchd-bind waits for it, passing on the signals it gets).
  */
 #include "config.h"
 
@@ -24,12 +39,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "cgroup.h"
 #include "cpuset.h"
 #include "curl-dl.h"
 #include "fs.h"
@@ -63,7 +81,8 @@ static const char *const rank_vars[] = {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: benchd-bind [-v] [-n] [--benchd URL] -r CPUS:MEMNODE[:NIC[/efa]]... -- PROGRAM [ARGS...]\n\n"
+        fprintf(f, "usage: benchd-bind [-v] [-n] [--benchd URL] -r CPUS:MEMNODE[:NIC[/efa]]... -- PROGRAM [ARGS...]\n"
+                   "       benchd-bind --tenant K/N [--confine NAME] [--mem-max SIZE] [-r ...] -- PROGRAM [ARGS...]\n\n"
                    "Bind this local rank to the CPUs, memory node and NIC of its -r entry\n"
                    "(the i-th -r for local rank i) and execute PROGRAM.\n\n"
                    "  -r, --rank SPEC   plan of the next local rank: CPU list, NUMA node, optional NIC\n"
@@ -73,6 +92,14 @@ static void usage(FILE *f)
                    "      --check-dataset NAME --dataset-dir DIR --benchd URL\n"
                    "                    only check that benchd has dataset NAME staged in DIR,\n"
                    "                    complete and without errors (exit 0), else say why (exit 1)\n"
+                   "      --tenant K/N  this process is tenant K (from 0) of N on the node: the K-th\n"
+                   "                    -r plan, or without -r the K-th of N shares of its CPUs\n"
+                   "      --confine NAME  with --tenant: run PROGRAM in a cgroup NAME of its own with\n"
+                   "                    those CPUs and at most --mem-max bytes (a systemd scope where\n"
+                   "                    systemd runs the machine, else the cgroup tree, v2 or v1)\n"
+                   "      --mem-max SIZE  the tenant's memory (bytes, or K, M, G, T; default: the\n"
+                   "                    node's MemTotal / N)\n"
+                   "      --cgroup-root DIR  the cgroup tree (default /sys/fs/cgroup; for tests)\n"
                    "  -v, --verbose     print the binding to standard error\n"
                    "  -n, --dry-run     print the binding and run PROGRAM without binding\n"
                    "  -h, --help        show this help\n"
@@ -277,6 +304,8 @@ static int apply(const struct plan *p, const char *host, int rank)
         }
         if (sched_setaffinity(0, sizeof(want), &want) < 0)
                 return fprintf(stderr, "benchd-bind: sched_setaffinity: %s\n", strerror(errno)), -1;
+        if (p->mem < 0)
+                return 0;       /* a share of this process's CPUs: memory where the kernel puts it */
         unsigned long mask[MAX_NUMA_NODES / (8 * sizeof(unsigned long))] = { 0 };
         mask[p->mem / (8 * sizeof(unsigned long))] |= 1UL << (p->mem % (8 * sizeof(unsigned long)));
         if (syscall(SYS_set_mempolicy, MPOL_BIND, mask, (unsigned long)MAX_NUMA_NODES) < 0) {
@@ -290,6 +319,238 @@ static int apply(const struct plan *p, const char *host, int rank)
         return 0;
 }
 
+/* --tenant K/N */
+static int parse_tenant(const char *s, int *k, int *n)
+{
+        const char *slash = strchr(s, '/');
+        if (!slash)
+                return -EINVAL;
+        _cleanup_free_ char *a = xstrndup(s, (size_t)(slash - s));
+        long kk, nn;
+        if (str_parse_long(a, &kk) < 0 || str_parse_long(slash + 1, &nn) < 0 || nn < 1 || nn > MAX_RANKS || kk < 0 ||
+            kk >= nn)
+                return -EINVAL;
+        *k = (int)kk;
+        *n = (int)nn;
+        return 0;
+}
+
+/* Tenant k's share of the n: the k-th of n equal parts of the CPUs this
+ * process may use, or one CPU of them when there are fewer CPUs than
+ * tenants (note says so).  In a Slurm step that has fewer CPUs than the
+ * node (task/affinity or task/cgroup gave it its own), all of them. */
+static int share_plan(int k, int n, struct plan *p, char *note, size_t nn)
+{
+        cpu_set_t allowed;
+        if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+                return -errno;
+        static int cpus[CPU_SETSIZE];
+        int m = 0;
+        for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &allowed))
+                        cpus[m++] = c;
+        *p = (struct plan){ .mem = -1 };
+        cpuset_clear(&p->cpus);
+        note[0] = '\0';
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        if (m == 0)
+                return -ENOENT;
+        if (getenv("SLURM_STEP_ID") && online > 0 && m < online) {
+                for (int i = 0; i < m; i++)
+                        cpuset_add(&p->cpus, cpus[i]);
+                snprintf(note, nn, ", its Slurm step's");
+        } else if (m >= n) {
+                for (int i = k * m / n; i < (k + 1) * m / n; i++)
+                        cpuset_add(&p->cpus, cpus[i]);
+        } else {
+                cpuset_add(&p->cpus, cpus[k % m]);
+                snprintf(note, nn, ", shared: %d tenants on %d CPUs", n, m);
+        }
+        return 0;
+}
+
+static void size_format(long long bytes, struct bd_buf *out)
+{
+        if (bytes >= (1LL << 30))
+                buf_printf(out, "%.1f GiB", (double)bytes / (double)(1LL << 30));
+        else
+                buf_printf(out, "%.1f MiB", (double)bytes / (double)(1LL << 20));
+}
+
+/* Whether systemd runs the machine (and so owns the cgroup tree) */
+static bool under_systemd(void)
+{
+        return access("/run/systemd/system", F_OK) == 0;
+}
+
+static volatile sig_atomic_t child_pid;
+
+static void pass_signal(int sig)
+{
+        if (child_pid > 0)
+                kill((pid_t)child_pid, sig);
+}
+
+/* PROGRAM in cgroup NAME under root (NULL: the machine's) with the plan's
+ * CPUs and at most mem bytes; returns only on failure, with the exit status
+ * to give (or, having run it, its status). */
+static int run_confined(const char *name, const char *root, const struct plan *p, long long mem, char **argv,
+                        const char *who, const char *what)
+{
+        _cleanup_buf_ struct bd_buf cpus = BD_BUF_INIT;
+        cpuset_format(&p->cpus, &cpus);
+        if (!root && under_systemd()) {
+                /* systemd owns the tree: a transient scope of its own */
+                _cleanup_free_ char *unit = xasprintf("--unit=%s", name);
+                _cleanup_free_ char *ac = xasprintf("AllowedCPUs=%s", cpus.s);
+                _cleanup_free_ char *mm = xasprintf("MemoryMax=%lld", mem);
+                size_t n = 0;
+                while (argv[n])
+                        n++;
+                char **av = xcalloc(n + 11, sizeof(char *));
+                size_t i = 0;
+                av[i++] = "systemd-run";
+                av[i++] = "--scope";
+                av[i++] = "--quiet";
+                av[i++] = "--collect";
+                av[i++] = unit;
+                av[i++] = "-p";
+                av[i++] = ac;
+                av[i++] = "-p";
+                av[i++] = mm;
+                av[i++] = "--";
+                for (size_t j = 0; j < n; j++)
+                        av[i++] = argv[j];
+                fprintf(stderr, "%s%s (systemd scope %s.scope)\n", who, what, name);
+                execvp(av[0], av);
+                fprintf(stderr, "benchd-bind: cannot run systemd-run: %s\n", strerror(errno));
+                free(av);
+                return 127;
+        }
+        struct bd_cgroup cg;
+        struct bd_err err;
+        if (cgroup_make(root, NULL, name, &p->cpus, mem, &cg, &err) < 0) {
+                fprintf(stderr, "%scannot be confined: %s\n", who, err.msg);
+                return 1;
+        }
+        _cleanup_buf_ struct bd_buf where = BD_BUF_INIT;
+        cgroup_describe(&cg, root, &where);
+        fprintf(stderr, "%s%s (%s)\n", who, what, where.s);
+        fflush(NULL);
+        static const int sigs[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2 };
+        struct sigaction sa = { .sa_handler = pass_signal };
+        sigemptyset(&sa.sa_mask);
+        for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+                sigaction(sigs[i], &sa, NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                fprintf(stderr, "benchd-bind: fork: %s\n", strerror(errno));
+                cgroup_remove(&cg, &err);
+                return 1;
+        }
+        if (pid == 0) {
+                struct sigaction dfl = { .sa_handler = SIG_DFL };
+                for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+                        sigaction(sigs[i], &dfl, NULL);
+                if (cgroup_join(&cg, 0, &err) < 0) {
+                        fprintf(stderr, "%scannot join its cgroup: %s\n", who, err.msg);
+                        _exit(126);
+                }
+                execvp(argv[0], argv);
+                fprintf(stderr, "benchd-bind: cannot run '%s': %s\n", argv[0], strerror(errno));
+                _exit(127);
+        }
+        child_pid = pid;
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        child_pid = 0;
+        if (cgroup_remove(&cg, &err) < 0)
+                fprintf(stderr, "benchd-bind: %s\n", err.msg);
+        if (WIFSIGNALED(status)) {
+                /* die as it did, for the launcher */
+                struct sigaction dfl = { .sa_handler = SIG_DFL };
+                sigaction(WTERMSIG(status), &dfl, NULL);
+                raise(WTERMSIG(status));
+                return 128 + WTERMSIG(status);
+        }
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+/* The variables that point the rank's transport at its NIC */
+static void nic_env(const struct plan *p)
+{
+        if (p->nic && p->efa)
+                setenv("FI_EFA_IFACE", p->nic, 1);
+        else if (p->nic) {
+                _cleanup_free_ char *ucx = xasprintf("%s:1", p->nic);
+                setenv("UCX_NET_DEVICES", ucx, 1);
+        }
+        if (p->nic)
+                setenv("BENCHD_NIC", p->nic, 1);
+}
+
+/* --tenant K/N: the plan (the K-th -r, benchd's measured K-th of N, or a
+ * share of this process's CPUs), bound, said on standard error, then the
+ * program, confined with --confine. */
+static int run_tenant(int k, int n, struct plan *plans, int nplans, const char *benchd_url, const char *confine,
+                      const char *cgroup_root, long long mem_max, bool dry, char **argv, const char *host)
+{
+        struct plan share = { 0 }, measured = { 0 };
+        const struct plan *p = &share;
+        char note[128] = "", reason[256] = "";
+        if (nplans > 0 && nplans != n) {
+                fprintf(stderr, "benchd-bind: tenant %d of %d on %s but %d -r plans (one per tenant)\n", k, n, host,
+                        nplans);
+                return 2;
+        }
+        if (nplans > 0) {
+                p = &plans[k];
+                if (benchd_url && measured_plan(benchd_url, n, k, &measured, reason, sizeof(reason)))
+                        p = &measured, snprintf(note, sizeof(note), ", measured by benchd");
+        } else {
+                int r = share_plan(k, n, &share, note, sizeof(note));
+                if (r < 0) {
+                        fprintf(stderr, "benchd-bind: tenant %d of %d on %s: its CPUs: %s\n", k, n, host, strerror(-r));
+                        return 1;
+                }
+        }
+        if (confine && !mem_max) {
+                long long total = meminfo_total(NULL);
+                if (total < 0) {
+                        fprintf(stderr, "benchd-bind: tenant %d of %d on %s: /proc/meminfo: no MemTotal\n", k, n, host);
+                        return 1;
+                }
+                mem_max = total / n;
+        }
+        _cleanup_buf_ struct bd_buf what = BD_BUF_INIT, who = BD_BUF_INIT;
+        buf_printf(&who, "benchd-bind: tenant %d of %d on %s: ", k, n, host);
+        buf_puts(&what, "CPUs ");
+        cpuset_format(&p->cpus, &what);
+        buf_puts(&what, note);
+        if (p->mem >= 0)
+                buf_printf(&what, ", memory node %d", p->mem);
+        if (mem_max) {
+                buf_puts(&what, ", memory at most ");
+                size_format(mem_max, &what);
+        }
+        if (dry) {
+                fprintf(stderr, "%s%s (dry run)\n", who.s, what.s);
+                execvp(argv[0], argv);
+                fprintf(stderr, "benchd-bind: cannot run '%s': %s\n", argv[0], strerror(errno));
+                return 127;
+        }
+        if (apply(p, host, k) < 0)
+                return 1;
+        nic_env(p);
+        if (confine)
+                return run_confined(confine, cgroup_root, p, mem_max, argv, who.s, what.s);
+        fprintf(stderr, "%s%s (not confined: no --confine)\n", who.s, what.s);
+        execvp(argv[0], argv);
+        fprintf(stderr, "benchd-bind: cannot run '%s': %s\n", argv[0], strerror(errno));
+        return 127;
+}
+
 int main(int argc, char **argv)
 {
         static const struct option longopts[] = {
@@ -299,6 +560,10 @@ int main(int argc, char **argv)
                 { "benchd", required_argument, NULL, 'b' },
                 { "check-dataset", required_argument, NULL, 'C' },
                 { "dataset-dir", required_argument, NULL, 'D' },
+                { "tenant", required_argument, NULL, 'T' },
+                { "confine", required_argument, NULL, 'G' },
+                { "mem-max", required_argument, NULL, 'M' },
+                { "cgroup-root", required_argument, NULL, 'R' },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, 'V' },
                 { NULL, 0, NULL, 0 },
@@ -307,6 +572,9 @@ int main(int argc, char **argv)
         int nplans = 0;
         bool verbose = false, dry = false;
         const char *benchd_url = NULL, *check_name = NULL, *check_dir = NULL;
+        const char *confine = NULL, *cgroup_root = NULL;
+        int tenant = -1, tenants = 0;
+        long long mem_max = 0;
         int c;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+r:b:vnh", longopts, NULL)) != -1) {
@@ -326,6 +594,28 @@ int main(int argc, char **argv)
                 case 'b': benchd_url = optarg; break;
                 case 'C': check_name = optarg; break;
                 case 'D': check_dir = optarg; break;
+                case 'T':
+                        if (parse_tenant(optarg, &tenant, &tenants) < 0) {
+                                fprintf(stderr, "benchd-bind: --tenant '%s': expected K/N, 0 <= K < N, e.g. 1/4\n",
+                                        optarg);
+                                return 2;
+                        }
+                        break;
+                case 'G':
+                        if (!*optarg || strchr(optarg, '/') || streq(optarg, ".") || streq(optarg, "..")) {
+                                fprintf(stderr, "benchd-bind: --confine '%s': a cgroup's name, one path component\n",
+                                        optarg);
+                                return 2;
+                        }
+                        confine = optarg;
+                        break;
+                case 'M':
+                        if ((mem_max = size_parse(optarg)) <= 0) {
+                                fprintf(stderr, "benchd-bind: --mem-max '%s': a size like 4G or 1048576\n", optarg);
+                                return 2;
+                        }
+                        break;
+                case 'R': cgroup_root = optarg; break;
                 case 'v': verbose = true; break;
                 case 'n': dry = verbose = true; break;
                 case 'h': usage(stdout); return 0;
@@ -350,12 +640,20 @@ int main(int argc, char **argv)
                 fprintf(stderr, "benchd-bind: missing PROGRAM (see --help)\n");
                 return 2;
         }
-        if (nplans == 0) {
+        if ((confine || mem_max) && tenant < 0) {
+                fprintf(stderr, "benchd-bind: --confine and --mem-max go with --tenant K/N\n");
+                return 2;
+        }
+        if (nplans == 0 && tenant < 0) {
                 fprintf(stderr, "benchd-bind: no -r plans given (see --help)\n");
                 return 2;
         }
         char host[256] = "?";
         gethostname(host, sizeof(host) - 1);
+        const char *slurm_node = getenv("SLURMD_NODENAME");
+        if (tenant >= 0)    /* the node as Slurm names it, where it does */
+                return run_tenant(tenant, tenants, plans, nplans, benchd_url, confine, cgroup_root, mem_max, dry,
+                                  argv + optind, slurm_node ? slurm_node : host);
         const char *var = NULL;
         int rank = local_rank(&var);
         if (rank < 0) {
@@ -388,14 +686,7 @@ int main(int argc, char **argv)
         }
         if (!dry && apply(p, host, rank) < 0)
                 return 1;
-        if (p->nic && p->efa)
-                setenv("FI_EFA_IFACE", p->nic, 1);
-        else if (p->nic) {
-                _cleanup_free_ char *ucx = xasprintf("%s:1", p->nic);
-                setenv("UCX_NET_DEVICES", ucx, 1);
-        }
-        if (p->nic)
-                setenv("BENCHD_NIC", p->nic, 1);
+        nic_env(p);
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "benchd-bind: cannot run '%s': %s\n", argv[optind], strerror(errno));
         return 127;

@@ -27,7 +27,8 @@ libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err
 	lib/json.h lib/json.c lib/curl-dl.h lib/curl-dl.c
 # configuration and runs
 libbd_a_SOURCES += lib/workload.h lib/workload.c lib/schema.h lib/schema.c lib/system.h lib/system.c \
-	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/stats.h lib/stats.c lib/hostfile.h lib/hostfile.c
+	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/stats.h lib/stats.c lib/hostfile.h lib/hostfile.c \
+	lib/cgroup.h lib/cgroup.c
 BD_LIBS = libbd.a $(CJSON_LIBS) $(SYSTEMD_LIBS)
 EXTRA_DIST += lib/README.md
 

@@ -144,6 +144,10 @@ static const struct schema_key base_keys[] = {
         { "paths", S_OBJECT, path_keys, ANY, NULL, W_ANY, "data, log and weights directories" },
         { "trials", S_INT, NULL, RANGE(1, 100), NULL, W_ANY, "trials per run" },
         { "clear_caches", S_BOOL, NULL, ANY, NULL, W_ANY, "drop the page cache before each trial" },
+        { "tenants", S_STRING, NULL, ANY, NULL, W_TENANTS,
+          "independent single-rank runs at once on one node, each confined to its share: off, per-gpu or N" },
+        { "tenant_tolerance", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY,
+          "a tenant this fraction or more below the tenants' median is flagged" },
         { "organization", S_STRING, NULL, ANY, NULL, W_TOKEN, "organisation in RESULT lines" },
         { "cost_per_node_hour", S_NUMBER, NULL, RANGE(0, 1e9), NULL, W_ANY,
           "price of one node for an hour, for the cost columns of scaling reports (0: unknown)" },
@@ -245,6 +249,12 @@ static bool word_ok(enum schema_word w, const char *s)
         }
         case W_OPTION:
                 return *s == '-';
+        case W_TENANTS: {
+                if (streq(s, "off") || streq(s, "per-gpu"))
+                        return true;
+                long n;
+                return isdigit((unsigned char)*s) && str_parse_long(s, &n) == 0 && n >= 1 && n <= 4096;
+        }
         }
         return false;
 }
@@ -257,6 +267,7 @@ static const char *word_rule(enum schema_word w)
         case W_TIME: return "a Slurm time limit (minutes, HH:MM:SS or D-HH:MM:SS)";
         case W_MEM: return "a size like 0, 4000 or 64G";
         case W_OPTION: return "an option starting with '-'";
+        case W_TENANTS: return "off, per-gpu or a number of tenants from 1 to 4096";
         default: return "one line of text";
         }
 }

@@ -33,6 +33,7 @@ enum schema_word {
         W_TIME,         /* Slurm time limit */
         W_MEM,          /* Slurm memory size: 0, 64G, 4000 */
         W_OPTION,       /* a command-line option: starts with '-' */
+        W_TENANTS,      /* off, per-gpu or a number of tenants, 1 to 4096 */
 };
 
 struct schema_key {

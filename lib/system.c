@@ -43,6 +43,7 @@ static const char defaults_json[] =
         "              \"logs\": \"~/.local/share/benchd/logs\","
         "              \"pretrained\": \"~/.local/share/benchd/pretrained\" },"
         " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\","
+        " \"tenants\": \"off\", \"tenant_tolerance\": 0.1,"
         " \"cost_per_node_hour\": 0"
         "}";
 

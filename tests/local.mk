@@ -11,7 +11,7 @@ AM_TESTS_ENVIRONMENT = \
 
 # ---- lib/ and client/ ----
 check_PROGRAMS += tests/unit/test-config tests/unit/test-bind tests/unit/test-render tests/unit/test-mlperf \
-	tests/unit/test-fs tests/unit/test-stats tests/unit/test-suite
+	tests/unit/test-fs tests/unit/test-stats tests/unit/test-suite tests/unit/test-tenants
 check_PROGRAMS += tests/unit/test-svg
 check_PROGRAMS += tests/unit/test-oci
 tests_unit_test_oci_SOURCES = tests/unit/tap.h tests/unit/test-oci.c
@@ -28,6 +28,9 @@ tests_unit_svg_demo_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_suite_SOURCES = tests/unit/tap.h tests/unit/test-suite.c client/report/suite.c
 tests_unit_test_suite_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_unit_test_suite_LDADD = $(BD_LIBS) -lm
+tests_unit_test_tenants_SOURCES = tests/unit/tap.h tests/unit/test-tenants.c
+tests_unit_test_tenants_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_unit_test_tenants_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_stats_SOURCES = tests/unit/tap.h tests/unit/test-stats.c
 tests_unit_test_stats_LDADD = $(BD_LIBS) -lm
 tests_unit_test_config_SOURCES = tests/unit/tap.h tests/unit/test-config.c
@@ -219,7 +222,7 @@ SCRIPT_TESTS = \
 	tests/t0110-sbatch-test-only.t \
 	tests/t0200-run-local.t tests/t0205-run-workload-file.t tests/t0206-run-workload-readers.t tests/t0207-run-progress.t \
 	tests/t0208-run-fixed.t tests/t0209-run-trace.t \
-	tests/t0210-run-slurm.t \
+	tests/t0210-run-slurm.t tests/t0211-run-tenants.t \
 	tests/t0300-allreduce.t \
 	tests/t0400-inventory.t \
 	tests/t0410-daemon.t \

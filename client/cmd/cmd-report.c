@@ -18,6 +18,7 @@
 #include "strutil.h"
 #include "sweep.h"
 #include "system.h"
+#include "tenants.h"
 #include "workload.h"
 
 #define OPT_CSV 360
@@ -46,6 +47,8 @@ struct loaded_run {
         char *pub_source;
         char **warnings;                /* the job output's "benchd: warning:" lines */
         int nwarnings;
+        struct tenants_model tenants;   /* a run of tenants: theirs */
+        bool has_tenants;
 };
 
 /* A trial of a run that has not ended, whose log has no run_stop (or is not
@@ -86,7 +89,7 @@ static void job_warnings(struct loaded_run *x)
         }
 }
 
-static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
+static void loaded_run_load(struct bd_store *s, struct loaded_run *x, struct report_run *ret)
 {
         const char *w = x->run.workload;
         const struct workload *wl = run_workload(&x->run);    /* read once, for every trial */
@@ -143,10 +146,17 @@ static void loaded_run_load(struct loaded_run *x, struct report_run *ret)
         job_warnings(x);
         ret->warnings = x->warnings;
         ret->nwarnings = x->nwarnings;
+        int n;
+        if ((x->has_tenants = tenants_of_run(&x->run, &n))) {
+                tenants_load(s, &x->run, x->trials, n, &x->tenants);
+                ret->tenants = &x->tenants;
+        }
 }
 
 static void loaded_run_release(struct loaded_run *x)
 {
+        if (x->has_tenants)
+                tenants_release(&x->tenants);
         free(x->rt);
         for (int k = 0; x->paths && k < x->run.ntrials; k++) {
                 free(x->paths[k]);
@@ -287,7 +297,7 @@ static int report_runs(struct bd_store *s, char **ids, int n, enum report_format
                         ret = BD_EXIT_FAIL;
                         break;
                 }
-                loaded_run_load(&lr[i], &runs[i]);
+                loaded_run_load(s, &lr[i], &runs[i]);
                 if (streq(ids[i], "last"))
                         say_group(s, lr[i].run.id);
         }

@@ -12,6 +12,7 @@
 #define OPT_WAIT 332
 #define OPT_DRY 333
 #define OPT_QUIET 334
+#define OPT_TENANTS 335
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "system to run on" },
@@ -21,14 +22,16 @@ static const struct bd_option options[] = {
         { "wait", OPT_WAIT, NULL, "follow the run until it ends; exit with its outcome" },
         { "quiet", OPT_QUIET, NULL, "with --wait: the run's state only, not its trial's progress" },
         { "dry-run", OPT_DRY, NULL, "render and check where it would run; record nothing" },
+        { "tenants", OPT_TENANTS, "per-gpu|N", "independent single-rank runs at once on one node, each confined to "
+          "its GPU and share (sets tenants)" },
         COMMON_SYSTEM_OPTIONS,
         { 0 }
 };
 
 int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
-        /* declared first, freed last: o.sets ends with these two */
-        _cleanup_free_ char *data_set = NULL, *log_set = NULL;
+        /* declared first, freed last: o.sets ends with these */
+        _cleanup_free_ char *data_set = NULL, *log_set = NULL, *tenants_set = NULL;
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL;
         long runs = 0;
@@ -50,6 +53,10 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         log_set = path_set("paths.logs", arg);
                         break;
                 case 'n': opts_number(&o, "runs", arg, 1, 100, &runs); break;
+                case OPT_TENANTS:
+                        free(tenants_set);
+                        tenants_set = xasprintf("tenants=%s", arg);
+                        break;
                 }
         }
         int next = opts_finish(&o, 1, 1, opts_workload);
@@ -61,6 +68,8 @@ int cmd_submit(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 opts_add_set(&o, data_set);
         if (log_set)
                 opts_add_set(&o, log_set);
+        if (tenants_set)
+                opts_add_set(&o, tenants_set);
 
         enum follow_mode follow = !wait ? FOLLOW_NONE : quiet ? FOLLOW_QUIET : FOLLOW_TEXT;
         return submit_run(ctx, system, argv[next], o.sets, (int)runs, dry, follow, NULL);

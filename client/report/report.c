@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "tenants.h"
 #include "workload.h"
 
 void report_score(const struct report_run *run, struct mlperf_score *ret)
@@ -408,7 +409,9 @@ void report_text(const struct report_run *runs, int n, unsigned flags, struct bd
                         trace_summary_text(&rt->trace, out);
                         buf_putc(out, '\n');
                 }
-                if (r->fixed)
+                if (r->tenants)
+                        tenants_text(r->tenants, out);
+                else if (r->fixed)
                         text_fixed_summary(r, out);
                 else
                         text_score(r, &scores[i], out);
@@ -591,6 +594,10 @@ cJSON *report_json(const struct report_run *runs, int n, unsigned flags)
                 for (int k = 0; k < r->ntrials; k++)
                         cJSON_AddItemToArray(trials, trial_json(r, &scores[i], k));
                 cJSON_AddItemToObject(o, "score", score_json(r, &scores[i]));
+                if (r->tenants)
+                        cJSON_AddItemToObject(o, "tenants", tenants_json(r->tenants));
+                else
+                        cJSON_AddNullToObject(o, "tenants");
                 if (flags & REPORT_REFERENCE)
                         cJSON_AddItemToObject(o, "published", reference_json(r, &scores[i]));
                 cJSON_AddItemToArray(arr, o);

@@ -49,6 +49,8 @@ struct report_trial {
 };
 
 /* All pointers are borrowed and must outlive the report call. */
+struct tenants_model;
+
 struct report_run {
         const char *id;
         const char *system;
@@ -62,6 +64,7 @@ struct report_run {
         const struct workload *wl;      /* its workload as the run recorded it; NULL: found by its name */
         bool fixed;                     /* a fixed schedule (its section's "schedule"): no time to train to
                                          * score, but the final and best accuracy and where the target was met */
+        const struct tenants_model *tenants;    /* a run of tenants (tenants.h): theirs, not an MLPerf score */
 };
 
 enum report_format {

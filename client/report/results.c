@@ -1,4 +1,5 @@
-/* results.c: a trial's result for sweeps, suites and scaling reports. */
+/* results.c: a trial's result for sweeps, suites, scaling reports and
+ * tenants. */
 #include "config.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include "run.h"
 #include "reader.h"
 #include "strutil.h"
+#include "tenants.h"
 #include "workload.h"
 
 static const char *const outcome_names[_TV_MAX] = {
@@ -226,3 +228,69 @@ void trial_value_release(struct trial_value *v)
         free(v->device);
         memset(v, 0, sizeof(*v));
 }
+bool tenants_of_run(const struct bd_run *r, int *ret_n)
+{
+        _cleanup_json_ cJSON *config = cJSON_Parse(r->config ? r->config : "{}");
+        const char *t = json_str(config, "tenants", "off");
+        long n = 0;
+        if (streq(t, "per-gpu"))
+                n = json_int(config, "gpus_per_node", 0);
+        else if (str_parse_long(t, &n) < 0)
+                n = 0;
+        if (n < 1 || r->ntrials < n || r->ntrials % n != 0)
+                return false;
+        *ret_n = (int)n;
+        return true;
+}
+
+/* What benchd-bind said of the tenant in its log: "NODE: CPUs ..., memory
+ * at most ..." */
+static void tenant_where(const struct bd_run *r, const struct bd_trial *t, char *buf, size_t n)
+{
+        bool copy;
+        _cleanup_free_ char *log = trial_log_best(r, t, &copy), *text = NULL;
+        buf[0] = '\0';
+        if (!log || fs_read_file(log, 64u << 20, &text, NULL, NULL) < 0)
+                return;
+        const char *p = strstr(text, "benchd-bind: tenant ");
+        const char *on = p ? strstr(p, " on ") : NULL;
+        if (!on)
+                return;
+        on += 4;
+        size_t len = strcspn(on, "\n");
+        /* its cgroup's path is for the log, not the table */
+        const char *paren = memchr(on, '(', len);
+        if (paren && paren > on)
+                len = (size_t)(paren - on - 1);
+        _cleanup_free_ char *line = xstrndup(on, len);
+        str_sanitize(buf, n, line, "?");
+}
+
+void tenants_load(struct bd_store *s, const struct bd_run *r, const struct bd_trial *trials, int n,
+                  struct tenants_model *m)
+{
+        _cleanup_json_ cJSON *config = cJSON_Parse(r->config ? r->config : "{}");
+        const struct workload *w = run_workload(r);
+        const char *section = w ? w->section : r->workload;
+        bool bench = json_int(json_get(config, section), "benchmark_steps", 0) > 0;
+        enum tv_kind kind = tv_kind_of(r->workload, !bench);
+        *m = (struct tenants_model){ .n = n, .rounds = r->ntrials / n, .time = kind == TV_TIME_TO_TRAIN };
+        m->unit = tv_unit(r->workload, kind);
+        m->higher_better = !m->time && !(w && w->result == RESULT_THROUGHPUT && !w->higher_is_better);
+        m->tolerance = json_num(config, "tenant_tolerance", 0.1);
+        m->rows = xcalloc((size_t)r->ntrials + 1, sizeof(*m->rows));
+        m->round = xcalloc((size_t)m->rounds + 1, sizeof(*m->round));
+        for (int i = 0; i < m->rounds * n; i++) {
+                struct tenant_row *row = &m->rows[i];
+                struct trial_value v;
+                trial_value_load(s, r, &trials[i], kind, &v);
+                *row = (struct tenant_row){ .round = i / n + 1, .tenant = i % n, .trial = trials[i].trial,
+                                            .has_value = v.outcome == TV_VALUE, .value = v.value,
+                                            .outcome = tv_outcome_name(v.outcome) };
+                STR_COPY(row->why, v.why);
+                tenant_where(r, &trials[i], row->where, sizeof(row->where));
+                trial_value_release(&v);
+        }
+        tenants_compute(m);
+}
+

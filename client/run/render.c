@@ -12,6 +12,7 @@
 #include "bind.h"
 #include "json.h"
 #include "render.h"
+#include "strutil.h"
 #include "image.h"
 #include "workload.h"
 
@@ -195,6 +196,8 @@ struct plan {
         const char *launcher;           /* local, mpirun or slurm */
         const char *organization;
         long nodes, ranks, gpus;        /* ranks and GPUs per node */
+        long tenants;                   /* 0, or single-rank runs at once on one node (ranks and nodes 1) */
+        long tenant_cpus;               /* each tenant's CPUs (Slurm's --cpus-per-task) */
         bool bench;                     /* throughput mode: the section's benchmark_steps > 0 */
         bool writes_logs;               /* the program writes into the log directory (bench, {result} of
                                          * another's program, {logdir}, a key's "path": "logs") */
@@ -235,7 +238,8 @@ struct plan {
         struct {
                 bool on;                /* binding.policy auto: benchd-bind before each rank */
                 bool ask_benchd;        /* binding.source auto: the node's benchd knows better */
-                char **specs;           /* per local rank: CPUS:MEM[:NIC] */
+                char **specs;           /* per local rank (or tenant): CPUS:MEM[:NIC] */
+                long nspecs;
         } bind;
         struct {
                 bool require;
@@ -519,11 +523,19 @@ static void binding_args(const struct plan *c, const char *bind_bin, struct word
         if (!c->bind.on)
                 return;
         words_add_prog(w, bind_bin, "benchd-bind");
-        for (long i = 0; i < c->ranks; i++) {
+        if (c->tenants) {
+                /* its share (of its GPU's plan, or of the node's CPUs), in a
+                 * cgroup of its own */
+                words_add(w, "--tenant");
+                words_addf(w, RAW "\"$tenant\"/%ld", c->tenants);
+                words_add(w, "--confine");
+                words_add(w, RAW "\"benchd-$RUN_ID-t$tenant\"");
+        }
+        for (long i = 0; i < c->bind.nspecs; i++) {
                 words_add(w, "-r");
                 words_add(w, c->bind.specs[i]);
         }
-        if (c->bind.ask_benchd) {
+        if (c->bind.ask_benchd && c->bind.nspecs) {
                 /* the node's own benchd, when it runs there, knows the real wiring */
                 words_add(w, "--benchd");
                 words_addf(w, "http://127.0.0.1:%d", c->benchd_port);
@@ -776,6 +788,69 @@ static void rank_words(const struct plan *c, struct words *w)
         trainer_args(c, w);
 }
 
+/* The rest of a rank's command: the rank's own values (in its command, or
+ * its rendezvous's variables), then the workload's. */
+static void rank_command(const struct plan *c, struct words *w)
+{
+        if (!c->w->rendezvous && !workload_command_names(c->w, "rank") &&
+            !workload_command_names(c->w, "local_rank")) {
+                trainer_args(c, w);
+                return;
+        }
+        rank_words(c, w);
+}
+
+/* One tenant's run: a job step of its own under Slurm (its CPUs, memory and
+ * GPU, so that Slurm's cgroups confine it where the site has them), the
+ * rank started by srun or by an mpirun of one rank on this node, inside
+ * benchd-bind --tenant, which confines it itself too. */
+static void tenant_launch(const struct plan *c, struct words *w)
+{
+        bool slurm = streq(c->launcher, "slurm");
+        if (slurm) {
+                words_add(w, "srun");
+                words_add(w, "--exact");
+                words_add(w, "--nodes=1");
+                words_add(w, "--ntasks=1");
+                words_addf(w, "--cpus-per-task=%ld", c->tenant_cpus);
+                words_add(w, RAW "--mem=\"$TENANT_MEM\"M");
+                if (c->gpus > 0)
+                        words_add(w, "--gres=gpu:1");
+                /* Slurm's binding (task/affinity, task/cgroup) gives the step
+                 * its CPUs: benchd-bind then keeps to them */
+                words_add(w, "--export=ALL");
+                if (c->slurm.srun && c->slurm.mpi)
+                        words_addf(w, "--mpi=%s", c->slurm.mpi);
+        }
+        if (!(slurm && c->slurm.srun)) {
+                words_add(w, c->mpirun.command);
+                words_add(w, "-np");
+                words_add(w, "1");
+                if (slurm) {
+                        /* this step's one rank, here: Open MPI is told to leave
+                         * Slurm's allocation alone (it would count the job's
+                         * tasks as taken and start nothing) */
+                        words_add(w, "-H");
+                        words_add(w, "localhost:1");
+                        words_add(w, "--mca");
+                        words_add(w, "ras");
+                        words_add(w, "^slurm");
+                        words_add(w, "--mca");
+                        words_add(w, "plm");
+                        words_add(w, "^slurm");
+                } else
+                        mpirun_hosts(c, 1, w);
+                mpirun_common(c, "slot", w);
+                if (c->gpus > 0 && !slurm) {
+                        words_add(w, "-x");
+                        words_add(w, "CUDA_VISIBLE_DEVICES");
+                }
+        }
+        binding_args(c, "$BENCHD_BIN", w);
+        container_exec(c, true, w);
+        rank_command(c, w);
+}
+
 /* The command that starts all ranks of one trial. */
 static void launch_command(const struct plan *c, struct words *w)
 {
@@ -788,6 +863,10 @@ static void launch_command(const struct plan *c, struct words *w)
                 words_add(w, c->container.runtime);
                 words_add(w, "exec");
                 words_add(w, RAW "\"$CONTAINER\"");
+        }
+        if (c->tenants) {
+                tenant_launch(c, w);
+                return;
         }
         if (streq(c->launcher, "slurm") && c->slurm.srun) {
                 words_add(w, "srun");
@@ -813,13 +892,7 @@ static void launch_command(const struct plan *c, struct words *w)
                 binding_args(c, docker ? c->container.bin_dir : "$BENCHD_BIN", w);
         if (!docker)
                 container_exec(c, true, w);
-        /* a rank's own values: in its command, or its rendezvous's variables */
-        if (!c->w->rendezvous && !workload_command_names(c->w, "rank") &&
-            !workload_command_names(c->w, "local_rank")) {
-                trainer_args(c, w);
-                return;
-        }
-        rank_words(c, w);
+        rank_command(c, w);
 }
 
 static void emit_sbatch(const struct plan *c, struct bd_buf *out)
@@ -829,10 +902,18 @@ static void emit_sbatch(const struct plan *c, struct bd_buf *out)
         else
                 buf_printf(out, "#SBATCH --job-name=benchd-%s-%s\n", c->w->name, c->name);
         buf_printf(out, "#SBATCH --nodes=%ld\n", c->nodes);
-        buf_printf(out, "#SBATCH --ntasks-per-node=%ld\n", c->ranks);
-        buf_printf(out, "#SBATCH --ntasks=%ld\n", c->nodes * c->ranks);
-        if (c->gpus > 0)
-                buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->ranks < c->gpus ? c->ranks : c->gpus); /* its first ranks_per_node */
+        if (c->tenants) {
+                /* a task of its own CPUs per tenant, for their job steps */
+                buf_printf(out, "#SBATCH --ntasks=%ld\n", c->tenants);
+                buf_printf(out, "#SBATCH --cpus-per-task=%ld\n", c->tenant_cpus);
+                if (c->gpus > 0)
+                        buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->tenants);
+        } else {
+                buf_printf(out, "#SBATCH --ntasks-per-node=%ld\n", c->ranks);
+                buf_printf(out, "#SBATCH --ntasks=%ld\n", c->nodes * c->ranks);
+                if (c->gpus > 0) /* its first ranks_per_node */
+                        buf_printf(out, "#SBATCH --gres=gpu:%ld\n", c->ranks < c->gpus ? c->ranks : c->gpus);
+        }
         if (c->slurm.exclusive)
                 buf_puts(out, "#SBATCH --exclusive\n");
         if (c->slurm.mem)
@@ -1125,7 +1206,7 @@ static void emit_node_inputs_check(const struct plan *c, struct bd_buf *out)
         }
         if (!gpus && !data && files.n == 0)
                 return;
-        long used = c->ranks < c->gpus ? c->ranks : c->gpus;
+        long used = c->tenants ? c->tenants : c->ranks < c->gpus ? c->ranks : c->gpus;
         const char *what[3] = { gpus ? "its GPUs" : NULL, data ? "the dataset" : NULL,
                                 files.n ? "the pretrained weights" : NULL };
         buf_puts(out, "# What only the node knows, on every node before the first trial:");
@@ -1171,9 +1252,13 @@ static void emit_node_inputs_check(const struct plan *c, struct bd_buf *out)
 static void emit_header(const struct plan *c, struct bd_buf *out)
 {
         buf_puts(out, "#!/bin/bash\n");
-        buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", c->w->name,
-                   c->name, c->nodes, c->nodes == 1 ? "" : "s", c->ranks, c->ranks == 1 ? "" : "s", c->trials,
-                   c->trials == 1 ? "" : "s");
+        if (c->tenants)
+                buf_printf(out, "# benchd launch script: %s on %s, %ld tenants of one rank at once on one node, "
+                                "%d round%s\n", c->w->name, c->name, c->tenants, c->trials, c->trials == 1 ? "" : "s");
+        else
+                buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", c->w->name,
+                           c->name, c->nodes, c->nodes == 1 ? "" : "s", c->ranks, c->ranks == 1 ? "" : "s",
+                           c->trials, c->trials == 1 ? "" : "s");
         buf_printf(out, "# Rendered by benchctl %s for run %s from %s.\n", c->version, c->run_id, c->path);
         buf_printf(out, "# The resolved configuration: benchctl show %s\n", c->name);
         if (streq(c->launcher, "slurm"))
@@ -1186,7 +1271,15 @@ static void emit_header(const struct plan *c, struct bd_buf *out)
 static void emit_variables(const struct plan *c, const struct words *launch, struct bd_buf *out)
 {
         shell_assign(out, "RUN_ID", c->run_id);
-        buf_printf(out, "NTRIALS=%d\n", c->trials);
+        if (c->tenants) {
+                buf_printf(out, "NTENANTS=%ld\n", c->tenants);
+                buf_printf(out, "NROUNDS=%d\n", c->trials);
+                buf_printf(out, "NTRIALS=%ld\n", c->trials * c->tenants);
+                if (streq(c->launcher, "slurm"))
+                        buf_puts(out, "# each tenant's memory (MiB): the node's / NTENANTS\n"
+                                      "TENANT_MEM=$(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 1024 / NTENANTS ))\n");
+        } else
+                buf_printf(out, "NTRIALS=%d\n", c->trials);
         shell_assign(out, "LOGDIR", c->logs);
         bool uses_bin = false;
         for (size_t i = 0; i < launch->n; i++)
@@ -1308,16 +1401,20 @@ static void emit_rendezvous(const struct plan *c, struct bd_buf *out)
  * MLPerf RESULT line. */
 static void emit_run_trial(const struct plan *c, const struct words *launch, struct bd_buf *out)
 {
-        buf_puts(out, "run_trial() {\n"
-                      "    local trial=$1 seed=$2 start end rc\n");
-        buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, seed $seed\"\n",
-                   c->name, c->w->name);
+        buf_printf(out, "run_trial() {\n"
+                        "    local trial=$1 seed=$2%s start end rc\n", c->tenants ? " tenant=$3" : "");
+        buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, %sseed $seed\"\n",
+                   c->name, c->w->name, c->tenants ? "tenant $tenant of $NTENANTS, " : "");
         if (c->container.on)
                 buf_puts(out, "    echo \"$IMAGE_INFO\"\n");
-        if (c->staging.require)
+        if (c->tenants && c->gpus > 0 && !streq(c->launcher, "slurm"))
+                buf_puts(out, "    export CUDA_VISIBLE_DEVICES=$tenant   # its GPU alone\n");
+        if (c->tenants)
+                ;       /* the round's, not each tenant's: emit_tenant_loop() */
+        else if (c->staging.require)
                 buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
                               "node: trial $trial not started\" >&2; return 1; }\n");
-        if (c->clear_caches)
+        if (c->clear_caches && !c->tenants)
                 buf_puts(out, "    clear_caches\n");
         if (c->w->rendezvous || c->per_node)
                 emit_rendezvous(c, out);
@@ -1333,22 +1430,60 @@ static void emit_run_trial(const struct plan *c, const struct words *launch, str
                       "}\n\n");
 }
 
+/* A trial's seed and log, and the marker of its start benchctl follows
+ * (run.h), at the indent of its loop. */
+static void emit_trial_start(const struct plan *c, const char *indent, struct bd_buf *out)
+{
+        if (c->seed >= 0)
+                buf_printf(out, "%sseed=$((%ld + trial))\n", indent, c->seed);
+        else
+                buf_printf(out, "%sseed=$(( (RANDOM << 15) | RANDOM ))\n", indent);
+        buf_printf(out, "%slog=\"$LOGDIR/${RUN_ID}_${trial}.log\"\n"
+                        "%secho \"benchd: trial $trial/$NTRIALS started at $(date +%%s), log $log\"\n", indent, indent);
+}
+
 /* The trials, one after another, each with its seed and log, and the
  * markers benchctl follows (run.h). */
 static void emit_trial_loop(const struct plan *c, struct bd_buf *out)
 {
         buf_puts(out, "failed=0\n"
                       "for trial in $(seq 1 \"$NTRIALS\"); do\n");
-        if (c->seed >= 0)
-                buf_printf(out, "    seed=$((%ld + trial))\n", c->seed);
-        else
-                buf_puts(out, "    seed=$(( (RANDOM << 15) | RANDOM ))\n");
-        buf_puts(out, "    log=\"$LOGDIR/${RUN_ID}_${trial}.log\"\n"
-                      "    echo \"benchd: trial $trial/$NTRIALS started at $(date +%s), log $log\"\n"
-                      "    run_trial \"$trial\" \"$seed\" > \"$log\" 2>&1\n"
+        emit_trial_start(c, "    ", out);
+        buf_puts(out, "    run_trial \"$trial\" \"$seed\" > \"$log\" 2>&1\n"
                       "    rc=$?\n"
                       "    echo \"benchd: trial $trial/$NTRIALS ended at $(date +%s) with exit status $rc\"\n"
                       "    [ \"$rc\" -eq 0 ] || failed=$((failed + 1))\n"
+                      "done\n"
+                      "echo \"benchd: $((NTRIALS - failed)) of $NTRIALS trials succeeded\"\n"
+                      "[ \"$failed\" -eq 0 ]\n");
+}
+
+/* Tenants: round after round, the round's tenants started together, each
+ * a trial with its seed, log and markers, the round over when all ended. */
+static void emit_tenant_loop(const struct plan *c, struct bd_buf *out)
+{
+        buf_puts(out, "failed=0\n"
+                      "for round in $(seq 1 \"$NROUNDS\"); do\n");
+        if (c->staging.require)
+                buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
+                              "node: round $round not started\" >&2; failed=$((failed + NTENANTS)); continue; }\n");
+        if (c->clear_caches)
+                buf_puts(out, "    clear_caches\n");
+        buf_puts(out, "    pids=()\n"
+                      "    for tenant in $(seq 0 $((NTENANTS - 1))); do\n"
+                      "        trial=$(( (round - 1) * NTENANTS + tenant + 1 ))\n");
+        emit_trial_start(c, "        ", out);
+        buf_puts(out, "        {\n"
+                      "            run_trial \"$trial\" \"$seed\" \"$tenant\" > \"$log\" 2>&1\n"
+                      "            rc=$?\n"
+                      "            echo \"benchd: trial $trial/$NTRIALS ended at $(date +%s) with exit status $rc\"\n"
+                      "            exit \"$rc\"\n"
+                      "        } &\n"
+                      "        pids+=(\"$!\")\n"
+                      "    done\n"
+                      "    for pid in \"${pids[@]}\"; do\n"
+                      "        wait \"$pid\" || failed=$((failed + 1))\n"
+                      "    done\n"
                       "done\n"
                       "echo \"benchd: $((NTRIALS - failed)) of $NTRIALS trials succeeded\"\n"
                       "[ \"$failed\" -eq 0 ]\n");
@@ -1372,22 +1507,26 @@ static void emit_script(const struct plan *c, const struct words *launch, struct
         else if (c->container.on)
                 emit_image_check(c, out);
         emit_run_trial(c, launch, out);
-        emit_trial_loop(c, out);
+        if (c->tenants)
+                emit_tenant_loop(c, out);
+        else
+                emit_trial_loop(c, out);
 }
 
 /* benchd-bind's -r of each local rank, from the system's declared topology */
-static int plan_binding(struct plan *c, const cJSON *sys, struct bd_err *err)
+static int plan_binding(struct plan *c, const cJSON *sys, long n, struct bd_err *err)
 {
         struct bd_topo topo;
         int r = system_topo(sys, &topo, err);
         if (r < 0)
                 return r;
         _cleanup_free_ struct bd_rank_bind *ranks = NULL;
-        r = bind_plan(&topo, (int)c->ranks, &ranks, err);
+        r = bind_plan(&topo, (int)n, &ranks, err);
         if (r < 0)
                 return r;
-        c->bind.specs = xcalloc((size_t)c->ranks + 1, sizeof(char *));
-        for (long i = 0; i < c->ranks; i++) {
+        c->bind.specs = xcalloc((size_t)n + 1, sizeof(char *));
+        c->bind.nspecs = n;
+        for (long i = 0; i < n; i++) {
                 _cleanup_buf_ struct bd_buf spec = BD_BUF_INIT;
                 cpuset_format(&ranks[i].cpus, &spec);
                 buf_printf(&spec, ":%d", ranks[i].numa);
@@ -1410,7 +1549,7 @@ static void plan_release(struct plan *c)
         free(c->container.image);
         free(c->mpirun.hostfile);
         cJSON_Delete(c->env_owned);
-        for (long i = 0; c->bind.specs && i < c->ranks; i++)
+        for (long i = 0; c->bind.specs && i < c->bind.nspecs; i++)
                 free(c->bind.specs[i]);
         free(c->bind.specs);
 }
@@ -1464,6 +1603,11 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->nodes = sys_int(j, "nodes");
         c->ranks = sys_int(j, "ranks_per_node");
         c->gpus = sys_int(j, "gpus_per_node");
+        c->tenants = render_tenants(s, o->workload, &c->tenant_cpus, err);
+        if (c->tenants < 0)
+                return (int)c->tenants;
+        if (c->tenants)
+                c->nodes = c->ranks = 1;
         c->bench = json_int(c->section, "benchmark_steps", 0) > 0;
         c->per_node = c->w->shape != SHAPE_PER_RANK;
         /* a schedule's step past the end ("within"): it never applies (a
@@ -1556,7 +1700,50 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
         c->slurm.extra_options = sys_get(j, "slurm.extra_options");
         c->bind.on = streq(sys_str(j, "binding.policy"), "auto");
         c->bind.ask_benchd = streq(sys_str(j, "binding.source"), "auto");
-        return c->bind.on ? plan_binding(c, j, err) : 0;
+        if (c->tenants) {
+                /* always confined: beside its GPU (the plan of as many ranks),
+                 * or a share of the node's CPUs, measured where it runs */
+                c->bind.on = true;
+                return c->gpus > 0 ? plan_binding(c, j, c->tenants, err) : 0;
+        }
+        return c->bind.on ? plan_binding(c, j, c->ranks, err) : 0;
+}
+
+long render_tenants(const struct bd_system *s, const char *workload, long *ret_cpus, struct bd_err *err)
+{
+        const cJSON *j = s->json;
+        const char *t = sys_str(j, "tenants");
+        if (!t || streq(t, "off"))
+                return 0;
+        long gpus = sys_int(j, "gpus_per_node"), n = 0;
+        long cpus = sys_int(j, "cpu.sockets") * sys_int(j, "cpu.cores_per_socket") * sys_int(j, "cpu.threads_per_core");
+        const struct workload *w = workload_lookup(workload, err);
+        if (!w)
+                return -ENOENT;
+        if (streq(t, "per-gpu")) {
+                if (gpus == 0)
+                        return bd_err_set(err, -EINVAL, "%s: 'tenants' per-gpu: the system has no GPUs "
+                                          "(gpus_per_node 0): give a number of tenants", s->path);
+                n = gpus;
+        } else if (str_parse_long(t, &n) < 0 || n < 1)
+                return bd_err_set(err, -EINVAL, "%s: 'tenants' '%s': off, per-gpu or a number", s->path, t);
+        if (gpus > 0 && n > gpus)
+                return bd_err_set(err, -EINVAL, "%s: 'tenants' %ld: more tenants than the node's %ld GPUs (one GPU "
+                                  "each)", s->path, n, gpus);
+        if (gpus == 0 && n > cpus)
+                return bd_err_set(err, -EINVAL, "%s: 'tenants' %ld: more tenants than the node's %ld CPUs (cpu: "
+                                  "sockets x cores_per_socket x threads_per_core)", s->path, n, cpus);
+        if (w->shape != SHAPE_PER_RANK)
+                return bd_err_set(err, -EINVAL, "%s: 'tenants' %ld: workload %s starts its ranks itself, one "
+                                  "process per node (launch.shape): tenants are single-rank runs", s->path, n,
+                                  w->name);
+        if (runtime_is_daemon(sys_str(j, "container.runtime")))
+                return bd_err_set(err, -EINVAL, "%s: 'tenants' %ld: container runtime %s runs every rank in one "
+                                  "container: tenants need their own (apptainer, singularity, charliecloud) or "
+                                  "none", s->path, n, sys_str(j, "container.runtime"));
+        if (ret_cpus)
+                *ret_cpus = cpus / n > 0 ? cpus / n : 1;
+        return n;
 }
 
 int render_script(const struct bd_system *s, const struct render_opts *o, struct bd_buf *out, struct bd_err *err)

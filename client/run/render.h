@@ -8,6 +8,13 @@
  * starts all ranks once through the container runtime and the per-rank
  * binding wrapper, writes its output to LOGDIR/RUNID_TRIAL.log and ends with
  * exactly one RESULT line.
+ *
+ * With tenants (the system's "tenants": per-gpu or N), each trial is a round
+ * of N independent single-rank runs on one node started together, each its
+ * own trial (the round's k-th tenant is trial (round - 1) x N + k + 1),
+ * confined by benchd-bind --tenant K/N --confine: its GPU alone, its share of
+ * the cores (of its GPU's NUMA node), the node's memory / N; under Slurm,
+ * each a job step (srun --exact -c C --mem M --gres=gpu:1).
  */
 #ifndef BD_RENDER_H
 #define BD_RENDER_H
@@ -32,6 +39,11 @@ int render_script(const struct bd_system *sys, const struct render_opts *o, stru
  * frees; NULL when it runs in a container (the image holds it) or the
  * workload runs another program. */
 char *render_trainer_path(const struct bd_system *sys, const struct render_opts *o);
+/* The run's tenants: 0 when "tenants" is off, else how many (per-gpu: the
+ * node's GPUs); -errno with why in err when the system cannot have them
+ * (per-gpu without GPUs, more than its GPUs or its cores, a workload that
+ * starts its ranks per node, a runtime of one container for every rank). */
+long render_tenants(const struct bd_system *sys, const char *workload, long *ret_cpus, struct bd_err *err);
 /* A new run id: YYYYMMDD-HHMMSS-XXXX (UTC, random suffix). */
 char *run_id_new(void);
 /* Expands a leading ~/ with $HOME. */

@@ -233,6 +233,7 @@ struct submission {
         struct bd_system sys;
         const char *workload;
         int trials;
+        long tenants, tenant_cpus;      /* render_tenants() */
         bool dry, slurm;
         const char *launcher;
         char *home;                     /* $BENCHD_HOME */
@@ -317,6 +318,9 @@ static int render(struct submission *sub)
         print_warnings(&warnings);
         if (r < 0 || check_trainer(&sub->sys, &sub->ro, &err) < 0 || check_inputs(&sub->sys, &sub->ro, &err) < 0)
                 return bd_error("%s", err.msg), BD_EXIT_CONFIG;
+        /* tenants: each round's tenants are trials of their own */
+        sub->tenants = render_tenants(&sub->sys, sub->workload, &sub->tenant_cpus, &err);
+        sub->trials *= (int)(sub->tenants ? sub->tenants : 1);
         if (check_logdir(sub->logdir, !sub->dry, &err) < 0)
                 return bd_error("%s", err.msg), BD_EXIT_FAIL;
         return 0;
@@ -335,7 +339,8 @@ static int dry_run(struct submission *sub)
         fs_write_atomic(tmpl, sub->script.s, sub->script.len, 0755, NULL);
         const cJSON *j = sub->sys.json;
         if (sub->slurm) {
-                struct sched_request req = { j, sub->name, NULL, sub->script.s, tmpl, sub->logdir, NULL };
+                struct sched_request req = { j, sub->name, NULL, sub->script.s, tmpl, sub->logdir, NULL,
+                                             sub->tenants, sub->tenant_cpus };
                 _cleanup_free_ char *where = NULL;
                 if ((r = slurm_will_run(&req, &where, &err)) < 0)
                         bd_error("%s", err.msg);
@@ -442,7 +447,7 @@ static int launch(struct submission *sub)
                 /* the comment names the run in squeue -o %k and sacct */
                 _cleanup_free_ char *comment = xasprintf("benchd run %s", sub->id);
                 struct sched_request req = { sub->sys.json, sub->name, comment, sub->script.s, sub->script_path,
-                                             sub->logdir, sub->output };
+                                             sub->logdir, sub->output, sub->tenants, sub->tenant_cpus };
                 r = slurm_submit(&req, &sub->job_id, &err);
         } else {
                 sub->output = xasprintf("%s/job.out", sub->rundir);

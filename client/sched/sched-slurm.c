@@ -180,10 +180,18 @@ static void describe(const struct sched_request *req, job_desc_msg_t *d)
         d->name = (char *)req->name;
         d->comment = (char *)req->comment;
         d->script = (char *)req->script;
+        if (req->tenants) {
+                /* render.c's tenants: one node, a task of their CPUs each */
+                nodes = 1;
+                gpus = gpus > 0 ? req->tenants : 0;
+                d->num_tasks = (uint32_t)req->tenants;
+                d->cpus_per_task = (uint16_t)req->tenant_cpus;
+        } else {
+                d->num_tasks = (uint32_t)(nodes * ranks);
+                d->ntasks_per_node = (uint16_t)ranks;
+        }
         d->min_nodes = (uint32_t)nodes;
         d->max_nodes = (uint32_t)nodes;
-        d->num_tasks = (uint32_t)(nodes * ranks);
-        d->ntasks_per_node = (uint16_t)ranks;
         d->requeue = 0; /* a node failure ends the run; it must not restart its trials silently */
         d->user_id = getuid();
         d->group_id = getgid();

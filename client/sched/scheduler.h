@@ -31,6 +31,8 @@ struct sched_request {
         const char *script_path;
         const char *work_dir;
         const char *output;     /* job output file */
+        long tenants;           /* a run of tenants: one node, a task of tenant_cpus CPUs (and a GPU) each */
+        long tenant_cpus;
 };
 
 /* Slurm */

@@ -704,10 +704,10 @@ static void test_report(void)
         struct mlperf_score s;
         const struct report_reference ssd_4x = { 12.440, 8053, "MLPerf Training v0.7, 4xC4140" };
         struct report_run runs[4] = {
-                { "20261122-130000-aaaa", "4xC4140", "ssd", "completed", run_a.trials, 5, &ssd_4x, NULL, 0, NULL, false },
-                { "20261122-140000-bbbb", "4xC4140", "ssd", "completed", run_b.trials, 5, &ssd_4x, NULL, 0, NULL, false },
-                { "20261122-150000-cccc", "C4140", "ssd", NULL, run_c.trials, 5, NULL, NULL, 0, NULL, false },
-                { "20261122-160000-dddd", "local", "allreduce", "completed", run_ar.trials, 3, NULL, NULL, 0, NULL, false },
+                { "20261122-130000-aaaa", "4xC4140", "ssd", "completed", run_a.trials, 5, &ssd_4x, NULL, 0, NULL, false, NULL },
+                { "20261122-140000-bbbb", "4xC4140", "ssd", "completed", run_b.trials, 5, &ssd_4x, NULL, 0, NULL, false, NULL },
+                { "20261122-150000-cccc", "C4140", "ssd", NULL, run_c.trials, 5, NULL, NULL, 0, NULL, false, NULL },
+                { "20261122-160000-dddd", "local", "allreduce", "completed", run_ar.trials, 3, NULL, NULL, 0, NULL, false, NULL },
         };
         report_score(&runs[1], &s);
         ok(s.scored && near(s.score, 690.0 / 60), "run B: olympic mean of 635, 690, 745 s = 11.5 min");
@@ -780,7 +780,7 @@ static void test_report(void)
         struct report_trial e[3] = { run_b.trials[0], run_b.trials[1], run_b.trials[2] };
         e[1].log_path = "/nonexistent/e_2.log";
         (void) mlperf_read_trial(e[1].log_path, TARGET, &e[1].result, NULL);
-        struct report_run run_e = { "e", "C4140", "ssd", "failed", e, 3, NULL, NULL, 0, NULL, false };
+        struct report_run run_e = { "e", "C4140", "ssd", "failed", e, 3, NULL, NULL, 0, NULL, false, NULL };
         buf_reset(&out);
         report_text(&run_e, 1, REPORT_REFERENCE, &out);
         like(out.s, "\n  2     missing             -         -      -         -       -       -            -  cannot open "
@@ -972,7 +972,7 @@ static void test_maskrcnn_report(void)
         ok(rt[4].result.outcome == OUT_ABORTED && !rt[4].result.converged && rt[4].result.epochs == 16,
            "  trial 5: segm short through epoch 16, aborted");
         const struct report_reference dss = { 150.640, 0, "MLPerf Training v0.7, Dell EMC DSS8440 (Mask R-CNN, PyTorch)" };
-        struct report_run run = { "20261122-170000-eeee", "DSS8440", "maskrcnn", "completed", rt, 5, &dss, NULL, 0, NULL, false };
+        struct report_run run = { "20261122-170000-eeee", "DSS8440", "maskrcnn", "completed", rt, 5, &dss, NULL, 0, NULL, false, NULL };
         struct mlperf_score s;
         report_score(&run, &s);
         /* drop 8515 (fastest) and trial 5 (slowest): (8775 + 9035 + 9295) / 3 = 9035 s */
