@@ -40,6 +40,8 @@ static const struct bd_command commands[] = {
         { "runs", cmd_runs, "[--system S] [--workload W] [--limit N] [--json]", "List recorded runs, newest first." },
         { "nodes", cmd_nodes, "[--system S | NODE...] [--json] [--topo]",
           "Ask the benchd of each node what it has and how it is wired." },
+        { "health", cmd_health, "--system SYSTEM [--nodes N1,N2] [--json] [--timeout MS]",
+          "Hold every node against its system (GPUs, NICs, links, CPUs, NUMA): a verdict per node and for all." },
         { "dataset", cmd_dataset, DATASET_USAGE, DATASET_SUMMARY },
         { "coco-eval", cmd_coco_eval, "ANNOTATIONS.json RESULTS.json [--type bbox|segm|both] [--json] [--threads N]",
           "COCO bbox or segm mAP of detections, the 12 numbers of pycocotools' COCOeval." },
@@ -103,8 +105,11 @@ static void print_help(FILE *f)
                    "         does not hold, a trainer this build lacks\n"
                    "  %5d  the scheduler (Slurm controller) or a node's benchd did not answer\n"
                    "  %5d  the run ended and not every trial completed (failed, cancelled, did not converge)\n"
+                   "  %5d  health: a node is degraded, none failed\n"
+                   "  %5d  health: a node failed or did not answer\n"
                    "  128+N  interrupted by signal N (130: SIGINT, 143: SIGTERM)\n",
-                BD_EXIT_OK, BD_EXIT_FAIL, BD_EXIT_USAGE, BD_EXIT_CONFIG, BD_EXIT_UNREACHABLE, BD_EXIT_RUN);
+                BD_EXIT_OK, BD_EXIT_FAIL, BD_EXIT_USAGE, BD_EXIT_CONFIG, BD_EXIT_UNREACHABLE, BD_EXIT_RUN,
+                BD_EXIT_DEGRADED, BD_EXIT_UNHEALTHY);
 }
 
 static const struct bd_command *find_command(const char *name)

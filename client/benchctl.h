@@ -55,6 +55,7 @@ int cmd_cancel(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
 int cmd_logs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_report(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_nodes(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 /* COCO data pipeline (data/).  'dataset' runs in a program of its own,
  * benchd-dataset (benchd-dataset.c), so that benchctl does not load the JPEG

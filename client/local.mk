@@ -12,10 +12,11 @@ libbdclient_a_SOURCES = \
 	client/report/reader.h client/report/reader.c \
 	client/report/trace.h client/report/trace.c \
 	client/report/tenants.h client/report/tenants.c \
+	client/health/health.h client/health/health.c \
 	client/report/svg.h client/report/svg.c client/report/html.h client/report/html.c \
 	client/image/proc.h client/image/proc.c client/image/sha256.h client/image/sha256.c \
 	client/image/oci.h client/image/oci.c
-BD_CLIENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client -I$(top_srcdir)/client/report \
+BD_CLIENT_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/client -I$(top_srcdir)/client/report -I$(top_srcdir)/client/health \
 	-I$(top_srcdir)/client/image -I$(top_srcdir)/client/run -I$(top_srcdir)/client/sched
 libbdclient_a_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 BD_CLIENT_LIBS = libbdclient.a $(BD_LIBS) $(SQLITE3_LIBS) -lm
@@ -28,7 +29,7 @@ benchctl_SOURCES = \
 	client/cmd/cmd-systems.c client/cmd/cmd-show.c client/cmd/cmd-render.c client/cmd/cmd-bind.c \
 	client/cmd/cmd-submit.c client/cmd/cmd-status.c client/cmd/cmd-cancel.c client/cmd/cmd-logs.c \
 	client/cmd/cmd-runs.c client/cmd/cmd-report.c client/cmd/cmd-sweep.c client/cmd/cmd-suite.c \
-	client/cmd/cmd-nodes.c client/cmd/cmd-image.c client/cmd/cmd-workloads.c \
+	client/cmd/cmd-nodes.c client/cmd/cmd-image.c client/cmd/cmd-workloads.c client/cmd/cmd-health.c \
 	client/meter.h client/meter.c
 # runs: launch scripts, submitting, following and cancelling runs (run/);
 # the schedulers (sched/); groups of runs (sweeps, suites)

@@ -97,6 +97,20 @@ int nodes_add(char ***names, size_t *n, const char *name, const char *where, str
         return 0;
 }
 
+int nodes_add_list(char ***names, size_t *n, const char *list, const char *where, struct bd_err *err)
+{
+        _cleanup_free_ char *copy = xstrdup(list);
+        for (char *t = copy, *next; t; t = next) {
+                next = strchr(t, ',');
+                if (next)
+                        *next++ = '\0';
+                int r = nodes_add(names, n, t, where, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 /* The endpoint a node call reaches, spelled one way: "unix:PATH", or
  * scheme://host:port/path with the host in lower case, an IPv6 address as
  * inet_ntop writes it, the port always given. */

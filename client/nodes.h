@@ -34,6 +34,8 @@ bool node_name_valid(const char *s);
 /* Appends name to the NULL-terminated list *names of *n names when it is a
  * valid node name not yet in it; else an error naming where it came from. */
 int nodes_add(char ***names, size_t *n, const char *name, const char *where, struct bd_err *err);
+/* The same for each name of a comma-separated list (--nodes N1,N2). */
+int nodes_add_list(char ***names, size_t *n, const char *list, const char *where, struct bd_err *err);
 /* Fills calls[i] for each node name (default port when none is given). */
 void nodes_init(struct node_call *calls, char *const *names, int n, int default_port);
 void nodes_release(struct node_call *calls, int n);

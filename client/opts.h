@@ -41,6 +41,8 @@ enum bd_exit {
         BD_EXIT_UNREACHABLE = 4,        /* the scheduler (the Slurm controller) or a node's benchd did not answer */
         BD_EXIT_RUN = 5,                /* the run ended and not every trial completed: failed, cancelled, did
                                          * not converge */
+        BD_EXIT_DEGRADED = 6,           /* health: a node is degraded, none failed */
+        BD_EXIT_UNHEALTHY = 7,          /* health: a node failed (or did not answer) */
         BD_EXIT_SIGNAL = 128,           /* + the signal's number: interrupted (SIGINT 130, SIGTERM 143) */
 };
 

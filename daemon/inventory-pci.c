@@ -161,6 +161,11 @@ static int read_pci(struct inventory *inv, const char *bdf, struct inv_pci *pci)
         snprintf(path, sizeof(path), "%s/current_link_width", dev);
         if (read_int(inv, path, 0, 32, &x) == 0)
                 pci->link_width = (int)x;
+        snprintf(path, sizeof(path), "%s/max_link_speed", dev);
+        read_rate(inv, path, "GT/s", "8.0 GT/s PCIe", pci->max_link_speed, sizeof(pci->max_link_speed));
+        snprintf(path, sizeof(path), "%s/max_link_width", dev);
+        if (read_int(inv, path, 0, 32, &x) == 0)
+                pci->max_link_width = (int)x;
         return 0;
 }
 

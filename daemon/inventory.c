@@ -203,6 +203,9 @@ static cJSON *pci_json(const struct inv_pci *p)
         cJSON_AddItemToObject(o, "local_cpus", cpus_json(&p->local_cpus));
         cJSON_AddItemToObject(o, "link_speed", str_or_null(p->link_speed));
         cJSON_AddItemToObject(o, "link_width", p->link_width ? cJSON_CreateNumber(p->link_width) : cJSON_CreateNull());
+        cJSON_AddItemToObject(o, "max_link_speed", str_or_null(p->max_link_speed));
+        cJSON_AddItemToObject(o, "max_link_width",
+                              p->max_link_width ? cJSON_CreateNumber(p->max_link_width) : cJSON_CreateNull());
         char id[16];
         snprintf(id, sizeof(id), "%04x:%04x", p->vendor, p->device);
         cJSON_AddStringToObject(o, "id", id);

@@ -28,6 +28,8 @@ struct inv_pci {
         unsigned vendor, device, class;
         char link_speed[32];
         int link_width;
+        char max_link_speed[32];        /* what the link can train to: a link below it */
+        int max_link_width;             /* was trained down (or, for the speed, is idle) */
 };
 
 struct inv_gpu {

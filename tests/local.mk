@@ -229,7 +229,7 @@ SCRIPT_TESTS = \
 	tests/t0420-prometheus.t \
 	tests/t0430-daemon-load.t \
 	tests/t0435-daemon-soak.t \
-	tests/t0440-nodes.t \
+	tests/t0440-nodes.t tests/t0445-health.t \
 	tests/t0510-trainer-dp.t \
 	tests/t0520-trainer-checkpoint.t \
 	tests/t0530-trainer-weights.t \

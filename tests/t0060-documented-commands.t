@@ -230,6 +230,10 @@ while IFS=$'\t' read -r where kind text wordlist <&3; do
     want=0 why=''
     case $sub in
         nodes) [ -n "$nodes_why" ] && want=4 why=$nodes_why ;;
+        health)
+            # the sandbox's nodes are this machine (no GPUs, not the
+            # system's NICs), and no benchd answers on localhost
+            want=7 why="the sandbox's nodes are not the system's" ;;
         stage) [[ " ${words[*]} " == *" --local "* ]] || { [ -n "$nodes_why" ] && want=4 why=$nodes_why; } ;;
         submit)
             for w in "${words[@]}"; do

@@ -34,6 +34,8 @@ declare -A causes=(
     [3]="unknown_system unknown_workload bad_set bad_system_file impossible_binding trainer_not_built"
     [4]="controller_silent node_silent stage_node_silent"
     [5]="wait_failed sweep_failed"
+    [6]="health_degraded"
+    [7]="health_node_silent"
     [128+N]="wait_sigint stage_sigterm"
 )
 bctl() { "$BENCHCTL" "$@" >"$tmp/out" 2>&1; rc=$?; }
@@ -134,6 +136,26 @@ cause_stage_node_silent() {
     desc="stage --nodes: a node where nothing listens" named="a node's benchd did not answer \(nodes, stage\)"
     mkdir -p "$tmp/src"
     BENCHD_TOKEN=0123456789abcdef bctl stage --nodes "127.0.0.1:$(free_port 18490)" --src "$tmp/src" --dst "$tmp/far"
+}
+cause_health_degraded() {
+    desc="health of a node with hyperthreads where the system has none"
+    named="node is degraded and none failed \(health\)"
+    if ! "$top_builddir/benchd" --help | grep -q -- '--listen'; then
+        why="benchd built without libmicrohttpd"
+        return
+    fi
+    local port pid
+    port=$(free_port 18590)
+    "$top_builddir/benchd" -f --listen "127.0.0.1:$port" --token-file "$tmp/benchd-token" \
+        --sysfs-root "$srcdir/tests/fixtures/sysfs/c4140" 2>/dev/null &
+    pid=$!
+    wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"
+    bctl health --system C4140 --set cpu.threads_per_core=2 --nodes "127.0.0.1:$port"
+    kill "$pid"; wait "$pid" 2>/dev/null
+}
+cause_health_node_silent() {
+    desc="health of a node where nothing listens" named="node failed or did not answer \(health\)"
+    bctl health --system C4140 --nodes "127.0.0.1:$(free_port 18490)" --timeout 1000
 }
 cause_wait_failed() {
     desc="submit --wait of a local run whose program exits 3"

@@ -167,18 +167,12 @@ static int stage_on_nodes(struct bd_ctx *ctx, const struct bd_stage_opts *so, co
                         sys_token = xstrdup(sys_str(sys.json, "benchd.token_file"));
                 system_release(&sys);
         } else {
-                _cleanup_free_ char *list = xstrdup(nodes);
                 size_t n = 0;
                 /* every name non-empty, each node once */
-                for (char *t = list, *next; t; t = next) {
-                        next = strchr(t, ',');
-                        if (next)
-                                *next++ = '\0';
-                        if (nodes_add(&names, &n, t, "--nodes", &err) < 0) {
-                                bd_error("stage: %s", err.msg);
-                                strv_free(names);
-                                return BD_EXIT_USAGE;
-                        }
+                if (nodes_add_list(&names, &n, nodes, "--nodes", &err) < 0) {
+                        bd_error("stage: %s", err.msg);
+                        strv_free(names);
+                        return BD_EXIT_USAGE;
                 }
                 if (!token_file && !getenv("BENCHD_TOKEN"))
                         sys_token = xstrdup(BD_TOKEN_FILE);

@@ -24,11 +24,11 @@ FUZZ_DAEMON_LIBS = $(BD_LIBS) $(MICROHTTPD_LIBS) $(NUMA_LIBS) -ldl -lpthread
 FUZZ_HARNESSES = tests/fuzz/fuzz-json tests/fuzz/fuzz-system tests/fuzz/fuzz-workload tests/fuzz/fuzz-mlperf \
 	tests/fuzz/fuzz-hostfile \
 	tests/fuzz/fuzz-reader-regex tests/fuzz/fuzz-reader-json tests/fuzz/fuzz-reader-dllogger tests/fuzz/fuzz-trace \
-	tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights
+	tests/fuzz/fuzz-health tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights
 FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/replay-workload tests/fuzz/replay-mlperf \
 	tests/fuzz/replay-hostfile \
 	tests/fuzz/replay-reader-regex tests/fuzz/replay-reader-json tests/fuzz/replay-reader-dllogger tests/fuzz/replay-trace \
-	tests/fuzz/replay-checkpoint tests/fuzz/replay-weights
+	tests/fuzz/replay-health tests/fuzz/replay-checkpoint tests/fuzz/replay-weights
 if HAVE_XXHASH
 FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state
 FUZZ_REPLAYERS += tests/fuzz/replay-manifest tests/fuzz/replay-stage-state
@@ -73,6 +73,13 @@ tests_fuzz_fuzz_trace_LDADD = $(BD_CLIENT_LIBS)
 tests_fuzz_replay_trace_SOURCES = tests/fuzz/fuzz-trace.c $(FUZZ_REPLAY)
 tests_fuzz_replay_trace_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_fuzz_replay_trace_LDADD = $(BD_CLIENT_LIBS)
+tests_fuzz_fuzz_health_SOURCES = tests/fuzz/fuzz-health.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_health_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_health_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_fuzz_health_LDADD = $(BD_CLIENT_LIBS)
+tests_fuzz_replay_health_SOURCES = tests/fuzz/fuzz-health.c $(FUZZ_REPLAY)
+tests_fuzz_replay_health_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_replay_health_LDADD = $(BD_CLIENT_LIBS)
 tests_fuzz_fuzz_reader_regex_SOURCES = tests/fuzz/fuzz-reader-regex.c tests/fuzz/fuzz-reader.h $(FUZZ_COMMON)
 tests_fuzz_fuzz_reader_regex_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_reader_regex_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)

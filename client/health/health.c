@@ -1,0 +1,310 @@
+/* health.c: each node held against its system (health.h). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "health.h"
+#include "json.h"
+#include "macro.h"
+#include "strutil.h"
+
+static const char A_NODE[] = "drain it; check the node (power, network) and its benchd";
+static const char A_GPU[] = "drain it; reseat or replace the GPU (one that fell off the bus may come back after a reset)";
+static const char A_NIC[] = "drain it; reseat or replace the adapter and check its cable";
+static const char A_LINK[] = "drain it; check the cable and the switch port";
+static const char A_RESEAT[] = "reseat the card at the next drain; watch it";
+static const char A_NUMA[] = "drain it; check its memory and the BIOS settings (a NUMA node is missing)";
+static const char A_FILE[] = "watch: correct the system file, or the node";
+static const char A_CPUS[] = "watch: bring the CPUs online, or correct the system file";
+
+const char *health_level_name(enum health_level l)
+{
+        return l == HEALTH_FAILED ? "failed" : l == HEALTH_DEGRADED ? "degraded" : "ok";
+}
+
+_printf_(5, 6) static void add(struct health_node *n, enum health_level level, const char *check, const char *action,
+                               const char *fmt, ...)
+{
+        n->findings = xrealloc(n->findings, (size_t)(n->nfindings + 1) * sizeof(*n->findings));
+        struct health_finding *f = &n->findings[n->nfindings++];
+        *f = (struct health_finding){ .level = level, .action = action };
+        STR_COPY(f->check, check);
+        char raw[sizeof(f->evidence)];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(raw, sizeof(raw), fmt, ap);
+        va_end(ap);
+        /* names a node sent: no escape sequence reaches a terminal */
+        str_sanitize(f->evidence, sizeof(f->evidence), raw, "?");
+        if (level > n->verdict)
+                n->verdict = level;
+}
+
+/* a count or number a node sent, dflt when it is none (or no plausible one) */
+static int num_or(const cJSON *o, const char *key, int dflt)
+{
+        const cJSON *v = json_get(o, key);
+        return cJSON_IsNumber(v) && v->valuedouble >= -1 && v->valuedouble <= 1e6 ? (int)v->valuedouble : dflt;
+}
+
+/* the GPUs: how many, which model, on which NUMA node */
+static void check_gpus(const cJSON *sys, const cJSON *inv, struct health_node *n)
+{
+        long want = json_int(sys, "gpus_per_node", 0);
+        const cJSON *gpus = json_get(inv, "gpus");
+        int have = cJSON_GetArraySize(gpus);
+        n->checks++;
+        if (have < want) {
+                const char *why = json_str(inv, "gpu_reason", NULL);
+                add(n, HEALTH_FAILED, "gpu.count", A_GPU, "%d GPU%s, the system has %ld%s%s", have, have == 1 ? "" : "s",
+                    want, why && *why ? ": " : "", why && *why ? why : "");
+        }
+        const char *model = json_str(sys, "gpu_model", NULL);
+        const cJSON *numa = json_get(sys, "topology.gpu_numa");
+        const cJSON *g;
+        int i = 0;
+        cJSON_ArrayForEach(g, gpus) {
+                const char *name = json_str(g, "name", "?");
+                const char *addr = json_str(g, "pci.address", "?");
+                if (model && *model) {
+                        n->checks++;
+                        if (!strcasestr(name, model))
+                                add(n, HEALTH_DEGRADED, "gpu.model", A_FILE, "GPU %d (%s) is a %s, the system has %s", i,
+                                    addr, name, model);
+                }
+                const cJSON *want_numa = cJSON_GetArrayItem(numa, i);
+                int got = num_or(json_get(g, "pci"), "numa_node", -1);
+                if (cJSON_IsNumber(want_numa) && got >= 0) {
+                        n->checks++;
+                        if (got != want_numa->valueint)
+                                add(n, HEALTH_DEGRADED, "gpu.numa", A_FILE,
+                                    "GPU %d (%s) is on NUMA node %d, the system says %d: its rank would be bound to "
+                                    "the other socket", i, addr, got, want_numa->valueint);
+                }
+                i++;
+        }
+}
+
+static bool link_up(const char *state)
+{
+        return state && (!strcasecmp(state, "up") || !strcasecmp(state, "active"));
+}
+
+/* the NICs the system names: there, of their kind, up, paired, near their NUMA node */
+static void check_nics(const cJSON *sys, const cJSON *inv, struct health_node *n)
+{
+        const cJSON *want, *nics = json_get(inv, "nics");
+        cJSON_ArrayForEach(want, json_get(sys, "topology.nics")) {
+                const char *name = json_str(want, "name", "?"), *kind = json_str(want, "kind", NULL);
+                const char *netdev = json_str(want, "netdev", NULL);
+                const cJSON *have = NULL, *e;
+                cJSON_ArrayForEach(e, nics)
+                        if (streq(json_str(e, "name", ""), name))
+                                have = e;
+                n->checks++;
+                if (!have) {
+                        add(n, HEALTH_FAILED, "nic.present", A_NIC, "no %s (%s): the node does not see the adapter",
+                            name, kind ? kind : "NIC");
+                        continue;
+                }
+                const char *hk = json_str(have, "kind", "?"), *state = json_str(have, "state", NULL);
+                n->checks++;
+                if (kind && !streq(hk, kind))
+                        add(n, HEALTH_DEGRADED, "nic.kind", A_FILE, "%s is %s, the system says %s", name, hk, kind);
+                n->checks++;
+                if (!link_up(state))
+                        add(n, HEALTH_FAILED, "nic.link", A_LINK, "%s link %s%s%s", name, state ? state : "state unknown",
+                            json_str(have, "rate", NULL) ? ", rate " : "", json_str(have, "rate", ""));
+                if (netdev) {
+                        const char *paired = json_str(have, "netdev", NULL);
+                        n->checks++;
+                        if (!paired || !streq(paired, netdev))
+                                add(n, HEALTH_DEGRADED, "nic.netdev", A_FILE, "%s is paired with %s, the system says %s",
+                                    name, paired ? paired : "no network interface", netdev);
+                }
+                const cJSON *wn = json_get(want, "numa");
+                int got = num_or(json_get(have, "pci"), "numa_node", -1);
+                if (cJSON_IsNumber(wn) && got >= 0) {
+                        n->checks++;
+                        if (got != wn->valueint)
+                                add(n, HEALTH_DEGRADED, "nic.numa", A_FILE, "%s is on NUMA node %d, the system says %d",
+                                    name, got, wn->valueint);
+                }
+        }
+}
+
+/* a device's PCIe link at the width it can train to (the speed is not
+ * judged: GPUs lower it when idle) */
+static void check_link(const char *what, const cJSON *pci, char (*seen)[16], int *nseen, struct health_node *n)
+{
+        const char *addr = json_str(pci, "address", NULL);
+        int width = num_or(pci, "link_width", 0), max = num_or(pci, "max_link_width", 0);
+        if (!addr || !width || !max)
+                return;
+        for (int i = 0; i < *nseen; i++)
+                if (streq(seen[i], addr))
+                        return; /* an RDMA device and its netdev: one card */
+        if (*nseen < 128)
+                str_copy(seen[(*nseen)++], 16, addr);
+        n->checks++;
+        if (width < max)
+                add(n, HEALTH_DEGRADED, "pcie.width", A_RESEAT, "%s (%s) trained to x%d of x%d (%s, up to %s)", what, addr,
+                    width, max, json_str(pci, "link_speed", "?"), json_str(pci, "max_link_speed", "?"));
+}
+
+static void check_links(const cJSON *inv, struct health_node *n)
+{
+        char seen[128][16];
+        int nseen = 0;
+        const cJSON *e;
+        int i = 0;
+        cJSON_ArrayForEach(e, json_get(inv, "gpus")) {
+                char what[32];
+                snprintf(what, sizeof(what), "GPU %d", i++);
+                check_link(what, json_get(e, "pci"), seen, &nseen, n);
+        }
+        cJSON_ArrayForEach(e, json_get(inv, "nics"))
+                check_link(json_str(e, "name", "NIC"), json_get(e, "pci"), seen, &nseen, n);
+}
+
+/* the CPUs and NUMA nodes the binding plan assumes */
+static void check_cpus(const cJSON *sys, const cJSON *inv, struct health_node *n)
+{
+        const cJSON *cpu = json_get(inv, "cpu");
+        static const char *const keys[] = { "sockets", "cores_per_socket", "threads_per_core" };
+        int have[3];
+        for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+                _cleanup_free_ char *k = xasprintf("cpu.%s", keys[i]);
+                long want = json_int(sys, k, 0);
+                have[i] = num_or(cpu, keys[i], 0);
+                if (!want || !have[i])
+                        continue;
+                n->checks++;
+                if (have[i] != want)
+                        add(n, HEALTH_DEGRADED, "cpu.layout", A_FILE, "%d %s, the system says %ld%s", have[i], keys[i],
+                            want, streq(keys[i], "threads_per_core") ? " (hyperthreads on or off in the BIOS)" : "");
+        }
+        int online = num_or(cpu, "online_cpus", 0), all = have[0] * have[1] * have[2];
+        if (online && all) {
+                n->checks++;
+                if (online < all)
+                        add(n, HEALTH_DEGRADED, "cpu.online", A_CPUS, "%d of its %d CPUs online", online, all);
+        }
+        const cJSON *nodes = json_get(inv, "numa_nodes"), *e;
+        long sockets = json_int(sys, "cpu.sockets", 0);
+        int count = cJSON_GetArraySize(nodes);
+        n->checks++;
+        if (count && sockets && count < sockets)
+                add(n, HEALTH_FAILED, "numa.nodes", A_NUMA, "%d NUMA node%s, the system has %ld sockets", count,
+                    count == 1 ? "" : "s", sockets);
+        /* the nodes the system's GPUs and NICs sit on */
+        const cJSON *want;
+        cJSON_ArrayForEach(want, json_get(sys, "topology.gpu_numa")) {
+                bool found = false;
+                cJSON_ArrayForEach(e, nodes)
+                        found |= num_or(e, "id", -1) == want->valueint;
+                if (!found && count) {
+                        n->checks++;
+                        add(n, HEALTH_FAILED, "numa.nodes", A_NUMA, "no NUMA node %d, where the system has GPUs",
+                            want->valueint);
+                        break;
+                }
+        }
+}
+
+void health_check_node(const cJSON *sys, const char *node, const cJSON *inventory, const char *error,
+                       struct health_node *ret)
+{
+        *ret = (struct health_node){ .node = xstrdup(node) };
+        ret->checks = 1;
+        if (!inventory) {
+                add(ret, HEALTH_FAILED, "node.reach", A_NODE, "its benchd did not answer: %s",
+                    error && *error ? error : "no inventory");
+                return;
+        }
+        const char *host = json_str(inventory, "host.hostname", NULL);
+        if (host) {
+                char clean[256];
+                str_sanitize(clean, sizeof(clean), host, "?");
+                ret->host = xstrdup(clean);
+        }
+        check_gpus(sys, inventory, ret);
+        check_nics(sys, inventory, ret);
+        check_links(inventory, ret);
+        check_cpus(sys, inventory, ret);
+}
+
+void health_node_release(struct health_node *n)
+{
+        free(n->node);
+        free(n->host);
+        free(n->findings);
+        *n = (struct health_node){ 0 };
+}
+
+enum health_level health_worst(const struct health_node *nodes, int n)
+{
+        enum health_level w = HEALTH_OK;
+        for (int i = 0; i < n; i++)
+                if (nodes[i].verdict > w)
+                        w = nodes[i].verdict;
+        return w;
+}
+
+void health_text(const char *system, const struct health_node *nodes, int n, struct bd_buf *out)
+{
+        int count[3] = { 0 };
+        size_t w = 4;
+        for (int i = 0; i < n; i++) {
+                count[nodes[i].verdict]++;
+                w = strlen(nodes[i].node) > w ? strlen(nodes[i].node) : w;
+        }
+        buf_printf(out, "%-*s  %-8s  %-20s  %6s  %s\n", (int)w, "NODE", "VERDICT", "HOST", "CHECKS", "FINDINGS");
+        for (int i = 0; i < n; i++) {
+                const struct health_node *h = &nodes[i];
+                buf_printf(out, "%-*s  %-8s  %-20s  %6d  %d\n", (int)w, h->node, health_level_name(h->verdict),
+                           h->host ? h->host : "-", h->checks, h->nfindings);
+                for (int k = 0; k < h->nfindings; k++) {
+                        const struct health_finding *f = &h->findings[k];
+                        buf_printf(out, "  %-8s  %-11s  %s\n  %-8s  %-11s  -> %s\n", health_level_name(f->level),
+                                   f->check, f->evidence, "", "", f->action);
+                }
+        }
+        buf_printf(out, "%s: %s (%d node%s: %d ok, %d degraded, %d failed)\n", system,
+                   health_level_name(health_worst(nodes, n)), n, n == 1 ? "" : "s", count[HEALTH_OK],
+                   count[HEALTH_DEGRADED], count[HEALTH_FAILED]);
+}
+
+cJSON *health_json(const char *system, const struct health_node *nodes, int n)
+{
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "system", system);
+        cJSON_AddStringToObject(o, "verdict", health_level_name(health_worst(nodes, n)));
+        cJSON *arr = cJSON_AddArrayToObject(o, "nodes");
+        for (int i = 0; i < n; i++) {
+                const struct health_node *h = &nodes[i];
+                cJSON *j = cJSON_CreateObject();
+                cJSON_AddStringToObject(j, "node", h->node);
+                if (h->host)
+                        cJSON_AddStringToObject(j, "host", h->host);
+                else
+                        cJSON_AddNullToObject(j, "host");
+                cJSON_AddStringToObject(j, "verdict", health_level_name(h->verdict));
+                cJSON_AddNumberToObject(j, "checks", h->checks);
+                cJSON *fs = cJSON_AddArrayToObject(j, "findings");
+                for (int k = 0; k < h->nfindings; k++) {
+                        cJSON *f = cJSON_CreateObject();
+                        cJSON_AddStringToObject(f, "level", health_level_name(h->findings[k].level));
+                        cJSON_AddStringToObject(f, "check", h->findings[k].check);
+                        cJSON_AddStringToObject(f, "evidence", h->findings[k].evidence);
+                        cJSON_AddStringToObject(f, "action", h->findings[k].action);
+                        cJSON_AddItemToArray(fs, f);
+                }
+                cJSON_AddItemToArray(arr, j);
+        }
+        return o;
+}
