@@ -154,6 +154,14 @@ tests_unit_test_det_proposals_SOURCES = tests/unit/tap.h tests/unit/test-det-pro
 tests_unit_test_det_proposals_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_det_proposals_CFLAGS = $(TRAIN_TEST_CFLAGS)
 tests_unit_test_det_proposals_LDADD = $(BD_TRAIN_LIBS)
+# synchronised batch norm on N ranks against one rank's batch norm, run under mpirun by t0515
+if HAVE_MPI
+check_PROGRAMS += tests/unit/test-trainer-syncbn
+endif
+tests_unit_test_trainer_syncbn_SOURCES = tests/unit/tap.h tests/unit/test-trainer-syncbn.c trainer/common/mpi-sanitizer.c
+tests_unit_test_trainer_syncbn_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_trainer_syncbn_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_trainer_syncbn_LDADD = $(BD_TRAIN_LIBS)
 # helper/trainer-tool: a whole data-parallel training loop on the core, for the shell tests
 noinst_PROGRAMS += tests/helper/trainer-tool
 tests_helper_trainer_tool_SOURCES = tests/helper/trainer-tool.c trainer/common/mpi-sanitizer.c
@@ -231,6 +239,7 @@ SCRIPT_TESTS = \
 	tests/t0435-daemon-soak.t \
 	tests/t0440-nodes.t tests/t0445-health.t \
 	tests/t0510-trainer-dp.t \
+	tests/t0515-trainer-syncbn.t \
 	tests/t0520-trainer-checkpoint.t \
 	tests/t0530-trainer-weights.t \
 	tests/t0610-dataset.t \

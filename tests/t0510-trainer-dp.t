@@ -1,12 +1,14 @@
 #!/bin/bash
 # Trainer core, data parallel: N ranks on shares of a batch end where one rank
 # on the whole batch ends, every rank holds the same parameters, and runs with
-# the same seed and ranks repeat bit for bit.
+# the same seed and ranks repeat bit for bit; with synchronised batch norm
+# (--sync-bn) so does training batch norm, which without it differs.
 #
 # Tolerance: final parameters within 1e-5 of the one-rank run (relative to
 # the largest parameter); the gradient sums run in another order in float32,
 # the differences observed are below 1e-7.  BatchNorm is frozen for the
-# comparison (per-rank batch statistics are not the whole batch's).
+# comparison (per-rank batch statistics are not the whole batch's), or
+# trained and synchronised.
 . "${srcdir:-.}/tests/lib.sh"
 T=$top_builddir/tests/helper/trainer-tool
 [ -x "$T" ] || skip_all "trainer-tool not built"
@@ -44,6 +46,28 @@ is "2 ranks, no overlap: the same parameters as with bucketed overlap" "$(within
 # training batch norm (per-rank statistics) still keeps the ranks identical
 mpi 2 "$T" train --steps 3 --batch 8 --threads 1 --depth 18 --width 16 --size 32 > "$tmp/bn" 2>&1
 like "2 ranks, training batch norm: identical parameters" "$(cat "$tmp/bn")" "^ranks 2 identical yes"
+
+# synchronised batch norm (--sync-bn): N ranks of training batch norm end
+# where one rank on the whole batch ends, as frozen batch norm does; two
+# steps (in the third and fourth, at the schedule's peak rate, float32's
+# rounding grows: one rank on oneDNN and one on the reference loops end
+# 1.3e-3 apart after four, and so do 2 synchronised ranks and one)
+trained=(--steps 2 --batch 8 --threads 1 --depth 18 --width 16 --size 32 --seed 5)
+"$T" train "${trained[@]}" --params-out "$tmp/t1" > "$tmp/tout1" 2>&1
+is "one rank, training batch norm, on the whole batch: exit 0" "$?" 0
+for np in 2 4; do
+    mpi "$np" "$T" train "${trained[@]}" --sync-bn --bucket-kb 64 --params-out "$tmp/s$np" > "$tmp/sout$np" 2>&1
+    is "$np ranks, synchronised batch norm: exit 0" "$?" 0
+    like "$np ranks, synchronised batch norm: every rank holds the same parameters" "$(cat "$tmp/sout$np")" \
+         "^ranks $np identical yes"
+    is "$np ranks, synchronised batch norm, on shares end within 1e-5 of one rank on the whole batch" \
+       "$(within "$tmp/t1" "$tmp/s$np" 1e-5)" ok
+    is "$np ranks, synchronised batch norm: the same losses as one rank (1e-5)" \
+       "$(close_losses "$tmp/tout1" "$tmp/sout$np")" same
+    mpi "$np" "$T" train "${trained[@]}" --bucket-kb 64 --params-out "$tmp/u$np" > /dev/null 2>&1
+    is "$np ranks, each its own statistics: more than 1e-2 away from one rank on the whole batch" \
+       "$(within "$tmp/t1" "$tmp/u$np" 1e-2 | cut -d' ' -f1-2)" "off by"
+done
 
 # same seed, same ranks: bit-identical losses and parameters, run to run
 mpi 2 "$T" train "${common[@]}" --params-out "$tmp/p2b" > "$tmp/out2b" 2>&1

@@ -34,7 +34,7 @@
 
 struct opts {
         int depth, width, classes, size, batch, steps, threads, save_every, kill_after, resume, frozen_bn, freeze_at;
-        int no_overlap, stages, any_model, strict, amp;
+        int no_overlap, sync_bn, stages, any_model, strict, amp;
         const char *ignore;
         long bucket_kb;
         double lr, momentum, wd, clip;
@@ -62,6 +62,7 @@ static void usage(FILE *f)
                    "  --precision fp32|amp  mixed precision (f16 activations) on CUDA\n"
                    "  --bucket-kb N      gradient allreduce bucket size (default 256)\n"
                    "  --no-overlap       one allreduce after the backward\n"
+                   "  --sync-bn          synchronised batch norm (statistics over all ranks)\n"
                    "  --checkpoint FILE  --save-every N --resume\n"
                    "  --kill-after N     SIGKILL itself after N steps of this run\n"
                    "  --params-out FILE  rank 0 writes the final parameters (raw f32)\n"
@@ -83,7 +84,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 { "save-every", 1, 0, 'e' },  { "resume", 0, 0, 'r' },     { "kill-after", 1, 0, 'x' },
                 { "params-out", 1, 0, 'p' },  { "prefix", 1, 0, 'P' },     { "stages", 1, 0, 'g' },
                 { "precision", 1, 0, 'Q' },   { "any-model", 0, 0, 'A' },   { "strict", 0, 0, 'T' },     { "ignore", 1, 0, 'I' },
-                { "help", 0, 0, 'h' },        { 0, 0, 0, 0 },
+                { "sync-bn", 0, 0, 'Y' },     { "help", 0, 0, 'h' },       { 0, 0, 0, 0 },
         };
         *o = (struct opts){ .depth = 18, .width = 16, .classes = 10, .size = 32, .batch = 8, .steps = 4, .lr = 0.05,
                             .momentum = 0.9, .wd = 1e-4, .seed = 1, .backend = "cpu", .bucket_kb = 256, .prefix = "" };
@@ -108,6 +109,7 @@ static int parse(int argc, char **argv, struct opts *o)
                 case 't': o->threads = atoi(optarg); break;
                 case 'K': o->bucket_kb = atol(optarg); break;
                 case 'O': o->no_overlap = 1; break;
+                case 'Y': o->sync_bn = 1; break;
                 case 'c': o->checkpoint = optarg; break;
                 case 'e': o->save_every = atoi(optarg); break;
                 case 'r': o->resume = 1; break;
@@ -203,7 +205,8 @@ static int cmd_train(int argc, char **argv)
                 fprintf(stderr, "trainer-tool: --batch %d does not split over %d ranks\n", o.batch, dp.size);
                 goto out;
         }
-        if (net_build(&n, &o, dp.local_rank, &err) < 0 || bd_dp_attach(&dp, &n.m, (size_t)o.bucket_kb * 1024, &err) < 0) {
+        if (net_build(&n, &o, dp.local_rank, &err) < 0 || bd_dp_attach(&dp, &n.m, (size_t)o.bucket_kb * 1024, &err) < 0 ||
+            (o.sync_bn && bd_dp_sync_bn(&dp, &err) < 0)) {
                 fprintf(stderr, "trainer-tool: %s\n", err.msg);
                 goto out;
         }

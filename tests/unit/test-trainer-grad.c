@@ -8,7 +8,8 @@
  * 1e-5 |an| (the differences of a double-precision forward are good to about
  * 1e-9 here).  Inputs are drawn away from the kinks of ReLU, max pooling and
  * smooth L1 so that the differences are of a smooth function.  Layouts nchw,
- * nhwc and nchw8c are all covered.
+ * nhwc and nchw8c are all covered.  Synchronised batch norm runs its own
+ * path (element functions, not the library's) with a sum over one rank.
  */
 #include "config.h"
 
@@ -245,7 +246,13 @@ static int bn_bwd(struct gcase *c)
         return bd_bn_bwd(&c->m, c->layer, &c->in[0], &c->out, &c->dout, &c->din[0]);
 }
 
-static void bn_case(const char *name, enum bd_bn_mode mode, int relu, enum bd_layout l, int64_t C)
+/* synchronised batch norm's sum over the ranks, on one rank */
+static int sum_one(void *ctx, struct bd_model *m, double *v, int64_t n)
+{
+        return 0;
+}
+
+static void bn_case(const char *name, enum bd_bn_mode mode, int relu, enum bd_layout l, int64_t C, int sync)
 {
         struct gcase c;
         struct bd_bn bn;
@@ -253,6 +260,8 @@ static void bn_case(const char *name, enum bd_bn_mode mode, int relu, enum bd_la
         if (bd_bn_init(&bn, &c.m, "bn", C, mode, relu) < 0)
                 abort();
         finalize(&c);
+        if (sync)
+                c.m.sync_bn = sum_one;
         c.layer = &bn;
         c.nin = 1;
         c.din_wanted[0] = 1;
@@ -589,11 +598,14 @@ int main(void)
 
         for (int li = 0; li < 3; li++) {
                 snprintf(name, sizeof(name), "batch norm training %s", LN[li]);
-                bn_case(name, BD_BN_TRAIN, 0, L[li], 8);
+                bn_case(name, BD_BN_TRAIN, 0, L[li], 8, 0);
+                snprintf(name, sizeof(name), "synchronised batch norm (one rank) %s", LN[li]);
+                bn_case(name, BD_BN_TRAIN, 0, L[li], 8, 1);
         }
-        bn_case("batch norm training + relu nchw8c", BD_BN_TRAIN, 1, BD_NCHW8C, 8);
-        bn_case("batch norm frozen nhwc", BD_BN_FROZEN, 0, BD_NHWC, 8);
-        bn_case("batch norm frozen + relu nchw8c", BD_BN_FROZEN, 1, BD_NCHW8C, 8);
+        bn_case("batch norm training + relu nchw8c", BD_BN_TRAIN, 1, BD_NCHW8C, 8, 0);
+        bn_case("synchronised batch norm (one rank) + relu nchw8c", BD_BN_TRAIN, 1, BD_NCHW8C, 8, 1);
+        bn_case("batch norm frozen nhwc", BD_BN_FROZEN, 0, BD_NHWC, 8, 0);
+        bn_case("batch norm frozen + relu nchw8c", BD_BN_FROZEN, 1, BD_NCHW8C, 8, 0);
 
         fc_case("fully connected with bias", 1);
         fc_case("fully connected without bias", 0);

@@ -22,10 +22,12 @@
 struct dp_impl {
 #ifdef HAVE_MPI
         MPI_Request *req;               /* per bucket */
+        MPI_Comm bn_mpi;                /* synchronised batch norm's (MPI_COMM_NULL: none) */
 #endif
 #ifdef HAVE_NCCL
         int nccl;
         ncclComm_t comm;
+        ncclComm_t bn_nccl;             /* synchronised batch norm's, on the compute stream (NULL: none) */
         cudaStream_t comm_stream;
         cudaEvent_t *ready;             /* per bucket, recorded on the compute stream */
         cudaEvent_t done;
@@ -38,8 +40,10 @@ int bd_dp_init(struct bd_dp *dp, int *argc, char ***argv, struct bd_err *err)
         memset(dp, 0, sizeof(*dp));
         dp->size = dp->local_size = 1;
         dp->overlap = 1;
-        dp->impl = xcalloc(1, sizeof(struct dp_impl));
+        struct dp_impl *im = xcalloc(1, sizeof(struct dp_impl));
+        dp->impl = im;
 #ifdef HAVE_MPI
+        im->bn_mpi = MPI_COMM_NULL;
         int inited = 0;
         MPI_Initialized(&inited);
         if (!inited) {
@@ -82,6 +86,21 @@ static MPI_Datatype mpi_type(const struct bd_model *m)
 #endif
 
 static void on_ready(void *ctx, struct bd_model *m, int id);
+
+#ifdef HAVE_NCCL
+/* a communicator over all ranks (collective: every rank calls it) */
+static int nccl_comm_new(struct bd_dp *dp, ncclComm_t *ret, const char *what, struct bd_err *err)
+{
+        ncclUniqueId id;
+        if (dp->rank == 0)
+                NCCL_TRY(ncclGetUniqueId(&id), "ncclGetUniqueId");
+#ifdef HAVE_MPI
+        MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+#endif
+        NCCL_TRY(ncclCommInitRank(ret, dp->size, id, dp->rank), what);
+        return 0;
+}
+#endif
 
 static double wall_now(void)
 {
@@ -137,13 +156,9 @@ int bd_dp_attach(struct bd_dp *dp, struct bd_model *m, size_t bucket_bytes, stru
 #endif
 #ifdef HAVE_NCCL
         if (m->be->dev == BD_CUDA) {
-                ncclUniqueId id;
-                if (dp->rank == 0)
-                        NCCL_TRY(ncclGetUniqueId(&id), "ncclGetUniqueId");
-#ifdef HAVE_MPI
-                MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
-#endif
-                NCCL_TRY(ncclCommInitRank(&im->comm, dp->size, id, dp->rank), "ncclCommInitRank");
+                int r = nccl_comm_new(dp, &im->comm, "ncclCommInitRank", err);
+                if (r < 0)
+                        return r;
                 CUDA_TRY(cudaStreamCreateWithFlags(&im->comm_stream, cudaStreamNonBlocking), "cudaStreamCreate");
                 im->ready = xcalloc((size_t)(dp->nb ? dp->nb : 1), sizeof(cudaEvent_t));
                 for (int i = 0; i < dp->nb; i++)
@@ -183,6 +198,57 @@ int bd_dp_broadcast_params(struct bd_dp *dp, struct bd_err *err)
         m->version++;
 #endif
         (void)err;
+        return 0;
+}
+
+/* the model's sync_bn hook: v in host memory (MPI) or the GPU's (NCCL, on
+ * the compute stream) */
+static int sum_bn(void *ctx, struct bd_model *m, double *v, int64_t n)
+{
+        struct bd_dp *dp = ctx;
+        struct dp_impl *im = dp->impl;
+#ifdef HAVE_NCCL
+        if (im->nccl) {
+                ncclResult_t e = ncclAllReduce(v, v, (size_t)n, ncclDouble, ncclSum, im->bn_nccl,
+                                               (cudaStream_t)bd_backend_cuda_stream(m->be));
+                if (e != ncclSuccess)
+                        return bd_err_set(&m->be->err, -EIO, "batch norm statistics: ncclAllReduce: %s",
+                                          ncclGetErrorString(e));
+                return 0;
+        }
+#endif
+#ifdef HAVE_MPI
+        if (n > INT_MAX)
+                return bd_err_set(&m->be->err, -E2BIG, "batch norm statistics: %lld values", (long long)n);
+        if (MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, im->bn_mpi) != MPI_SUCCESS)
+                return bd_err_set(&m->be->err, -EIO, "batch norm statistics: MPI_Allreduce failed");
+#endif
+        (void)im;
+        return 0;
+}
+
+int bd_dp_sync_bn(struct bd_dp *dp, struct bd_err *err)
+{
+        struct dp_impl *im = dp->impl;
+        if (dp->size == 1 || dp->sync_bn)
+                return 0;
+#ifdef HAVE_NCCL
+        if (im->nccl) {
+                int r = nccl_comm_new(dp, &im->bn_nccl, "batch norm: ncclCommInitRank", err);
+                if (r < 0)
+                        return r;
+        }
+#endif
+#ifdef HAVE_MPI
+        /* with NCCL too (unused there): one release path */
+        if (MPI_Comm_dup(MPI_COMM_WORLD, &im->bn_mpi) != MPI_SUCCESS)
+                return bd_err_set(err, -EIO, "batch norm: MPI_Comm_dup failed");
+#endif
+        (void)im;
+        (void)err;
+        dp->m->sync_bn = sum_bn;
+        dp->m->sync_bn_ctx = dp;
+        dp->sync_bn = 1;
         return 0;
 }
 
@@ -377,6 +443,10 @@ void bd_dp_release(struct bd_dp *dp)
                 dp->m->on_ready = NULL;
                 dp->m->on_ready_ctx = NULL;
         }
+        if (dp->m && dp->m->sync_bn_ctx == dp) {
+                dp->m->sync_bn = NULL;
+                dp->m->sync_bn_ctx = NULL;
+        }
         if (im) {
 #ifdef HAVE_NCCL
                 if (im->nccl) {
@@ -385,11 +455,15 @@ void bd_dp_release(struct bd_dp *dp)
                         cudaEventDestroy(im->done);
                         cudaStreamDestroy(im->comm_stream);
                         ncclCommDestroy(im->comm);
+                        if (im->bn_nccl)
+                                ncclCommDestroy(im->bn_nccl);
                         free(im->ready);
                 }
 #endif
 #ifdef HAVE_MPI
                 free(im->req);
+                if (im->bn_mpi != MPI_COMM_NULL)
+                        MPI_Comm_free(&im->bn_mpi);
 #endif
                 free(im);
         }

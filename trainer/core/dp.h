@@ -17,6 +17,17 @@
  * of the batch; bd_dp_finish() replaces them by their average over the ranks,
  * so every rank keeps the same model.
  *
+ * Synchronised batch norm (bd_dp_sync_bn): trained batch norm layers sum
+ * their per-channel statistics over the ranks in the forward, and the two
+ * per-channel sums of their backward (layers.h, ops.h), with MPI_Allreduce
+ * (CPU) or ncclAllReduce on the compute stream (CUDA), so that N ranks of B
+ * images compute what one rank of N B images would.  They use a
+ * communicator of their own: their collectives come in the same order on
+ * every rank, but not always in the same order relative to the gradient
+ * buckets' (a rank whose batch gave a head nothing to train reports that
+ * head's gradients final at the start of its backward and may start a
+ * bucket earlier than the others).
+ *
  * Ranks, sizes and the local rank (ranks sharing the node, which picks the
  * GPU) come from MPI.  Built without MPI, there is one rank and nothing to do.
  */
@@ -40,6 +51,7 @@ struct bd_dp {
         int own_mpi;                    /* MPI_Init was ours */
         int overlap;                    /* 0: one allreduce of everything in finish */
         int timing;                     /* record each bucket's t_launch and t_done (traces) */
+        int sync_bn;                    /* batch norm statistics summed over the ranks */
         struct bd_model *m;
         struct bd_dp_bucket *b;
         int nb;
@@ -54,6 +66,9 @@ int bd_dp_init(struct bd_dp *dp, int *argc, char ***argv, struct bd_err *err);
  * also the NCCL communicator (one GPU per local rank). */
 int bd_dp_attach(struct bd_dp *dp, struct bd_model *m, size_t bucket_bytes, struct bd_err *err);
 int bd_dp_broadcast_params(struct bd_dp *dp, struct bd_err *err);
+/* After attach: synchronised batch norm (the model's sync_bn hook and its
+ * communicator); nothing with one rank, whose statistics are the batch's. */
+int bd_dp_sync_bn(struct bd_dp *dp, struct bd_err *err);
 /* Before a backward (calls bd_model_begin_backward). */
 int bd_dp_begin_backward(struct bd_dp *dp, struct bd_err *err);
 /* After it: every gradient summed over the ranks, buffers averaged. */

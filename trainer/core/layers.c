@@ -145,8 +145,24 @@ void bd_bn_release(struct bd_bn *l)
         bd_tensor_release(&l->mean);
         bd_tensor_release(&l->var);
         bd_tensor_release(&l->ws);
+        bd_tensor_release(&l->invstd);
+        bd_tensor_release(&l->sums);
         bd_tensor_release(&l->scale);
         bd_tensor_release(&l->shift);
+}
+
+/* synchronised: the sums of this rank's share, summed over the ranks, then
+ * the whole batch's statistics */
+static int bn_fwd_sync(struct bd_model *m, struct bd_bn *l, const struct bd_tensor *x, const struct bd_tensor *g,
+                       const struct bd_tensor *b, struct bd_tensor *rm, struct bd_tensor *rv, struct bd_tensor *y)
+{
+        struct bd_backend *be = m->be;
+        int r;
+        if ((r = bd_op_bn_sums(be, x, &l->sums)) < 0 ||
+            (r = m->sync_bn(m->sync_bn_ctx, m, l->sums.data, bd_tensor_numel(&l->sums))) < 0)
+                return r;
+        return bd_op_bn_sync_fwd(be, l->eps, l->momentum, l->relu, x, g, b, &l->sums, y, &l->mean, &l->var, &l->invstd,
+                                 &l->scale, &l->shift, rm, rv);
 }
 
 int bd_bn_fwd(struct bd_model *m, struct bd_bn *l, const struct bd_tensor *x, struct bd_tensor *y)
@@ -163,9 +179,12 @@ int bd_bn_fwd(struct bd_model *m, struct bd_bn *l, const struct bd_tensor *x, st
         if (l->mode == BD_BN_TRAIN && m->training) {
                 bd_model_use(m, l->gamma);
                 bd_model_use(m, l->beta);
-                if ((r = bd_op_bn_fwd(be, l->pc, l->eps, l->relu, x, &g, &b, y, &l->mean, &l->var, &l->ws)) < 0 ||
-                    (r = bd_op_bn_running(be, &rm, &rv, &l->mean, &l->var, l->momentum,
-                                          BD_N(x) * BD_H(x) * BD_W(x))) < 0)
+                l->synced = m->sync_bn != NULL;
+                if (l->synced)
+                        r = bn_fwd_sync(m, l, x, &g, &b, &rm, &rv, y);
+                else if ((r = bd_op_bn_fwd(be, l->pc, l->eps, l->relu, x, &g, &b, y, &l->mean, &l->var, &l->ws)) >= 0)
+                        r = bd_op_bn_running(be, &rm, &rv, &l->mean, &l->var, l->momentum, BD_N(x) * BD_H(x) * BD_W(x));
+                if (r < 0)
                         return bd_op_err_prefix(be, r, l->name);
                 l->batch_stats = 1;
                 return 0;
@@ -190,6 +209,19 @@ int bd_bn_bwd(struct bd_model *m, struct bd_bn *l, const struct bd_tensor *x, co
         }
         struct bd_tensor g = param(m, l->gamma), dg = bd_model_grad(m, l->gamma), db = bd_model_grad(m, l->beta);
         unsigned flags = bd_model_grad_flags(m, l->gamma);
+        if (l->synced) {
+                /* this rank's share of dgamma and dbeta (the gradient allreduce
+                 * sums them), then the sums over the ranks for dx */
+                const struct bd_tensor *yr = l->relu ? y : NULL;
+                if ((r = bd_op_bn_grad_sums(be, x, yr, dy, &l->mean, &l->invstd, &l->sums, &dg, &db, flags)) < 0)
+                        return bd_op_err_prefix(be, r, l->name);
+                bd_model_grad_done(m, l->gamma);
+                bd_model_grad_done(m, l->beta);
+                if ((r = m->sync_bn(m->sync_bn_ctx, m, l->sums.data, bd_tensor_numel(&l->sums))) < 0 ||
+                    (r = bd_op_bn_sync_bwd(be, x, yr, dy, &g, &l->mean, &l->invstd, &l->sums, dx, 0)) < 0)
+                        return bd_op_err_prefix(be, r, l->name);
+                return 0;
+        }
         if ((r = bd_op_bn_bwd(be, l->pc, l->eps, l->relu, x, y, dy, &g, &l->mean, &l->var, &l->ws, dx, &dg, &db,
                               flags)) < 0)
                 return bd_op_err_prefix(be, r, l->name);

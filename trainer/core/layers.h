@@ -4,7 +4,9 @@
  *          transposed one (Mask R-CNN's 2x2 stride-2 upsampling)
  *   bn     batch norm: training (batch statistics, running averages),
  *          inference (running statistics) or frozen (an affine map that is
- *          never trained), with an optional fused ReLU
+ *          never trained), with an optional fused ReLU; in training, the
+ *          statistics of the whole global batch when the model's sync_bn
+ *          sums them over the ranks (synchronised batch norm, model.h)
  *   fc     fully connected
  *   pool   max pooling
  * Layers without parameters are the operations of ops.h (ReLU, add,
@@ -61,8 +63,11 @@ struct bd_bn {
         int gamma, beta, rmean, rvar;
         struct bd_plan_cache *pc;
         int batch_stats;                /* the last forward used batch statistics */
+        int synced;                     /* ... summed over the ranks */
         struct bd_tensor mean, var, ws; /* saved by the forward */
-        struct bd_tensor scale, shift;  /* affine coefficients (inference, frozen) */
+        struct bd_tensor invstd;        /* and when synchronised, with the sums (ops.h) */
+        struct bd_tensor sums;
+        struct bd_tensor scale, shift;  /* affine coefficients (inference, frozen, synchronised) */
         uint64_t coef_version;
 };
 

@@ -17,6 +17,11 @@
  * use is done the parameter's gradient is final and the "ready" hook tells the
  * data-parallel layer, which can then start reducing that bucket while the
  * rest of the backward runs.
+ *
+ * Synchronised batch norm: when the data-parallel layer sets sync_bn
+ * (bd_dp_sync_bn), trained batch norm layers sum their statistics over the
+ * ranks with it in training (layers.h), so that every rank normalises with
+ * the whole global batch's.
  */
 #ifndef BD_MODEL_H
 #define BD_MODEL_H
@@ -67,6 +72,10 @@ struct bd_param {
 
 struct bd_model;
 typedef void (*bd_grad_ready_fn)(void *ctx, struct bd_model *m, int id);
+/* Sums the n doubles at v, in the backend's memory, over the ranks in place,
+ * in the order of the backend's stream; 0, or a negative errno with
+ * m->be->err set. */
+typedef int (*bd_rank_sum_fn)(void *ctx, struct bd_model *m, double *v, int64_t n);
 
 struct bd_model {
         struct bd_backend *be;
@@ -82,6 +91,8 @@ struct bd_model {
         int finalized;
         bd_grad_ready_fn on_ready;
         void *on_ready_ctx;
+        bd_rank_sum_fn sync_bn;         /* NULL: each rank's own batch statistics */
+        void *sync_bn_ctx;
         struct bd_plan_cache **caches;  /* owned by the model, for its layers */
         int ncaches;
 };

@@ -165,6 +165,29 @@ BD_HD static inline void BD_KN(bn_invstd)(int64_t c, const struct bd_bn_invstd_a
         STP(a->var, c, v > 0 ? v : (BD_T)0);
 }
 
+BD_HD static inline void BD_KN(bn_sync_coef)(int64_t c, const struct bd_bn_sync_coef_args *a)
+{
+        double M = a->sums[2 * a->C], mean = a->sums[c] / M, var = a->sums[a->C + c] / M - mean * mean;
+        if (!(var > 0))
+                var = 0;
+        BD_T inv = (BD_T)(1.0 / sqrt(var + a->eps)), s = LDP(a->gamma, c) * inv, m = (BD_T)a->momentum;
+        STP(a->mean, c, mean);
+        STP(a->var, c, var);
+        STP(a->invstd, c, inv);
+        STP(a->scale, c, s);
+        STP(a->shift, c, LDP(a->beta, c) - (BD_T)mean * s);
+        STP(a->rmean, c, ((BD_T)1 - m) * LDP(a->rmean, c) + m * (BD_T)mean);
+        STP(a->rvar, c, ((BD_T)1 - m) * LDP(a->rvar, c) + m * (BD_T)(M > 1 ? var * M / (M - 1) : var));
+}
+
+BD_HD static inline void BD_KN(bn_sync_dparams)(int64_t c, const struct bd_bn_sync_dparams_args *a)
+{
+        if (a->dbeta)
+                STP(a->dbeta, c, (BD_T)a->sums[c] + (a->accumulate ? LDP(a->dbeta, c) : (BD_T)0));
+        if (a->dgamma)
+                STP(a->dgamma, c, (BD_T)a->sums[a->C + c] + (a->accumulate ? LDP(a->dgamma, c) : (BD_T)0));
+}
+
 BD_HD static inline void BD_KN(bias_rows)(int64_t i, const struct bd_bias_rows_args *a)
 {
         ST(a->y, i, LD(a->y, i) + LDP(a->b, i % a->cols));
@@ -274,6 +297,37 @@ BD_HD static inline void BD_KN(select_bwd)(int64_t i, int64_t n, int64_t c, int6
         if (a->accumulate)
                 v += LD(a->dst, i);
         ST(a->dst, i, v);
+}
+
+BD_HD static inline void BD_KN(bn_sync_bwd)(int64_t i, int64_t n, int64_t c, int64_t h, int64_t w,
+                                            const struct bd_bn_sync_bwd_args *a)
+{
+        BD_T g = a->y && !(LD(a->y, i) > 0) ? (BD_T)0 : LD(a->dy, i);
+        BD_T inv = LDP(a->invstd, c), xh = (LD(a->x, i) - LDP(a->mean, c)) * inv;
+        BD_T rM = (BD_T)(1.0 / a->sums[2 * a->s.C]);
+        BD_T v = LDP(a->gamma, c) * inv * (g - (BD_T)a->sums[c] * rM - xh * (BD_T)a->sums[a->s.C + c] * rM);
+        if (a->accumulate)
+                v += LD(a->dx, i);
+        ST(a->dx, i, v);
+}
+
+/* ---- channel sums ---------------------------------------------------------- */
+
+BD_HD static inline void BD_KN(c_bn_sums)(int64_t i, int64_t c, const struct bd_bn_sums_args *a, double *v0,
+                                          double *v1)
+{
+        double x = (double)LD(a->x, i);
+        *v0 = x;
+        *v1 = x * x;
+}
+
+BD_HD static inline void BD_KN(c_bn_grad_sums)(int64_t i, int64_t c, const struct bd_bn_grad_sums_args *a,
+                                               double *v0, double *v1)
+{
+        BD_T g = a->y && !(LD(a->y, i) > 0) ? (BD_T)0 : LD(a->dy, i);
+        BD_T xh = (LD(a->x, i) - LDP(a->mean, c)) * LDP(a->invstd, c);
+        *v0 = (double)g;
+        *v1 = (double)(g * xh);
 }
 
 /* ---- reducers -------------------------------------------------------------- */

@@ -12,6 +12,11 @@
  *   flat     f(i, args)                  for i in [0, n)
  *   4-D      f(i, n, c, h, w, args)      over the feature map args->s, i being
  *                                        the element's offset in its layout
+ *   channel  f(i, c, args, &v0, &v1)     two values per element of the map
+ *                                        args->s, each summed per channel over
+ *                                        (N, H, W) in a fixed order, in double:
+ *                                        args->sums (2C + 1) = [sums of v0 |
+ *                                        sums of v1 | N H W, the count]
  *   reducer  v = f(i, args)              summed over [0, n) in a fixed order,
  *                                        so results are the same run to run
  *
@@ -112,6 +117,20 @@ struct bd_bias_rows_args { void *y; const void *b; int64_t cols; };
 struct bd_cast_args { const void *x; void *y; int xtype, ytype; double scale; int accumulate; };
 /* batch-norm variance from the inverse standard deviation: var = 1 / inv^2 - eps */
 struct bd_bn_invstd_args { const void *inv; void *var; double eps; };
+/* Synchronised batch norm (ops.h), per channel c of C, from sums over the
+ * ranks (f64, 2C + 1: sum of x, of x^2, the count M): mean, var (biased),
+ * invstd = 1 / sqrt(var + eps), scale = gamma invstd, shift = beta - mean
+ * scale, and the running statistics as bn_running's (variance unbiased by
+ * M / (M - 1)) */
+struct bd_bn_sync_coef_args {
+        const double *sums; const void *gamma, *beta;
+        void *mean, *var, *invstd, *scale, *shift, *rmean, *rvar;
+        int64_t C; double eps, momentum;
+};
+/* its parameter gradients from this rank's sums (2C + 1: sum of g, of
+ * g x_hat): dbeta = sum g, dgamma = sum g x_hat (either NULL; added to when
+ * accumulate) */
+struct bd_bn_sync_dparams_args { const double *sums; void *dgamma, *dbeta; int64_t C; int accumulate; };
 /* plain-tensor permutation: y (dims out) = x with in-strides permuted */
 struct bd_permute_args { const void *x; void *y; int ndim; int64_t dims[BD_MAX_DIMS], xstride[BD_MAX_DIMS]; };
 
@@ -120,6 +139,14 @@ struct bd_permute_args { const void *x; void *y; int ndim; int64_t dims[BD_MAX_D
 struct bd_affine_args { struct bd_shape4 s; const void *x; void *y; const void *scale, *shift; int relu; };
 /* dx = dy * scale[c], zero where y <= 0 when y is given (fused ReLU) */
 struct bd_affine_bwd_args { struct bd_shape4 s; const void *y, *dy; void *dx; const void *scale; };
+/* synchronised batch norm's input gradient from the sums over the ranks
+ * (2C + 1: sum of g, of g x_hat, the count M):
+ *   dx = gamma invstd (g - sum g / M - x_hat sum g x_hat / M) (+ dx when accumulate),
+ * g = dy, 0 where y <= 0 when y is given (fused ReLU), x_hat = (x - mean) invstd */
+struct bd_bn_sync_bwd_args {
+        struct bd_shape4 s; const void *x, *y, *dy; void *dx;
+        const void *gamma, *mean, *invstd; const double *sums; int accumulate;
+};
 /* nearest x2: forward over y (2H, 2W) from x; backward over dx summing 4 of dy */
 struct bd_upsample_args { struct bd_shape4 s; struct bd_shape4 o; const void *src; void *dst; };
 /* channel concat: over part x, copy to/from channels [c_off, c_off + C) of whole y */
@@ -142,6 +169,12 @@ struct bd_label_mask_args { const int32_t *label; void *y; int64_t cols; int32_t
  * backward over the map's gradient from src (N, C) */
 struct bd_avgpool_args { struct bd_shape4 s; const void *src; void *dst; };
 
+/* channel sums (iteration space first, then the sums: 2C + 1 doubles) */
+/* batch norm's statistics: v0 = x, v1 = x^2 */
+struct bd_bn_sums_args { struct bd_shape4 s; double *sums; const void *x; };
+/* its backward's: v0 = g, v1 = g x_hat, g and x_hat as bd_bn_sync_bwd_args' */
+struct bd_bn_grad_sums_args { struct bd_shape4 s; double *sums; const void *x, *y, *dy, *mean, *invstd; };
+
 /* reducers */
 struct bd_reduce_args { const void *x; };
 
@@ -162,7 +195,9 @@ struct bd_reduce_args { const void *x; };
         X(avgpool_fwd, bd_avgpool_args)                 \
         X(bn_invstd, bd_bn_invstd_args)                 \
         X(select_fwd, bd_select_args)                   \
-        X(label_mask, bd_label_mask_args)
+        X(label_mask, bd_label_mask_args)               \
+        X(bn_sync_coef, bd_bn_sync_coef_args)           \
+        X(bn_sync_dparams, bd_bn_sync_dparams_args)
 
 #define BD_4D_KERNELS(X)                                \
         X(affine, bd_affine_args)                       \
@@ -172,7 +207,12 @@ struct bd_reduce_args { const void *x; };
         X(concat, bd_concat_args)                       \
         X(relayout, bd_relayout_args)                   \
         X(avgpool_bwd, bd_avgpool_args)                 \
-        X(select_bwd, bd_select_args)
+        X(select_bwd, bd_select_args)                   \
+        X(bn_sync_bwd, bd_bn_sync_bwd_args)
+
+#define BD_CHAN_KERNELS(X)                              \
+        X(bn_sums, bd_bn_sums_args)                     \
+        X(bn_grad_sums, bd_bn_grad_sums_args)
 
 #define BD_REDUCERS(X)                                  \
         X(sum, bd_reduce_args)                          \
@@ -184,6 +224,7 @@ enum bd_kernel {
         BD_FLAT_KERNELS(BD_X)
         _BD_K_FLAT_END,
         BD_4D_KERNELS(BD_X)
+        BD_CHAN_KERNELS(BD_X)   /* n: the channels */
         BD_K_cast,              /* one instance, any pair of types */
         _BD_K_MAX,
 #undef BD_X

@@ -95,11 +95,58 @@
                 }                                                                                  \
         }
 
+/* offset of element k = h W + w of channel c of image n (bd_off4 without
+ * its divisions) */
+static inline int64_t chan_off(const struct bd_shape4 *s, int64_t n, int64_t c, int64_t k)
+{
+        int64_t HW = s->H * s->W;
+        switch (s->layout) {
+        case BD_NHWC:
+                return (n * HW + k) * s->C + c;
+        case BD_NCHW8C:
+                return ((n * (s->C >> 3) + (c >> 3)) * HW + k) * 8 + (c & 7);
+        default:
+                return (n * s->C + c) * HW + k;
+        }
+}
+
+/* channel sums: a channel (nChw8c: a block of 8) per iteration, its
+ * elements in memory order, summed in double */
+#define CHAN_LOOP(name, args, sfx)                                                                 \
+        static void run_##name##_##sfx(int64_t n_unused, const void *vp)                           \
+        {                                                                                          \
+                const struct args a = *(const struct args *)vp;                                    \
+                const int64_t N = a.s.N, C = a.s.C, HW = a.s.H * a.s.W;                            \
+                const int64_t cw = a.s.layout == BD_NCHW8C ? 8 : 1;                                \
+                int par = N * C * HW >= PAR_MIN;                                                   \
+                _Pragma("omp parallel for schedule(static) if (par)")                              \
+                for (int64_t cb = 0; cb < C / cw; cb++) {                                          \
+                        double s0[8] = { 0 }, s1[8] = { 0 };                                       \
+                        for (int64_t n = 0; n < N; n++)                                            \
+                                for (int64_t k = 0; k < HW; k++)                                   \
+                                        for (int64_t j = 0; j < cw; j++) {                         \
+                                                int64_t c = cb * cw + j;                           \
+                                                double v0, v1;                                     \
+                                                bd_k_c_##name##_##sfx(chan_off(&a.s, n, c, k), c, &a, &v0, &v1); \
+                                                s0[j] += v0;                                       \
+                                                s1[j] += v1;                                       \
+                                        }                                                          \
+                        for (int64_t j = 0; j < cw; j++) {                                         \
+                                a.sums[cb * cw + j] = s0[j];                                       \
+                                a.sums[C + cb * cw + j] = s1[j];                                   \
+                        }                                                                          \
+                }                                                                                  \
+                a.sums[2 * C] = (double)(N * HW);                                                  \
+        }
+
 #define BD_X(name, args) FLAT_LOOP(name, args, f32) FLAT_LOOP(name, args, f64)
 BD_FLAT_KERNELS(BD_X)
 #undef BD_X
 #define BD_X(name, args) LOOP_4D(name, args, f32) LOOP_4D(name, args, f64)
 BD_4D_KERNELS(BD_X)
+#undef BD_X
+#define BD_X(name, args) CHAN_LOOP(name, args, f32) CHAN_LOOP(name, args, f64)
+BD_CHAN_KERNELS(BD_X)
 #undef BD_X
 
 static void run_cast(int64_t n, const void *vp)
@@ -114,14 +161,14 @@ typedef void (*run_fn)(int64_t n, const void *args);
 
 static const run_fn runs_f32[_BD_K_MAX] = {
 #define BD_X(name, args) [BD_K_##name] = run_##name##_f32,
-        BD_FLAT_KERNELS(BD_X) BD_4D_KERNELS(BD_X)
+        BD_FLAT_KERNELS(BD_X) BD_4D_KERNELS(BD_X) BD_CHAN_KERNELS(BD_X)
 #undef BD_X
         [BD_K_cast] = run_cast,
 };
 
 static const run_fn runs_f64[_BD_K_MAX] = {
 #define BD_X(name, args) [BD_K_##name] = run_##name##_f64,
-        BD_FLAT_KERNELS(BD_X) BD_4D_KERNELS(BD_X)
+        BD_FLAT_KERNELS(BD_X) BD_4D_KERNELS(BD_X) BD_CHAN_KERNELS(BD_X)
 #undef BD_X
         [BD_K_cast] = run_cast,
 };

@@ -111,12 +111,48 @@ extern "C" {
                         part[blockIdx.x] = sh[0];                                                   \
         }
 
+/* channel sums: a block per channel, its threads striding over (N, H, W),
+ * summed in double in a fixed tree: the same result run to run */
+#define CHAN_KERNEL(name, args, sfx)                                                               \
+        __global__ void kc_##name##_##sfx(struct args a)                                            \
+        {                                                                                           \
+                __shared__ double s0[THREADS], s1[THREADS];                                         \
+                const int64_t c = blockIdx.x, HW = a.s.H * a.s.W, M = a.s.N * HW;                   \
+                double v0 = 0, v1 = 0;                                                              \
+                for (int64_t j = threadIdx.x; j < M; j += blockDim.x) {                             \
+                        int64_t k = j % HW;                                                         \
+                        double p0, p1;                                                              \
+                        bd_k_c_##name##_##sfx(bd_off4(&a.s, j / HW, c, k / a.s.W, k % a.s.W), c, &a, &p0, &p1); \
+                        v0 += p0;                                                                   \
+                        v1 += p1;                                                                   \
+                }                                                                                   \
+                s0[threadIdx.x] = v0;                                                               \
+                s1[threadIdx.x] = v1;                                                               \
+                __syncthreads();                                                                    \
+                for (int t = THREADS / 2; t > 0; t >>= 1) {                                         \
+                        if ((int)threadIdx.x < t) {                                                 \
+                                s0[threadIdx.x] += s0[threadIdx.x + t];                             \
+                                s1[threadIdx.x] += s1[threadIdx.x + t];                             \
+                        }                                                                           \
+                        __syncthreads();                                                            \
+                }                                                                                   \
+                if (threadIdx.x == 0) {                                                             \
+                        a.sums[c] = s0[0];                                                          \
+                        a.sums[a.s.C + c] = s1[0];                                                  \
+                        if (c == 0)                                                                 \
+                                a.sums[2 * a.s.C] = (double)M;                                      \
+                }                                                                                   \
+        }
+
 #define ALL_TYPES(M, name, args) M(name, args, f32) M(name, args, f16) M(name, args, bf16)
 #define BD_X(name, args) ALL_TYPES(FLAT_KERNEL, name, args)
 BD_FLAT_KERNELS(BD_X)
 #undef BD_X
 #define BD_X(name, args) ALL_TYPES(KERNEL_4D, name, args)
 BD_4D_KERNELS(BD_X)
+#undef BD_X
+#define BD_X(name, args) ALL_TYPES(CHAN_KERNEL, name, args)
+BD_CHAN_KERNELS(BD_X)
 #undef BD_X
 #define BD_X(name, args) ALL_TYPES(REDUCE_KERNEL, name, args)
 BD_REDUCERS(BD_X)
@@ -210,6 +246,19 @@ static int cuda_elem(struct bd_backend *be, enum bd_kernel k, enum bd_dtype dt, 
                 break;
                 BD_FLAT_KERNELS(BD_X)
                 BD_4D_KERNELS(BD_X)
+#undef BD_X
+#define BD_X(name, args)                                                                          \
+        case BD_K_##name:                                                                         \
+                if (n < 1 || n > INT32_MAX)                                                       \
+                        return bd_err_set(&be->err, -EINVAL, "cuda: %lld channels", (long long)n); \
+                if (t == 0)                                                                       \
+                        kc_##name##_f32<<<(int)n, THREADS, 0, s>>>(*(const struct args *)vargs);   \
+                else if (t == 1)                                                                  \
+                        kc_##name##_f16<<<(int)n, THREADS, 0, s>>>(*(const struct args *)vargs);   \
+                else                                                                              \
+                        kc_##name##_bf16<<<(int)n, THREADS, 0, s>>>(*(const struct args *)vargs);  \
+                break;
+                BD_CHAN_KERNELS(BD_X)
 #undef BD_X
         default:
                 return bd_err_set(&be->err, -EINVAL, "cuda: unknown element function %d", (int)k);

@@ -537,6 +537,108 @@ int bd_op_bn_running(struct bd_backend *be, struct bd_tensor *rmean, struct bd_t
         return elem(be, BD_K_bn_running, rmean->dtype, C, &a);
 }
 
+/* ---- synchronised batch norm ---------------------------------------------------- */
+
+/* sums of C channels: f64 (2C + 1) on the backend's device */
+static int check_sums(struct bd_backend *be, const char *op, const struct bd_tensor *sums, int64_t C)
+{
+        if (!sums || !sums->data || sums->dev != be->dev || sums->dtype != BD_F64 || sums->ndim != 1 ||
+            sums->dims[0] != 2 * C + 1)
+                return bad(be, op, "expects sums (2C + 1) f64, got", sums);
+        return 0;
+}
+
+static int new_sums(struct bd_backend *be, struct bd_tensor *sums, int64_t C)
+{
+        int64_t n = 2 * C + 1;
+        return bd_tensor_resize(be, sums, BD_F64, BD_NCHW, 1, &n);
+}
+
+int bd_op_bn_sums(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *sums)
+{
+        int r;
+        if ((r = check_fmap(be, "batch norm sums", "input", x)) < 0 ||
+            (r = new_sums(be, sums, BD_C(x))) < 0)
+                return r;
+        struct bd_bn_sums_args a = { shape4(x), sums->data, x->data };
+        return elem(be, BD_K_bn_sums, x->dtype, BD_C(x), &a);
+}
+
+int bd_op_bn_sync_fwd(struct bd_backend *be, double eps, double momentum, int relu, const struct bd_tensor *x,
+                      const struct bd_tensor *gamma, const struct bd_tensor *beta, const struct bd_tensor *sums,
+                      struct bd_tensor *y, struct bd_tensor *mean, struct bd_tensor *var, struct bd_tensor *invstd,
+                      struct bd_tensor *scale, struct bd_tensor *shift, struct bd_tensor *rmean, struct bd_tensor *rvar)
+{
+        const char *op = "synchronised batch norm";
+        int r;
+        /* one value per channel here is enough: the sums are the whole batch's */
+        if ((r = check_fmap(be, op, "input", x)) < 0 ||
+            (r = check_vec(be, op, "weight", gamma, BD_C(x), param_dtype(x->dtype))) < 0 ||
+            (r = check_vec(be, op, "bias", beta, BD_C(x), gamma->dtype)) < 0 ||
+            (r = check_sums(be, op, sums, BD_C(x))) < 0 ||
+            (r = check_vec(be, op, "running mean", rmean, BD_C(x), gamma->dtype)) < 0 ||
+            (r = check_vec(be, op, "running var", rvar, BD_C(x), gamma->dtype)) < 0)
+                return r;
+        struct bd_tensor *vecs[] = { mean, var, invstd, scale, shift };
+        for (size_t i = 0; i < ARRAY_SIZE(vecs); i++)
+                if ((r = bd_tensor_resize_like(be, vecs[i], gamma)) < 0)
+                        return r;
+        struct bd_bn_sync_coef_args a = { sums->data, gamma->data, beta->data, mean->data, var->data, invstd->data,
+                                          scale->data, shift->data, rmean->data, rvar->data, BD_C(x), eps, momentum };
+        if ((r = elem(be, BD_K_bn_sync_coef, gamma->dtype, BD_C(x), &a)) < 0)
+                return r;
+        return bd_op_affine(be, x, scale, shift, relu, y);
+}
+
+/* the backward's operands: x, y and dy alike, mean and invstd per channel */
+static int sync_bwd_check(struct bd_backend *be, const char *op, const struct bd_tensor *x, const struct bd_tensor *y,
+                          const struct bd_tensor *dy, const struct bd_tensor *mean, const struct bd_tensor *invstd)
+{
+        int r;
+        if ((r = check_fmap(be, op, "input", x)) < 0 || (r = check_same(be, op, "input", x, "output gradient", dy)) < 0 ||
+            (y && (r = check_same(be, op, "input", x, "output", y)) < 0) ||
+            (r = check_vec(be, op, "mean", mean, BD_C(x), param_dtype(x->dtype))) < 0 ||
+            (r = check_vec(be, op, "inverse std", invstd, BD_C(x), param_dtype(x->dtype))) < 0)
+                return r;
+        return 0;
+}
+
+int bd_op_bn_grad_sums(struct bd_backend *be, const struct bd_tensor *x, const struct bd_tensor *y,
+                       const struct bd_tensor *dy, const struct bd_tensor *mean, const struct bd_tensor *invstd,
+                       struct bd_tensor *sums, struct bd_tensor *dgamma, struct bd_tensor *dbeta, unsigned flags)
+{
+        const char *op = "batch norm gradient sums";
+        int r;
+        if ((r = sync_bwd_check(be, op, x, y, dy, mean, invstd)) < 0 || (r = new_sums(be, sums, BD_C(x))) < 0 ||
+            (dgamma && (r = check_vec(be, op, "weight gradient", dgamma, BD_C(x), mean->dtype)) < 0) ||
+            (dbeta && (r = check_vec(be, op, "bias gradient", dbeta, BD_C(x), mean->dtype)) < 0))
+                return r;
+        struct bd_bn_grad_sums_args a = { shape4(x), sums->data, x->data, y ? y->data : NULL, dy->data, mean->data,
+                                          invstd->data };
+        if ((r = elem(be, BD_K_bn_grad_sums, x->dtype, BD_C(x), &a)) < 0 || (!dgamma && !dbeta))
+                return r;
+        struct bd_bn_sync_dparams_args p = { sums->data, dgamma ? dgamma->data : NULL, dbeta ? dbeta->data : NULL,
+                                             BD_C(x), (flags & BD_ACC_DW) != 0 };
+        return elem(be, BD_K_bn_sync_dparams, mean->dtype, BD_C(x), &p);
+}
+
+int bd_op_bn_sync_bwd(struct bd_backend *be, const struct bd_tensor *x, const struct bd_tensor *y,
+                      const struct bd_tensor *dy, const struct bd_tensor *gamma, const struct bd_tensor *mean,
+                      const struct bd_tensor *invstd, const struct bd_tensor *sums, struct bd_tensor *dx,
+                      unsigned flags)
+{
+        const char *op = "synchronised batch norm backward";
+        int r;
+        if ((r = sync_bwd_check(be, op, x, y, dy, mean, invstd)) < 0 ||
+            (r = check_vec(be, op, "weight", gamma, BD_C(x), mean->dtype)) < 0 ||
+            (r = check_sums(be, op, sums, BD_C(x))) < 0 ||
+            (r = out_like(be, op, "input gradient", dx, x, flags & BD_ACC_DX)) < 0)
+                return r;
+        struct bd_bn_sync_bwd_args a = { shape4(x), x->data, y ? y->data : NULL, dy->data, dx->data, gamma->data,
+                                         mean->data, invstd->data, sums->data, (flags & BD_ACC_DX) != 0 };
+        return elem(be, BD_K_bn_sync_bwd, x->dtype, bd_tensor_numel(x), &a);
+}
+
 int bd_op_upsample2x(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *y)
 {
         int r;

@@ -39,6 +39,43 @@ int bd_op_bn_bwd(struct bd_backend *be, struct bd_plan_cache *pc, double eps, in
                  const struct bd_tensor *mean, const struct bd_tensor *var, const struct bd_tensor *ws,
                  struct bd_tensor *dx, struct bd_tensor *dgamma, struct bd_tensor *dbeta, unsigned flags);
 
+/* Synchronised batch norm (training): the statistics of each rank's share
+ * of the batch as sums, which the caller adds up over the ranks in between
+ * (dp.h), so that N ranks of B images each compute what one rank of N B
+ * images would.  Element functions (elem.h), the same on both backends.
+ * sums: f64 (2C + 1) in the backend's memory, [per-channel sums of one value
+ * | of another | values per channel]:
+ *
+ *   forward:  bn_sums(x) -> sums; [sum over the ranks]; bn_sync_fwd(sums) -> y
+ *   backward: bn_grad_sums(x, y, dy) -> sums, this rank's dgamma and dbeta;
+ *             [sum over the ranks]; bn_sync_bwd(sums) -> dx
+ */
+/* sums = [sum x | sum x^2 | N H W] of x (N, C, H, W) */
+int bd_op_bn_sums(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *sums);
+/* From the sums over the ranks: the batch's mean, var (biased) and invstd =
+ * 1 / sqrt(var + eps) (C, the parameter type), y = gamma (x - mean) invstd +
+ * beta (then ReLU when relu), and the running statistics rmean, rvar updated
+ * (momentum; the variance unbiased by the batch's count).  scale, shift (C):
+ * work space. */
+int bd_op_bn_sync_fwd(struct bd_backend *be, double eps, double momentum, int relu, const struct bd_tensor *x,
+                      const struct bd_tensor *gamma, const struct bd_tensor *beta, const struct bd_tensor *sums,
+                      struct bd_tensor *y, struct bd_tensor *mean, struct bd_tensor *var, struct bd_tensor *invstd,
+                      struct bd_tensor *scale, struct bd_tensor *shift, struct bd_tensor *rmean, struct bd_tensor *rvar);
+/* sums = [sum g | sum g x_hat | N H W] of this rank, g = dy (0 where y <= 0
+ * when y is given: the forward's fused ReLU), x_hat = (x - mean) invstd; and
+ * from them this rank's share of the parameter gradients, dgamma = sum g
+ * x_hat, dbeta = sum g (either NULL; added to with BD_ACC_DW), which the
+ * gradient allreduce sums as any other */
+int bd_op_bn_grad_sums(struct bd_backend *be, const struct bd_tensor *x, const struct bd_tensor *y,
+                       const struct bd_tensor *dy, const struct bd_tensor *mean, const struct bd_tensor *invstd,
+                       struct bd_tensor *sums, struct bd_tensor *dgamma, struct bd_tensor *dbeta, unsigned flags);
+/* dx (added to with BD_ACC_DX) from the sums over the ranks:
+ * gamma invstd (g - sum g / M - x_hat sum g x_hat / M), M the batch's count */
+int bd_op_bn_sync_bwd(struct bd_backend *be, const struct bd_tensor *x, const struct bd_tensor *y,
+                      const struct bd_tensor *dy, const struct bd_tensor *gamma, const struct bd_tensor *mean,
+                      const struct bd_tensor *invstd, const struct bd_tensor *sums, struct bd_tensor *dx,
+                      unsigned flags);
+
 int bd_op_pool_fwd(struct bd_backend *be, const struct bd_pool_desc *d, struct bd_plan_cache *pc,
                    const struct bd_tensor *x, struct bd_tensor *y, struct bd_tensor *ws);
 int bd_op_pool_bwd(struct bd_backend *be, const struct bd_pool_desc *d, struct bd_plan_cache *pc,
