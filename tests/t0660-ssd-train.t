@@ -185,6 +185,14 @@ is "synthetic: exit 0" "$rc" 0
 like "synthetic: 81 classes" "$out" "81 classes"
 is "synthetic: no evaluation" "$(grep -c '"key": "eval_start"' <<<"$out")" 0
 
+# synchronised batch norm (test-trainer-syncbn checks its arithmetic): 2
+# ranks train with it and say so; --sync-bn takes 0 or 1
+out=$(timeout 300 mpirun -np 2 --bind-to none "$SSD" --synthetic "${small[@]}" --max-steps 2 --sync-bn 1 2>&1); rc=$?
+is "2 ranks, --sync-bn 1: exit 0" "$rc" 0
+like "  said so" "$out" "^# batch norm: synchronised, statistics over the 2 ranks' images$"
+like "  and trained" "$out" "^epoch 1/[0-9]+ step 2/"
+usage_err "--sync-bn 2" "--sync-bn: expected 0 or 1, got '2'" --data x --sync-bn 2
+
 # the CUDA backend where there is none
 out=$("$SSD" --synthetic "${small[@]}" --backend cuda --max-steps 1 2>&1); rc=$?
 if [ "$rc" -ne 0 ]; then

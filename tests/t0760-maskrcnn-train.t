@@ -34,6 +34,12 @@ usage_err "unknown option" "unknown option '--frobnicate'" --data x --frobnicate
 usage_err "bad number" "--ims-per-batch: expected an integer from 1 to 65536, got 'two'" --data x --ims-per-batch two
 usage_err "bad mode" "--mode: expected mlperf or torchvision, got 'detectron'" --data x --mode detectron
 usage_err "no data" "--data DIR is required" --ims-per-batch 2
+# synchronised batch norm needs trained batch norm: the reference preset's is frozen
+usage_err "sync BN of the reference preset" \
+          "--sync-bn 1: batch norm is frozen \(--config reference; --frozen-bn 0 trains it\): it has no batch statistics" \
+          --data x --sync-bn 1
+usage_err "sync BN of frozen BN" "--sync-bn 1: batch norm is frozen \(--frozen-bn 1\)" \
+          --data x --config small --frozen-bn 1 --sync-bn 1
 # options come before MPI starts: an MPI that cannot start (no such pml) does
 # not hide a usage error, and a rank other than 0 says nothing
 out=$(OMPI_MCA_pml=nonesuch "$MR" --data x --frobnicate 2>&1 >/dev/null); rc=$?
@@ -176,6 +182,29 @@ a, b = losses(sys.argv[1]), losses(sys.argv[2])
 bad = len(a) != 2 or len(b) != 2 or any(abs(x - y) > 1e-5 * max(1, abs(x)) + 1e-5
                                         for ra, rb in zip(a, b) for x, y in zip(ra, rb))
 print("differ: %s vs %s" % (a, b) if bad else "same")' "$one" "$two")" same
+
+# the same with trained batch norm: synchronised (--sync-bn 1), the 2 ranks'
+# five losses of step 1 are the whole batch's; each rank with its own
+# statistics, not.  (From step 2 on, after a step at the full rate from
+# scratch, the losses move apart as one rank's do on oneDNN and on the
+# reference loops, BD_CPU_REF=1: 0.4% at step 2.)
+step1() {   # the five losses of step 1 of $1 and of $2: "same" to 1e-5, or how they differ
+    /usr/bin/python3 -c '
+import re, sys
+def losses(text):
+    return [[float(x) for x in re.findall(r"[0-9]+\.[0-9]+", l.split("lr")[0])]
+            for l in text.splitlines() if re.match(r"epoch 1 step 1/", l)]
+a, b = losses(sys.argv[1]), losses(sys.argv[2])
+bad = len(a) != 1 or len(b) != 1 or any(abs(x - y) > 1e-5 * max(1, abs(x)) for x, y in zip(a[0], b[0]))
+print("differ: %s vs %s" % (a, b) if bad else "same")' "$@"
+}
+eqbn=("${eq[@]}" --frozen-bn 0 --max-iter 1 --eval-iters 1)
+one=$("$MR" "${eqbn[@]}" 2>/dev/null)
+two=$(timeout 600 mpirun -np 2 --bind-to none "$MR" "${eqbn[@]}" --sync-bn 1 2>/dev/null)
+like "trained batch norm, 2 ranks: synchronised" "$two" "^# batch norm: synchronised, statistics over the 2 ranks' images$"
+is "  step 1: the losses of 1 rank x 4 images (to 1e-5)" "$(step1 "$one" "$two")" same
+two=$(timeout 600 mpirun -np 2 --bind-to none "$MR" "${eqbn[@]}" 2>/dev/null)
+like "trained batch norm, 2 ranks, not synchronised: other losses" "$(step1 "$one" "$two")" "^differ"
 
 # synthetic data: no dataset, no evaluation
 out=$("$MR" --synthetic --config small --ims-per-batch 2 --threads 1 --seed 1 --max-steps 1 2>&1); rc=$?

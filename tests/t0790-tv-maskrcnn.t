@@ -49,6 +49,8 @@ usage_err "mlperf mode" "--mode: expected torchvision .*, got 'mlperf'" --data x
 usage_err "CUDA" "--backend: expected cpu .*, got 'cuda'" --data x --backend cuda
 usage_err "width multiplier" "--width-mult: not available here: torchvision's ResNet has no channel width" \
           --data x --width-mult 0.5
+usage_err "synchronised batch norm" "--sync-bn 1: not available here: torch 1\.13's SyncBatchNorm runs on CUDA only" \
+          --data x --sync-bn 1
 usage_err "no data" "--data DIR is required" --ims-per-batch 2
 usage_err "iterations twice" "--max-iter and --epochs exclude each other" --data x --max-iter 3 --epochs 2
 usage_err "missing argument" "option '--lr' needs an argument" --data x --lr

@@ -143,10 +143,11 @@ static int common(int id, const char *arg, struct topt_common *c, const char **b
                         *bad = "a number of MiB from 0.0625 to 1024";
                 break;
         case TOPT_OVERLAP:
+        case TOPT_SYNC_BN:
                 if (strcmp(arg, "0") && strcmp(arg, "1"))
                         *bad = "0 or 1";
                 else
-                        c->overlap = arg[0] == '1';
+                        *(id == TOPT_OVERLAP ? &c->overlap : &c->sync_bn) = arg[0] == '1';
                 break;
         case TOPT_SCHEDULE:
                 if (strcmp(arg, "fixed") && strcmp(arg, "time-to-train"))

@@ -51,6 +51,7 @@ struct topt_common {
         int fixed;                      /* --schedule fixed: the whole schedule, never stopped at the target */
         double bucket_mb;               /* gradient allreduce buckets of about this many MiB (default 16) */
         int overlap;                    /* 1: each bucket's allreduce starts in the backward (default); 0: after */
+        int sync_bn;                    /* 1: trained batch norm's statistics over all ranks (dp.h); 0: each rank's (default) */
         const char *trace;              /* --trace FILE: FILE.rankR.json (ttrace.h); NULL: none */
         int64_t trace_steps;            /* the last steps the trace keeps (default 100) */
 };
@@ -60,7 +61,8 @@ enum {
         TOPT_OWN = 256,
         TOPT_DATA = 512, TOPT_THREADS, TOPT_WORKERS, TOPT_BACKEND, TOPT_PRECISION, TOPT_MAX_STEPS, TOPT_PRETRAINED,
         TOPT_PLATFORM, TOPT_SEED, TOPT_CHECKPOINT, TOPT_SYNTHETIC, TOPT_LOG, TOPT_INJECT_NAN, TOPT_BENCH_STEPS,
-        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_SCHEDULE, TOPT_BUCKET, TOPT_OVERLAP, TOPT_TRACE, TOPT_TRACE_STEPS,
+        TOPT_WARMUP_STEPS, TOPT_RESULT, TOPT_SCHEDULE, TOPT_BUCKET, TOPT_OVERLAP, TOPT_SYNC_BN, TOPT_TRACE,
+        TOPT_TRACE_STEPS,
         TOPT_HELP, TOPT_VERSION,
 };
 
@@ -86,6 +88,9 @@ enum {
         { "bucket-mb", TOPT_BUCKET, "MB", "gradient allreduce in buckets of about MB MiB (default 16)" },         \
         { "overlap", TOPT_OVERLAP, "0|1", "1: each bucket's allreduce starts during the backward (default);\n"      \
           "0: all of them after it" },                                                                             \
+        { "sync-bn", TOPT_SYNC_BN, "0|1", "1: synchronised batch norm: trained batch norm's statistics over\n"      \
+          "all ranks' images, as one rank with the whole batch would have them;\n"                               \
+          "0: each rank's own images' (default)" },                                                               \
         { "synthetic", TOPT_SYNTHETIC, NULL, SYNTH ", no data, no evaluation" },                                   \
         { "log-interval", TOPT_LOG, "N", "steps between progress lines (default 20)" },                            \
         { "inject-nan", TOPT_INJECT_NAN, "STEP", "testing: NaN weights at step STEP on rank 0 (a diverged model)" }, \

@@ -62,6 +62,8 @@ static int attach(struct trainer *t, struct bd_err *err)
         if (r >= 0 && t->dp.size > 1 && t->dp.rank == 0)
                 printf("# gradient allreduce: %d bucket%s of about %g MiB, %s\n", t->dp.nb, t->dp.nb == 1 ? "" : "s",
                        t->opt->bucket_mb, t->dp.overlap ? "each started during the backward" : "after the backward");
+        if (r >= 0 && t->opt->sync_bn && (r = bd_dp_sync_bn(&t->dp, err)) >= 0 && t->dp.size > 1 && t->dp.rank == 0)
+                printf("# batch norm: synchronised, statistics over the %d ranks' images\n", t->dp.size);
         if (r >= 0)
                 r = bd_dp_broadcast_params(&t->dp, err);
         if (r >= 0)

@@ -159,6 +159,12 @@ static int check(struct mrcnn_opts *o, const struct topt_given *g, struct bd_err
                                   "got %g", o->warmup_factor);
         if (o->min_size && o->max_size && o->min_size > o->max_size)
                 return bd_err_set(err, -EINVAL, "--min-size %d is larger than --max-size %d", o->min_size, o->max_size);
+        /* frozen batch norm has no batch statistics (the reference preset's
+         * is frozen, the small one's trained: mrcnn_cfg_small) */
+        bool frozen_given = topt_given(g, OV(FROZEN_BN));
+        if (o->common.sync_bn && (frozen_given ? o->ov[MRCNN_OV_FROZEN_BN] != 0 : !o->small))
+                return bd_err_set(err, -EINVAL, "--sync-bn 1: batch norm is frozen (%s): it has no batch statistics to "
+                                  "synchronise", frozen_given ? "--frozen-bn 1" : "--config reference; --frozen-bn 0 trains it");
         return topt_check(&o->common, err);
 }
 

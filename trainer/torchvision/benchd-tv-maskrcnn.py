@@ -139,6 +139,9 @@ OPTIONS = [
      "default) or small; the options below override its fields"),
     ("backbone", "NAME", _choice("resnet50", "resnet34", "resnet18"), None, "resnet50 (reference), resnet34 or resnet18"),
     ("frozen-bn", "0|1", _int(0, 1, "0 or 1"), None, "1: frozen batch norm (reference); 0: trained"),
+    ("sync-bn", "0|1", _int(0, 1, "0 or 1"), 0,
+     "0 (default): trained batch norm's statistics of each rank's own images;\n"
+     "1 (synchronised batch norm) is refused: torch 1.13's SyncBatchNorm needs CUDA"),
     ("freeze-at", "N", _int(0, 5), None, "frozen backbone stages: 2 (stem and layer1, reference) or 0"),
     ("fpn-channels", "N", _int(1, 4096), None, "FPN width (reference 256)"),
     ("min-size", "S", _int(16, 4096), None, "shorter image side (reference 800)"),
@@ -191,6 +194,11 @@ REFUSED = {
     "bucket-mb": "its gradients are summed by torch.distributed, not in benchd's buckets",
     "overlap": "its gradients are summed by torch.distributed, not in benchd's buckets",
 }
+# and one value of an option: (name, value) -> why
+REFUSED_VALUES = {
+    ("sync-bn", 1): "torch 1.13's SyncBatchNorm runs on CUDA only and this program runs torch on the CPU "
+                    "(benchd-maskrcnn has it on both backends)",
+}
 _BY_NAME = {o[0]: o for o in OPTIONS}
 
 INTRO = f"""usage: {PROG} --data DIR [OPTIONS]
@@ -216,7 +224,10 @@ def usage_text():
 
 
 def check_options(o):
-    """The rules between options (benchd-maskrcnn's)."""
+    """The rules between options (benchd-maskrcnn's), and the values refused."""
+    for (name, value), why in REFUSED_VALUES.items():
+        if getattr(o, name.replace("-", "_")) == value:
+            raise UsageError(f"--{name} {value}: not available here: {why}")
     if o.given("max-iter") and o.given("epochs"):
         raise UsageError("--max-iter and --epochs exclude each other")
     if o.given("decay-steps") and o.given("decay-epochs"):
