@@ -266,8 +266,8 @@ SCRIPT_TESTS = \
 TESTS += $(SCRIPT_TESTS)
 # Long tests, not in make check: make check-learn (CI runs it when time is left)
 LEARN_TESTS = \
-	tests/t0770-maskrcnn-learn.t tests/t0775-fasterrcnn-learn.t tests/t0795-tv-maskrcnn-learn.t \
-	tests/t0796-tv-maskrcnn-learn-slurm.t
+	tests/t0770-maskrcnn-learn.t tests/t0771-maskrcnn-learn-slurm.t tests/t0775-fasterrcnn-learn.t \
+	tests/t0795-tv-maskrcnn-learn.t tests/t0796-tv-maskrcnn-learn-slurm.t
 # Container images and packages, not in make check (each builds packages and
 # an image; CI runs it after make check): make check-image
 IMAGE_TESTS = \
@@ -280,8 +280,9 @@ SCALE_TESTS = \
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/image-lib.sh tests/proc-mem.py \
 	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS) $(SCALE_TESTS)
 # make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
-# --system local (MASKRCNN_LEARN_SYSTEM=4xlocal: on the local Slurm cluster),
-# ours (t0770) and torchvision's, benchd-tv-maskrcnn (t0795; t0796 on two nodes of 4xlocal)
+# --system local, ours (t0770; t0771 on 4xlocal, the local Slurm cluster: 16
+# ranks with synchronised batch norm) and torchvision's, benchd-tv-maskrcnn
+# (t0795; t0796 on two nodes of 4xlocal)
 .PHONY: check-learn
 check-learn: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LEARN_TESTS)' check_PROGRAMS= XFAIL_TESTS=

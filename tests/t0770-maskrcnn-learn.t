@@ -15,7 +15,8 @@
 # for maskrcnn (rulesets 1.0.0 and 0.7.0) but for the rules the small
 # configuration breaks by design (below).  MASKRCNN_LEARN=0
 # skips the whole test; MASKRCNN_LEARN_SYSTEM=4xlocal runs it on the local
-# Slurm cluster (16 ranks, global batch 16, a quarter of the iterations).
+# Slurm cluster (t0771: 16 ranks of one image, global batch 16, synchronised
+# batch norm, 150 iterations).
 . "${srcdir:-.}/tests/lib.sh"
 [ "${MASKRCNN_LEARN:-1}" = 0 ] && skip_all "MASKRCNN_LEARN=0"
 [ -x "$top_builddir/benchd-maskrcnn" ] || skip_all "benchd-maskrcnn not built (needs MPI and the COCO data pipeline)"
@@ -38,5 +39,12 @@ echo "# submit --system $system maskrcnn --wait took $(( $(date +%s) - start )) 
 is "submit --system $system maskrcnn --wait exits 0" "$rc" 0
 printf '%s\n' "$out" | tail -5 | sed 's/^/#   /'
 logs=("$tmp"/logs/*_1.log)
+sync=$("$BENCHCTL" show "$system" --json | /usr/bin/python3 -c 'import json, sys
+print("yes" if json.load(sys.stdin)["maskrcnn"].get("sync_bn") else "")')
+if [ -n "$sync" ]; then
+    like "the ranks synchronised their batch norm" "$(cat "${logs[0]}")" \
+         "^# batch norm: synchronised, statistics over the [0-9]+ ranks' images$"
+fi
+grep -E '^# benchd-maskrcnn|^# batch norm|^step [0-9]+ \(epoch' "${logs[0]}" | sed 's/^/#   /'
 learn_checks "${logs[0]}" "$max_iter"
 done_testing

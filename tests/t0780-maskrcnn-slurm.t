@@ -3,9 +3,9 @@
 # 4xlocal maskrcnn --wait` runs 16 data-parallel ranks (one image each) on the
 # emulated nodes n1..n4 (MPI over TCP); status, logs and report show the trial
 # with both accuracies and its throughput.  A short run on a small dataset:
-# learning is what t0770 proves; this proves the 16-rank path (sharding, the
-# gradient allreduce, bbox and segm evaluation gathered from every rank, the
-# MLPerf log from rank 0).
+# learning is what t0770 and t0771 prove; this proves the 16-rank path
+# (sharding, the gradient allreduce, batch norm synchronised over the ranks,
+# bbox and segm evaluation gathered from every rank, the MLPerf log from rank 0).
 . "${srcdir:-.}/tests/lib.sh"
 [ -x "$top_builddir/benchd-maskrcnn" ] || skip_all "benchd-maskrcnn not built (needs MPI and the COCO data pipeline)"
 cluster_test 17237
@@ -25,6 +25,8 @@ j = json.load(sys.stdin)
 print(j["state"], " ".join(t["state"] + "@" + str(t["nodes"]) for t in j["trials"]))')" "completed completed@n[1-4]"
 log=$("$BENCHCTL" logs "$id" --trial 1 2>&1)
 like "16 ranks x 1 image" "$log" "^# benchd-maskrcnn .*: 16 ranks x 1 images"
+like "batch norm synchronised over them (4xlocal's sync_bn)" "$log" \
+     "^# batch norm: synchronised, statistics over the 16 ranks' images$"
 like "global batch 16 in the MLPerf log" "$log" '"key": "global_batch_size", "value": 16[,}]'
 is "two evaluations, bbox and segm" "$(grep -c '"key": "eval_accuracy", "value": {"BBOX": ' <<<"$log")" 2
 like "the run stopped normally" "$log" '"key": "run_stop".*"status": "(success|aborted)"'

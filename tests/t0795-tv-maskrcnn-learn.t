@@ -47,7 +47,10 @@ for k in ("ims_per_batch", "test_ims_per_batch", "lr", "warmup_iters", "max_iter
           "eval_iters", "fpn_post_nms_top_n_train"):
     if k in m:
         print("--set"); print("maskrcnn.%s=%s" % (k, json.dumps(m[k])))')
-    sets+=(--set nodes=2 --set ranks_per_node=1 --set "env.BENCHD_PYTHONPATH=$BENCHD_PYTHONPATH")
+    # (and local's batch norm, each rank's own: 4xlocal's is synchronised,
+    # which benchd-tv-maskrcnn refuses)
+    sets+=(--set nodes=2 --set ranks_per_node=1 --set maskrcnn.sync_bn=false
+           --set "env.BENCHD_PYTHONPATH=$BENCHD_PYTHONPATH")
 fi
 build=$top_builddir
 # shellcheck source=bench/torch-env.sh
