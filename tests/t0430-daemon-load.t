@@ -19,9 +19,12 @@ printf 'per_ip_connections = 128\n' >"$tmp/benchd.conf"
 pid=$!; pids+=("$pid")
 wait_until 10 curl -sf "$url/v1/health"
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
-# warm up: every thread has served, the allocator has its arenas
-wrk -t2 -c64 -d3s "$url/v1/inventory" >/dev/null
-wrk -t2 -c64 -d3s "$url/metrics" >/dev/null
+# warm up: every thread has served, the allocator's arenas have grown to
+# what this load needs (after 3 s they had not always: RSS then moved by
+# 2-3 MiB either way over the run, up in one CI, down in the next); a leak
+# of a few bytes a request still shows over the 100,000s below
+wrk -t2 -c64 -d10s "$url/v1/inventory" >/dev/null
+wrk -t2 -c64 -d10s "$url/metrics" >/dev/null
 rss0=$(rss)
 for ep in /v1/inventory /metrics; do
     # wrk counts an answer slower than its timeout (2 s) as a socket error:
