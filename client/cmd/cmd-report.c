@@ -147,7 +147,7 @@ static void loaded_run_load(struct bd_store *s, struct loaded_run *x, struct rep
         ret->warnings = x->warnings;
         ret->nwarnings = x->nwarnings;
         int n;
-        if ((x->has_tenants = tenants_of_run(&x->run, &n))) {
+        if ((x->has_tenants = tenants_of_run(&x->run, x->config, &n))) {
                 tenants_load(s, &x->run, x->trials, n, &x->tenants);
                 ret->tenants = &x->tenants;
         }

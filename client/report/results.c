@@ -228,9 +228,8 @@ void trial_value_release(struct trial_value *v)
         free(v->device);
         memset(v, 0, sizeof(*v));
 }
-bool tenants_of_run(const struct bd_run *r, int *ret_n)
+bool tenants_of_run(const struct bd_run *r, const cJSON *config, int *ret_n)
 {
-        _cleanup_json_ cJSON *config = cJSON_Parse(r->config ? r->config : "{}");
         const char *t = json_str(config, "tenants", "off");
         long n = 0;
         if (streq(t, "per-gpu"))

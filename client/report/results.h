@@ -76,10 +76,10 @@ bool run_fixed(const cJSON *config, const char *section);
 void trial_read(const struct bd_run *r, const struct workload *w, const struct bd_trial *t, const char *log,
                 struct mlperf_trial *m);
 
-/* A run of tenants (tenants.h): how many its recorded configuration has
- * ("tenants"); false when none. */
+/* A run of tenants (tenants.h): how many its recorded configuration
+ * (config, parsed) has ("tenants"); false when none. */
 struct tenants_model;
-bool tenants_of_run(const struct bd_run *r, int *ret_n);
+bool tenants_of_run(const struct bd_run *r, const cJSON *config, int *ret_n);
 /* The model of run r's n tenants, each its trial's result (its rate, or its
  * time to train), with where benchd-bind said it ran, round by round. */
 void tenants_load(struct bd_store *s, const struct bd_run *r, const struct bd_trial *trials, int n,

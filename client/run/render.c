@@ -1409,9 +1409,9 @@ static void emit_run_trial(const struct plan *c, const struct words *launch, str
                 buf_puts(out, "    echo \"$IMAGE_INFO\"\n");
         if (c->tenants && c->gpus > 0 && !streq(c->launcher, "slurm"))
                 buf_puts(out, "    export CUDA_VISIBLE_DEVICES=$tenant   # its GPU alone\n");
-        if (c->tenants)
-                ;       /* the round's, not each tenant's: emit_tenant_loop() */
-        else if (c->staging.require)
+        /* with tenants, the staging check and the cache drop are the round's
+         * (emit_tenant_loop()), not each tenant's */
+        if (c->staging.require && !c->tenants)
                 buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
                               "node: trial $trial not started\" >&2; return 1; }\n");
         if (c->clear_caches && !c->tenants)
