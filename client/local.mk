@@ -57,8 +57,8 @@ benchctl_SOURCES += client/sched/sched-slurm.c
 else
 benchctl_SOURCES += client/sched/sched-slurm-cli.c
 endif
-benchctl_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
-benchctl_LDADD = $(BD_CLIENT_LIBS) $(SLURM_LIBS) -ldl
+benchctl_CPPFLAGS = $(BD_CLIENT_CPPFLAGS) -I$(top_srcdir)/daemon
+benchctl_LDADD = $(BD_CLIENT_LIBS) $(BD_NODE_LIBS) $(BD_LIBS) $(SLURM_LIBS) -ldl
 # staging: benchctl stage and manifest
 if HAVE_XXHASH
 benchctl_SOURCES += client/stage-ui.c client/cmd/cmd-stage.c client/cmd/cmd-manifest.c \

@@ -5,6 +5,7 @@
  *   POST /v1/inventory/refresh      read the node again now (token)
  *   GET  /v1/topology               GPU x GPU and GPU x NIC matrix, CPU and NUMA affinity
  *   GET  /v1/binding?ranks=N        the binding plan of N local ranks (default: one per GPU)
+ *   GET  /v1/signals                GPU ECC, retired pages and rows, throttling, heat and power; NIC error counters
  *   GET  /metrics                   Prometheus text format
  *   GET, POST, DELETE /v1/datasets...  dataset staging (datasets.h)
  *
@@ -19,6 +20,7 @@
 #include "api.h"
 #include "buf.h"
 #include "datasets.h"
+#include "signals.h"
 #include "strutil.h"
 
 enum route_flags {
@@ -81,6 +83,20 @@ static void api_topology(struct daemon *d, struct http_request *rq, struct http_
         http_json(rs, 200, j);
 }
 
+/* what can be wrong now: read on each request (signals.h) */
+static void api_signals(struct daemon *d, struct http_request *rq, struct http_response *rs)
+{
+        (void) rq;
+        struct inv_snapshot *s = daemon_inventory_get(d, -1);
+        struct signals *sig = xmalloc(sizeof(*sig));
+        signals_read(&s->inv, sig);
+        cJSON *j = signals_json(&s->inv, sig);
+        cJSON_AddStringToObject(j, "hostname", s->inv.hostname);
+        free(sig);
+        daemon_inventory_put(s);
+        http_json(rs, 200, j);
+}
+
 static void api_binding(struct daemon *d, struct http_request *rq, struct http_response *rs)
 {
         const char *v = http_arg(rq, "ranks");
@@ -121,6 +137,7 @@ static const struct route routes[] = {
         { "GET", "/v1/inventory", api_inventory, 0 },
         { "POST", "/v1/inventory/refresh", api_refresh, ROUTE_MUTATES },
         { "GET", "/v1/topology", api_topology, 0 },
+        { "GET", "/v1/signals", api_signals, 0 },
         { "GET", "/v1/binding", api_binding, 0 },
         { "GET", "/metrics", api_metrics, 0 },
         { "GET", "/v1/datasets", api_datasets_list, 0 },

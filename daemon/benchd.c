@@ -33,14 +33,15 @@
 #include "inventory.h"
 #include "log.h"
 #include "notify.h"
+#include "nvml.h"
 #include "bd-paths.h"
 
 #define DEFAULT_CONF BD_SYSCONFDIR "/benchd/benchd.conf"
 
-enum { OPT_SYSFS_ROOT = 256, OPT_LISTEN, OPT_SOCKET, OPT_VERSION, OPT_DEFAULTS, OPT_TOKEN_FILE, OPT_STATE_DIR };
+enum { OPT_SYSFS_ROOT = 256, OPT_LISTEN, OPT_SOCKET, OPT_VERSION, OPT_DEFAULTS, OPT_TOKEN_FILE, OPT_STATE_DIR, OPT_NVML };
 
 static const char *arg_conf;
-static const char *arg_listen, *arg_socket, *arg_sysfs_root, *arg_token_file, *arg_state_dir;
+static const char *arg_listen, *arg_socket, *arg_sysfs_root, *arg_token_file, *arg_state_dir, *arg_nvml;
 static bool arg_foreground, arg_inventory, arg_json;
 
 /* A path from the command line, from the directory benchd was started in:
@@ -53,7 +54,7 @@ static const char *absolute(const char *path)
 static void usage(FILE *f)
 {
         fprintf(f, "usage: benchd [-c FILE] [--listen ADDR:PORT] [--socket PATH] [--foreground]\n"
-                   "       benchd --inventory [--json] [--sysfs-root DIR]\n\n"
+                   "       benchd --inventory [--json] [--sysfs-root DIR] [--nvml-library LIB]\n\n"
                    "The benchd node daemon: inventories the node (CPUs, NUMA, GPUs, NICs, storage,\n"
                    "software), its PCI topology and the binding of one rank per GPU, and serves them\n"
                    "over HTTP/JSON with Prometheus metrics.\n\n"
@@ -66,11 +67,13 @@ static void usage(FILE *f)
                    "  -i, --inventory        print the inventory and exit\n"
                    "  -j, --json             with --inventory: as JSON\n"
                    "      --sysfs-root DIR   read DIR/sys, DIR/proc and DIR/etc instead of the live ones\n"
+                   "      --nvml-library LIB the NVML library to load (default libnvidia-ml.so.1; with\n"
+                   "                         --sysfs-root: that machine's recorded answers)\n"
                    "      --print-defaults   print a configuration file with every default and exit\n"
                    "  -h, --help             show this help\n"
                    "      --version          show the version\n\n"
                    "Endpoints: GET /v1/health, /v1/inventory, /v1/topology, /v1/binding?ranks=N,\n"
-                   "/v1/datasets, /v1/datasets/NAME, /metrics; POST /v1/inventory/refresh,\n"
+                   "/v1/signals, /v1/datasets, /v1/datasets/NAME, /metrics; POST /v1/inventory/refresh,\n"
                    "/v1/datasets/NAME/stage, /v1/datasets/NAME/verify, DELETE /v1/datasets/NAME\n"
                    "(token).  See benchd(8).\n",
                 DEFAULT_CONF);
@@ -88,6 +91,7 @@ static int parse_args(int argc, char **argv)
                 { "inventory", no_argument, NULL, 'i' },
                 { "json", no_argument, NULL, 'j' },
                 { "sysfs-root", required_argument, NULL, OPT_SYSFS_ROOT },
+                { "nvml-library", required_argument, NULL, OPT_NVML },
                 { "print-defaults", no_argument, NULL, OPT_DEFAULTS },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
@@ -106,6 +110,7 @@ static int parse_args(int argc, char **argv)
                 case 'i': arg_inventory = true; break;
                 case 'j': arg_json = true; break;
                 case OPT_SYSFS_ROOT: arg_sysfs_root = absolute(optarg); break;
+                case OPT_NVML: arg_nvml = strchr(optarg, '/') ? absolute(optarg) : optarg; break;
                 case OPT_DEFAULTS: conf_write_defaults(stdout); return 0;
                 case 'h': usage(stdout); return 0;
                 case OPT_VERSION: printf("benchd %s\n", PACKAGE_VERSION); return 0;
@@ -131,6 +136,7 @@ static int parse_args(int argc, char **argv)
 static int print_inventory(void)
 {
         struct inventory *inv = xcalloc(1, sizeof(*inv));
+        nvml_set_library(arg_nvml);
         inventory_scan(inv, arg_sysfs_root ? arg_sysfs_root : "/");
         if (arg_json) {
                 cJSON *j = inventory_json(inv);
@@ -167,6 +173,8 @@ static int load_conf(struct conf *c, struct bd_err *err)
         if (arg_socket && (r = conf_set(c, "socket", arg_socket, err)) < 0)
                 return r;
         if (arg_sysfs_root && (r = conf_set(c, "sysfs_root", arg_sysfs_root, err)) < 0)
+                return r;
+        if (arg_nvml && (r = conf_set(c, "nvml_library", arg_nvml, err)) < 0)
                 return r;
         if (arg_state_dir && (r = conf_set(c, "state_dir", arg_state_dir, err)) < 0)
                 return r;
@@ -304,6 +312,7 @@ static int serve(void)
         }
         d.conf_path = arg_conf;
         log_max_level = d.conf.log_level;
+        nvml_set_library(d.conf.nvml_library);
         if (!arg_foreground && (r = daemonize(&ready_fd)) < 0) {
                 log_error_errno(r, "cannot go to the background: %m");
                 goto out;

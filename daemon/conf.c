@@ -58,6 +58,9 @@ static const struct conf_entry table[] = {
           "where benchd keeps its state" },
         { "sysfs_root", T_PATH, S(sysfs_root), "/", 0, 0, 0,
           "read /sys, /proc and /etc under this directory (recorded machines in tests)" },
+        { "nvml_library", T_STRING, S(nvml_library), "", 0, 0, CONF_RESTART,
+          "the NVML library to load ('': libnvidia-ml.so.1); naming one also reads NVML for a recorded sysfs_root "
+          "(recorded answers)" },
         { "inventory_ttl", T_INT, S(inventory_ttl), "5", 0, 86400, 0,
           "seconds an inventory is served before the node is read again" },
         { "log_level", T_LEVEL, S(log_level), "info", 0, 0, 0, "err, warning, notice, info or debug" },

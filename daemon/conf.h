@@ -32,6 +32,7 @@ struct conf {
         char *token_file;               /* bearer token for mutating requests */
         char *state_dir;
         char *sysfs_root;
+        char *nvml_library;             /* "": libnvidia-ml.so.1 */
         int inventory_ttl;              /* seconds an inventory is served before a rescan */
         int log_level;
         char *stage_allow;              /* space-separated directories staging may write under */

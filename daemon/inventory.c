@@ -13,7 +13,7 @@ static void scan_nvml(struct inventory *inv)
 {
         for (int i = 0; i < inv->ngpus; i++)
                 inv->gpus[i].nvml_index = -1;
-        if (!streq(inv->root, "/")) {
+        if (!streq(inv->root, "/") && !nvml_library_named()) {
                 snprintf(inv->nvml_reason, sizeof(inv->nvml_reason), "not used for a recorded tree");
                 return;
         }

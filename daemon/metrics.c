@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "datasets.h"
 #include "nvml.h"
+#include "signals.h"
 #include "strutil.h"
 
 /* Appends a label value with \, " and newline escaped, and a byte that
@@ -247,6 +248,74 @@ static void gpu_metrics(struct bd_buf *b, const struct inventory *inv)
                         snprintf(idx, sizeof(idx), "%d", i), metrics_sample(b, "gpu_power_watts", s[i].power_mw / 1000.0, 1, "gpu", idx);
 }
 
+/* what can be wrong now (signals.h): GPU memory errors, throttling and
+ * limits, NIC error counters; the figures benchctl health judges */
+static void signal_metrics(struct bd_buf *b, const struct inventory *inv)
+{
+        struct signals *sg = xmalloc(sizeof(*sg));
+        signals_read(inv, sg);
+        char idx[16];
+        bool any = false;
+        for (int i = 0; i < sg->ngpus; i++)
+                any |= sg->gpus[i].nvml;
+#define EACH_GPU(cond, ...)                                                     \
+        for (int i = 0; i < sg->ngpus; i++) {                                   \
+                const struct nvml_signals *s = &sg->gpus[i].s;                  \
+                if (!sg->gpus[i].nvml || !(cond))                               \
+                        continue;                                               \
+                snprintf(idx, sizeof(idx), "%d", i);                            \
+                __VA_ARGS__;                                                    \
+        }
+        if (any) {
+                metrics_family(b, "gpu_ecc_errors_total", "counter",
+                               "GPU memory ECC errors (NVML): volatile since the driver loaded, aggregate ever.");
+                EACH_GPU(s->has_ecc,
+                         metrics_sample(b, "gpu_ecc_errors_total", (double)s->ecc_volatile_uncorrected, 3, "gpu", idx, "type",
+                                        "uncorrected", "counter", "volatile");
+                         metrics_sample(b, "gpu_ecc_errors_total", (double)s->ecc_volatile_corrected, 3, "gpu", idx, "type",
+                                        "corrected", "counter", "volatile");
+                         metrics_sample(b, "gpu_ecc_errors_total", (double)s->ecc_aggregate_uncorrected, 3, "gpu", idx,
+                                        "type", "uncorrected", "counter", "aggregate");
+                         metrics_sample(b, "gpu_ecc_errors_total", (double)s->ecc_aggregate_corrected, 3, "gpu", idx, "type",
+                                        "corrected", "counter", "aggregate"));
+                metrics_family(b, "gpu_retired_pages", "gauge", "GPU memory pages retired, by cause (NVML).");
+                EACH_GPU(s->has_retired,
+                         metrics_sample(b, "gpu_retired_pages", s->retired_sbe, 2, "gpu", idx, "cause", "single_bit");
+                         metrics_sample(b, "gpu_retired_pages", s->retired_dbe, 2, "gpu", idx, "cause", "double_bit"));
+                metrics_family(b, "gpu_retired_pages_pending", "gauge", "1 when a page waits for a reset to be retired.");
+                EACH_GPU(s->has_retired, metrics_sample(b, "gpu_retired_pages_pending", s->retired_pending, 1, "gpu", idx));
+                metrics_family(b, "gpu_remapped_rows", "gauge", "GPU memory rows remapped, by the error's kind (NVML).");
+                EACH_GPU(s->has_remapped,
+                         metrics_sample(b, "gpu_remapped_rows", s->remapped_correctable, 2, "gpu", idx, "kind", "correctable");
+                         metrics_sample(b, "gpu_remapped_rows", s->remapped_uncorrectable, 2, "gpu", idx, "kind",
+                                        "uncorrectable"));
+                metrics_family(b, "gpu_remap_pending", "gauge", "1 when a row remapping waits for a reset.");
+                EACH_GPU(s->has_remapped, metrics_sample(b, "gpu_remap_pending", s->remap_pending, 1, "gpu", idx));
+                metrics_family(b, "gpu_remap_failure", "gauge", "1 when a row remapping failed.");
+                EACH_GPU(s->has_remapped, metrics_sample(b, "gpu_remap_failure", s->remap_failure, 1, "gpu", idx));
+                metrics_family(b, "gpu_throttle_reasons", "gauge",
+                               "The GPU's clock throttle reasons now (NVML nvmlClocksThrottleReason bits).");
+                EACH_GPU(s->has_throttle, metrics_sample(b, "gpu_throttle_reasons", (double)s->throttle, 1, "gpu", idx));
+                metrics_family(b, "gpu_slowdown_temperature_celsius", "gauge", "Temperature at which the GPU slows down.");
+                EACH_GPU(s->has_slowdown_temp,
+                         metrics_sample(b, "gpu_slowdown_temperature_celsius", s->slowdown_temp_c, 1, "gpu", idx));
+                metrics_family(b, "gpu_power_limit_watts", "gauge", "The GPU's enforced power limit and its default.");
+                EACH_GPU(s->has_power_limit,
+                         metrics_sample(b, "gpu_power_limit_watts", s->power_limit_mw / 1000.0, 2, "gpu", idx, "limit",
+                                        "enforced");
+                         metrics_sample(b, "gpu_power_limit_watts", s->power_default_limit_mw / 1000.0, 2, "gpu", idx,
+                                        "limit", "default"));
+        }
+#undef EACH_GPU
+        metrics_family(b, "nic_errors_total", "counter",
+                       "A NIC's error counters since boot (RDMA port counters; a network interface's statistics).");
+        for (int i = 0; i < sg->nnics; i++)
+                for (int k = 0; k < sg->nics[i].ncounters; k++)
+                        metrics_sample(b, "nic_errors_total", (double)sg->nics[i].counters[k].value, 2, "device",
+                                       sg->nics[i].name, "counter", sg->nics[i].counters[k].name);
+        free(sg);
+}
+
 static void node_metrics(struct bd_buf *b, const struct inventory *inv)
 {
         char v[64];
@@ -312,6 +381,7 @@ void metrics_write(struct daemon *d, struct bd_buf *out)
         node_metrics(out, inv);
         gpu_metrics(out, inv);
         nic_metrics(out, inv);
+        signal_metrics(out, inv);
         metrics_family(out, "inventory_warnings", "gauge", "Items the last inventory skipped (unreadable or odd files).");
         metrics_sample(out, "inventory_warnings", cJSON_GetArraySize(inv->warnings), 0);
         metrics_family(out, "inventory_age_seconds", "gauge", "Age of the inventory these metrics describe.");

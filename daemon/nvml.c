@@ -1,7 +1,5 @@
-/* nvml.c: the few NVML entry points benchd uses, resolved with dlsym.
- *
- * The types below are those of nvml.h (NVML API reference, "Device
- * Structs"); nvml.h itself is not needed to build. */
+/* nvml.c: the few NVML entry points benchd uses, resolved with dlsym (their
+ * types: nvml-abi.h). */
 #include "config.h"
 
 #include <ctype.h>
@@ -9,29 +7,13 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "nvml-abi.h"
 #include "nvml.h"
 
-typedef int nvmlReturn_t;               /* NVML_SUCCESS = 0 */
 typedef struct nvmlDevice_st *nvmlDevice_t;
-
-typedef struct {
-        char busIdLegacy[16];
-        unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-        char busId[32];
-} nvmlPciInfo_t;
-
-typedef struct {
-        unsigned long long total, free, used;
-} nvmlMemory_t;
-
-typedef struct {
-        unsigned int gpu, memory;
-} nvmlUtilization_t;
-
-#define NVML_TEMPERATURE_GPU 0
-#define NVML_FEATURE_ENABLED 1
 
 static struct {
         pthread_once_t once;
@@ -52,7 +34,35 @@ static struct {
         nvmlReturn_t (*utilization)(nvmlDevice_t, nvmlUtilization_t *);
         nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned *);
         nvmlReturn_t (*power)(nvmlDevice_t, unsigned *);
+        nvmlReturn_t (*ecc)(nvmlDevice_t, int, int, unsigned long long *);
+        nvmlReturn_t (*retired)(nvmlDevice_t, int, unsigned *, unsigned long long *);
+        nvmlReturn_t (*retired_pending)(nvmlDevice_t, int *);
+        nvmlReturn_t (*remapped)(nvmlDevice_t, unsigned *, unsigned *, unsigned *, unsigned *);
+        nvmlReturn_t (*throttle)(nvmlDevice_t, unsigned long long *);
+        nvmlReturn_t (*temp_threshold)(nvmlDevice_t, int, unsigned *);
+        nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned *);
+        nvmlReturn_t (*power_default_limit)(nvmlDevice_t, unsigned *);
 } nv = { .once = PTHREAD_ONCE_INIT };
+
+static const char *library = "libnvidia-ml.so.1";
+static bool library_named;
+
+void nvml_set_library(const char *path)
+{
+        if (path && *path && !library_named) {
+                library = strdup(path); /* for the process's life, as the library itself */
+                if (!library) {
+                        library = "libnvidia-ml.so.1";
+                        return;
+                }
+                library_named = true;
+        }
+}
+
+bool nvml_library_named(void)
+{
+        return library_named;
+}
 
 /* NVML's bus ids are "00000000:06:00.0"; sysfs names the function "0000:06:00.0". */
 static void bus_id_normalise(const char *in, char *out, size_t n)
@@ -70,7 +80,7 @@ static void bus_id_normalise(const char *in, char *out, size_t n)
         do {                                                                                    \
                 *(void **)&nv.field = dlsym(lib, symbol);                                       \
                 if (!nv.field && (required)) {                                                  \
-                        snprintf(nv.reason, sizeof(nv.reason), "libnvidia-ml.so.1 lacks %s", symbol); \
+                        snprintf(nv.reason, sizeof(nv.reason), "%s lacks %s", library, symbol); \
                         nv.error = -ENOSYS;                                                     \
                         return;                                                                 \
                 }                                                                               \
@@ -78,10 +88,10 @@ static void bus_id_normalise(const char *in, char *out, size_t n)
 
 static void load(void)
 {
-        void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        void *lib = dlopen(library, RTLD_NOW | RTLD_LOCAL);
         nvmlReturn_t r;
         if (!lib) {
-                snprintf(nv.reason, sizeof(nv.reason), "NVML not available: libnvidia-ml.so.1 not found");
+                snprintf(nv.reason, sizeof(nv.reason), "NVML not available: %s not found", library);
                 nv.error = -ENOENT;
                 return;
         }
@@ -99,6 +109,17 @@ static void load(void)
         RESOLVE(utilization, "nvmlDeviceGetUtilizationRates", false);
         RESOLVE(temperature, "nvmlDeviceGetTemperature", false);
         RESOLVE(power, "nvmlDeviceGetPowerUsage", false);
+        RESOLVE(ecc, "nvmlDeviceGetTotalEccErrors", false);
+        RESOLVE(retired, "nvmlDeviceGetRetiredPages", false);
+        RESOLVE(retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus", false);
+        RESOLVE(remapped, "nvmlDeviceGetRemappedRows", false);
+        /* renamed "clocks event reasons" in CUDA 12.2's NVML; the old name stays */
+        RESOLVE(throttle, "nvmlDeviceGetCurrentClocksEventReasons", false);
+        if (!nv.throttle)
+                RESOLVE(throttle, "nvmlDeviceGetCurrentClocksThrottleReasons", false);
+        RESOLVE(temp_threshold, "nvmlDeviceGetTemperatureThreshold", false);
+        RESOLVE(power_limit, "nvmlDeviceGetEnforcedPowerLimit", false);
+        RESOLVE(power_default_limit, "nvmlDeviceGetPowerManagementDefaultLimit", false);
         r = nv.init();
         if (r != 0) {
                 snprintf(nv.reason, sizeof(nv.reason), "nvmlInit failed: %s", nv.error_string(r));
@@ -191,4 +212,76 @@ int nvml_sample(int i, struct nvml_gpu *g)
         g->has_temp = nv.temperature && nv.temperature(d, NVML_TEMPERATURE_GPU, &g->temp_c) == 0;
         g->has_power = nv.power && nv.power(d, &g->power_mw) == 0;
         return 0;
+}
+
+/* a retired-page count: NVML answers the count with no buffer given */
+static bool retired_count(nvmlDevice_t d, int cause, unsigned *ret)
+{
+        unsigned count = 0;
+        nvmlReturn_t r = nv.retired(d, cause, &count, NULL);
+        if (r != 0 && r != NVML_ERROR_INSUFFICIENT_SIZE)
+                return false;
+        *ret = count;
+        return true;
+}
+
+int nvml_signals(int i, struct nvml_signals *s)
+{
+        nvmlDevice_t d;
+        int r = handle(i, &d);
+        if (r < 0)
+                return r;
+        memset(s, 0, sizeof(*s));
+        s->has_ecc = nv.ecc &&
+                     nv.ecc(d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &s->ecc_volatile_uncorrected) == 0 &&
+                     nv.ecc(d, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &s->ecc_volatile_corrected) == 0 &&
+                     nv.ecc(d, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_AGGREGATE_ECC, &s->ecc_aggregate_uncorrected) == 0 &&
+                     nv.ecc(d, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_AGGREGATE_ECC, &s->ecc_aggregate_corrected) == 0;
+        s->has_retired = nv.retired && retired_count(d, NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS, &s->retired_sbe) &&
+                         retired_count(d, NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR, &s->retired_dbe);
+        int pending = 0;
+        if (s->has_retired && nv.retired_pending && nv.retired_pending(d, &pending) == 0)
+                s->retired_pending = pending == NVML_FEATURE_ENABLED;
+        unsigned corr, unc, rpending, failure;
+        if (nv.remapped && nv.remapped(d, &corr, &unc, &rpending, &failure) == 0) {
+                s->has_remapped = true;
+                s->remapped_correctable = corr, s->remapped_uncorrectable = unc;
+                s->remap_pending = rpending != 0, s->remap_failure = failure != 0;
+        }
+        s->has_throttle = nv.throttle && nv.throttle(d, &s->throttle) == 0;
+        s->has_temp = nv.temperature && nv.temperature(d, NVML_TEMPERATURE_GPU, &s->temp_c) == 0;
+        s->has_slowdown_temp = nv.temp_threshold &&
+                               nv.temp_threshold(d, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &s->slowdown_temp_c) == 0;
+        s->has_power = nv.power && nv.power(d, &s->power_mw) == 0;
+        s->has_power_limit = nv.power_limit && nv.power_default_limit && nv.power_limit(d, &s->power_limit_mw) == 0 &&
+                             nv.power_default_limit(d, &s->power_default_limit_mw) == 0;
+        return 0;
+}
+
+void nvml_throttle_names(unsigned long long bits, char *buf, size_t n)
+{
+        static const struct {
+                unsigned long long bit;
+                const char *name;
+        } names[] = {
+                { NVML_THROTTLE_GPU_IDLE, "idle" },
+                { NVML_THROTTLE_APP_CLOCKS, "application clocks" },
+                { NVML_THROTTLE_SW_POWER_CAP, "power cap" },
+                { NVML_THROTTLE_HW_SLOWDOWN, "hardware slowdown" },
+                { NVML_THROTTLE_SYNC_BOOST, "sync boost" },
+                { NVML_THROTTLE_SW_THERMAL, "software thermal slowdown" },
+                { NVML_THROTTLE_HW_THERMAL, "hardware thermal slowdown" },
+                { NVML_THROTTLE_HW_POWER_BRAKE, "power brake" },
+                { NVML_THROTTLE_DISPLAY_CLOCKS, "display clocks" },
+        };
+        size_t len = 0;
+        if (n)
+                buf[0] = '\0';
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+                if ((bits & names[k].bit) && len < n) {
+                        int w = snprintf(buf + len, n - len, "%s%s", len ? ", " : "", names[k].name);
+                        len += w > 0 ? (size_t)w : 0;
+                }
+        if (!len && n)
+                snprintf(buf, n, "none");
 }

@@ -362,3 +362,19 @@ tests_unit_test_mrcnn_opts_SOURCES = tests/unit/tap.h tests/unit/test-mrcnn-opts
 tests_unit_test_mrcnn_opts_CPPFLAGS = $(MRCNN_CPPFLAGS)
 tests_unit_test_mrcnn_opts_LDADD = $(BD_LIBS)
 endif
+
+# helper/libnvidia-ml.so.1: NVML answering from a recorded file
+# ($NVML_RECORDED), loaded by benchd --nvml-library for the recorded trees
+noinst_PROGRAMS += tests/helper/libnvidia-ml.so.1
+tests_helper_libnvidia_ml_so_1_SOURCES = tests/helper/nvml-recorded.c
+tests_helper_libnvidia_ml_so_1_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
+tests_helper_libnvidia_ml_so_1_CFLAGS = $(AM_CFLAGS) -fPIC -fvisibility=hidden
+tests_helper_libnvidia_ml_so_1_LDFLAGS = -shared
+tests_helper_libnvidia_ml_so_1_LDADD = $(CJSON_LIBS)
+
+# helper/nvml-record: this machine's NVML answers, through daemon/nvml.c, as
+# the file helper/libnvidia-ml.so.1 answers from (run where a GPU is lent)
+noinst_PROGRAMS += tests/helper/nvml-record
+tests_helper_nvml_record_SOURCES = tests/helper/nvml-record.c
+tests_helper_nvml_record_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
+tests_helper_nvml_record_LDADD = $(BD_NODE_LIBS) $(BD_LIBS)

@@ -87,14 +87,117 @@ down=127.0.0.1:$(free_port $((next_port + 50)))
 start=$SECONDS
 out=$("$BENCHCTL" health --system C4140 --nodes "$good,$gpu_gone,$down" --timeout 1000 --json); rc=$?
 is "three nodes, one bad and one down: exit 7" "$rc" 7
-ok "  no hang on the node that is down" [ $((SECONDS - start)) -lt 10 ]
+check "  no hang on the node that is down" [ $((SECONDS - start)) -lt 10 ]
 is "  a verdict per node, the cluster's the worst" \
    "$(jget 'j["verdict"], [(n["verdict"], [f["check"] for f in n["findings"]]) for n in j["nodes"]]' <<<"$out")" \
    "failed [('ok', []), ('failed', ['gpu.count']), ('failed', ['node.reach'])]"
 is "  each finding with its evidence and action" \
    "$(jget 'sorted(j["nodes"][1]["findings"][0].keys())' <<<"$out")" "['action', 'check', 'evidence', 'level']"
 
-# 4. usage and configuration errors
+# 4. the signals: NVML's answers (recorded: tests/fixtures/nvml/, read by
+# benchd's own NVML code through tests/helper/libnvidia-ml.so.1) and the
+# NICs' error counters, judged by their thresholds
+NVML_LIB="$top_builddir/tests/helper/libnvidia-ml.so.1"
+answers="$srcdir/tests/fixtures/nvml/c4140.json"
+# answers FILE PYTHON: a copy of the C4140's answers changed by PYTHON (g: the GPUs)
+answers() {
+    /usr/bin/python3 - "$answers" "$tmp/$1.json" "$2" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1])); g = j["gpus"]
+exec(sys.argv[3])
+json.dump(j, open(sys.argv[2], "w"))
+PY
+    echo "$tmp/$1.json"
+}
+# local ANSWERS [TREE]: benchctl health of the recorded C4140 in-process
+local_health() {
+    NVML_RECORDED=$1 "$BENCHCTL" health --system C4140 --sysfs-root "${2:-$fixtures/c4140}" --nvml-library "$NVML_LIB" "${@:3}"
+}
+out=$(local_health "$answers"); rc=$?
+is "the recorded C4140 with its NVML answers: exit 0" "$rc" 0
+like "  the signals were checked (more checks than the shape's)" "$out" "^[^ ]*c4140 +ok +c4140-n01 +([5-9][0-9]) +0$"
+unlike "  no note that signals are missing" "$out" "no GPU signals"
+# the recorder (what a lent GPU's NVML answers, through benchd's NVML code)
+# writes what the recorded library answers from: recorded again, the same
+NVML_RECORDED=$answers "$top_builddir/tests/helper/nvml-record" "$NVML_LIB" >"$tmp/again.json"; rc=$?
+is "nvml-record records the recorded answers: exit 0" "$rc" 0
+is "  and they answer the same" "$(local_health "$tmp/again.json" "" --json)" "$(local_health "$answers" "" --json)"
+out=$("$BENCHCTL" health --system C4140 --sysfs-root "$fixtures/c4140"); rc=$?
+is "without NVML: exit 0" "$rc" 0
+like "  and a note saying why the GPUs' signals are not judged" "$out" "^  note +no GPU signals: "
+
+# wrong NAME PYTHON RC CHECK EVIDENCE: the answers made wrong in one way are named
+wrong() {
+    local f
+    f=$(answers "$1" "$2")
+    out=$(local_health "$f"); rc=$?
+    is "$1: exit $3" "$rc" "$3"
+    [ "$3" = 0 ] || like "  named by $4" "$out" "^  (failed|degraded) +$4 +$5"
+    is "  the only finding" "$(grep -c '^  \(degraded\|failed\) ' <<<"$out")" "$([ "$3" = 0 ] && echo 0 || echo 1)"
+}
+wrong "an uncorrected ECC error now" 'g[2]["ecc"]["volatile"]["uncorrected"] = 1; g[2]["ecc"]["aggregate"]["uncorrected"] = 1' \
+    7 gpu.ecc "GPU 2 \(0000:86:00.0\): 1 uncorrected ECC error since the driver loaded"
+wrong "an uncorrected ECC error in the past" 'g[0]["ecc"]["aggregate"]["uncorrected"] = 3' \
+    6 gpu.ecc "GPU 0 .*: 3 uncorrected ECC errors in its history"
+wrong "a page waiting to be retired" 'g[1]["retired_pages"].update(single_bit=4, pending=True)' \
+    6 gpu.retired "GPU 1 .*: a page waits to be retired \(4 retired\)"
+wrong "60 retired pages" 'g[3]["retired_pages"].update(single_bit=41, double_bit=19)' \
+    7 gpu.retired "GPU 3 .*: 60 retired pages \(41 single-bit, 19 double-bit\)"
+wrong "a failed row remapping" 'g[0]["remapped_rows"] = dict(correctable=0, uncorrectable=1, pending=False, failure=True)' \
+    7 gpu.remap "GPU 0 .*: a row remapping failed"
+wrong "a hardware thermal slowdown" 'g[3]["clocks_event_reasons"] = 0x40' \
+    6 gpu.throttle "GPU 3 .* slowed down: hardware thermal slowdown"
+wrong "a hot GPU" 'g[1]["temperature"] = 84' \
+    6 gpu.temp "GPU 1 .* at 84 C, its slowdown temperature is 87 C"
+wrong "a power cap" 'g[2]["power_limit"] = 250000' \
+    6 gpu.power "GPU 2 .* power capped at 250 W of its default 300 W"
+wrong "a busy GPU at its power cap is fine" 'g[2]["clocks_event_reasons"] = 0x4; g[2]["temperature"] = 70' 0
+t=$(tree c4140 symbol-errors)
+echo 5000 > "$t/sys/class/infiniband/mlx5_0/ports/1/counters/symbol_error"
+out=$(local_health "$answers" "$t"); rc=$?
+is "symbol errors on the InfiniBand port: exit 6" "$rc" 6
+like "  named, per day up" "$out" "^  degraded +nic\.errors +mlx5_0: symbol_error 5000 in 10\.0 days up \(symbol errors"
+t=$(tree c4140 link-downed)
+echo 1 > "$t/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed"
+echo 3 > "$t/sys/class/net/ib0/statistics/rx_crc_errors"
+out=$(local_health "$answers" "$t"); rc=$?
+is "the link went down once since boot: exit 6" "$rc" 6
+like "  named" "$out" "^  degraded +nic\.errors +mlx5_0: link_downed 1 in 10\.0 days up \(link went down; 1 since boot\)"
+is "  a few CRC errors in ten days are not" "$(grep -c 'rx_crc_errors' <<<"$out")" 0
+
+# through benchd: its /v1/signals read by the same code, one bad node among good ones
+serve_nvml() {
+    local port
+    port=$(free_port "$next_port")
+    next_port=$((port + 1))
+    NVML_RECORDED=$2 "$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --sysfs-root "$1" \
+        --nvml-library "$NVML_LIB" 2>/dev/null &
+    pids+=($!)
+    wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"
+    node="127.0.0.1:$port"
+}
+serve_nvml "$fixtures/c4140" "$answers"; good_nvml=$node
+serve_nvml "$fixtures/c4140" "$(answers ecc-now 'g[1]["ecc"]["volatile"]["uncorrected"] = 2')"; bad_nvml=$node
+like "benchd serves the signals" "$(curl -sf "http://$good_nvml/v1/signals")" '"retired_pages":\{"single_bit":0'
+like "  and exports them as metrics" "$(curl -sf "http://$bad_nvml/metrics")" \
+    'benchd_gpu_ecc_errors_total\{gpu="1",type="uncorrected",counter="volatile"\} 2'
+like "  the NICs' error counters too" "$(curl -sf "http://$bad_nvml/metrics")" \
+    'benchd_nic_errors_total\{device="mlx5_0",counter="symbol_error"\} 0'
+out=$("$BENCHCTL" health --system C4140 --nodes "$good_nvml,$bad_nvml" --json); rc=$?
+is "two nodes through benchd, one with ECC errors: exit 7" "$rc" 7
+is "  that one failed by gpu.ecc, the other ok" \
+   "$(jget '[(n["verdict"], [f["check"] for f in n["findings"]]) for n in j["nodes"]]' <<<"$out")" \
+   "[('ok', []), ('failed', ['gpu.ecc'])]"
+
+# the prolog mode: this node in-process, in seconds
+start=$(date +%s%N)
+out=$("$BENCHCTL" health --system local --node-local); rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+is "--node-local on this machine against local: exit 0" "$rc" 0
+check "  in under 5 s (${ms} ms)" [ "$ms" -lt 5000 ]
+like "  this node, by its host name" "$out" "^localhost +ok +$(hostname | cut -c1-20)"
+
+# 5. usage and configuration errors
 out=$("$BENCHCTL" health --nodes "$good" 2>&1); rc=$?
 is "no --system: exit 2" "$rc" 2
 like "  says why" "$out" "missing --system SYSTEM"
@@ -102,4 +205,12 @@ out=$("$BENCHCTL" health --system nosuch --nodes "$good" 2>&1); rc=$?
 is "an unknown system: exit 3" "$rc" 3
 out=$("$BENCHCTL" health --system 4xC4140 2>&1); rc=$?
 is "a system of several nodes that names none: exit 3" "$rc" 3
+out=$("$BENCHCTL" health --system local --node-local --nodes "$good" 2>&1); rc=$?
+is "--node-local with --nodes: exit 2" "$rc" 2
+like "  says why" "$out" "--nodes asks benchd on each node; --node-local reads one node here"
+out=$("$BENCHCTL" health --system local --nvml-library "$NVML_LIB" 2>&1); rc=$?
+is "--nvml-library without --node-local or --sysfs-root: exit 2" "$rc" 2
+out=$("$BENCHCTL" health --system local --sysfs-root "$tmp/nosuch" 2>&1); rc=$?
+is "--sysfs-root that is not a directory: exit 2" "$rc" 2
+like "  names it" "$out" "--sysfs-root $tmp/nosuch: not a directory"
 done_testing

@@ -1,23 +1,38 @@
 /* cmd-health.c: benchctl health: every node of a system held against what
- * the system says it is (health/health.h), a verdict per node and one for
- * the cluster, the exit status by the worst. */
+ * the system says it is and against the signals' thresholds
+ * (health/health.h), a verdict per node and one for the cluster, the exit
+ * status by the worst.  The nodes are asked through their benchd (GET
+ * /v1/inventory and /v1/signals), or this node is read in-process
+ * (--node-local, a Slurm prolog's seconds) or a recorded tree is
+ * (--sysfs-root), with the code benchd uses (libbdnode). */
 #include "config.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "benchctl.h"
 #include "benchd-defaults.h"
+#include "fs.h"
 #include "health.h"
+#include "inventory.h"
 #include "json.h"
 #include "nodes.h"
+#include "nvml.h"
+#include "signals.h"
 
 #define OPT_NODES 380
 #define OPT_PORT 381
 #define OPT_TIMEOUT 382
+#define OPT_SYSFS_ROOT 383
+#define OPT_NODE_LOCAL 384
+#define OPT_NVML 385
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the system the nodes should be" },
         { "nodes", OPT_NODES, "N1,N2", "these nodes' benchd (HOST[:PORT], comma-separated) instead of the system's" },
+        { "node-local", OPT_NODE_LOCAL, NULL, "check this node in-process, without benchd (a Slurm prolog)" },
+        { "sysfs-root", OPT_SYSFS_ROOT, "DIR", "check the recorded node under DIR (DIR/sys, DIR/proc) in-process" },
+        { "nvml-library", OPT_NVML, "LIB", "with --node-local or --sysfs-root: the NVML library to load" },
         { "json", 'j', NULL, "print JSON" },
         { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's)" },
         { "timeout", OPT_TIMEOUT, "MS", "a node that has not answered after MS milliseconds is failed (default 3000)" },
@@ -25,11 +40,62 @@ static const struct bd_option options[] = {
         { 0 }
 };
 
+/* this node (root "/") or a recorded one, read as benchd reads it */
+static void check_in_process(const cJSON *sys, const char *root, const char *name, struct health_node *ret)
+{
+        struct inventory *inv = xcalloc(1, sizeof(*inv));
+        struct signals *sig = xmalloc(sizeof(*sig));
+        inventory_scan(inv, root);
+        signals_read(inv, sig);
+        cJSON *ij = inventory_json(inv), *sj = signals_json(inv, sig);
+        health_check_node(sys, name, ij, sj, NULL, ret);
+        cJSON_Delete(ij);
+        cJSON_Delete(sj);
+        inventory_release(inv);
+        free(inv);
+        free(sig);
+}
+
+/* every node through its benchd: the inventories at once, then the signals
+ * of those that answered (a node that is down costs one timeout) */
+static void check_remote(const cJSON *sys, char **names, int n, long port, long timeout, struct health_node *nodes)
+{
+        _cleanup_free_ struct node_call *calls = xcalloc((size_t)n, sizeof(*calls));
+        _cleanup_free_ struct node_call *sig = xcalloc((size_t)n, sizeof(*sig));
+        _cleanup_free_ char **up = xcalloc((size_t)n + 1, sizeof(*up));
+        _cleanup_free_ int *where = xcalloc((size_t)n, sizeof(*where));
+        nodes_init(calls, names, n, (int)port);
+        nodes_request(calls, n, "GET", "/v1/inventory", NULL, NULL, timeout);
+        int m = 0;
+        for (int i = 0; i < n; i++)
+                if (node_ok(&calls[i]))
+                        up[m] = names[i], where[m++] = i;
+        nodes_init(sig, up, m, (int)port);
+        nodes_request(sig, m, "GET", "/v1/signals", NULL, NULL, timeout);
+        for (int i = 0, k = 0; i < n; i++) {
+                const cJSON *signals = NULL;
+                char why[300];
+                snprintf(why, sizeof(why), "%s", calls[i].error[0] ? calls[i].error : "no answer");
+                if (k < m && where[k] == i) {
+                        if (node_ok(&sig[k]))
+                                signals = sig[k].json;
+                        else
+                                snprintf(why, sizeof(why), "GET /v1/signals: %s",
+                                         sig[k].error[0] ? sig[k].error : "no answer");
+                        k++;
+                }
+                health_check_node(sys, calls[i].node, node_ok(&calls[i]) ? calls[i].json : NULL, signals, why,
+                                  &nodes[i]);
+        }
+        nodes_release(sig, m);
+        nodes_release(calls, n);
+}
+
 int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
-        const char *system = NULL, *list = NULL, *arg;
-        bool json = false;
+        const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *arg;
+        bool json = false, local = false;
         long port = 0, timeout = 3000;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
@@ -37,6 +103,9 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 's': system = arg; break;
                 case 'j': json = true; break;
                 case OPT_NODES: list = arg; break;
+                case OPT_NODE_LOCAL: local = true; break;
+                case OPT_SYSFS_ROOT: root = arg; break;
+                case OPT_NVML: nvml = arg; break;
                 case OPT_PORT: opts_number(&o, "port", arg, 1, 65535, &port); break;
                 case OPT_TIMEOUT: opts_number(&o, "timeout", arg, 1, 600000, &timeout); break;
                 }
@@ -46,42 +115,57 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return opts_exit(next);
         if (!system)
                 return usage_error(cmd, "missing --system SYSTEM: what the nodes should be");
+        if ((local || root) && list)
+                return usage_error(cmd, "--nodes asks benchd on each node; --%s reads one node here", local ? "node-local" : "sysfs-root");
+        if (local && root)
+                return usage_error(cmd, "--node-local reads this node, --sysfs-root a recorded one: give one");
+        if (nvml && !local && !root)
+                return usage_error(cmd, "--nvml-library goes with --node-local or --sysfs-root (benchd loads NVML on the nodes)");
+        struct stat st;
+        if (root && (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))) {
+                bd_error("health: --sysfs-root %s: not a directory", root);
+                return BD_EXIT_USAGE;
+        }
         struct bd_system sys;
         int ret = ctx_load_system(ctx, system, o.sets, &sys);
         if (ret)
                 return ret;
         struct bd_err err;
-        char **names = NULL;
-        size_t k = 0;
-        int r = list ? nodes_add_list(&names, &k, list, "--nodes", &err) : nodes_of_system(sys.json, &names, &err);
-        if (r < 0) {
-                if (list)
-                        bd_error("health: %s", err.msg);
-                else
-                        bd_error("health: system '%s': %s", system, err.msg);
-                strv_free(names);
-                system_release(&sys);
-                return list ? BD_EXIT_USAGE : BD_EXIT_CONFIG;
-        }
-        if (!port)
-                port = sys_int(sys.json, "benchd.port");
-        if (nodes_check(names, (int)port, list ? NULL : system, &err) < 0) {
-                bd_error("health: %s", err.msg);
-                strv_free(names);
-                system_release(&sys);
-                return list ? BD_EXIT_USAGE : BD_EXIT_CONFIG;
-        }
         int n = 0;
-        while (names[n])
-                n++;
-        _cleanup_free_ struct node_call *calls = xcalloc((size_t)n, sizeof(*calls));
-        _cleanup_free_ struct health_node *nodes = xcalloc((size_t)n, sizeof(*nodes));
-        nodes_init(calls, names, n, (int)port);
-        strv_free(names);
-        nodes_request(calls, n, "GET", "/v1/inventory", NULL, NULL, timeout);
-        for (int i = 0; i < n; i++)
-                health_check_node(sys.json, calls[i].node, node_ok(&calls[i]) ? calls[i].json : NULL,
-                                  calls[i].error[0] ? calls[i].error : "no answer", &nodes[i]);
+        _cleanup_free_ struct health_node *nodes = NULL;
+        if (local || root) {
+                n = 1;
+                nodes = xcalloc(1, sizeof(*nodes));
+                nvml_set_library(nvml);
+                _cleanup_free_ char *abs = root ? fs_path_clean(root) : NULL;
+                check_in_process(sys.json, root ? abs : "/", root ? root : "localhost", &nodes[0]);
+        } else {
+                char **names = NULL;
+                size_t k = 0;
+                int r = list ? nodes_add_list(&names, &k, list, "--nodes", &err) : nodes_of_system(sys.json, &names, &err);
+                if (r < 0) {
+                        if (list)
+                                bd_error("health: %s", err.msg);
+                        else
+                                bd_error("health: system '%s': %s", system, err.msg);
+                        strv_free(names);
+                        system_release(&sys);
+                        return list ? BD_EXIT_USAGE : BD_EXIT_CONFIG;
+                }
+                if (!port)
+                        port = sys_int(sys.json, "benchd.port");
+                if (nodes_check(names, (int)port, list ? NULL : system, &err) < 0) {
+                        bd_error("health: %s", err.msg);
+                        strv_free(names);
+                        system_release(&sys);
+                        return list ? BD_EXIT_USAGE : BD_EXIT_CONFIG;
+                }
+                while (names[n])
+                        n++;
+                nodes = xcalloc((size_t)n, sizeof(*nodes));
+                check_remote(sys.json, names, n, port, timeout, nodes);
+                strv_free(names);
+        }
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         if (json) {
                 cJSON *j = health_json(sys.name, nodes, n);
@@ -95,7 +179,6 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         enum health_level worst = health_worst(nodes, n);
         for (int i = 0; i < n; i++)
                 health_node_release(&nodes[i]);
-        nodes_release(calls, n);
         system_release(&sys);
         return worst == HEALTH_FAILED ? BD_EXIT_UNHEALTHY : worst == HEALTH_DEGRADED ? BD_EXIT_DEGRADED : BD_EXIT_OK;
 }

@@ -20,6 +20,45 @@ static const char A_RESEAT[] = "reseat the card at the next drain; watch it";
 static const char A_NUMA[] = "drain it; check its memory and the BIOS settings (a NUMA node is missing)";
 static const char A_FILE[] = "watch: correct the system file, or the node";
 static const char A_CPUS[] = "watch: bring the CPUs online, or correct the system file";
+static const char A_RESET[] = "drain it and reset the GPU (nvidia-smi -r); replace it if the errors come back";
+static const char A_RESET_NEXT[] = "reset the GPU at the next drain (nvidia-smi -r) so the memory is retired or remapped";
+static const char A_REPLACE[] = "drain it and replace the GPU";
+static const char A_ECC_PAST[] = "watch: uncorrected ECC errors in the GPU's history; replace it at the next";
+static const char A_COOL[] = "drain it; check the cooling (fans, airflow, inlet temperature) and the power supply";
+static const char A_POWER_CAP[] = "watch: restore the default power limit (nvidia-smi -pl) unless the site set it";
+static const char A_NIC_ERRORS[] = "watch: check the cable, the transceiver and the switch port; drain it if the count grows";
+
+/* Thresholds, in one place (benchctl(1) HEALTH lists them) */
+#define GPU_RETIRED_PAGES_MAX 60        /* NVIDIA: a GPU with 60 or more retired pages is to be replaced */
+#define GPU_TEMP_MARGIN_C 5             /* degraded within this much of the slowdown temperature */
+#define GPU_TEMP_MAX_C 85               /* when the GPU gives no slowdown temperature */
+#define GPU_POWER_CAP_RATIO 0.95        /* an enforced limit under 95% of the default: capped */
+/* the throttle reasons that mean heat or power trouble (not idle, not the power cap a busy GPU meets) */
+#define GPU_THROTTLE_BAD (0x8ULL | 0x20ULL | 0x40ULL | 0x80ULL)
+
+/* A NIC error counter at or over `limit` a day of uptime (counters run
+ * from boot; an uptime under a day counts as a day), or since boot when
+ * `since_boot` */
+static const struct {
+        const char *counter;
+        double limit;
+        bool since_boot;
+        const char *what;
+} nic_limits[] = {
+        { "link_downed", 1, true, "link went down" },
+        { "link_error_recovery", 10, false, "link error recoveries" },
+        { "symbol_error", 10, false, "symbol errors (bad signal: cable or transceiver)" },
+        { "port_rcv_errors", 10, false, "receive errors" },
+        { "port_rcv_remote_physical_errors", 10, false, "packets received with remote physical errors" },
+        { "local_link_integrity_errors", 1, false, "link integrity errors" },
+        { "excessive_buffer_overrun_errors", 1, false, "buffer overruns" },
+        { "rx_crc_errors", 10, false, "receive CRC errors" },
+        { "rx_frame_errors", 10, false, "receive frame errors" },
+        { "rx_errors", 100, false, "receive errors" },
+        { "tx_errors", 100, false, "transmit errors" },
+        { "tx_carrier_errors", 10, false, "transmit carrier errors" },
+        { "carrier_changes", 10, false, "carrier changes (a flapping link)" },
+};
 
 const char *health_level_name(enum health_level l)
 {
@@ -216,8 +255,115 @@ static void check_cpus(const cJSON *sys, const cJSON *inv, struct health_node *n
         }
 }
 
-void health_check_node(const cJSON *sys, const char *node, const cJSON *inventory, const char *error,
-                       struct health_node *ret)
+static unsigned long long count_of(const cJSON *o, const char *key)
+{
+        const cJSON *v = json_get(o, key);
+        if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+                return 0;
+        return v->valuedouble < 1e18 ? (unsigned long long)v->valuedouble : 1000000000000000000ULL;
+}
+
+/* a GPU's signals (NVML): memory errors, heat, power */
+static void check_gpu_signals(const cJSON *g, struct health_node *n)
+{
+        int i = num_or(g, "index", -1);
+        const char *addr = json_str(g, "pci", "?");
+        const cJSON *ecc = json_get(g, "ecc");
+        if (ecc) {
+                unsigned long long vol = count_of(ecc, "volatile.uncorrected"), agg = count_of(ecc, "aggregate.uncorrected");
+                n->checks++;
+                if (vol)
+                        add(n, HEALTH_FAILED, "gpu.ecc", A_RESET,
+                            "GPU %d (%s): %llu uncorrected ECC error%s since the driver loaded (%llu ever)", i, addr, vol,
+                            vol == 1 ? "" : "s", agg);
+                else if (agg)
+                        add(n, HEALTH_DEGRADED, "gpu.ecc", A_ECC_PAST,
+                            "GPU %d (%s): %llu uncorrected ECC error%s in its history, none since the driver loaded", i,
+                            addr, agg, agg == 1 ? "" : "s");
+        }
+        const cJSON *ret = json_get(g, "retired_pages");
+        if (ret) {
+                unsigned long long sbe = count_of(ret, "single_bit"), dbe = count_of(ret, "double_bit");
+                n->checks++;
+                if (sbe + dbe >= GPU_RETIRED_PAGES_MAX)
+                        add(n, HEALTH_FAILED, "gpu.retired", A_REPLACE,
+                            "GPU %d (%s): %llu retired pages (%llu single-bit, %llu double-bit), %d or more", i, addr,
+                            sbe + dbe, sbe, dbe, GPU_RETIRED_PAGES_MAX);
+                else if (cJSON_IsTrue(json_get(ret, "pending")))
+                        add(n, HEALTH_DEGRADED, "gpu.retired", A_RESET_NEXT,
+                            "GPU %d (%s): a page waits to be retired (%llu retired)", i, addr, sbe + dbe);
+        }
+        const cJSON *rows = json_get(g, "remapped_rows");
+        if (rows) {
+                n->checks++;
+                if (cJSON_IsTrue(json_get(rows, "failure")))
+                        add(n, HEALTH_FAILED, "gpu.remap", A_REPLACE,
+                            "GPU %d (%s): a row remapping failed (%llu uncorrectable, %llu correctable rows remapped)", i,
+                            addr, count_of(rows, "uncorrectable"), count_of(rows, "correctable"));
+                else if (cJSON_IsTrue(json_get(rows, "pending")))
+                        add(n, HEALTH_DEGRADED, "gpu.remap", A_RESET_NEXT, "GPU %d (%s): a row remapping waits for a reset",
+                            i, addr);
+        }
+        const cJSON *thr = json_get(g, "throttle");
+        if (thr) {
+                unsigned long long bits = count_of(thr, "bits");
+                n->checks++;
+                if (bits & GPU_THROTTLE_BAD)
+                        add(n, HEALTH_DEGRADED, "gpu.throttle", A_COOL, "GPU %d (%s) slowed down: %s", i, addr,
+                            json_str(thr, "reasons", "?"));
+        }
+        int temp = num_or(g, "temperature_c", -1), slow = num_or(g, "slowdown_temperature_c", -1);
+        if (temp >= 0) {
+                int limit = slow > 0 ? slow - GPU_TEMP_MARGIN_C : GPU_TEMP_MAX_C;
+                n->checks++;
+                if (temp >= limit)
+                        add(n, HEALTH_DEGRADED, "gpu.temp", A_COOL, "GPU %d (%s) at %d C, %s %d C", i, addr, temp,
+                            slow > 0 ? "its slowdown temperature is" : "over", slow > 0 ? slow : GPU_TEMP_MAX_C);
+        }
+        const cJSON *lim = json_get(g, "power_limit_w"), *dflt = json_get(g, "power_default_limit_w");
+        if (cJSON_IsNumber(lim) && cJSON_IsNumber(dflt) && dflt->valuedouble > 0) {
+                n->checks++;
+                if (lim->valuedouble < GPU_POWER_CAP_RATIO * dflt->valuedouble)
+                        add(n, HEALTH_DEGRADED, "gpu.power", A_POWER_CAP, "GPU %d (%s) power capped at %.0f W of its default %.0f W",
+                            i, addr, lim->valuedouble, dflt->valuedouble);
+        }
+}
+
+/* the NICs' error counters and physical state */
+static void check_nic_signals(const cJSON *sys, const cJSON *signals, struct health_node *n)
+{
+        const cJSON *up = json_get(signals, "uptime_s");
+        double days = cJSON_IsNumber(up) && up->valuedouble > 86400 ? up->valuedouble / 86400 : 1;
+        const cJSON *nic;
+        cJSON_ArrayForEach(nic, json_get(signals, "nics")) {
+                const char *name = json_str(nic, "name", "?");
+                /* the NICs the system names, or every one when it names none */
+                const cJSON *want, *named = json_get(sys, "topology.nics");
+                bool judged = cJSON_GetArraySize(named) == 0;
+                cJSON_ArrayForEach(want, named) {
+                        const char *w = json_str(want, "name", ""), *nd = json_str(want, "netdev", "");
+                        judged |= streq(w, name) || streq(nd, name);
+                }
+                if (!judged)
+                        continue;
+                const cJSON *counters = json_get(nic, "counters");
+                for (size_t k = 0; k < ARRAY_SIZE(nic_limits); k++) {
+                        const cJSON *c = json_get(counters, nic_limits[k].counter);
+                        if (!cJSON_IsNumber(c))
+                                continue;
+                        n->checks++;
+                        double v = c->valuedouble;
+                        if (nic_limits[k].since_boot ? v >= nic_limits[k].limit : v / days >= nic_limits[k].limit)
+                                add(n, HEALTH_DEGRADED, "nic.errors", A_NIC_ERRORS, "%s: %s %.0f in %.1f days up (%s; %g%s)",
+                                    name, nic_limits[k].counter, v, cJSON_IsNumber(up) ? up->valuedouble / 86400 : 0,
+                                    nic_limits[k].what, nic_limits[k].limit,
+                                    nic_limits[k].since_boot ? " since boot" : " a day or more");
+                }
+        }
+}
+
+void health_check_node(const cJSON *sys, const char *node, const cJSON *inventory, const cJSON *signals,
+                       const char *error, struct health_node *ret)
 {
         *ret = (struct health_node){ .node = xstrdup(node) };
         ret->checks = 1;
@@ -236,12 +382,23 @@ void health_check_node(const cJSON *sys, const char *node, const cJSON *inventor
         check_nics(sys, inventory, ret);
         check_links(inventory, ret);
         check_cpus(sys, inventory, ret);
+        if (signals) {
+                const cJSON *g;
+                cJSON_ArrayForEach(g, json_get(signals, "gpus"))
+                        check_gpu_signals(g, ret);
+                check_nic_signals(sys, signals, ret);
+                const char *why = json_str(signals, "gpu_reason", NULL);
+                if (why && *why)
+                        ret->note = xasprintf("no GPU signals: %s", why);
+        } else if (error && *error)
+                ret->note = xasprintf("no signals: %s", error);
 }
 
 void health_node_release(struct health_node *n)
 {
         free(n->node);
         free(n->host);
+        free(n->note);
         free(n->findings);
         *n = (struct health_node){ 0 };
 }
@@ -268,6 +425,11 @@ void health_text(const char *system, const struct health_node *nodes, int n, str
                 const struct health_node *h = &nodes[i];
                 buf_printf(out, "%-*s  %-8s  %-20s  %6d  %d\n", (int)w, h->node, health_level_name(h->verdict),
                            h->host ? h->host : "-", h->checks, h->nfindings);
+                if (h->note) {
+                        char clean[256];
+                        str_sanitize(clean, sizeof(clean), h->note, "?");
+                        buf_printf(out, "  %-8s  %-11s  %s\n", "note", "", clean);
+                }
                 for (int k = 0; k < h->nfindings; k++) {
                         const struct health_finding *f = &h->findings[k];
                         buf_printf(out, "  %-8s  %-11s  %s\n  %-8s  %-11s  -> %s\n", health_level_name(f->level),
@@ -295,6 +457,8 @@ cJSON *health_json(const char *system, const struct health_node *nodes, int n)
                         cJSON_AddNullToObject(j, "host");
                 cJSON_AddStringToObject(j, "verdict", health_level_name(h->verdict));
                 cJSON_AddNumberToObject(j, "checks", h->checks);
+                if (h->note)
+                        cJSON_AddStringToObject(j, "note", h->note);
                 cJSON *fs = cJSON_AddArrayToObject(j, "findings");
                 for (int k = 0; k < h->nfindings; k++) {
                         cJSON *f = cJSON_CreateObject();

@@ -3,7 +3,9 @@
  * configuration: its GPUs (count, model, NUMA node), its NICs (present, kind,
  * link up, the netdev paired with an RDMA device, NUMA node), its CPUs and
  * NUMA nodes, and the PCIe link of every GPU and NIC against the width it
- * can train to.  Each finding has a level, its evidence and what to do;
+ * can train to; its signals: GPU ECC errors, retired pages and remapped
+ * rows, throttling, temperature and power limit, NIC error counters per
+ * day up.  Each finding has a level, its evidence and what to do;
  * a node's verdict is its worst finding's level.  Nothing is printed here.
  */
 #ifndef BD_HEALTH_H
@@ -29,13 +31,15 @@ struct health_node {
         struct health_finding *findings;
         int nfindings;
         int checks;             /* how many checks ran (passed or not) */
+        char *note;             /* what could not be checked and why (no GPU signals), NULL */
 };
 
 const char *health_level_name(enum health_level l);
 /* Holds node's inventory (NULL: its benchd did not answer, error says why)
- * against the system sys. */
-void health_check_node(const cJSON *sys, const char *node, const cJSON *inventory, const char *error,
-                       struct health_node *ret);
+ * and its signals (benchd's /v1/signals; NULL: not served, error says why)
+ * against the system sys and the thresholds of health.c. */
+void health_check_node(const cJSON *sys, const char *node, const cJSON *inventory, const cJSON *signals,
+                       const char *error, struct health_node *ret);
 void health_node_release(struct health_node *n);
 /* The worst verdict of n nodes */
 enum health_level health_worst(const struct health_node *nodes, int n);

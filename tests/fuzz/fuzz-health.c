@@ -1,5 +1,7 @@
-/* fuzz-health.c: a node's inventory as its benchd's HTTP body, held against
- * a system by benchctl health (client/health/health.h).
+/* fuzz-health.c: a node's inventory and signals as its benchd's HTTP bodies
+ * (GET /v1/inventory, GET /v1/signals), held against a system by benchctl
+ * health (client/health/health.h).  The input is judged as both bodies at
+ * once, or, when it is an object with "signals", that as the signals.
  *
  * Promises checked: a body that is not a JSON object is still judged (no
  * GPUs, no NICs: failed against a system that has them), never a crash; the
@@ -27,13 +29,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 sys = cJSON_Parse(system_json);
         _cleanup_free_ char *text = fuzz_str(data, size);
         cJSON *inv = cJSON_Parse(text);
+        const cJSON *sig = json_get(inv, "signals") ? json_get(inv, "signals") : inv;
         struct health_node a, b;
-        health_check_node(sys, "n1", inv, "no answer", &a);
-        health_check_node(sys, "n1", inv, "no answer", &b);
+        health_check_node(sys, "n1", inv, sig, "no answer", &a);
+        health_check_node(sys, "n1", inv, sig, "no answer", &b);
         enum health_level worst = HEALTH_OK;
         for (int i = 0; i < a.nfindings; i++) {
                 const struct health_finding *f = &a.findings[i];
                 FUZZ_CHECK(f->check[0] && f->action && f->action[0], "finding %d: check '%s'", i, f->check);
+                FUZZ_CHECK(strlen(f->evidence) < sizeof(f->evidence), "finding %d: evidence unterminated", i);
                 for (const char *p = f->evidence; *p; p++)
                         FUZZ_CHECK((unsigned char)*p >= 0x20 && *p != 0x7f, "finding %d: evidence byte 0x%02x", i,
                                    (unsigned char)*p);

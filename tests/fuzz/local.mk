@@ -14,7 +14,7 @@ FUZZ_LINK = $(AM_LDFLAGS) $(FUZZ_LDFLAGS)
 # the daemon without its main() and server loop, for the API's harnesses
 FUZZ_DAEMON_SOURCES = tests/fuzz/fuzz-daemon.h tests/fuzz/fuzz-daemon.c \
 	daemon/inventory.h daemon/inventory.c daemon/inventory-cpu.c daemon/inventory-pci.c \
-	daemon/inventory-sw.c daemon/inventory-print.c daemon/nvml.h daemon/nvml.c \
+	daemon/inventory-sw.c daemon/inventory-print.c daemon/nvml.h daemon/nvml.c daemon/signals.h daemon/signals.c \
 	daemon/conf.h daemon/conf.c daemon/daemon.h daemon/daemon.c daemon/log.h daemon/log.c daemon/notify.h daemon/notify.c \
 	daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c \
 	daemon/datasets.h daemon/datasets.c
