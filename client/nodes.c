@@ -81,6 +81,18 @@ bool node_name_valid(const char *s)
         return host_port_valid(s, strlen(s));
 }
 
+bool node_host(const char *name, char *ret, size_t size)
+{
+        if (!node_name_valid(name) || !strncmp(name, "unix:", 5))
+                return false;
+        const char *h = strstr(name, "://") ? strstr(name, "://") + 3 : name;
+        size_t n = h[0] == '[' ? bracketed(h) : strspn(h, HOST_CHARS);
+        if (h[0] == '[')        /* the address inside the brackets */
+                h++, n -= 2;
+        snprintf(ret, size, "%.*s", (int)n, h);
+        return n > 0 && n < size;
+}
+
 int nodes_add(char ***names, size_t *n, const char *name, const char *where, struct bd_err *err)
 {
         if (!*name)

@@ -31,6 +31,9 @@ struct node_call {
  * [fe80::1%eth0]), a URL http(s)://HOST[:PORT][/PATH] (no query, fragment
  * or blanks: the API's paths are appended) or unix:PATH (PORT 1 to 65535). */
 bool node_name_valid(const char *s);
+/* The host of a valid node name (HOST of HOST:PORT or a URL, the address of
+ * [IPv6]:PORT) in ret; false for unix:PATH or one that does not fit. */
+bool node_host(const char *name, char *ret, size_t size);
 /* Appends name to the NULL-terminated list *names of *n names when it is a
  * valid node name not yet in it; else an error naming where it came from. */
 int nodes_add(char ***names, size_t *n, const char *name, const char *where, struct bd_err *err);

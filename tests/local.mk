@@ -237,7 +237,7 @@ SCRIPT_TESTS = \
 	tests/t0420-prometheus.t \
 	tests/t0430-daemon-load.t \
 	tests/t0435-daemon-soak.t \
-	tests/t0440-nodes.t tests/t0445-health.t \
+	tests/t0440-nodes.t tests/t0445-health.t tests/t0446-health-drain.t \
 	tests/t0510-trainer-dp.t \
 	tests/t0515-trainer-syncbn.t \
 	tests/t0520-trainer-checkpoint.t \

@@ -7,6 +7,8 @@
  * (--sysfs-root), with the code benchd uses (libbdnode). */
 #include "config.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -18,7 +20,9 @@
 #include "json.h"
 #include "nodes.h"
 #include "nvml.h"
+#include "scheduler.h"
 #include "signals.h"
+#include "strutil.h"
 
 #define OPT_NODES 380
 #define OPT_PORT 381
@@ -26,6 +30,7 @@
 #define OPT_SYSFS_ROOT 383
 #define OPT_NODE_LOCAL 384
 #define OPT_NVML 385
+#define OPT_DRAIN 386
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the system the nodes should be" },
@@ -33,6 +38,7 @@ static const struct bd_option options[] = {
         { "node-local", OPT_NODE_LOCAL, NULL, "check this node in-process, without benchd (a Slurm prolog)" },
         { "sysfs-root", OPT_SYSFS_ROOT, "DIR", "check the recorded node under DIR (DIR/sys, DIR/proc) in-process" },
         { "nvml-library", OPT_NVML, "LIB", "with --node-local or --sysfs-root: the NVML library to load" },
+        { "drain", OPT_DRAIN, NULL, "ask Slurm to drain the failed nodes (without it: say which it would)" },
         { "json", 'j', NULL, "print JSON" },
         { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's)" },
         { "timeout", OPT_TIMEOUT, "MS", "a node that has not answered after MS milliseconds is failed (default 3000)" },
@@ -91,11 +97,64 @@ static void check_remote(const cJSON *sys, char **names, int n, long port, long 
         nodes_release(calls, n);
 }
 
+/* What --drain does for one failed node */
+struct drain {
+        char slurm[256];        /* the Slurm node, "" when not found */
+        char reason[200];
+        char error[256];        /* why it was not drained, "" when it was (or would be) */
+        bool done;
+};
+
+/* The reason a failed node is drained with: its first failed finding */
+static void drain_reason(const struct health_node *h, char *buf, size_t size)
+{
+        for (int k = 0; k < h->nfindings; k++)
+                if (h->findings[k].level == HEALTH_FAILED) {
+                        _cleanup_free_ char *r = xasprintf("benchd health: %s: %s", h->findings[k].check,
+                                                           h->findings[k].evidence);
+                        str_copy(buf, size, r);
+                        return;
+                }
+        snprintf(buf, size, "benchd health: failed");
+}
+
+/* The Slurm node a checked node is: in a prolog Slurm's own name for this
+ * one ($SLURMD_NODENAME); else the host name its benchd gave, or the host
+ * of its address, whichever Slurm knows */
+static void drain_one(const struct health_node *h, bool local, bool really, struct drain *d)
+{
+        struct bd_err err = { 0 };
+        char host[256];
+        const char *env = local ? getenv("SLURMD_NODENAME") : NULL;
+        drain_reason(h, d->reason, sizeof(d->reason));
+        int r = -ENOENT;
+        if (env && *env)
+                r = slurm_node_of_host(env, d->slurm, sizeof(d->slurm), &err);
+        if (r < 0 && h->host)
+                r = slurm_node_of_host(h->host, d->slurm, sizeof(d->slurm), &err);
+        if (r < 0 && !local && node_host(h->node, host, sizeof(host)) && (!h->host || !streq(host, h->host))) {
+                struct bd_err e2;
+                if (slurm_node_of_host(host, d->slurm, sizeof(d->slurm), &e2) == 0)
+                        r = 0;
+                else if (r == -ENOENT)
+                        err = e2;
+        }
+        if (r < 0) {
+                d->slurm[0] = '\0';
+                str_copy(d->error, sizeof(d->error), err.msg);
+                return;
+        }
+        if (really && slurm_drain(d->slurm, d->reason, &err) < 0)
+                str_copy(d->error, sizeof(d->error), err.msg);
+        else
+                d->done = really;
+}
+
 int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *arg;
-        bool json = false, local = false;
+        bool json = false, local = false, drain = false;
         long port = 0, timeout = 3000;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
@@ -106,6 +165,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case OPT_NODE_LOCAL: local = true; break;
                 case OPT_SYSFS_ROOT: root = arg; break;
                 case OPT_NVML: nvml = arg; break;
+                case OPT_DRAIN: drain = true; break;
                 case OPT_PORT: opts_number(&o, "port", arg, 1, 65535, &port); break;
                 case OPT_TIMEOUT: opts_number(&o, "timeout", arg, 1, 600000, &timeout); break;
                 }
@@ -119,6 +179,8 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return usage_error(cmd, "--nodes asks benchd on each node; --%s reads one node here", local ? "node-local" : "sysfs-root");
         if (local && root)
                 return usage_error(cmd, "--node-local reads this node, --sysfs-root a recorded one: give one");
+        if (drain && root)
+                return usage_error(cmd, "--drain drains Slurm nodes; --sysfs-root reads a recorded one");
         if (nvml && !local && !root)
                 return usage_error(cmd, "--nvml-library goes with --node-local or --sysfs-root (benchd loads NVML on the nodes)");
         struct stat st;
@@ -166,19 +228,63 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 check_remote(sys.json, names, n, port, timeout, nodes);
                 strv_free(names);
         }
+        /* the failed nodes: drained with --drain, else named */
+        _cleanup_free_ struct drain *drains = xcalloc((size_t)n, sizeof(*drains));
+        int ndrain = 0, drain_failed = 0;
+        for (int i = 0; i < n; i++) {
+                if (nodes[i].verdict != HEALTH_FAILED)
+                        continue;
+                ndrain++;
+                if (drain) {
+                        drain_one(&nodes[i], local, true, &drains[i]);
+                        drain_failed += !drains[i].done;
+                } else
+                        drain_reason(&nodes[i], drains[i].reason, sizeof(drains[i].reason));
+        }
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         if (json) {
                 cJSON *j = health_json(sys.name, nodes, n);
+                cJSON *arr = cJSON_GetObjectItem(j, "nodes"), *e;
+                int i = 0;
+                cJSON_ArrayForEach(e, arr) {
+                        if (nodes[i].verdict == HEALTH_FAILED) {
+                                cJSON *d = cJSON_AddObjectToObject(e, "drain");
+                                cJSON_AddStringToObject(d, "reason", drains[i].reason);
+                                cJSON_AddBoolToObject(d, "drained", drains[i].done);
+                                if (drains[i].slurm[0])
+                                        cJSON_AddStringToObject(d, "slurm_node", drains[i].slurm);
+                                if (drains[i].error[0])
+                                        cJSON_AddStringToObject(d, "error", drains[i].error);
+                        }
+                        i++;
+                }
                 char *text = cJSON_Print(j);
                 buf_printf(&out, "%s\n", text);
                 free(text);
                 cJSON_Delete(j);
-        } else
+        } else {
                 health_text(sys.name, nodes, n, &out);
+                for (int i = 0; i < n; i++) {
+                        const struct drain *d = &drains[i];
+                        if (nodes[i].verdict != HEALTH_FAILED)
+                                continue;
+                        if (d->done)
+                                buf_printf(&out, "drained %s (Slurm node %s): %s\n", nodes[i].node, d->slurm, d->reason);
+                        else if (!drain)
+                                buf_printf(&out, "would drain %s: %s\n", nodes[i].node, d->reason);
+                }
+                if (ndrain && !drain)
+                        buf_printf(&out, "(--drain asks Slurm to drain %s)\n", ndrain == 1 ? "it" : "them");
+        }
         fwrite(out.s, 1, out.len, stdout);
+        for (int i = 0; i < n; i++)
+                if (drains[i].error[0])
+                        bd_error("health: cannot drain %s: %s", nodes[i].node, drains[i].error);
         enum health_level worst = health_worst(nodes, n);
         for (int i = 0; i < n; i++)
                 health_node_release(&nodes[i]);
         system_release(&sys);
+        if (drain_failed)
+                return BD_EXIT_FAIL;
         return worst == HEALTH_FAILED ? BD_EXIT_UNHEALTHY : worst == HEALTH_DEGRADED ? BD_EXIT_DEGRADED : BD_EXIT_OK;
 }

@@ -189,6 +189,51 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
         return found;
 }
 
+int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *err)
+{
+        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+        /* one line a node: NodeName=n1 ... NodeAddr=... NodeHostName=... */
+        char *argv[] = { "scontrol", "-o", "show", "node", NULL };
+        int r = run(argv, &out);
+        if (r != 0)
+                return r < 0 ? bd_err_set(err, r, "cannot run scontrol: %s", strerror(-r))
+                             : fail("cannot query the nodes", &out, err);
+        char name[256] = "", by_host[256] = "", by_addr[256] = "", v[256], n[256];
+        int hosts = 0, addrs = 0;
+        char *save = NULL;
+        for (char *l = strtok_r(out.s ? out.s : (char[]){ "" }, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                if (!field(l, "NodeName", n, sizeof(n)))
+                        continue;
+                if (streq(n, host))
+                        STR_COPY(name, n);
+                if (field(l, "NodeHostName", v, sizeof(v)) && streq(v, host))
+                        STR_COPY(by_host, n), hosts++;
+                if (field(l, "NodeAddr", v, sizeof(v)) && streq(v, host))
+                        STR_COPY(by_addr, n), addrs++;
+        }
+        const char *found = name[0] ? name : hosts == 1 ? by_host : !hosts && addrs == 1 ? by_addr : NULL;
+        if (found) {
+                snprintf(ret, size, "%s", found);
+                return 0;
+        }
+        if (hosts + addrs > 1)
+                return bd_err_set(err, -ENOENT, "%d Slurm nodes have the host name or address %s", hosts ? hosts : addrs,
+                                  host);
+        return bd_err_set(err, -ENOENT, "no Slurm node is %s", host);
+}
+
+int slurm_drain(const char *node, const char *reason, struct bd_err *err)
+{
+        _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
+        _cleanup_free_ char *n = xasprintf("NodeName=%s", node), *why = xasprintf("Reason=%s", reason);
+        char *argv[] = { "scontrol", "update", n, "State=DRAIN", why, NULL };
+        int r = run(argv, &out);
+        if (r != 0)
+                return r < 0 ? bd_err_set(err, r, "cannot run scontrol: %s", strerror(-r))
+                             : fail("cannot drain the node", &out, err);
+        return 0;
+}
+
 int slurm_cancel(const char *job_id, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;

@@ -333,6 +333,54 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
         return found;
 }
 
+int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *err)
+{
+        if (init(err) < 0)
+                return -EHOSTUNREACH;
+        node_info_msg_t *msg = NULL;
+        if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != 0)
+                return slurm_fail("cannot query the nodes", err);
+        /* by name; else the one by host name; else the one by address */
+        const char *name = NULL, *by_host = NULL, *by_addr = NULL;
+        int hosts = 0, addrs = 0;
+        for (uint32_t i = 0; msg && i < msg->record_count; i++) {
+                const node_info_t *nd = &msg->node_array[i];
+                if (!nd->name)
+                        continue;
+                if (streq(nd->name, host))
+                        name = nd->name;
+                if (nd->node_hostname && streq(nd->node_hostname, host))
+                        by_host = nd->name, hosts++;
+                if (nd->node_addr && streq(nd->node_addr, host))
+                        by_addr = nd->name, addrs++;
+        }
+        const char *found = name ? name : hosts == 1 ? by_host : !hosts && addrs == 1 ? by_addr : NULL;
+        int r = 0;
+        if (found)
+                snprintf(ret, size, "%s", found);
+        else if (hosts + addrs > 1)
+                r = bd_err_set(err, -ENOENT, "%d Slurm nodes have the host name or address %s", hosts ? hosts : addrs,
+                               host);
+        else
+                r = bd_err_set(err, -ENOENT, "no Slurm node is %s", host);
+        slurm_free_node_info_msg(msg);
+        return r;
+}
+
+int slurm_drain(const char *node, const char *reason, struct bd_err *err)
+{
+        if (init(err) < 0)
+                return -EHOSTUNREACH;
+        update_node_msg_t msg;
+        slurm_init_update_node_msg(&msg);
+        msg.node_names = (char *)node;
+        msg.node_state = NODE_STATE_DRAIN;
+        msg.reason = (char *)reason;
+        if (slurm_update_node(&msg) != 0)
+                return slurm_fail("cannot drain the node", err);
+        return 0;
+}
+
 int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
 {
         if (init(err) < 0)

@@ -48,6 +48,13 @@ int slurm_cancel(const char *job_id, struct bd_err *err);
  * errno with err set.  For a job a node failure ended: the job's own node
  * list drops the failed node while the job completes. */
 int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err *err);
+/* The Slurm node that is host: the one whose NodeName or NodeHostname is
+ * host, else the only one whose NodeAddr is; its name in ret.  -ENOENT with
+ * err when none is (or several share the address). */
+int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *err);
+/* Drains node (no new jobs; the running ones finish) with reason, as
+ * scontrol update NodeName=NODE State=DRAIN Reason=REASON does. */
+int slurm_drain(const char *node, const char *reason, struct bd_err *err);
 /* "libslurm" or "sbatch" */
 const char *slurm_backend(void);
 
