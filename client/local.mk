@@ -12,7 +12,7 @@ libbdclient_a_SOURCES = \
 	client/report/reader.h client/report/reader.c \
 	client/report/trace.h client/report/trace.c \
 	client/report/tenants.h client/report/tenants.c \
-	client/health/health.h client/health/health.c \
+	client/health/health.h client/health/health.c client/health/perf.h client/health/perf.c \
 	client/report/svg.h client/report/svg.c client/report/html.h client/report/html.c \
 	client/image/proc.h client/image/proc.c client/image/sha256.h client/image/sha256.c \
 	client/image/oci.h client/image/oci.c

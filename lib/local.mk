@@ -28,7 +28,7 @@ libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err
 # configuration and runs
 libbd_a_SOURCES += lib/workload.h lib/workload.c lib/schema.h lib/schema.c lib/system.h lib/system.c \
 	lib/benchd-defaults.h lib/bind.h lib/bind.c lib/stats.h lib/stats.c lib/hostfile.h lib/hostfile.c \
-	lib/cgroup.h lib/cgroup.c
+	lib/cgroup.h lib/cgroup.c lib/groups.h lib/groups.c
 BD_LIBS = libbd.a $(CJSON_LIBS) $(SYSTEMD_LIBS)
 EXTRA_DIST += lib/README.md
 

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "groups.h"
 #include "schema.h"
 #include "strutil.h"
 #include "workload.h"
@@ -102,6 +103,20 @@ static const struct schema_key staging_keys[] = {
         { 0 }
 };
 
+static const struct schema_key health_keys[] = {
+        { "allreduce_bytes", S_INT, NULL, RANGE(4, 1e12), NULL, W_ANY,
+          "the size benchctl health's allreduce checks reduce" },
+        { "pair_rounds", S_INT, NULL, RANGE(0, 100000), NULL, W_ANY,
+          "rounds of node pairs at the quick level (full: every pair)" },
+        { "tolerance", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY,
+          "a node or pair this fraction or more below its reference is slow" },
+        { "node_gbps", S_NUMBER, NULL, RANGE(0, 1e6), NULL, W_ANY,
+          "expected bus bandwidth of the allreduce inside one node, GB/s (0: none; the nodes' median)" },
+        { "pair_gbps", S_NUMBER, NULL, RANGE(0, 1e6), NULL, W_ANY,
+          "expected bus bandwidth of the allreduce between two nodes, GB/s (0: none; the pairs' median)" },
+        { 0 }
+};
+
 static const struct schema_key benchd_keys[] = {
         { "hosts", S_STRING_LIST, NULL, ANY, NULL, W_TOKEN, "nodes running benchd (HOST or HOST:PORT)" },
         { "port", S_INT, NULL, RANGE(1, 65535), NULL, W_ANY, "benchd's port on the nodes" },
@@ -140,12 +155,16 @@ static const struct schema_key base_keys[] = {
         { "env", S_MAP, NULL, ANY, NULL, W_IDENT, "environment exported to every rank" },
         { "binding", S_OBJECT, binding_keys, ANY, NULL, W_ANY, "CPU and memory binding of ranks" },
         { "benchd", S_OBJECT, benchd_keys, ANY, NULL, W_ANY, "the node daemons of the system" },
+        { "health", S_OBJECT, health_keys, ANY, NULL, W_ANY, "benchctl health's allreduce checks" },
         { "staging", S_OBJECT, staging_keys, ANY, NULL, W_ANY, "node-local copies of the dataset" },
         { "paths", S_OBJECT, path_keys, ANY, NULL, W_ANY, "data, log and weights directories" },
         { "trials", S_INT, NULL, RANGE(1, 100), NULL, W_ANY, "trials per run" },
         { "clear_caches", S_BOOL, NULL, ANY, NULL, W_ANY, "drop the page cache before each trial" },
         { "tenants", S_STRING, NULL, ANY, NULL, W_TENANTS,
           "independent single-rank runs at once on one node, each confined to its share: off, per-gpu or N" },
+        { "node_groups", S_STRING, NULL, ANY, NULL, W_NODE_GROUPS,
+          "rounds of node groups, each group a trial on those nodes, a round's groups at once: 1+2,3+4;1+3,2+4 "
+          "(nodes by their places; off: none)" },
         { "tenant_tolerance", S_NUMBER, NULL, RANGE(0, 1), NULL, W_ANY,
           "a tenant this fraction or more below the tenants' median is flagged" },
         { "organization", S_STRING, NULL, ANY, NULL, W_TOKEN, "organisation in RESULT lines" },
@@ -255,6 +274,14 @@ static bool word_ok(enum schema_word w, const char *s)
                 long n;
                 return isdigit((unsigned char)*s) && str_parse_long(s, &n) == 0 && n >= 1 && n <= 4096;
         }
+        case W_NODE_GROUPS: {
+                struct node_groups g;
+                struct bd_err err;
+                if (node_groups_parse(s, 0, &g, &err) < 0)
+                        return false;
+                node_groups_release(&g);
+                return true;
+        }
         }
         return false;
 }
@@ -268,6 +295,7 @@ static const char *word_rule(enum schema_word w)
         case W_MEM: return "a size like 0, 4000 or 64G";
         case W_OPTION: return "an option starting with '-'";
         case W_TENANTS: return "off, per-gpu or a number of tenants from 1 to 4096";
+        case W_NODE_GROUPS: return "off, or rounds of node groups by their places: 1+2,3+4;1+3,2+4";
         default: return "one line of text";
         }
 }

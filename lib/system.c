@@ -39,11 +39,13 @@ static const char defaults_json[] =
         " \"binding\": { \"policy\": \"auto\", \"hyperthreads\": true, \"source\": \"auto\" },"
         " \"benchd\": { \"port\": " BD_PORT_STR ", \"token_file\": \"" BD_TOKEN_FILE "\" },"
         " \"staging\": { \"require\": false, \"name\": \"coco\" },"
+        " \"health\": { \"allreduce_bytes\": 67108864, \"pair_rounds\": 3, \"tolerance\": 0.2,"
+        "              \"node_gbps\": 0, \"pair_gbps\": 0 },"
         " \"paths\": { \"data\": \"~/.local/share/benchd/data/coco\","
         "              \"logs\": \"~/.local/share/benchd/logs\","
         "              \"pretrained\": \"~/.local/share/benchd/pretrained\" },"
         " \"trials\": 5, \"clear_caches\": true, \"organization\": \"benchd\","
-        " \"tenants\": \"off\", \"tenant_tolerance\": 0.1,"
+        " \"tenants\": \"off\", \"tenant_tolerance\": 0.1, \"node_groups\": \"off\","
         " \"cost_per_node_hour\": 0"
         "}";
 

@@ -11,7 +11,7 @@ AM_TESTS_ENVIRONMENT = \
 
 # ---- lib/ and client/ ----
 check_PROGRAMS += tests/unit/test-config tests/unit/test-bind tests/unit/test-render tests/unit/test-mlperf \
-	tests/unit/test-fs tests/unit/test-stats tests/unit/test-suite tests/unit/test-tenants
+	tests/unit/test-fs tests/unit/test-stats tests/unit/test-suite tests/unit/test-tenants tests/unit/test-health-perf
 check_PROGRAMS += tests/unit/test-svg
 check_PROGRAMS += tests/unit/test-oci
 tests_unit_test_oci_SOURCES = tests/unit/tap.h tests/unit/test-oci.c
@@ -28,6 +28,9 @@ tests_unit_svg_demo_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_suite_SOURCES = tests/unit/tap.h tests/unit/test-suite.c client/report/suite.c
 tests_unit_test_suite_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_unit_test_suite_LDADD = $(BD_LIBS) -lm
+tests_unit_test_health_perf_SOURCES = tests/unit/tap.h tests/unit/test-health-perf.c
+tests_unit_test_health_perf_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_unit_test_health_perf_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_tenants_SOURCES = tests/unit/tap.h tests/unit/test-tenants.c
 tests_unit_test_tenants_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_unit_test_tenants_LDADD = $(BD_CLIENT_LIBS)
@@ -237,7 +240,7 @@ SCRIPT_TESTS = \
 	tests/t0420-prometheus.t \
 	tests/t0430-daemon-load.t \
 	tests/t0435-daemon-soak.t \
-	tests/t0440-nodes.t tests/t0445-health.t tests/t0446-health-drain.t \
+	tests/t0440-nodes.t tests/t0445-health.t tests/t0446-health-drain.t tests/t0447-health-allreduce.t \
 	tests/t0510-trainer-dp.t \
 	tests/t0515-trainer-syncbn.t \
 	tests/t0520-trainer-checkpoint.t \

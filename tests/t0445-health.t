@@ -203,8 +203,25 @@ is "no --system: exit 2" "$rc" 2
 like "  says why" "$out" "missing --system SYSTEM"
 out=$("$BENCHCTL" health --system nosuch --nodes "$good" 2>&1); rc=$?
 is "an unknown system: exit 3" "$rc" 3
-out=$("$BENCHCTL" health --system 4xC4140 2>&1); rc=$?
-is "a system of several nodes that names none: exit 3" "$rc" 3
+out=$("$BENCHCTL" health --system 4xC4140 --level shape 2>&1); rc=$?
+is "a system of several nodes that names none, --level shape: exit 3" "$rc" 3
+# node_groups, the key health's allreduce runs are made with
+out=$("$BENCHCTL" show local --set node_groups=1+1 2>&1); rc=$?
+is "node_groups naming a node twice in a round: exit 3" "$rc" 3
+like "  says how it is written" "$out" "'node_groups': '1\+1' is not off, or rounds of node groups by their places"
+out=$("$BENCHCTL" render --system local allreduce --set node_groups=1+2 2>&1); rc=$?
+is "node_groups beyond the system's nodes: exit 3" "$rc" 3
+like "  names the node and the count" "$out" "'node_groups' '1\+2': node 2: the run has 1 node"
+out=$("$BENCHCTL" render --system local allreduce --set node_groups=1 --set tenants=2 2>&1); rc=$?
+is "node_groups with tenants: exit 3" "$rc" 3
+out=$("$BENCHCTL" render --system local allreduce --set 'node_groups=1;1' --run-id r1); rc=$?
+is "two rounds of this node alone: rendered" "$rc" 0
+like "  its rounds" "$out" '^ROUNDS=\("1" "1"\)$'
+like "  the node by its host" "$out" "^NODE_NAMES=\(localhost\)$"
+like "  each trial's ranks on its group's hosts" "$out" 'mpirun -np "\$GROUP_RANKS" -H "\$GROUP_HOSTS"'
+out=$("$BENCHCTL" health --system local --level slow 2>&1); rc=$?
+is "--level slow: exit 2" "$rc" 2
+like "  says which there are" "$out" "--level slow: shape, quick or full"
 out=$("$BENCHCTL" health --system local --node-local --nodes "$good" 2>&1); rc=$?
 is "--node-local with --nodes: exit 2" "$rc" 2
 like "  says why" "$out" "--nodes asks benchd on each node; --node-local reads one node here"

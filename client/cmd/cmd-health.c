@@ -8,6 +8,9 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,7 +20,12 @@
 #include "fs.h"
 #include "health.h"
 #include "inventory.h"
+#include "groups.h"
 #include "json.h"
+#include "launch.h"
+#include "perf.h"
+#include "results.h"
+#include "run.h"
 #include "nodes.h"
 #include "nvml.h"
 #include "scheduler.h"
@@ -31,6 +39,7 @@
 #define OPT_NODE_LOCAL 384
 #define OPT_NVML 385
 #define OPT_DRAIN 386
+#define OPT_LEVEL 387
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the system the nodes should be" },
@@ -38,6 +47,8 @@ static const struct bd_option options[] = {
         { "node-local", OPT_NODE_LOCAL, NULL, "check this node in-process, without benchd (a Slurm prolog)" },
         { "sysfs-root", OPT_SYSFS_ROOT, "DIR", "check the recorded node under DIR (DIR/sys, DIR/proc) in-process" },
         { "nvml-library", OPT_NVML, "LIB", "with --node-local or --sysfs-root: the NVML library to load" },
+        { "level", OPT_LEVEL, "LEVEL", "shape (inventories and signals), quick (and the allreduce inside each node "
+          "and in health.pair_rounds rounds of pairs: the default), full (every pair)" },
         { "drain", OPT_DRAIN, NULL, "ask Slurm to drain the failed nodes (without it: say which it would)" },
         { "json", 'j', NULL, "print JSON" },
         { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's)" },
@@ -95,6 +106,140 @@ static void check_remote(const cJSON *sys, char **names, int n, long port, long 
         }
         nodes_release(sig, m);
         nodes_release(calls, n);
+}
+
+/* The node names of a group's trial, from the first line of its log
+ * ("benchd: run ..., nodes 1+2 (n1,n2), seed ..."): *n of them, NULL when
+ * the log is not there or says none */
+static char **trial_names(const struct bd_run *r, const struct bd_trial *t, int *n)
+{
+        bool copy;
+        _cleanup_free_ char *path = trial_log_best(r, t, &copy);
+        *n = 0;
+        if (!path)
+                return NULL;
+        FILE *f = fopen(path, "r");
+        char line[1024];
+        bool got = f && fgets(line, sizeof(line), f);
+        if (f)
+                fclose(f);
+        const char *p = got ? strstr(line, ", nodes ") : NULL;
+        const char *open = p ? strchr(p, '(') : NULL, *close = open ? strchr(open, ')') : NULL;
+        if (!close)
+                return NULL;
+        _cleanup_free_ char *list = xstrndup(open + 1, (size_t)(close - open - 1));
+        char **v = NULL;
+        for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+                v = xrealloc(v, (size_t)(*n + 2) * sizeof(char *));
+                v[(*n)++] = xstrdup(tok);
+                v[*n] = NULL;
+        }
+        return v;
+}
+
+/* The allreduce checks: one run of the allreduce workload on the system's
+ * nodes, a trial per group of health_schedule()'s rounds (node_groups), its
+ * lines on standard error; each trial's bus bandwidth read back as the
+ * reports read it.  An exit status. */
+static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets, const struct bd_system *sys, bool full,
+                            struct health_perf *p)
+{
+        const cJSON *j = sys->json;
+        long n = sys_int(j, "nodes"), bytes = sys_int(j, "health.allreduce_bytes");
+        _cleanup_buf_ struct bd_buf g = BD_BUF_INIT;
+        health_schedule((int)n, full ? (int)n : (int)sys_int(j, "health.pair_rounds"), &g);
+        size_t k = 0;
+        while (sets && sets[k])
+                k++;
+        char **all = xcalloc(k + 5, sizeof(char *));
+        for (size_t i = 0; i < k; i++)
+                all[i] = xstrdup(sets[i]);
+        all[k++] = xasprintf("node_groups=%s", g.s);
+        all[k++] = xasprintf("allreduce.min_bytes=%ld", bytes);
+        all[k++] = xasprintf("allreduce.max_bytes=%ld", bytes);
+        all[k++] = xstrdup("clear_caches=false");
+        /* the run's own lines (submitted, its progress) go to standard
+         * error: standard output is the verdict's (--json) */
+        fflush(stdout);
+        int saved = dup(STDOUT_FILENO);
+        if (saved >= 0)
+                dup2(STDERR_FILENO, STDOUT_FILENO);
+        char *id = NULL;
+        int ret = submit_run(ctx, system, "allreduce", all, 0, false, FOLLOW_QUIET, &id);
+        fflush(stdout);
+        if (saved >= 0) {
+                dup2(saved, STDOUT_FILENO);
+                close(saved);
+        }
+        strv_free(all);
+        if (!id)
+                return ret ? ret : BD_EXIT_FAIL;
+        *p = (struct health_perf){ .bytes = (double)bytes, .tolerance = sys_num(j, "health.tolerance"),
+                                   .node_expect = sys_num(j, "health.node_gbps"),
+                                   .pair_expect = sys_num(j, "health.pair_gbps"), .run_id = id };
+        struct bd_store st;
+        struct bd_run run;
+        struct bd_trial *trials = NULL;
+        if (open_store(&st))
+                return BD_EXIT_FAIL;
+        if (load_run(&st, id, &run, &trials)) {
+                store_close(&st);
+                return BD_EXIT_FAIL;
+        }
+        struct node_groups groups;
+        struct bd_err err;
+        if (node_groups_parse(g.s, n, &groups, &err) < 0)
+                abort(); /* health_schedule() wrote it */
+        for (int r = 0; r < groups.nrounds; r++) {
+                int first, end;
+                node_groups_round(&groups, r, &first, &end);
+                for (int q = first; q < end && q < run.ntrials; q++) {
+                        int m, nn;
+                        const int *places = node_groups_members(&groups, q, &m);
+                        char **names = trial_names(&run, &trials[q], &nn);
+                        int idx[2] = { 0 };
+                        for (int i = 0; i < m && i < 2; i++) {
+                                _cleanup_free_ char *fallback = xasprintf("node %d", places[i]);
+                                idx[i] = health_perf_node(p, nn == m ? names[i] : fallback);
+                        }
+                        strv_free(names);
+                        struct trial_value v;
+                        trial_value_load(&st, &run, &trials[q], TV_BUSBW, &v);
+                        double bw = v.outcome == TV_VALUE ? v.value : NAN;
+                        char why[200];
+                        snprintf(why, sizeof(why), "%s%s%s", tv_outcome_name(v.outcome), v.why[0] ? ": " : "", v.why);
+                        if (m == 1) {
+                                struct health_perf_node *nd = &p->nodes[idx[0]];
+                                nd->alone = bw;
+                                nd->alone_ran = true;
+                                str_copy(nd->why, sizeof(nd->why), isfinite(bw) ? "" : why);
+                        } else if (m == 2)
+                                health_perf_add_pair(p, idx[0], idx[1], r, bw, isfinite(bw) ? NULL : why);
+                        trial_value_release(&v);
+                }
+        }
+        node_groups_release(&groups);
+        bd_trials_free(trials, run.ntrials);
+        bd_run_release(&run);
+        store_close(&st);
+        return BD_EXIT_OK;
+}
+
+/* The row of the node that ran as name: the one whose benchd gave that host
+ * name or is at that host, else a new row */
+static int row_of(struct health_node **nodes, int *n, const char *name)
+{
+        char host[256];
+        for (int i = 0; i < *n; i++)
+                if ((*nodes)[i].host && streq((*nodes)[i].host, name))
+                        return i;
+        for (int i = 0; i < *n; i++)
+                if (node_host((*nodes)[i].node, host, sizeof(host)) && streq(host, name))
+                        return i;
+        *nodes = xrealloc(*nodes, (size_t)(*n + 1) * sizeof(**nodes));
+        (*nodes)[*n] = (struct health_node){ .node = xstrdup(name),
+                                             .note = xstrdup("no benchd checked: only the allreduce ran here") };
+        return (*n)++;
 }
 
 /* What --drain does for one failed node */
@@ -155,6 +300,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *arg;
         bool json = false, local = false, drain = false;
+        const char *level = "quick";
         long port = 0, timeout = 3000;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
@@ -166,6 +312,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case OPT_SYSFS_ROOT: root = arg; break;
                 case OPT_NVML: nvml = arg; break;
                 case OPT_DRAIN: drain = true; break;
+                case OPT_LEVEL: level = arg; break;
                 case OPT_PORT: opts_number(&o, "port", arg, 1, 65535, &port); break;
                 case OPT_TIMEOUT: opts_number(&o, "timeout", arg, 1, 600000, &timeout); break;
                 }
@@ -179,6 +326,8 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return usage_error(cmd, "--nodes asks benchd on each node; --%s reads one node here", local ? "node-local" : "sysfs-root");
         if (local && root)
                 return usage_error(cmd, "--node-local reads this node, --sysfs-root a recorded one: give one");
+        if (!streq(level, "shape") && !streq(level, "quick") && !streq(level, "full"))
+                return usage_error(cmd, "--level %s: shape, quick or full", level);
         if (drain && root)
                 return usage_error(cmd, "--drain drains Slurm nodes; --sysfs-root reads a recorded one");
         if (nvml && !local && !root)
@@ -195,6 +344,11 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         struct bd_err err;
         int n = 0;
         _cleanup_free_ struct health_node *nodes = NULL;
+        char *shape_note = NULL;
+        /* the allreduce runs on the system's own nodes, as a run would */
+        const char *launcher = sys_str(sys.json, "launcher");
+        bool perf = !streq(level, "shape") && !list && !local && !root &&
+                    (streq(launcher, "slurm") || streq(launcher, "mpirun") || sys_int(sys.json, "nodes") == 1);
         if (local || root) {
                 n = 1;
                 nodes = xcalloc(1, sizeof(*nodes));
@@ -205,6 +359,13 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 char **names = NULL;
                 size_t k = 0;
                 int r = list ? nodes_add_list(&names, &k, list, "--nodes", &err) : nodes_of_system(sys.json, &names, &err);
+                if (r < 0 && !list && perf) {
+                        /* no benchd to ask: the allreduce checks alone */
+                        _cleanup_free_ char *why = xasprintf("inventories and signals not checked: %s", err.msg);
+                        shape_note = xstrdup(why);
+                        names = xcalloc(1, sizeof(char *));
+                        r = 0;
+                }
                 if (r < 0) {
                         if (list)
                                 bd_error("health: %s", err.msg);
@@ -224,12 +385,33 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 }
                 while (names[n])
                         n++;
-                nodes = xcalloc((size_t)n, sizeof(*nodes));
-                check_remote(sys.json, names, n, port, timeout, nodes);
+                nodes = xcalloc((size_t)n + 1, sizeof(*nodes));
+                if (n)
+                        check_remote(sys.json, names, n, port, timeout, nodes);
                 strv_free(names);
         }
+        /* the allreduce checks, held against each node's row */
+        struct health_perf pf = { 0 };
+        bool have_perf = false, perf_failed = false;
+        if (perf) {
+                int r = allreduce_checks(ctx, system, o.sets, &sys, streq(level, "full"), &pf);
+                if (r != BD_EXIT_OK && !pf.run_id)
+                        perf_failed = true;     /* submit said why, on standard error */
+                else
+                        have_perf = true;
+        }
+        if (have_perf) {
+                _cleanup_free_ struct health_node **rows = xcalloc((size_t)pf.nnodes + 1, sizeof(*rows));
+                int *at = xcalloc((size_t)pf.nnodes + 1, sizeof(int));
+                for (int i = 0; i < pf.nnodes; i++)
+                        at[i] = row_of(&nodes, &n, pf.nodes[i].name);
+                for (int i = 0; i < pf.nnodes; i++)
+                        rows[i] = &nodes[at[i]];
+                health_perf_judge(&pf, rows);
+                free(at);
+        }
         /* the failed nodes: drained with --drain, else named */
-        _cleanup_free_ struct drain *drains = xcalloc((size_t)n, sizeof(*drains));
+        _cleanup_free_ struct drain *drains = xcalloc((size_t)n + 1, sizeof(*drains));
         int ndrain = 0, drain_failed = 0;
         for (int i = 0; i < n; i++) {
                 if (nodes[i].verdict != HEALTH_FAILED)
@@ -258,12 +440,24 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         }
                         i++;
                 }
+                if (have_perf)
+                        cJSON_AddItemToObject(j, "allreduce", health_perf_json(&pf));
+                else if (perf_failed)
+                        cJSON_AddStringToObject(j, "allreduce", "not run: the submission failed");
+                if (shape_note)
+                        cJSON_AddStringToObject(j, "note", shape_note);
                 char *text = cJSON_Print(j);
                 buf_printf(&out, "%s\n", text);
                 free(text);
                 cJSON_Delete(j);
         } else {
                 health_text(sys.name, nodes, n, &out);
+                if (shape_note)
+                        buf_printf(&out, "note: %s\n", shape_note);
+                if (have_perf)
+                        health_perf_text(&pf, &out);
+                if (perf_failed)
+                        buf_puts(&out, "allreduce checks: not run (the submission failed: see above)\n");
                 for (int i = 0; i < n; i++) {
                         const struct drain *d = &drains[i];
                         if (nodes[i].verdict != HEALTH_FAILED)
@@ -283,8 +477,10 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         enum health_level worst = health_worst(nodes, n);
         for (int i = 0; i < n; i++)
                 health_node_release(&nodes[i]);
+        health_perf_release(&pf);
+        free(shape_note);
         system_release(&sys);
-        if (drain_failed)
+        if (drain_failed || (perf_failed && worst == HEALTH_OK))
                 return BD_EXIT_FAIL;
         return worst == HEALTH_FAILED ? BD_EXIT_UNHEALTHY : worst == HEALTH_DEGRADED ? BD_EXIT_DEGRADED : BD_EXIT_OK;
 }

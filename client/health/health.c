@@ -60,13 +60,15 @@ static const struct {
         { "carrier_changes", 10, false, "carrier changes (a flapping link)" },
 };
 
+#define add health_add
+
 const char *health_level_name(enum health_level l)
 {
         return l == HEALTH_FAILED ? "failed" : l == HEALTH_DEGRADED ? "degraded" : "ok";
 }
 
-_printf_(5, 6) static void add(struct health_node *n, enum health_level level, const char *check, const char *action,
-                               const char *fmt, ...)
+void health_add(struct health_node *n, enum health_level level, const char *check, const char *action,
+                const char *fmt, ...)
 {
         n->findings = xrealloc(n->findings, (size_t)(n->nfindings + 1) * sizeof(*n->findings));
         struct health_finding *f = &n->findings[n->nfindings++];

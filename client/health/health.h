@@ -41,6 +41,10 @@ const char *health_level_name(enum health_level l);
 void health_check_node(const cJSON *sys, const char *node, const cJSON *inventory, const cJSON *signals,
                        const char *error, struct health_node *ret);
 void health_node_release(struct health_node *n);
+/* Adds a finding to n (its verdict the worst finding's); the evidence is
+ * made one printable line. */
+void health_add(struct health_node *n, enum health_level level, const char *check, const char *action,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* The worst verdict of n nodes */
 enum health_level health_worst(const struct health_node *nodes, int n);
 /* A line per node (its verdict and findings below it), then the cluster's verdict */

@@ -11,6 +11,8 @@
 
 #include "bind.h"
 #include "json.h"
+#include "groups.h"
+#include "hostfile.h"
 #include "render.h"
 #include "strutil.h"
 #include "image.h"
@@ -198,6 +200,8 @@ struct plan {
         long nodes, ranks, gpus;        /* ranks and GPUs per node */
         long tenants;                   /* 0, or single-rank runs at once on one node (ranks and nodes 1) */
         long tenant_cpus;               /* each tenant's CPUs (Slurm's --cpus-per-task) */
+        struct node_groups groups;      /* node_groups: groups.ngroups trials, a round's at once */
+        char **group_hosts;             /* with groups outside Slurm: the nodes' hosts, by place */
         bool bench;                     /* throughput mode: the section's benchmark_steps > 0 */
         bool writes_logs;               /* the program writes into the log directory (bench, {result} of
                                          * another's program, {logdir}, a key's "path": "logs") */
@@ -851,6 +855,36 @@ static void tenant_launch(const struct plan *c, struct words *w)
         rank_command(c, w);
 }
 
+/* One group's trial (node_groups): the ranks of its nodes only, from the
+ * variables run_trial set (GROUP_NODES, GROUP_RANKS, GROUP_LIST: Slurm's
+ * names, GROUP_HOSTS: mpirun's -H), concurrently with the round's other
+ * groups on other nodes. */
+static void group_launch(const struct plan *c, struct words *w)
+{
+        if (streq(c->launcher, "slurm") && c->slurm.srun) {
+                words_add(w, "srun");
+                words_add(w, RAW "--nodes=\"$GROUP_NODES\"");
+                words_add(w, RAW "--ntasks=\"$GROUP_RANKS\"");
+                words_addf(w, "--ntasks-per-node=%ld", c->ranks);
+                words_add(w, RAW "--nodelist=\"$GROUP_LIST\"");
+                words_add(w, "--exact");
+                words_add(w, "--cpu-bind=none");
+                words_add(w, "--export=ALL");
+                if (c->slurm.mpi)
+                        words_addf(w, "--mpi=%s", c->slurm.mpi);
+        } else {
+                words_add(w, c->mpirun.command);
+                words_add(w, "-np");
+                words_add(w, RAW "\"$GROUP_RANKS\"");
+                words_add(w, "-H");
+                words_add(w, RAW "\"$GROUP_HOSTS\"");
+                mpirun_common(c, c->mpirun.map_by, w);
+        }
+        binding_args(c, "$BENCHD_BIN", w);
+        container_exec(c, true, w);
+        rank_command(c, w);
+}
+
 /* The command that starts all ranks of one trial. */
 static void launch_command(const struct plan *c, struct words *w)
 {
@@ -866,6 +900,10 @@ static void launch_command(const struct plan *c, struct words *w)
         }
         if (c->tenants) {
                 tenant_launch(c, w);
+                return;
+        }
+        if (c->groups.ngroups) {
+                group_launch(c, w);
                 return;
         }
         if (streq(c->launcher, "slurm") && c->slurm.srun) {
@@ -1255,6 +1293,11 @@ static void emit_header(const struct plan *c, struct bd_buf *out)
         if (c->tenants)
                 buf_printf(out, "# benchd launch script: %s on %s, %ld tenants of one rank at once on one node, "
                                 "%d round%s\n", c->w->name, c->name, c->tenants, c->trials, c->trials == 1 ? "" : "s");
+        else if (c->groups.ngroups)
+                buf_printf(out, "# benchd launch script: %s on %s (%ld nodes x %ld rank%s), %d group%s of nodes in %d "
+                                "round%s, a round's groups at once\n", c->w->name, c->name, c->nodes, c->ranks,
+                           c->ranks == 1 ? "" : "s", c->groups.ngroups, c->groups.ngroups == 1 ? "" : "s",
+                           c->groups.nrounds, c->groups.nrounds == 1 ? "" : "s");
         else
                 buf_printf(out, "# benchd launch script: %s on %s (%ld node%s x %ld rank%s), %d trial%s\n", c->w->name,
                            c->name, c->nodes, c->nodes == 1 ? "" : "s", c->ranks, c->ranks == 1 ? "" : "s",
@@ -1278,6 +1321,34 @@ static void emit_variables(const struct plan *c, const struct words *launch, str
                 if (streq(c->launcher, "slurm"))
                         buf_puts(out, "# each tenant's memory (MiB): the node's / NTENANTS\n"
                                       "TENANT_MEM=$(( $(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 1024 / NTENANTS ))\n");
+        } else if (c->groups.ngroups) {
+                buf_printf(out, "NTRIALS=%d\n", c->groups.ngroups);
+                buf_puts(out, "# each round's groups of nodes (by their places among the run's nodes), a trial each\n"
+                              "ROUNDS=(");
+                for (int r = 0; r < c->groups.nrounds; r++) {
+                        int first, end;
+                        node_groups_round(&c->groups, r, &first, &end);
+                        buf_puts(out, r ? " \"" : "\"");
+                        for (int k = first; k < end; k++) {
+                                if (k > first)
+                                        buf_putc(out, ' ');
+                                node_groups_format_group(&c->groups, k, out);
+                        }
+                        buf_putc(out, '"');
+                }
+                buf_puts(out, ")\n");
+                if (streq(c->launcher, "slurm"))
+                        buf_puts(out, "# the nodes by their places: Slurm's allocation in order\n"
+                                      "mapfile -t NODE_NAMES < <(scontrol show hostnames \"$SLURM_JOB_NODELIST\")\n");
+                else {
+                        buf_puts(out, "NODE_NAMES=(");
+                        for (int i = 0; c->group_hosts[i]; i++) {
+                                _cleanup_buf_ struct bd_buf q = BD_BUF_INIT;
+                                buf_shell_quote(&q, c->group_hosts[i]);
+                                buf_printf(out, "%s%s", i ? " " : "", q.s);
+                        }
+                        buf_puts(out, ")\n");
+                }
         } else
                 buf_printf(out, "NTRIALS=%d\n", c->trials);
         shell_assign(out, "LOGDIR", c->logs);
@@ -1402,19 +1473,27 @@ static void emit_rendezvous(const struct plan *c, struct bd_buf *out)
 static void emit_run_trial(const struct plan *c, const struct words *launch, struct bd_buf *out)
 {
         buf_printf(out, "run_trial() {\n"
-                        "    local trial=$1 seed=$2%s start end rc\n", c->tenants ? " tenant=$3" : "");
+                        "    local trial=$1 seed=$2%s start end rc\n",
+                   c->tenants ? " tenant=$3" : c->groups.ngroups ? " group=$3 GROUP_NODES=0 GROUP_LIST= GROUP_HOSTS= k" : "");
+        if (c->groups.ngroups)
+                buf_printf(out, "    for k in ${group//+/ }; do\n"
+                                "        GROUP_NODES=$((GROUP_NODES + 1))\n"
+                                "        GROUP_LIST+=${GROUP_LIST:+,}${NODE_NAMES[k - 1]}\n"
+                                "        GROUP_HOSTS+=${GROUP_HOSTS:+,}${NODE_NAMES[k - 1]}:%ld\n"
+                                "    done\n"
+                                "    local GROUP_RANKS=$((GROUP_NODES * %ld))\n", c->ranks, c->ranks);
         buf_printf(out, "    echo \"benchd: run $RUN_ID, system %s, workload %s, trial $trial of $NTRIALS, %sseed $seed\"\n",
-                   c->name, c->w->name, c->tenants ? "tenant $tenant of $NTENANTS, " : "");
+                   c->name, c->w->name, c->tenants ? "tenant $tenant of $NTENANTS, " : c->groups.ngroups ? "nodes $group ($GROUP_LIST), " : "");
         if (c->container.on)
                 buf_puts(out, "    echo \"$IMAGE_INFO\"\n");
         if (c->tenants && c->gpus > 0 && !streq(c->launcher, "slurm"))
                 buf_puts(out, "    export CUDA_VISIBLE_DEVICES=$tenant   # its GPU alone\n");
         /* with tenants, the staging check and the cache drop are the round's
          * (emit_tenant_loop()), not each tenant's */
-        if (c->staging.require && !c->tenants)
+        if (c->staging.require && !c->tenants && !c->groups.ngroups)
                 buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
                               "node: trial $trial not started\" >&2; return 1; }\n");
-        if (c->clear_caches && !c->tenants)
+        if (c->clear_caches && !c->tenants && !c->groups.ngroups)
                 buf_puts(out, "    clear_caches\n");
         if (c->w->rendezvous || c->per_node)
                 emit_rendezvous(c, out);
@@ -1458,35 +1537,46 @@ static void emit_trial_loop(const struct plan *c, struct bd_buf *out)
                       "[ \"$failed\" -eq 0 ]\n");
 }
 
-/* Tenants: round after round, the round's tenants started together, each
- * a trial with its seed, log and markers, the round over when all ended. */
-static void emit_tenant_loop(const struct plan *c, struct bd_buf *out)
+/* Tenants or node groups: round after round, the round's tenants (or
+ * groups) started together, each a trial with its seed, log and markers,
+ * the round over when all ended. */
+static void emit_round_loop(const struct plan *c, struct bd_buf *out)
 {
-        buf_puts(out, "failed=0\n"
-                      "for round in $(seq 1 \"$NROUNDS\"); do\n");
+        bool groups = c->groups.ngroups > 0;
+        /* what a round holds, its member's name, and its trial's number */
+        const char *members = groups ? "${ROUNDS[round - 1]}" : "$(seq 0 $((NTENANTS - 1)))";
+        const char *member = groups ? "group" : "tenant";
+        const char *trial = groups ? "$((trial + 1))" : "$(( (round - 1) * NTENANTS + tenant + 1 ))";
+        buf_printf(out, "failed=0\n"
+                        "trial=0\n"
+                        "for round in $(seq 1 %s); do\n", groups ? "\"${#ROUNDS[@]}\"" : "\"$NROUNDS\"");
         if (c->staging.require)
-                buf_puts(out, "    require_staged || { echo \"benchd: the dataset is not staged and verified on every "
-                              "node: round $round not started\" >&2; failed=$((failed + NTENANTS)); continue; }\n");
+                buf_printf(out, "    require_staged || {\n"
+                                "        echo \"benchd: the dataset is not staged and verified on every node: round $round "
+                                "not started\" >&2\n"
+                                "        for %s in %s; do trial=%s; failed=$((failed + 1)); done\n"
+                                "        continue\n"
+                                "    }\n", member, members, trial);
         if (c->clear_caches)
                 buf_puts(out, "    clear_caches\n");
-        buf_puts(out, "    pids=()\n"
-                      "    for tenant in $(seq 0 $((NTENANTS - 1))); do\n"
-                      "        trial=$(( (round - 1) * NTENANTS + tenant + 1 ))\n");
+        buf_printf(out, "    pids=()\n"
+                        "    for %s in %s; do\n"
+                        "        trial=%s\n", member, members, trial);
         emit_trial_start(c, "        ", out);
-        buf_puts(out, "        {\n"
-                      "            run_trial \"$trial\" \"$seed\" \"$tenant\" > \"$log\" 2>&1\n"
-                      "            rc=$?\n"
-                      "            echo \"benchd: trial $trial/$NTRIALS ended at $(date +%s) with exit status $rc\"\n"
-                      "            exit \"$rc\"\n"
-                      "        } &\n"
-                      "        pids+=(\"$!\")\n"
-                      "    done\n"
-                      "    for pid in \"${pids[@]}\"; do\n"
-                      "        wait \"$pid\" || failed=$((failed + 1))\n"
-                      "    done\n"
-                      "done\n"
-                      "echo \"benchd: $((NTRIALS - failed)) of $NTRIALS trials succeeded\"\n"
-                      "[ \"$failed\" -eq 0 ]\n");
+        buf_printf(out, "        {\n"
+                        "            run_trial \"$trial\" \"$seed\" \"$%s\" > \"$log\" 2>&1\n"
+                        "            rc=$?\n"
+                        "            echo \"benchd: trial $trial/$NTRIALS ended at $(date +%%s) with exit status $rc\"\n"
+                        "            exit \"$rc\"\n"
+                        "        } &\n"
+                        "        pids+=(\"$!\")\n"
+                        "    done\n"
+                        "    for pid in \"${pids[@]}\"; do\n"
+                        "        wait \"$pid\" || failed=$((failed + 1))\n"
+                        "    done\n"
+                        "done\n"
+                        "echo \"benchd: $((NTRIALS - failed)) of $NTRIALS trials succeeded\"\n"
+                        "[ \"$failed\" -eq 0 ]\n", member);
 }
 
 static void emit_script(const struct plan *c, const struct words *launch, struct bd_buf *out)
@@ -1507,8 +1597,8 @@ static void emit_script(const struct plan *c, const struct words *launch, struct
         else if (c->container.on)
                 emit_image_check(c, out);
         emit_run_trial(c, launch, out);
-        if (c->tenants)
-                emit_tenant_loop(c, out);
+        if (c->tenants || c->groups.ngroups)
+                emit_round_loop(c, out);
         else
                 emit_trial_loop(c, out);
 }
@@ -1548,6 +1638,8 @@ static void plan_release(struct plan *c)
         free(c->bin_dir);
         free(c->container.image);
         free(c->mpirun.hostfile);
+        node_groups_release(&c->groups);
+        strv_free(c->group_hosts);
         cJSON_Delete(c->env_owned);
         for (long i = 0; c->bind.specs && i < c->bind.nspecs; i++)
                 free(c->bind.specs[i]);
@@ -1608,6 +1700,11 @@ static int plan_fill(const struct bd_system *s, const struct render_opts *o, str
                 return (int)c->tenants;
         if (c->tenants)
                 c->nodes = c->ranks = 1;
+        int r = render_groups(s, o->workload, &c->groups, &c->group_hosts, err);
+        if (r < 0)
+                return r;
+        if (c->groups.ngroups)
+                c->trials = c->groups.ngroups;
         c->bench = json_int(c->section, "benchmark_steps", 0) > 0;
         c->per_node = c->w->shape != SHAPE_PER_RANK;
         /* a schedule's step past the end ("within"): it never applies (a
@@ -1744,6 +1841,71 @@ long render_tenants(const struct bd_system *s, const char *workload, long *ret_c
         if (ret_cpus)
                 *ret_cpus = cpus / n > 0 ? cpus / n : 1;
         return n;
+}
+
+static void hosts_push(char ***v, size_t *n, const char *s)
+{
+        *v = xrealloc(*v, (*n + 2) * sizeof(char *));
+        (*v)[(*n)++] = xstrdup(s);
+        (*v)[*n] = NULL;
+}
+
+int render_groups(const struct bd_system *s, const char *workload, struct node_groups *g, char ***ret_hosts,
+                  struct bd_err *err)
+{
+        const cJSON *j = s->json;
+        const char *spec = sys_str(j, "node_groups");
+        long nodes = sys_int(j, "nodes");
+        struct bd_err e;
+        if (ret_hosts)
+                *ret_hosts = NULL;
+        if (node_groups_parse(spec, nodes, g, &e) < 0)
+                return bd_err_set(err, -EINVAL, "%s: 'node_groups' %s (nodes: %ld)", s->path, e.msg, nodes);
+        if (!g->ngroups)
+                return 0;
+        const struct workload *w = workload_lookup(workload, err);
+        const char *t = sys_str(j, "tenants");
+        int r = 0;
+        if (!w)
+                r = -ENOENT;
+        else if (t && !streq(t, "off"))
+                r = bd_err_set(err, -EINVAL, "%s: 'node_groups' with 'tenants' %s: a trial is a group of nodes or a "
+                               "tenant, not both", s->path, t);
+        else if (w->shape != SHAPE_PER_RANK)
+                r = bd_err_set(err, -EINVAL, "%s: 'node_groups': workload %s starts its ranks itself, one process per "
+                               "node (launch.shape): groups launch ranks", s->path, w->name);
+        else if (runtime_is_daemon(sys_str(j, "container.runtime")))
+                r = bd_err_set(err, -EINVAL, "%s: 'node_groups': container runtime %s runs every rank in one container "
+                               "for the whole job: groups need their own (apptainer, singularity, charliecloud) or none",
+                               s->path, sys_str(j, "container.runtime"));
+        else if (!streq(sys_str(j, "launcher"), "slurm")) {
+                /* mpirun's -H: the nodes by their places */
+                char **hosts = NULL;
+                size_t n = 0;
+                const cJSON *e2;
+                const char *hostfile = sys_str(j, "mpirun.hostfile");
+                if (cJSON_GetArraySize(sys_get(j, "mpirun.hosts")) > 0)
+                        cJSON_ArrayForEach(e2, sys_get(j, "mpirun.hosts"))
+                                hosts_push(&hosts, &n, e2->valuestring);
+                else if (hostfile && !streq(sys_str(j, "launcher"), "local")) {
+                        _cleanup_free_ char *path = expand_home(hostfile);
+                        if ((r = hostfile_read(path, &hosts, err)) == 0)
+                                while (hosts[n])
+                                        n++;
+                } else
+                        hosts_push(&hosts, &n, "localhost");
+                if (r == 0 && (long)n < g->largest)
+                        r = bd_err_set(err, -EINVAL, "%s: 'node_groups' names node %d, and %s names %zu", s->path,
+                                       g->largest, hostfile && !cJSON_GetArraySize(sys_get(j, "mpirun.hosts")) ?
+                                       "mpirun.hostfile" : "mpirun.hosts", n);
+                if (r == 0 && ret_hosts)
+                        *ret_hosts = hosts;
+                else
+                        strv_free(hosts);
+        }
+        if (r < 0)
+                node_groups_release(g);
+        return r;
 }
 
 int render_script(const struct bd_system *s, const struct render_opts *o, struct bd_buf *out, struct bd_err *err)

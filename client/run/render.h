@@ -44,6 +44,14 @@ char *render_trainer_path(const struct bd_system *sys, const struct render_opts 
  * (per-gpu without GPUs, more than its GPUs or its cores, a workload that
  * starts its ranks per node, a runtime of one container for every rank). */
 long render_tenants(const struct bd_system *sys, const char *workload, long *ret_cpus, struct bd_err *err);
+/* The run's node groups (node_groups, groups.h): g empty when off; with
+ * the hosts of the nodes by place in *ret_hosts outside Slurm (caller frees
+ * with strv_free; NULL with Slurm); -errno with why in err when the system
+ * cannot have them (places beyond its nodes or mpirun.hosts, tenants, a
+ * workload that starts its ranks per node, docker or podman). */
+struct node_groups;
+int render_groups(const struct bd_system *sys, const char *workload, struct node_groups *g, char ***ret_hosts,
+                  struct bd_err *err);
 /* A new run id: YYYYMMDD-HHMMSS-XXXX (UTC, random suffix). */
 char *run_id_new(void);
 /* Expands a leading ~/ with $HOME. */

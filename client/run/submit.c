@@ -20,6 +20,7 @@
 #include "json.h"
 #include "launch.h"
 #include "bd-paths.h"
+#include "groups.h"
 #include "render.h"
 #include "run.h"
 #include "scheduler.h"
@@ -321,6 +322,13 @@ static int render(struct submission *sub)
         /* tenants: each round's tenants are trials of their own */
         sub->tenants = render_tenants(&sub->sys, sub->workload, &sub->tenant_cpus, &err);
         sub->trials *= (int)(sub->tenants ? sub->tenants : 1);
+        /* node groups: each group is a trial */
+        struct node_groups groups;
+        if (render_groups(&sub->sys, sub->workload, &groups, NULL, &err) == 0 && groups.ngroups) {
+                sub->trials = groups.ngroups;
+                sub->ro.trials = groups.ngroups;
+        }
+        node_groups_release(&groups);
         if (check_logdir(sub->logdir, !sub->dry, &err) < 0)
                 return bd_error("%s", err.msg), BD_EXIT_FAIL;
         return 0;

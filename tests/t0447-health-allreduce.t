@@ -1,0 +1,88 @@
+#!/bin/bash
+# benchctl health's allreduce checks, run for real: on the local Slurm test
+# cluster (4xlocal: nodes n1..n4, 4 ranks each) one job of the allreduce
+# workload whose trials are the node groups of the rounds (each node alone,
+# then every pair, the round's groups at once); one node made slow (its
+# slurmd, and so every rank it starts, confined to 15% of a CPU by the cpu
+# controller) is named by its pairs while the others pass; the system's
+# expectation judges against itself; a degraded node is not drained.  And
+# on local (mpirun, one node): the shape from benchd, the allreduce inside
+# the node.
+. "${srcdir:-.}/tests/lib.sh"
+BENCHD="$top_builddir/benchd"
+"$BENCHD" --help | grep -q -- '--listen' || skip_all "benchd built without libmicrohttpd"
+[ -x "$top_builddir/benchd-allreduce" ] || skip_all "benchd-allreduce not built (no MPI)"
+# a cgroup of the cpu controller to slow a node with (v1, or v2's cpu.max)
+if [ -w /sys/fs/cgroup/cpu/cgroup.procs ]; then
+    cgv=1 cgbase=/sys/fs/cgroup/cpu
+elif [ -w /sys/fs/cgroup/cgroup.procs ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    cgv=2 cgbase=/sys/fs/cgroup
+else
+    skip_all "no writable cpu cgroup controller to slow a node with"
+fi
+cluster_test 17287
+pids=()
+slow_cg=
+unslow() {
+    [ -n "$slow_cg" ] || return 0
+    local p
+    for p in $(cat "$slow_cg/cgroup.procs" 2>/dev/null); do echo "$p" > "$cgbase/cgroup.procs" 2>/dev/null; done
+    rmdir "$slow_cg" 2>/dev/null
+    slow_cg=
+}
+trap 'unslow; for p in "${pids[@]}"; do stop_pid "$p"; done; _cluster_cleanup' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+jget() { /usr/bin/python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
+small=(--set health.allreduce_bytes=65536)
+
+# 1. four healthy nodes
+out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" 2>"$tmp/err"); rc=$?
+is "4xlocal, every node well: exit 0" "$rc" 0
+like "  the system's verdict" "$out" "^4xlocal: ok \(4 nodes: 4 ok, 0 degraded, 0 failed\)$"
+like "  says the inventories were not checked (no benchd.hosts)" "$out" "^note: inventories and signals not checked: "
+like "  each node alone and with each other" "$out" "^  n3 +inside [0-9.]+ [kMG]B/s  with n[124] [0-9.]+ [kMG]B/s, n[124] [0-9.]+ [kMG]B/s, n[124] "
+like "  the run's lines on standard error" "$(cat "$tmp/err")" "^run [0-9a-f-]+ submitted: Slurm job [0-9]+ .*, 10 trials"
+id=$(sed -n 's/^allreduce of 65536 bytes (run \([0-9a-f-]*\)).*/\1/p' <<<"$out")
+like "  a run of its own, kept like any" "$("$BENCHCTL" status "$id" 2>&1)" "allreduce on 4xlocal, completed"
+like "  whose script has the rounds" "$("$BENCHCTL" render --run "$id")" '^ROUNDS=\("1,2,3,4" |^ROUNDS=\("1 2 3 4" "1\+4 2\+3" "1\+2 3\+4" "1\+3 2\+4"\)'
+
+# 2. n3 slow
+slow_cg=$cgbase/benchd-t0447-$$
+mkdir "$slow_cg"
+if [ "$cgv" = 1 ]; then echo 15000 > "$slow_cg/cpu.cfs_quota_us"; else echo "15000 100000" > "$slow_cg/cpu.max"; fi
+echo "$(cat "$BENCHD_CLUSTER_DIR/run/slurmd-n3.pid")" > "$slow_cg/cgroup.procs"
+out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --json 2>/dev/null); rc=$?
+unslow
+is "n3 slow: exit 6 (degraded)" "$rc" 6
+is "  n3 named by its pairs, the others ok" \
+   "$(jget '[(n["node"], n["verdict"], sorted(f["check"] for f in n["findings"] if f["check"].startswith("perf"))) for n in j["nodes"]]' <<<"$out")" \
+   "[('n1', 'ok', []), ('n2', 'ok', []), ('n3', 'degraded', ['perf.node', 'perf.pairs']), ('n4', 'ok', [])]"
+is "  each of n3's pairs slow, no other" \
+   "$(jget 'sorted((p["a"], p["b"]) for p in j["allreduce"]["pairs"] if p["slow"])' <<<"$out")" \
+   "[('n1', 'n3'), ('n2', 'n3'), ('n3', 'n4')]"
+like "  with the figures against the pairs' median" "$(jget '[f["evidence"] for n in j["nodes"] for f in n["findings"] if f["check"] == "perf.pairs"][0]' <<<"$out")" \
+   "^slow with each of its 3 partners: n[124] [0-9.]+ [kMG]B/s, .*against [0-9.]+ [kMG]B/s \(the pairs' median\)"
+
+# 3. the system's expectation: every pair below 1000 GB/s
+out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --set health.pair_gbps=1000 --set health.pair_rounds=2 2>/dev/null); rc=$?
+is "an expectation no pair meets: exit 6" "$rc" 6
+is "  every node slow with each of its partners" "$(grep -c '^  degraded  perf\.pairs' <<<"$out")" 4
+like "  against the expectation" "$out" "against 1000 GB/s \(expected\)"
+like "  two rounds of pairs" "$out" "^  n1 +inside [^ ]+ [kMG]B/s  with n[0-9] [^,]*, n[0-9] [^,]*$"
+
+# 4. --level shape runs nothing
+out=$("$BENCHCTL" health --system 4xlocal --level shape 2>&1); rc=$?
+is "--level shape on a system that names no benchd: exit 3" "$rc" 3
+like "  says why" "$out" "no benchd.hosts"
+
+# 5. local: benchd on this machine for the shape, the allreduce inside it
+port=$(free_port 19640)
+"$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" 2>/dev/null &
+pids+=($!)
+wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"
+out=$("$BENCHCTL" health --system local --port "$port" "${small[@]}" --json 2>/dev/null); rc=$?
+is "local: exit 0" "$rc" 0
+is "  one node, its shape checked and its allreduce run" \
+   "$(jget '[(n["node"], n["verdict"], n["checks"] > 5) for n in j["nodes"]], [n["name"] for n in j["allreduce"]["nodes"]], j["allreduce"]["pairs"]' <<<"$out")" \
+   "[('localhost', 'ok', True)] ['localhost'] []"
+done_testing
