@@ -855,36 +855,6 @@ static void tenant_launch(const struct plan *c, struct words *w)
         rank_command(c, w);
 }
 
-/* One group's trial (node_groups): the ranks of its nodes only, from the
- * variables run_trial set (GROUP_NODES, GROUP_RANKS, GROUP_LIST: Slurm's
- * names, GROUP_HOSTS: mpirun's -H), concurrently with the round's other
- * groups on other nodes. */
-static void group_launch(const struct plan *c, struct words *w)
-{
-        if (streq(c->launcher, "slurm") && c->slurm.srun) {
-                words_add(w, "srun");
-                words_add(w, RAW "--nodes=\"$GROUP_NODES\"");
-                words_add(w, RAW "--ntasks=\"$GROUP_RANKS\"");
-                words_addf(w, "--ntasks-per-node=%ld", c->ranks);
-                words_add(w, RAW "--nodelist=\"$GROUP_LIST\"");
-                words_add(w, "--exact");
-                words_add(w, "--cpu-bind=none");
-                words_add(w, "--export=ALL");
-                if (c->slurm.mpi)
-                        words_addf(w, "--mpi=%s", c->slurm.mpi);
-        } else {
-                words_add(w, c->mpirun.command);
-                words_add(w, "-np");
-                words_add(w, RAW "\"$GROUP_RANKS\"");
-                words_add(w, "-H");
-                words_add(w, RAW "\"$GROUP_HOSTS\"");
-                mpirun_common(c, c->mpirun.map_by, w);
-        }
-        binding_args(c, "$BENCHD_BIN", w);
-        container_exec(c, true, w);
-        rank_command(c, w);
-}
-
 /* The command that starts all ranks of one trial. */
 static void launch_command(const struct plan *c, struct words *w)
 {
@@ -902,14 +872,19 @@ static void launch_command(const struct plan *c, struct words *w)
                 tenant_launch(c, w);
                 return;
         }
-        if (c->groups.ngroups) {
-                group_launch(c, w);
-                return;
-        }
+        /* a node group's trial (node_groups): the ranks of its nodes only,
+         * from the variables run_trial set, beside the round's other groups */
+        bool group = c->groups.ngroups > 0;
         if (streq(c->launcher, "slurm") && c->slurm.srun) {
                 words_add(w, "srun");
-                words_add(w, RAW "--ntasks=\"$SLURM_NTASKS\"");
+                if (group)
+                        words_add(w, RAW "--nodes=\"$GROUP_NODES\"");
+                words_add(w, group ? RAW "--ntasks=\"$GROUP_RANKS\"" : RAW "--ntasks=\"$SLURM_NTASKS\"");
                 words_addf(w, "--ntasks-per-node=%ld", c->ranks);
+                if (group) {
+                        words_add(w, RAW "--nodelist=\"$GROUP_LIST\"");
+                        words_add(w, "--exact");
+                }
                 words_add(w, "--cpu-bind=none");
                 words_add(w, "--export=ALL");
                 if (c->slurm.mpi)
@@ -917,7 +892,11 @@ static void launch_command(const struct plan *c, struct words *w)
         } else {
                 words_add(w, c->mpirun.command);
                 words_add(w, "-np");
-                if (streq(c->launcher, "slurm")) {
+                if (group) {
+                        words_add(w, RAW "\"$GROUP_RANKS\"");
+                        words_add(w, "-H");
+                        words_add(w, RAW "\"$GROUP_HOSTS\"");
+                } else if (streq(c->launcher, "slurm")) {
                         words_add(w, RAW "\"$SLURM_NTASKS\"");
                 } else {
                         words_addf(w, "%ld", c->nodes * c->ranks);
