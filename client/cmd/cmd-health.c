@@ -40,6 +40,7 @@
 #define OPT_NVML 385
 #define OPT_DRAIN 386
 #define OPT_LEVEL 387
+#define OPT_START_TIMEOUT 388
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the system the nodes should be" },
@@ -49,6 +50,8 @@ static const struct bd_option options[] = {
         { "nvml-library", OPT_NVML, "LIB", "with --node-local or --sysfs-root: the NVML library to load" },
         { "level", OPT_LEVEL, "LEVEL", "shape (inventories and signals), quick (and the allreduce inside each node "
           "and in health.pair_rounds rounds of pairs: the default), full (every pair)" },
+        { "start-timeout", OPT_START_TIMEOUT, "S", "the allreduce job not started after S seconds (nodes down or "
+          "busy) is cancelled and said (default 300)" },
         { "drain", OPT_DRAIN, NULL, "ask Slurm to drain the failed nodes (without it: say which it would)" },
         { "json", 'j', NULL, "print JSON" },
         { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's)" },
@@ -142,7 +145,7 @@ static char **trial_names(const struct bd_run *r, const struct bd_trial *t, int 
  * lines on standard error; each trial's bus bandwidth read back as the
  * reports read it.  An exit status. */
 static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets, const struct bd_system *sys, bool full,
-                            struct health_perf *p)
+                            double start_timeout, struct health_perf *p)
 {
         const cJSON *j = sys->json;
         long n = sys_int(j, "nodes"), bytes = sys_int(j, "health.allreduce_bytes");
@@ -165,7 +168,12 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
         if (saved >= 0)
                 dup2(STDERR_FILENO, STDOUT_FILENO);
         char *id = NULL;
-        int ret = submit_run(ctx, system, "allreduce", all, 0, false, FOLLOW_QUIET, &id);
+        struct bd_store st;
+        int ret = submit_run(ctx, system, "allreduce", all, 0, false, FOLLOW_NONE, &id);
+        if (id && !(ret = open_store(&st))) {
+                ret = wait_for_run_within(&st, id, FOLLOW_QUIET, start_timeout);
+                store_close(&st);
+        }
         fflush(stdout);
         if (saved >= 0) {
                 dup2(saved, STDOUT_FILENO);
@@ -174,18 +182,35 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
         strv_free(all);
         if (!id)
                 return ret ? ret : BD_EXIT_FAIL;
+        if (ret != BD_EXIT_OK && ret != BD_EXIT_RUN) {
+                free(id);
+                return ret;
+        }
+        struct bd_run run;
+        struct bd_trial *trials = NULL;
+        if (open_store(&st)) {
+                free(id);
+                return BD_EXIT_FAIL;
+        }
+        if (load_run(&st, id, &run, &trials)) {
+                store_close(&st);
+                free(id);
+                return BD_EXIT_FAIL;
+        }
+        bool started = false;
+        for (int i = 0; i < run.ntrials; i++)
+                started |= trials[i].start_time > 0;
+        if (!started) {
+                /* cancelled before its nodes came (said above): nothing ran */
+                bd_trials_free(trials, run.ntrials);
+                bd_run_release(&run);
+                store_close(&st);
+                free(id);
+                return BD_EXIT_RUN;
+        }
         *p = (struct health_perf){ .bytes = (double)bytes, .tolerance = sys_num(j, "health.tolerance"),
                                    .node_expect = sys_num(j, "health.node_gbps"),
                                    .pair_expect = sys_num(j, "health.pair_gbps"), .run_id = id };
-        struct bd_store st;
-        struct bd_run run;
-        struct bd_trial *trials = NULL;
-        if (open_store(&st))
-                return BD_EXIT_FAIL;
-        if (load_run(&st, id, &run, &trials)) {
-                store_close(&st);
-                return BD_EXIT_FAIL;
-        }
         struct node_groups groups;
         struct bd_err err;
         if (node_groups_parse(g.s, n, &groups, &err) < 0)
@@ -227,7 +252,7 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
 
 /* The row of the node that ran as name: the one whose benchd gave that host
  * name or is at that host, else a new row */
-static int row_of(struct health_node **nodes, int *n, const char *name)
+static int row_of(struct health_node **nodes, int *n, const char *name, const char *note)
 {
         char host[256];
         for (int i = 0; i < *n; i++)
@@ -237,9 +262,45 @@ static int row_of(struct health_node **nodes, int *n, const char *name)
                 if (node_host((*nodes)[i].node, host, sizeof(host)) && streq(host, name))
                         return i;
         *nodes = xrealloc(*nodes, (size_t)(*n + 1) * sizeof(**nodes));
-        (*nodes)[*n] = (struct health_node){ .node = xstrdup(name),
-                                             .note = xstrdup("no benchd checked: only the allreduce ran here") };
+        (*nodes)[*n] = (struct health_node){ .node = xstrdup(name), .note = xstrdup(note) };
         return (*n)++;
+}
+
+/* The nodes Slurm holds down, failed or not responding, each a failed row
+ * (the allreduce job waited for them): from "n7 (Not responding), n8" */
+static void slurm_down_rows(const char *launcher, struct health_node **nodes, int *n)
+{
+        char down[4096];
+        struct bd_err err;
+        if (!streq(launcher, "slurm") || slurm_failed_nodes(NULL, down, sizeof(down), &err) <= 0)
+                return;
+        for (const char *p = down; *p;) {
+                size_t len = strcspn(p, " ,");
+                _cleanup_free_ char *name = xstrndup(p, len);
+                const char *why = "";
+                size_t wlen = 0;
+                p += len;
+                if (!strncmp(p, " (", 2)) {
+                        /* the reason: to the ')' that ends the entry */
+                        const char *q = p + 2, *end = NULL;
+                        for (const char *c = q; (c = strchr(c, ')')); c++)
+                                if (!c[1] || !strncmp(c + 1, ", ", 2)) {
+                                        end = c;
+                                        break;
+                                }
+                        if (!end)
+                                end = q + strlen(q);
+                        why = q, wlen = (size_t)(end - q);
+                        p = *end ? end + 1 : end;
+                }
+                p += strspn(p, ", ");
+                int at = row_of(nodes, n, name, "no benchd checked: Slurm's word only");
+                struct health_node *row = &(*nodes)[at];
+                row->checks++;
+                health_add(row, HEALTH_FAILED, "slurm.state", "resume it in Slurm once it is fixed (scontrol update "
+                           "NodeName=... State=RESUME)", "Slurm holds it down%s%.*s%s: the allreduce checks could not "
+                           "run on it", wlen ? " (" : "", (int)wlen, why, wlen ? ")" : "");
+        }
 }
 
 /* What --drain does for one failed node */
@@ -301,7 +362,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *arg;
         bool json = false, local = false, drain = false;
         const char *level = "quick";
-        long port = 0, timeout = 3000;
+        long port = 0, timeout = 3000, start_timeout = 300;
         int c;
         while ((c = opts_next(&o, &arg)) > 0) {
                 switch (c) {
@@ -313,6 +374,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case OPT_NVML: nvml = arg; break;
                 case OPT_DRAIN: drain = true; break;
                 case OPT_LEVEL: level = arg; break;
+                case OPT_START_TIMEOUT: opts_number(&o, "start-timeout", arg, 1, 86400 * 7, &start_timeout); break;
                 case OPT_PORT: opts_number(&o, "port", arg, 1, 65535, &port); break;
                 case OPT_TIMEOUT: opts_number(&o, "timeout", arg, 1, 600000, &timeout); break;
                 }
@@ -394,17 +456,18 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         struct health_perf pf = { 0 };
         bool have_perf = false, perf_failed = false;
         if (perf) {
-                int r = allreduce_checks(ctx, system, o.sets, &sys, streq(level, "full"), &pf);
-                if (r != BD_EXIT_OK && !pf.run_id)
+                int r = allreduce_checks(ctx, system, o.sets, &sys, streq(level, "full"), (double)start_timeout, &pf);
+                if (r != BD_EXIT_OK && !pf.run_id) {
                         perf_failed = true;     /* submit said why, on standard error */
-                else
+                        slurm_down_rows(launcher, &nodes, &n);
+                } else
                         have_perf = true;
         }
         if (have_perf) {
                 _cleanup_free_ struct health_node **rows = xcalloc((size_t)pf.nnodes + 1, sizeof(*rows));
                 int *at = xcalloc((size_t)pf.nnodes + 1, sizeof(int));
                 for (int i = 0; i < pf.nnodes; i++)
-                        at[i] = row_of(&nodes, &n, pf.nodes[i].name);
+                        at[i] = row_of(&nodes, &n, pf.nodes[i].name, "no benchd checked: only the allreduce ran here");
                 for (int i = 0; i < pf.nnodes; i++)
                         rows[i] = &nodes[at[i]];
                 health_perf_judge(&pf, rows);
@@ -443,7 +506,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 if (have_perf)
                         cJSON_AddItemToObject(j, "allreduce", health_perf_json(&pf));
                 else if (perf_failed)
-                        cJSON_AddStringToObject(j, "allreduce", "not run: the submission failed");
+                        cJSON_AddStringToObject(j, "allreduce", "not run: it could not be submitted, or did not start");
                 if (shape_note)
                         cJSON_AddStringToObject(j, "note", shape_note);
                 char *text = cJSON_Print(j);
@@ -457,7 +520,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 if (have_perf)
                         health_perf_text(&pf, &out);
                 if (perf_failed)
-                        buf_puts(&out, "allreduce checks: not run (the submission failed: see above)\n");
+                        buf_puts(&out, "allreduce checks: not run (see above)\n");
                 for (int i = 0; i < n; i++) {
                         const struct drain *d = &drains[i];
                         if (nodes[i].verdict != HEALTH_FAILED)

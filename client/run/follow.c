@@ -13,6 +13,7 @@
 
 #include "benchctl.h"
 #include "json.h"
+#include "clock.h"
 #include "launch.h"
 #include "progress.h"
 #include "run.h"
@@ -265,6 +266,12 @@ static bool wait_a_second(int fd)
 
 int wait_for_run(struct bd_store *store, const char *id, enum follow_mode mode)
 {
+        return wait_for_run_within(store, id, mode, 0);
+}
+
+int wait_for_run_within(struct bd_store *store, const char *id, enum follow_mode mode, double pending_limit)
+{
+        double since = clock_monotonic();
         bool json = mode == FOLLOW_JSON;
         bool tty = !json && isatty(STDOUT_FILENO);
         struct live lv = { .printed = 0 };
@@ -309,10 +316,21 @@ int wait_for_run(struct bd_store *store, const char *id, enum follow_mode mode)
                 }
                 enum bd_state st = r.state;
                 _cleanup_free_ char *rid = xstrdup(r.id);
+                _cleanup_free_ char *reason = r.reason ? xstrdup(r.reason) : NULL;
                 bd_trials_free(t, r.ntrials);
                 bd_run_release(&r);
                 if (final) {
                         ret = st == ST_COMPLETED ? BD_EXIT_OK : BD_EXIT_RUN;
+                        break;
+                }
+                if (st == ST_PENDING && pending_limit > 0 && clock_monotonic() - since > pending_limit) {
+                        if (tty)
+                                printf("\n");
+                        fflush(stdout);
+                        bd_error("run %s waited %.0f s for its nodes and did not start%s%s%s: cancelling it", rid,
+                                 pending_limit, reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
+                        (void) cancel_run(store, rid, false);
+                        ret = BD_EXIT_RUN;
                         break;
                 }
                 if (!stop_following)

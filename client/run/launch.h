@@ -45,6 +45,10 @@ void run_print_status(const struct bd_run *r, const struct bd_trial *t);
  * terminal, else a line per change of state and at most one a minute of
  * progress. */
 int wait_for_run(struct bd_store *store, const char *id, enum follow_mode mode);
+/* The same, but a run still pending after pending_limit seconds (0: no
+ * limit) is cancelled, said with the scheduler's reason, and BD_EXIT_RUN
+ * returned: a job whose nodes are down is not waited for for ever. */
+int wait_for_run_within(struct bd_store *store, const char *id, enum follow_mode mode, double pending_limit);
 
 /* Cancels a run and records it; prints what happened.  force: record it
  * cancelled even where its job cannot be stopped.  An exit status

@@ -161,7 +161,8 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
         /* one "NAME|STATE|REASON" line a node; a state such as down*, idle*
          * (not responding), down, fail or failing */
         char *argv[] = { "sinfo", "-h", "-N", "-n", (char *)nodes, "-o", "%N|%t|%E", NULL };
-        int r = run(argv, &out), found = 0;
+        char *all[] = { "sinfo", "-h", "-N", "-o", "%N|%t|%E", NULL };
+        int r = run(nodes ? argv : all, &out), found = 0;
         ret[0] = '\0';
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sinfo: %s", strerror(-r))

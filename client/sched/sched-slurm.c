@@ -304,12 +304,13 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
         if (init(err) < 0)
                 return -EHOSTUNREACH;
         ret[0] = '\0';
-        hostlist_t hl = slurm_hostlist_create(nodes);
-        if (!hl)
+        hostlist_t hl = nodes ? slurm_hostlist_create(nodes) : NULL;
+        if (nodes && !hl)
                 return bd_err_set(err, -EINVAL, "bad node list '%s'", nodes);
         node_info_msg_t *msg = NULL;
         if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != 0) {
-                slurm_hostlist_destroy(hl);
+                if (hl)
+                        slurm_hostlist_destroy(hl);
                 return slurm_fail("cannot query the nodes", err);
         }
         _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
@@ -317,7 +318,7 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
         for (uint32_t i = 0; msg && i < msg->record_count; i++) {
                 const node_info_t *nd = &msg->node_array[i];
                 uint32_t st = nd->node_state;
-                if (!nd->name || slurm_hostlist_find(hl, nd->name) < 0)
+                if (!nd->name || (hl && slurm_hostlist_find(hl, nd->name) < 0))
                         continue;
                 if ((st & NODE_STATE_BASE) != NODE_STATE_DOWN && !(st & NODE_STATE_NO_RESPOND) &&
                     !(st & NODE_STATE_FAIL))
@@ -329,7 +330,8 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
         if (found)
                 snprintf(ret, size, "%s", b.s);
         slurm_free_node_info_msg(msg);
-        slurm_hostlist_destroy(hl);
+        if (hl)
+                slurm_hostlist_destroy(hl);
         return found;
 }
 

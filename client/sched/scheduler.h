@@ -42,7 +42,7 @@ int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_
 /* -ENOENT when the controller no longer knows the job (MinJobAge). */
 int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err);
 int slurm_cancel(const char *job_id, struct bd_err *err);
-/* Of NODES (a host list, "n[1-24]"), those the controller holds down,
+/* Of NODES (a host list, "n[1-24]"; NULL: every node), those the controller holds down,
  * failed or not responding, each with its reason: "n7 (Not responding)",
  * comma-separated in ret ("" when none).  Returns how many, or a negative
  * errno with err set.  For a job a node failure ended: the job's own node
