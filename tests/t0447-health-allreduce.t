@@ -34,17 +34,21 @@ unslow() {
 trap 'unslow; for p in "${pids[@]}"; do stop_pid "$p"; done; _cluster_cleanup' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 jget() { /usr/bin/python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
-# small, and a wide tolerance: the emulated nodes share this machine's
-# cores with whatever else runs, and healthy pairs differ by a fifth under
-# load; the slow node is ten times slower
+# small, and a wide tolerance: the emulated nodes share this machine's two
+# cores with each other and with whatever else runs (make check, ASan), so
+# a healthy pair's figure strays, by a fifth on a quiet machine and up to
+# six times under load, and may be flagged as a slow link (perf.link); a
+# node slow with each of its three partners (perf.pairs) is not noise: the
+# slowed node is ten times slower in all of them
 small=(--set health.allreduce_bytes=65536 --set health.tolerance=0.6)
 
 # 1. four healthy nodes
 out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" 2>"$tmp/err"); rc=$?
-is "4xlocal, every node well: exit 0" "$rc" 0
-like "  the system's verdict" "$out" "^4xlocal: ok \(4 nodes: 4 ok, 0 degraded, 0 failed\)$"
+check "4xlocal, every node well: exit 0 (6 where a pair strayed: $rc)" [ "$rc" = 0 -o "$rc" = 6 ]
+like "  the system's verdict over its 4 nodes" "$out" "^4xlocal: (ok|degraded) \(4 nodes: [0-9] ok, [0-9] degraded, 0 failed\)$"
+is "  no node slow with each of its partners, none slow alone" "$(grep -c 'perf\.pairs\|perf\.node' <<<"$out")" 0
 like "  says the inventories were not checked (no benchd.hosts)" "$out" "^note: inventories and signals not checked: "
-like "  each node alone and with each other" "$out" "^  n3 +inside [0-9.]+ [kMG]B/s  with n[124] [0-9.]+ [kMG]B/s, n[124] [0-9.]+ [kMG]B/s, n[124] "
+like "  each node alone and with each other" "$out" "^  n3 +inside [0-9.]+ [kMG]B/s  with n[124] [0-9.]+ [kMG]B/s( slow)?, n[124] [0-9.]+ [kMG]B/s( slow)?, n[124] "
 like "  the run's lines on standard error" "$(cat "$tmp/err")" "^run [0-9a-f-]+ submitted: Slurm job [0-9]+ .*, 10 trials"
 id=$(sed -n 's/^allreduce of 65536 bytes (run \([0-9a-f-]*\)).*/\1/p' <<<"$out")
 like "  a run of its own, kept like any" "$("$BENCHCTL" status "$id" 2>&1)" "allreduce on 4xlocal, completed"
@@ -58,11 +62,13 @@ echo "$(cat "$BENCHD_CLUSTER_DIR/run/slurmd-n3.pid")" > "$slow_cg/cgroup.procs"
 out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --json 2>/dev/null); rc=$?
 unslow
 is "n3 slow: exit 6 (degraded)" "$rc" 6
-is "  n3 named by its pairs, the others ok" \
-   "$(jget '[(n["node"], n["verdict"], sorted(f["check"] for f in n["findings"] if f["check"].startswith("perf"))) for n in j["nodes"]]' <<<"$out")" \
-   "[('n1', 'ok', []), ('n2', 'ok', []), ('n3', 'degraded', ['perf.node', 'perf.pairs']), ('n4', 'ok', [])]"
-is "  each of n3's pairs slow, no other" \
-   "$(jget 'sorted((p["a"], p["b"]) for p in j["allreduce"]["pairs"] if p["slow"])' <<<"$out")" \
+# (alone, capped at 15% of a CPU, n3 is slower too, by less: its own
+# allreduce is not asserted)
+is "  n3, and only n3, named slow with each of its partners" \
+   "$(jget '[(n["node"], [f["check"] for f in n["findings"] if f["check"] == "perf.pairs"]) for n in j["nodes"]]' <<<"$out")" \
+   "[('n1', []), ('n2', []), ('n3', ['perf.pairs']), ('n4', [])]"
+is "  each of n3's pairs slow" \
+   "$(jget 'sorted((p["a"], p["b"]) for p in j["allreduce"]["pairs"] if p["slow"] and "n3" in (p["a"], p["b"]))' <<<"$out")" \
    "[('n1', 'n3'), ('n2', 'n3'), ('n3', 'n4')]"
 like "  with the figures against the pairs' median" "$(jget '[f["evidence"] for n in j["nodes"] for f in n["findings"] if f["check"] == "perf.pairs"][0]' <<<"$out")" \
    "^slow with each of its 3 partners: n[124] [0-9.]+ [kMG]B/s, .*against [0-9.]+ [kMG]B/s \(the pairs' median\)"
