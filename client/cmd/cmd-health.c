@@ -267,40 +267,26 @@ static int row_of(struct health_node **nodes, int *n, const char *name, const ch
 }
 
 /* The nodes Slurm holds down, failed or not responding, each a failed row
- * (the allreduce job waited for them): from "n7 (Not responding), n8" */
+ * (the allreduce job waited for them) */
 static void slurm_down_rows(const char *launcher, struct health_node **nodes, int *n)
 {
-        char down[4096];
+        struct slurm_down *down;
+        int k;
         struct bd_err err;
-        if (!streq(launcher, "slurm") || slurm_failed_nodes(NULL, down, sizeof(down), &err) <= 0)
+        if (!streq(launcher, "slurm") || slurm_down_nodes(NULL, &down, &k, &err) < 0)
                 return;
-        for (const char *p = down; *p;) {
-                size_t len = strcspn(p, " ,");
-                _cleanup_free_ char *name = xstrndup(p, len);
-                const char *why = "";
-                size_t wlen = 0;
-                p += len;
-                if (!strncmp(p, " (", 2)) {
-                        /* the reason: to the ')' that ends the entry */
-                        const char *q = p + 2, *end = NULL;
-                        for (const char *c = q; (c = strchr(c, ')')); c++)
-                                if (!c[1] || !strncmp(c + 1, ", ", 2)) {
-                                        end = c;
-                                        break;
-                                }
-                        if (!end)
-                                end = q + strlen(q);
-                        why = q, wlen = (size_t)(end - q);
-                        p = *end ? end + 1 : end;
-                }
-                p += strspn(p, ", ");
-                int at = row_of(nodes, n, name, "no benchd checked: Slurm's word only");
+        for (int i = 0; i < k; i++) {
+                /* the controller's reasons are an administrator's words: no escape sequences */
+                char why[sizeof(down[i].reason)];
+                (void) str_sanitize(why, sizeof(why), down[i].reason, "?");
+                int at = row_of(nodes, n, down[i].name, "no benchd checked: Slurm's word only");
                 struct health_node *row = &(*nodes)[at];
                 row->checks++;
                 health_add(row, HEALTH_FAILED, "slurm.state", "resume it in Slurm once it is fixed (scontrol update "
-                           "NodeName=... State=RESUME)", "Slurm holds it down%s%.*s%s: the allreduce checks could not "
-                           "run on it", wlen ? " (" : "", (int)wlen, why, wlen ? ")" : "");
+                           "NodeName=... State=RESUME)", "Slurm holds it down%s%s%s: the allreduce checks could not "
+                           "run on it", why[0] ? " (" : "", why, why[0] ? ")" : "");
         }
+        free(down);
 }
 
 /* What --drain does for one failed node */
@@ -327,7 +313,7 @@ static void drain_reason(const struct health_node *h, char *buf, size_t size)
 /* The Slurm node a checked node is: in a prolog Slurm's own name for this
  * one ($SLURMD_NODENAME); else the host name its benchd gave, or the host
  * of its address, whichever Slurm knows */
-static void drain_one(const struct health_node *h, bool local, bool really, struct drain *d)
+static void drain_one(const struct health_node *h, bool local, struct drain *d)
 {
         struct bd_err err = { 0 };
         char host[256];
@@ -350,10 +336,10 @@ static void drain_one(const struct health_node *h, bool local, bool really, stru
                 str_copy(d->error, sizeof(d->error), err.msg);
                 return;
         }
-        if (really && slurm_drain(d->slurm, d->reason, &err) < 0)
+        if (slurm_drain(d->slurm, d->reason, &err) < 0)
                 str_copy(d->error, sizeof(d->error), err.msg);
         else
-                d->done = really;
+                d->done = true;
 }
 
 int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
@@ -481,7 +467,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         continue;
                 ndrain++;
                 if (drain) {
-                        drain_one(&nodes[i], local, true, &drains[i]);
+                        drain_one(&nodes[i], local, &drains[i]);
                         drain_failed += !drains[i].done;
                 } else
                         drain_reason(&nodes[i], drains[i].reason, sizeof(drains[i].reason));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "macro.h"
 #include "scheduler.h"
 
@@ -68,4 +69,22 @@ long slurm_time_minutes(const char *s)
                 sec = f[2];
         }
         return days * 1440 + h * 60 + m + (sec + 59) / 60;
+}
+
+int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err *err)
+{
+        struct slurm_down *down;
+        int n;
+        ret[0] = '\0';
+        int r = slurm_down_nodes(nodes, &down, &n, err);
+        if (r < 0)
+                return r;
+        _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
+        for (int i = 0; i < n; i++)
+                buf_printf(&b, "%s%s%s%s%s", i ? ", " : "", down[i].name, down[i].reason[0] ? " (" : "",
+                           down[i].reason, down[i].reason[0] ? ")" : "");
+        if (n)
+                snprintf(ret, size, "%s", b.s);
+        free(down);
+        return n;
 }

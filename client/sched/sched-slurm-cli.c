@@ -154,16 +154,16 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
         return 0;
 }
 
-int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err *err)
+int slurm_down_nodes(const char *nodes, struct slurm_down **ret, int *n, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
-        _cleanup_buf_ struct bd_buf b = BD_BUF_INIT, seen = BD_BUF_INIT;
         /* one "NAME|STATE|REASON" line a node; a state such as down*, idle*
          * (not responding), down, fail or failing */
         char *argv[] = { "sinfo", "-h", "-N", "-n", (char *)nodes, "-o", "%N|%t|%E", NULL };
         char *all[] = { "sinfo", "-h", "-N", "-o", "%N|%t|%E", NULL };
-        int r = run(nodes ? argv : all, &out), found = 0;
-        ret[0] = '\0';
+        int r = run(nodes ? argv : all, &out);
+        *ret = NULL;
+        *n = 0;
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sinfo: %s", strerror(-r))
                              : fail("cannot query the nodes", &out, err);
@@ -176,18 +176,20 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
                 *why++ = '\0';
                 size_t sl = strlen(st);
                 bool bad = str_has_prefix(st, "down") || str_has_prefix(st, "fail") || (sl && st[sl - 1] == '*');
-                /* sinfo lists a node once per partition */
-                _cleanup_free_ char *key = xasprintf("\n%s\n", l);
-                if (!bad || (seen.s && strstr(seen.s, key)))
+                if (!bad)
                         continue;
-                buf_printf(&seen, "%s%s\n", seen.len ? "" : "\n", l);
-                buf_printf(&b, "%s%s", found++ ? ", " : "", l);
-                if (*why && !streq(why, "none"))
-                        buf_printf(&b, " (%s)", why);
+                /* sinfo lists a node once per partition */
+                bool seen = false;
+                for (int i = 0; i < *n; i++)
+                        seen |= streq((*ret)[i].name, l);
+                if (seen)
+                        continue;
+                *ret = xrealloc(*ret, (size_t)(*n + 1) * sizeof(**ret));
+                struct slurm_down *d = &(*ret)[(*n)++];
+                str_copy(d->name, sizeof(d->name), l);
+                str_copy(d->reason, sizeof(d->reason), streq(why, "none") ? "" : why);
         }
-        if (found)
-                snprintf(ret, size, "%s", b.s);
-        return found;
+        return 0;
 }
 
 int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *err)

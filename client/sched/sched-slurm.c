@@ -299,11 +299,12 @@ static enum bd_state map_state(uint32_t s)
         }
 }
 
-int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err *err)
+int slurm_down_nodes(const char *nodes, struct slurm_down **ret, int *n, struct bd_err *err)
 {
+        *ret = NULL;
+        *n = 0;
         if (init(err) < 0)
                 return -EHOSTUNREACH;
-        ret[0] = '\0';
         hostlist_t hl = nodes ? slurm_hostlist_create(nodes) : NULL;
         if (nodes && !hl)
                 return bd_err_set(err, -EINVAL, "bad node list '%s'", nodes);
@@ -313,8 +314,6 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
                         slurm_hostlist_destroy(hl);
                 return slurm_fail("cannot query the nodes", err);
         }
-        _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
-        int found = 0;
         for (uint32_t i = 0; msg && i < msg->record_count; i++) {
                 const node_info_t *nd = &msg->node_array[i];
                 uint32_t st = nd->node_state;
@@ -323,16 +322,15 @@ int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err 
                 if ((st & NODE_STATE_BASE) != NODE_STATE_DOWN && !(st & NODE_STATE_NO_RESPOND) &&
                     !(st & NODE_STATE_FAIL))
                         continue;
-                buf_printf(&b, "%s%s", found++ ? ", " : "", nd->name);
-                if (nd->reason && *nd->reason)
-                        buf_printf(&b, " (%s)", nd->reason);
+                *ret = xrealloc(*ret, (size_t)(*n + 1) * sizeof(**ret));
+                struct slurm_down *d = &(*ret)[(*n)++];
+                str_copy(d->name, sizeof(d->name), nd->name);
+                str_copy(d->reason, sizeof(d->reason), nd->reason ? nd->reason : "");
         }
-        if (found)
-                snprintf(ret, size, "%s", b.s);
         slurm_free_node_info_msg(msg);
         if (hl)
                 slurm_hostlist_destroy(hl);
-        return found;
+        return 0;
 }
 
 int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *err)

@@ -42,11 +42,19 @@ int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_
 /* -ENOENT when the controller no longer knows the job (MinJobAge). */
 int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err);
 int slurm_cancel(const char *job_id, struct bd_err *err);
-/* Of NODES (a host list, "n[1-24]"; NULL: every node), those the controller holds down,
- * failed or not responding, each with its reason: "n7 (Not responding)",
- * comma-separated in ret ("" when none).  Returns how many, or a negative
- * errno with err set.  For a job a node failure ended: the job's own node
- * list drops the failed node while the job completes. */
+/* A node the controller holds down, failed or not responding */
+struct slurm_down {
+        char name[128];
+        char reason[256];       /* "" when Slurm gives none */
+};
+/* Of NODES (a host list, "n[1-24]"; NULL: every node), those the controller
+ * holds down, failed or not responding: *ret (free()) holds *n of them.
+ * Returns 0, or a negative errno with err set. */
+int slurm_down_nodes(const char *nodes, struct slurm_down **ret, int *n, struct bd_err *err);
+/* The same as text: "n7 (Not responding), n8" in ret ("" when none).
+ * Returns how many, or a negative errno with err set.  For a job a node
+ * failure ended: the job's own node list drops the failed node while the
+ * job completes. */
 int slurm_failed_nodes(const char *nodes, char *ret, size_t size, struct bd_err *err);
 /* The Slurm node that is host: the one whose NodeName or NodeHostname is
  * host, else the only one whose NodeAddr is; its name in ret.  -ENOENT with
