@@ -118,6 +118,8 @@ void health_perf_judge(struct health_perf *p, struct health_node *const *rows)
         const char *pair_src = p->pair_expect > 0 ? "expected" : "the pairs' median";
         for (int i = 0; i < p->npairs; i++)
                 p->pairs[i].slow = !isfinite(p->pairs[i].bw) || below(p->pairs[i].bw, p->pair_ref, p->tolerance);
+        /* the nodes slow (or failed) with each of their partners */
+        bool *blamed = xcalloc((size_t)p->nnodes + 1, sizeof(bool));
         for (int i = 0; i < p->nnodes; i++) {
                 const struct health_perf_node *nd = &p->nodes[i];
                 struct health_node *row = rows[i];
@@ -152,10 +154,11 @@ void health_perf_judge(struct health_perf *p, struct health_node *const *rows)
                 if (!npairs)
                         continue;
                 row->checks++;
+                blamed[i] = npairs >= 2 && slow == npairs;
                 if (npairs >= 2 && failed == npairs)
                         health_add(row, HEALTH_FAILED, "perf.pairs", A_FAILED_RUN,
                                    "the allreduce failed with each of its %d partners", npairs);
-                else if (npairs >= 2 && slow == npairs)
+                else if (blamed[i])
                         health_add(row, HEALTH_DEGRADED, "perf.pairs", A_SLOW_NODE,
                                    "slow with each of its %d partners: %s, against %s (%s)", npairs, with.s, ref, pair_src);
         }
@@ -168,13 +171,7 @@ void health_perf_judge(struct health_perf *p, struct health_node *const *rows)
                 for (int side = 0; side < 2; side++) {
                         int i = side ? pr->b : pr->a, o = side ? pr->a : pr->b;
                         struct health_node *row = rows[i];
-                        bool blamed = false;
-                        for (int f = 0; f < row->nfindings; f++)
-                                blamed |= str_has_prefix(row->findings[f].check, "perf.pairs");
-                        bool other_blamed = false;
-                        for (int f = 0; f < rows[o]->nfindings; f++)
-                                other_blamed |= str_has_prefix(rows[o]->findings[f].check, "perf.pairs");
-                        if (blamed || other_blamed)
+                        if (blamed[i] || blamed[o])
                                 continue;
                         char a[32], b[32];
                         if (isfinite(pr->bw))
@@ -188,6 +185,7 @@ void health_perf_judge(struct health_perf *p, struct health_node *const *rows)
                                            pr->why[0] ? pr->why : "no result");
                 }
         }
+        free(blamed);
 }
 
 static void fmt_bw(double v, struct bd_buf *out)
