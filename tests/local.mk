@@ -289,6 +289,19 @@ dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/i
 .PHONY: check-learn
 check-learn: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LEARN_TESTS)' check_PROGRAMS= XFAIL_TESTS=
+# make check-sanitizers: make check less the tests that add nothing under
+# the sanitizers but minutes (CI's ASan/UBSan stage, in an
+# --enable-sanitizers build): 16 ranks of Mask R-CNN through Slurm (t0780;
+# the trainer's code runs sanitized in t0760 and t0790, the Slurm path in
+# t0210 and t0680), the sweeps and suites through Slurm (t0915, t0920; their
+# code runs sanitized in t0910, t0211 and t0900).  They run unsanitized in
+# make check.
+SANITIZER_SKIP = tests/t0780-maskrcnn-slurm.t tests/t0915-sweep-slurm.t tests/t0920-suite.t
+.PHONY: check-sanitizers
+check-sanitizers: all
+	$(AM_V_at)list=; for t in $(TESTS); do \
+	  case " $(SANITIZER_SKIP) " in *" $$t "*) ;; *) list="$$list $$t" ;; esac; \
+	done; $(MAKE) $(AM_MAKEFLAGS) check TESTS="$$list"
 # make check-image: the packages (make deb) and the image (benchctl image
 # build, its base cached by the package list's checksum under
 # $BENCHD_IMAGE_CACHE, default ~/.cache/benchd/images), run for real
