@@ -94,6 +94,16 @@ is "  a verdict per node, the cluster's the worst" \
 is "  each finding with its evidence and action" \
    "$(jget 'sorted(j["nodes"][1]["findings"][0].keys())' <<<"$out")" "['action', 'check', 'evidence', 'level']"
 
+out=$("$BENCHCTL" health --system C4140 --nodes "$good,$gpu_gone,$down" --timeout 1000 --html "$tmp/h.html"); rc=$?
+is "--html: the same verdict" "$rc" 7
+is "  the page: a row per node, the findings, what --drain would do; nothing fetched, no script" \
+   "$(python3 "$srcdir/tests/html-check.py" "$tmp/h.html" "<td>$good</td><td>ok</td>" "<td>$down</td><td>failed</td>" \
+      "<td>gpu.count</td>" "<td>node.reach</td>" "would drain (--drain)" "C4140: failed (3 nodes: 1 ok, 0 degraded, 2 failed)")" \
+   "0 no-script [] [] True True True True True True"
+out=$("$BENCHCTL" health --system C4140 --nodes "$good" --html "$tmp/nosuch/h.html" 2>&1); rc=$?
+is "--html in a directory that is not there: exit 2, before any check" "$rc" 2
+like "  names it" "$out" "--html $tmp/nosuch/h.html: no directory $tmp/nosuch"
+
 # 4. the signals: NVML's answers (recorded: tests/fixtures/nvml/, read by
 # benchd's own NVML code through tests/helper/libnvidia-ml.so.1) and the
 # NICs' error counters, judged by their thresholds

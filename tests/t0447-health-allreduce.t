@@ -59,7 +59,7 @@ slow_cg=$cgbase/benchd-t0447-$$
 mkdir "$slow_cg"
 if [ "$cgv" = 1 ]; then echo 15000 > "$slow_cg/cpu.cfs_quota_us"; else echo "15000 100000" > "$slow_cg/cpu.max"; fi
 echo "$(cat "$BENCHD_CLUSTER_DIR/run/slurmd-n3.pid")" > "$slow_cg/cgroup.procs"
-out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --json 2>/dev/null); rc=$?
+out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --json --html "$tmp/slow.html" 2>/dev/null); rc=$?
 unslow
 is "n3 slow: exit 6 (degraded)" "$rc" 6
 # (alone, capped at 15% of a CPU, n3 is slower too, by less: its own
@@ -72,6 +72,10 @@ is "  each of n3's pairs slow" \
    "[('n1', 'n3'), ('n2', 'n3'), ('n3', 'n4')]"
 like "  with the figures against the pairs' median" "$(jget '[f["evidence"] for n in j["nodes"] for f in n["findings"] if f["check"] == "perf.pairs"][0]' <<<"$out")" \
    "^slow with each of its 3 partners: n[124] [0-9.]+ [kMG]B/s, .*against [0-9.]+ [kMG]B/s \(the pairs' median\)"
+
+is "  the page: its plot (the pairs' map) parses, nothing fetched, no script" \
+   "$(python3 "$srcdir/tests/html-check.py" "$tmp/slow.html" "<td>n3</td><td>degraded</td>" "perf.pairs" \
+      "allreduce between two nodes")" "1 no-script [] [] True True True"
 
 # 3. the system's expectation: every pair below 1000 GB/s
 out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --set health.pair_gbps=1000 --set health.pair_rounds=2 2>/dev/null); rc=$?

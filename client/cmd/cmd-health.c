@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include "run.h"
 #include "nodes.h"
 #include "nvml.h"
+#include "pages.h"
 #include "scheduler.h"
 #include "signals.h"
 #include "strutil.h"
@@ -41,6 +43,7 @@
 #define OPT_DRAIN 386
 #define OPT_LEVEL 387
 #define OPT_START_TIMEOUT 388
+#define OPT_HTML 389
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the system the nodes should be" },
@@ -54,6 +57,7 @@ static const struct bd_option options[] = {
           "busy) is cancelled and said (default 300)" },
         { "drain", OPT_DRAIN, NULL, "ask Slurm to drain the failed nodes (without it: say which it would)" },
         { "json", 'j', NULL, "print JSON" },
+        { "html", OPT_HTML, "FILE", "also write the verdict as a page: a row per node, the findings, the allreduce pairs" },
         { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's)" },
         { "timeout", OPT_TIMEOUT, "MS", "a node that has not answered after MS milliseconds is failed (default 3000)" },
         COMMON_SYSTEM_OPTIONS,
@@ -345,7 +349,7 @@ static void drain_one(const struct health_node *h, bool local, struct drain *d)
 int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
-        const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *arg;
+        const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *html = NULL, *arg;
         bool json = false, local = false, drain = false;
         const char *level = "quick";
         long port = 0, timeout = 3000, start_timeout = 300;
@@ -354,6 +358,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 switch (c) {
                 case 's': system = arg; break;
                 case 'j': json = true; break;
+                case OPT_HTML: html = arg; break;
                 case OPT_NODES: list = arg; break;
                 case OPT_NODE_LOCAL: local = true; break;
                 case OPT_SYSFS_ROOT: root = arg; break;
@@ -381,6 +386,14 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         if (nvml && !local && !root)
                 return usage_error(cmd, "--nvml-library goes with --node-local or --sysfs-root (benchd loads NVML on the nodes)");
         struct stat st;
+        if (html) {
+                _cleanup_free_ char *copy = xstrdup(html);
+                const char *dir = dirname(copy);
+                if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                        bd_error("health: --html %s: no directory %s", html, dir);
+                        return BD_EXIT_USAGE;
+                }
+        }
         if (root && (stat(root, &st) < 0 || !S_ISDIR(st.st_mode))) {
                 bd_error("health: --sysfs-root %s: not a directory", root);
                 return BD_EXIT_USAGE;
@@ -519,6 +532,28 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 if (ndrain && !drain)
                         buf_printf(&out, "(--drain asks Slurm to drain %s)\n", ndrain == 1 ? "it" : "them");
         }
+        int page_failed = 0;
+        if (html) {
+                char **cells = xcalloc((size_t)n + 1, sizeof(char *));
+                for (int i = 0; i < n; i++) {
+                        const struct drain *d = &drains[i];
+                        if (nodes[i].verdict != HEALTH_FAILED)
+                                cells[i] = xstrdup("");
+                        else if (d->done)
+                                cells[i] = xasprintf("drained (Slurm node %s)", d->slurm);
+                        else if (d->error[0])
+                                cells[i] = xasprintf("not drained: %s", d->error);
+                        else
+                                cells[i] = xstrdup("would drain (--drain)");
+                }
+                _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
+                _cleanup_free_ char *note = shape_note ? xstrdup(shape_note)
+                                          : perf_failed ? xstrdup("The allreduce checks did not run: the job could "
+                                                                  "not be submitted, or did not start.") : NULL;
+                health_html(sys.name, nodes, n, (const char *const *)cells, have_perf ? &pf : NULL, note, &page);
+                page_failed = write_page(html, &page) < 0;
+                strv_free(cells);
+        }
         fwrite(out.s, 1, out.len, stdout);
         for (int i = 0; i < n; i++)
                 if (drains[i].error[0])
@@ -529,7 +564,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         health_perf_release(&pf);
         free(shape_note);
         system_release(&sys);
-        if (drain_failed || (perf_failed && worst == HEALTH_OK))
+        if (drain_failed || page_failed || (perf_failed && worst == HEALTH_OK))
                 return BD_EXIT_FAIL;
         return worst == HEALTH_FAILED ? BD_EXIT_UNHEALTHY : worst == HEALTH_DEGRADED ? BD_EXIT_DEGRADED : BD_EXIT_OK;
 }

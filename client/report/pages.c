@@ -3,7 +3,8 @@
  * throughput per trial), sweeps (the table, a heat map, speedup and
  * efficiency against the ideal), suites (the table, the diff per
  * benchmark) and scaling reports (speedup, efficiency, time and cost per
- * node count).  Nothing is fetched: one file, readable offline, printable. */
+ * node count) and health checks (a row per node, its findings, the
+ * allreduce pairs as a map).  Nothing is fetched: one file, readable offline, printable. */
 #include "config.h"
 
 #include <math.h>
@@ -538,5 +539,139 @@ void scaling_html(const struct scaling_data *d, struct bd_buf *out)
         free(ef);
         free(ttt);
         free(cost);
+        html_end(out);
+}
+
+/* ---- benchctl health ---- */
+
+static void health_perf_html(const struct health_perf *p, struct bd_buf *out)
+{
+        char a[48], b[48];
+        _cleanup_free_ char *what = xasprintf("Allreduce of %.0f bytes (run %s), bus bandwidth in GB/s; slow: %.0f%% "
+                                              "or more below the reference.", p->bytes, p->run_id ? p->run_id : "-",
+                                              100 * p->tolerance);
+        html_h(out, 2, "allreduce");
+        html_p(out, what);
+        if (isfinite(p->node_ref))
+                snprintf(a, sizeof(a), "%.3g GB/s (%s)", p->node_ref, p->node_expect > 0 ? "expected" : "median");
+        else
+                snprintf(a, sizeof(a), "no expectation");
+        if (isfinite(p->pair_ref))
+                snprintf(b, sizeof(b), "%.3g GB/s (%s)", p->pair_ref, p->pair_expect > 0 ? "expected" : "median");
+        else
+                snprintf(b, sizeof(b), "no expectation");
+        _cleanup_free_ char *refs = xasprintf("Reference inside a node: %s; between two nodes: %s.", a, p->npairs ? b : "none run");
+        html_p(out, refs);
+        static const char *const head[] = { "node", "inside (GB/s)", "pairs", "slow pairs", "lowest pair (GB/s)" };
+        html_table_begin(out, head, ARRAY_SIZE(head));
+        for (int i = 0; i < p->nnodes; i++) {
+                int np = 0, slow = 0;
+                double low = NAN;
+                for (int q = 0; q < p->npairs; q++) {
+                        const struct health_perf_pair *pr = &p->pairs[q];
+                        if (pr->a != i && pr->b != i)
+                                continue;
+                        np++;
+                        slow += pr->slow;
+                        if (isfinite(pr->bw) && !(pr->bw >= low))
+                                low = pr->bw;
+                }
+                char c1[32], c2[16], c3[16], c4[32];
+                const char *cells[] = { p->nodes[i].name,
+                                        !p->nodes[i].alone_ran ? "-" : isfinite(p->nodes[i].alone)
+                                                ? FMT(c1, "%.3g", p->nodes[i].alone) : "failed",
+                                        FMT(c2, "%.0f", (double)np), FMT(c3, "%.0f", (double)slow),
+                                        FMT(c4, "%.3g", low) };
+                html_row(out, cells, ARRAY_SIZE(cells));
+        }
+        html_table_end(out);
+        if (!p->npairs || p->nnodes < 2)
+                return;
+        /* the pairs as a node-by-node map: a slow node is a row and a column
+         * of low figures, a slow link one cell (and its mirror) */
+        size_t n = (size_t)p->nnodes;
+        double *vals = xcalloc(n * n, sizeof(double));
+        char **texts = xcalloc(n * n, sizeof(char *));
+        const char **labels = xcalloc(n, sizeof(char *));
+        for (size_t i = 0; i < n * n; i++)
+                vals[i] = NAN;
+        for (size_t i = 0; i < n; i++)
+                labels[i] = p->nodes[i].name;
+        for (int q = 0; q < p->npairs; q++) {
+                const struct health_perf_pair *pr = &p->pairs[q];
+                size_t x = (size_t)pr->a, y = (size_t)pr->b;
+                for (int side = 0; side < 2; side++) {
+                        size_t k = side ? y * n + x : x * n + y;
+                        vals[k] = pr->bw;
+                        free(texts[k]);
+                        texts[k] = isfinite(pr->bw) ? xasprintf("%.3g%s", pr->bw, pr->slow ? " slow" : "")
+                                                    : xstrdup("failed");
+                }
+        }
+        for (size_t i = 0; i < n * n; i++)
+                if (!texts[i])
+                        texts[i] = xstrdup("");
+        svg_heatmap(out, &(struct svg_heatmap){ .title = "allreduce between two nodes", .rowlabel = "node",
+                                                .collabel = "with", .valuelabel = "GB/s", .nrows = n, .ncols = n,
+                                                .rowlabels = labels, .collabels = labels, .values = vals,
+                                                .cell_text = (const char *const *)texts });
+        for (size_t i = 0; i < n * n; i++)
+                free(texts[i]);
+        free(texts);
+        free(vals);
+        free(labels);
+}
+
+void health_html(const char *system, const struct health_node *nodes, int n, const char *const *drain,
+                 const struct health_perf *perf, const char *note, struct bd_buf *out)
+{
+        _cleanup_free_ char *title = xasprintf("benchd health: %s", system);
+        int count[3] = { 0 };
+        for (int i = 0; i < n; i++)
+                count[nodes[i].verdict]++;
+        html_begin(out, title);
+        html_h(out, 1, title);
+        _cleanup_free_ char *verdict = xasprintf("%s: %s (%d node%s: %d ok, %d degraded, %d failed).", system,
+                                                 health_level_name(health_worst(nodes, n)), n, n == 1 ? "" : "s",
+                                                 count[HEALTH_OK], count[HEALTH_DEGRADED], count[HEALTH_FAILED]);
+        html_p(out, verdict);
+        if (note)
+                html_p(out, note);
+        static const char *const head[] = { "node", "verdict", "host", "checks", "findings", "drain" };
+        html_table_begin(out, head, ARRAY_SIZE(head));
+        for (int i = 0; i < n; i++) {
+                const struct health_node *h = &nodes[i];
+                char c[16], f[16];
+                snprintf(c, sizeof(c), "%d", h->checks);
+                snprintf(f, sizeof(f), "%d", h->nfindings);
+                const char *cells[] = { h->node, health_level_name(h->verdict), h->host ? h->host : "-", c, f,
+                                        drain && drain[i] ? drain[i] : "" };
+                html_row(out, cells, ARRAY_SIZE(cells));
+        }
+        html_table_end(out);
+        bool any = false;
+        for (int i = 0; i < n; i++)
+                any |= nodes[i].nfindings > 0 || nodes[i].note;
+        if (any) {
+                html_h(out, 2, "findings");
+                static const char *const fhead[] = { "node", "level", "check", "evidence", "what to do" };
+                html_table_begin(out, fhead, ARRAY_SIZE(fhead));
+                for (int i = 0; i < n; i++) {
+                        const struct health_node *h = &nodes[i];
+                        if (h->note) {
+                                const char *cells[] = { h->node, "note", "", h->note, "" };
+                                html_row(out, cells, ARRAY_SIZE(cells));
+                        }
+                        for (int k = 0; k < h->nfindings; k++) {
+                                const struct health_finding *fd = &h->findings[k];
+                                const char *cells[] = { h->node, health_level_name(fd->level), fd->check, fd->evidence,
+                                                        fd->action };
+                                html_row(out, cells, ARRAY_SIZE(cells));
+                        }
+                }
+                html_table_end(out);
+        }
+        if (perf)
+                health_perf_html(perf, out);
         html_end(out);
 }
