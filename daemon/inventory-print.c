@@ -94,6 +94,10 @@ void inventory_print(const struct inventory *inv, FILE *f)
         fprintf(f, "software  driver %s, CUDA %s, NCCL %s, MPI %s\n", inv->sw.driver[0] ? inv->sw.driver : "-",
                 inv->sw.cuda[0] ? inv->sw.cuda : "-", inv->sw.nccl[0] ? inv->sw.nccl : "-",
                 inv->sw.mpi[0] ? inv->sw.mpi : "-");
+        fprintf(f, "runtimes ");
+        for (int i = 0; i < inv->sw.nruntimes; i++)
+                fprintf(f, " %s", inv->sw.runtimes[i]);
+        fprintf(f, "%s\n", inv->sw.nruntimes ? "" : " -");
         if (inv->ngpus)
                 print_matrix(inv, f);
         buf_release(&b);

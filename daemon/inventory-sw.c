@@ -1,6 +1,7 @@
 /* inventory-sw.c: local storage that can take a staged dataset, and the
  * versions of the software a training run depends on (NVIDIA driver, CUDA,
- * NCCL, MPI), found in the files those packages install. */
+ * NCCL, MPI), found in the files those packages install, and the container
+ * runtimes installed. */
 #include "config.h"
 
 #include <dirent.h>
@@ -8,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include "fs.h"
@@ -197,6 +199,24 @@ static void mpi_version(struct inventory *inv)
                 }
 }
 
+/* The container runtimes' programs in the usual places (executable files) */
+static void container_runtimes(struct inventory *inv)
+{
+        static const char *const progs[] = { "docker", "podman", "ch-run", "apptainer", "singularity", "enroot", NULL };
+        static const char *const dirs[] = { "/usr/bin", "/usr/local/bin", "/bin", "/usr/sbin", "/usr/local/sbin",
+                                            "/opt/apptainer/bin", NULL };
+        for (const char *const *p = progs; *p && inv->sw.nruntimes < (int)ARRAY_SIZE(inv->sw.runtimes); p++)
+                for (const char *const *d = dirs; *d; d++) {
+                        _cleanup_free_ char *rel = xasprintf("%s/%s", *d, *p);
+                        _cleanup_free_ char *path = inv_path(inv, rel);
+                        struct stat st;
+                        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111)) {
+                                STR_COPY(inv->sw.runtimes[inv->sw.nruntimes++], *p);
+                                break;
+                        }
+                }
+}
+
 void inventory_scan_software(struct inventory *inv)
 {
         scan_storage(inv);
@@ -204,4 +224,5 @@ void inventory_scan_software(struct inventory *inv)
         cuda_version(inv);
         nccl_version(inv);
         mpi_version(inv);
+        container_runtimes(inv);
 }

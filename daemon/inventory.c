@@ -298,6 +298,9 @@ cJSON *inventory_json(const struct inventory *inv)
         cJSON_AddItemToObject(sw, "cuda", str_or_null(inv->sw.cuda));
         cJSON_AddItemToObject(sw, "nccl", str_or_null(inv->sw.nccl));
         cJSON_AddItemToObject(sw, "mpi", str_or_null(inv->sw.mpi));
+        cJSON *rt = cJSON_AddArrayToObject(sw, "container_runtimes");
+        for (int i = 0; i < inv->sw.nruntimes; i++)
+                cJSON_AddItemToArray(rt, cJSON_CreateString(inv->sw.runtimes[i]));
         cJSON_AddItemToObject(o, "nvml", inv->nvml_reason[0] ? cJSON_CreateString(inv->nvml_reason)
                                                             : cJSON_CreateString("used"));
 

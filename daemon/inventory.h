@@ -96,6 +96,8 @@ struct inventory {
         struct inv_mount mounts[INV_MAX_MOUNTS];
         struct {
                 char driver[64], cuda[32], nccl[32], mpi[64];   /* "" when not found */
+                char runtimes[8][16];   /* container runtimes found: docker, podman, ch-run, ... */
+                int nruntimes;
         } sw;
         char nvml_reason[160];  /* why NVML was not used, "" when it was */
         cJSON *warnings;        /* array of strings */

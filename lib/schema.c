@@ -117,6 +117,15 @@ static const struct schema_key health_keys[] = {
         { 0 }
 };
 
+static const struct schema_key software_keys[] = {
+        { "nvidia_driver", S_STRING, NULL, ANY, NULL, W_VERSION,
+          "the NVIDIA driver every node has: 535.104.05, 535 (any 535.x) or >=535.104 (at least)" },
+        { "cuda", S_STRING, NULL, ANY, NULL, W_VERSION, "the CUDA toolkit every node has: 12.2 or >=12.0" },
+        { "nccl", S_STRING, NULL, ANY, NULL, W_VERSION, "the NCCL every node has: 2.18.3 or >=2.18" },
+        { "mpi", S_STRING, NULL, ANY, NULL, W_VERSION, "the MPI every node has: Open MPI 4.1, MPICH >=4.0, >=4.1" },
+        { 0 }
+};
+
 static const struct schema_key benchd_keys[] = {
         { "hosts", S_STRING_LIST, NULL, ANY, NULL, W_TOKEN, "nodes running benchd (HOST or HOST:PORT)" },
         { "port", S_INT, NULL, RANGE(1, 65535), NULL, W_ANY, "benchd's port on the nodes" },
@@ -156,6 +165,8 @@ static const struct schema_key base_keys[] = {
         { "binding", S_OBJECT, binding_keys, ANY, NULL, W_ANY, "CPU and memory binding of ranks" },
         { "benchd", S_OBJECT, benchd_keys, ANY, NULL, W_ANY, "the node daemons of the system" },
         { "health", S_OBJECT, health_keys, ANY, NULL, W_ANY, "benchctl health's allreduce checks" },
+        { "software", S_OBJECT, software_keys, ANY, NULL, W_ANY,
+          "the versions every node must have (benchctl health; a key not given is not checked)" },
         { "staging", S_OBJECT, staging_keys, ANY, NULL, W_ANY, "node-local copies of the dataset" },
         { "paths", S_OBJECT, path_keys, ANY, NULL, W_ANY, "data, log and weights directories" },
         { "trials", S_INT, NULL, RANGE(1, 100), NULL, W_ANY, "trials per run" },
@@ -274,6 +285,8 @@ static bool word_ok(enum schema_word w, const char *s)
                 long n;
                 return isdigit((unsigned char)*s) && str_parse_long(s, &n) == 0 && n >= 1 && n <= 4096;
         }
+        case W_VERSION:
+                return str_version_valid(s);
         case W_NODE_GROUPS: {
                 struct node_groups g;
                 struct bd_err err;
@@ -296,6 +309,8 @@ static const char *word_rule(enum schema_word w)
         case W_OPTION: return "an option starting with '-'";
         case W_TENANTS: return "off, per-gpu or a number of tenants from 1 to 4096";
         case W_NODE_GROUPS: return "off, or rounds of node groups by their places: 1+2,3+4;1+3,2+4";
+        case W_VERSION: return "a version: 12.2 (that version), >=12.2 (at least), with a product name first where "
+                               "it matters (Open MPI 4.1)";
         default: return "one line of text";
         }
 }

@@ -35,6 +35,7 @@ enum schema_word {
         W_OPTION,       /* a command-line option: starts with '-' */
         W_TENANTS,      /* off, per-gpu or a number of tenants, 1 to 4096 */
         W_NODE_GROUPS,  /* off, or rounds of node groups: 1+2,3+4;1+3,2+4 (groups.h) */
+        W_VERSION,      /* a software version: [FAMILY ][>=]N[.N]... (strutil.h) */
 };
 
 struct schema_key {

@@ -195,3 +195,88 @@ size_t str_sanitize(char *dst, size_t n, const char *src, const char *repl)
         dst[w] = '\0';
         return bad;
 }
+
+#define VERSION_PARTS 8
+
+/* s split as "FAMILY VERSION": the family (trimmed, may be empty) in fam,
+ * the version's numeric parts in v (*n of them, at most VERSION_PARTS); *ge
+ * for a leading ">=".  strict: the version is all digits and dots (a
+ * requirement); else numbers up to the first other character ("4.1.4a1"). */
+static bool version_split(const char *s, char *fam, size_t famsize, long *v, int *n, bool *ge, bool strict)
+{
+        size_t len = strlen(s);
+        while (len && isspace((unsigned char)s[len - 1]))
+                len--;
+        size_t start = len;
+        while (start && !isspace((unsigned char)s[start - 1]))
+                start--;
+        const char *p = s + start;
+        *ge = false;
+        if (!strncmp(p, ">=", 2)) {
+                *ge = true;
+                p += 2;
+        }
+        *n = 0;
+        const char *end = s + len;
+        while (p < end && isdigit((unsigned char)*p) && *n < VERSION_PARTS) {
+                long x = 0;
+                while (p < end && isdigit((unsigned char)*p) && x < 100000000)
+                        x = x * 10 + (*p++ - '0');
+                if (p < end && isdigit((unsigned char)*p))
+                        return false;   /* too long a number */
+                v[(*n)++] = x;
+                if (p < end && *p == '.' && p + 1 < end && isdigit((unsigned char)p[1]))
+                        p++;
+                else
+                        break;
+        }
+        if (!*n || (strict && p != end))
+                return false;
+        size_t fl = start;
+        while (fl && isspace((unsigned char)s[fl - 1]))
+                fl--;
+        size_t fs = 0;
+        while (fs < fl && isspace((unsigned char)s[fs]))
+                fs++;
+        if (fl - fs >= famsize)
+                return false;
+        memcpy(fam, s + fs, fl - fs);
+        fam[fl - fs] = '\0';
+        return true;
+}
+
+bool str_version_valid(const char *req)
+{
+        char fam[64];
+        long v[VERSION_PARTS];
+        int n;
+        bool ge;
+        return req && version_split(req, fam, sizeof(fam), v, &n, &ge, true);
+}
+
+bool str_version_satisfies(const char *have, const char *req)
+{
+        char hf[64], rf[64];
+        long hv[VERSION_PARTS], rv[VERSION_PARTS];
+        int hn, rn;
+        bool hge, rge;
+        if (!have || !req || !version_split(req, rf, sizeof(rf), rv, &rn, &rge, true) ||
+            !version_split(have, hf, sizeof(hf), hv, &hn, &hge, false) || hge)
+                return false;
+        if (rf[0] && strcasecmp(rf, hf))
+                return false;
+        if (!rge) {
+                if (hn < rn)
+                        return false;
+                for (int i = 0; i < rn; i++)
+                        if (hv[i] != rv[i])
+                                return false;
+                return true;
+        }
+        for (int i = 0; i < (hn > rn ? hn : rn); i++) {
+                long a = i < hn ? hv[i] : 0, b = i < rn ? rv[i] : 0;
+                if (a != b)
+                        return a > b;
+        }
+        return true;
+}

@@ -81,6 +81,29 @@ out=$("$BENCHCTL" health --system p3dn --nodes "$node"); rc=$?
 is "the EFA device down: exit 7" "$rc" 7
 like "  named" "$out" "^  failed +nic\.link +rdmap16s27 link DOWN"
 
+t=$(tree dss8440 no-docker)
+rm "$t/usr/bin/docker"
+serve "$t"
+out=$("$BENCHCTL" health --system DSS8440 --nodes "$node"); rc=$?
+is "the container runtime gone (DSS8440 runs docker): exit 7" "$rc" 7
+like "  named" "$out" "^  failed +sw\.container +no docker: the system runs its trials in docker containers"
+
+# the software a system names (software.*), against the recorded driver 470.199.02
+sw() { "$BENCHCTL" health --system DSS8440 --sysfs-root "$fixtures/dss8440" "$@"; }
+out=$(sw --set software.nvidia_driver=470.199 --set 'software.mpi=>=4'); rc=$?
+is "the driver the system names, at its precision: the driver ok, no MPI found: exit 7" "$rc" 7
+unlike "  the driver passes" "$out" "sw\.nvidia_driver"
+like "  the MPI the system names and the node lacks: failed" "$out" "^  failed +sw\.mpi +no MPI found, the system names >=4"
+out=$(sw --set software.nvidia_driver=535.104.05); rc=$?
+is "another driver than the one named: exit 6 (degraded)" "$rc" 6
+like "  named, with both versions" "$out" "^  degraded +sw\.nvidia_driver +NVIDIA driver 470\.199\.02, the system names 535\.104\.05"
+out=$(sw --set 'software.nvidia_driver=>=535'); rc=$?
+is "a driver under the minimum: exit 7 (failed)" "$rc" 7
+like "  named" "$out" "^  failed +sw\.nvidia_driver +NVIDIA driver 470\.199\.02, the system names >=535"
+out=$(sw --set software.cuda=twelve 2>&1); rc=$?
+is "a version that is not one: exit 3" "$rc" 3
+like "  says how one is written" "$out" "software\.cuda.*a version: 12\.2 \(that version\), >=12\.2 \(at least\)"
+
 # 3. several nodes: one bad, one down, one good; JSON
 serve "$fixtures/c4140"; good=$node
 down=127.0.0.1:$(free_port $((next_port + 50)))

@@ -26,6 +26,9 @@ static const char A_REPLACE[] = "drain it and replace the GPU";
 static const char A_ECC_PAST[] = "watch: uncorrected ECC errors in the GPU's history; replace it at the next";
 static const char A_COOL[] = "drain it; check the cooling (fans, airflow, inlet temperature) and the power supply";
 static const char A_POWER_CAP[] = "watch: restore the default power limit (nvidia-smi -pl) unless the site set it";
+static const char A_SOFTWARE[] = "drain it; install the version the system names (or correct the system file)";
+static const char A_SOFTWARE_OTHER[] = "watch: install the version the system names, or correct the system file";
+static const char A_RUNTIME[] = "drain it; install the container runtime the system runs its trials with";
 static const char A_NIC_ERRORS[] = "watch: check the cable, the transceiver and the switch port; drain it if the count grows";
 
 /* Thresholds, in one place (benchctl(1) HEALTH lists them) */
@@ -364,6 +367,63 @@ static void check_nic_signals(const cJSON *sys, const cJSON *signals, struct hea
         }
 }
 
+/* The software the system names (its section "software"), each against the
+ * version the node's inventory gives; the container runtime it launches
+ * with against the programs the node has */
+static void check_software(const cJSON *sys, const cJSON *inv, struct health_node *n)
+{
+        static const struct {
+                const char *key, *what;
+        } sw[] = {
+                { "nvidia_driver", "NVIDIA driver" }, { "cuda", "CUDA" }, { "nccl", "NCCL" }, { "mpi", "MPI" },
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(sw); i++) {
+                const cJSON *r = cJSON_GetObjectItemCaseSensitive(json_get(sys, "software"), sw[i].key);
+                if (!cJSON_IsString(r))
+                        continue;
+                n->checks++;
+                const cJSON *h = cJSON_GetObjectItemCaseSensitive(json_get(inv, "software"), sw[i].key);
+                char have[96] = "";
+                if (cJSON_IsString(h))
+                        str_sanitize(have, sizeof(have), h->valuestring, "?");
+                char check[24];
+                snprintf(check, sizeof(check), "sw.%s", sw[i].key);
+                if (!have[0])
+                        add(n, HEALTH_FAILED, check, A_SOFTWARE, "no %s found, the system names %s", sw[i].what,
+                            r->valuestring);
+                else if (!str_version_satisfies(have, r->valuestring)) {
+                        /* under a minimum: what the runs need is not there;
+                         * another version than the one named: they run, on
+                         * other software than the system's results */
+                        bool minimum = strstr(r->valuestring, ">=") != NULL;
+                        add(n, minimum ? HEALTH_FAILED : HEALTH_DEGRADED, check, minimum ? A_SOFTWARE : A_SOFTWARE_OTHER,
+                            "%s %s, the system names %s", sw[i].what, have, r->valuestring);
+                }
+        }
+        static const struct {
+                const char *runtime, *prog, *alt;
+        } progs[] = {
+                { "docker", "docker", NULL }, { "podman", "podman", NULL }, { "charliecloud", "ch-run", NULL },
+                { "apptainer", "apptainer", NULL }, { "singularity", "singularity", "apptainer" },
+        };
+        const char *runtime = json_str(sys, "container.runtime", "none");
+        const cJSON *have = json_get(inv, "software.container_runtimes");
+        if (!cJSON_IsArray(have))
+                return; /* a benchd that does not say */
+        for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
+                if (!streq(runtime, progs[i].runtime))
+                        continue;
+                n->checks++;
+                const cJSON *e;
+                cJSON_ArrayForEach(e, have)
+                        if (cJSON_IsString(e) && (streq(e->valuestring, progs[i].prog) ||
+                                                  (progs[i].alt && streq(e->valuestring, progs[i].alt))))
+                                return;
+                add(n, HEALTH_FAILED, "sw.container", A_RUNTIME, "no %s: the system runs its trials in %s containers",
+                    progs[i].prog, runtime);
+        }
+}
+
 void health_check_node(const cJSON *sys, const char *node, const cJSON *inventory, const cJSON *signals,
                        const char *error, struct health_node *ret)
 {
@@ -384,6 +444,7 @@ void health_check_node(const cJSON *sys, const char *node, const cJSON *inventor
         check_nics(sys, inventory, ret);
         check_links(inventory, ret);
         check_cpus(sys, inventory, ret);
+        check_software(sys, inventory, ret);
         if (signals) {
                 const cJSON *g;
                 cJSON_ArrayForEach(g, json_get(signals, "gpus"))

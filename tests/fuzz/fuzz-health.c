@@ -20,7 +20,9 @@ static const char system_json[] =
         "{ \"gpus_per_node\": 4, \"gpu_model\": \"V100-SXM2-32GB\","
         "  \"cpu\": { \"sockets\": 2, \"cores_per_socket\": 20, \"threads_per_core\": 1 },"
         "  \"topology\": { \"gpu_numa\": [0, 0, 1, 1],"
-        "    \"nics\": [ { \"name\": \"mlx5_0\", \"kind\": \"infiniband\", \"numa\": 0, \"netdev\": \"ib0\" } ] } }";
+        "    \"nics\": [ { \"name\": \"mlx5_0\", \"kind\": \"infiniband\", \"numa\": 0, \"netdev\": \"ib0\" } ] },"
+        "  \"software\": { \"nvidia_driver\": \">=470.57\", \"cuda\": \"12.2\", \"mpi\": \"Open MPI 4.1\" },"
+        "  \"container\": { \"runtime\": \"singularity\" } }";
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

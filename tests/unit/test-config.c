@@ -11,6 +11,7 @@
 #include "json.h"
 #include "mlperf.h"
 #include "schema.h"
+#include "strutil.h"
 #include "system.h"
 #include "tap.h"
 #include "workload.h"
@@ -416,6 +417,28 @@ static void test_workloads(void)
                 ok(0, W("wl: %s", err.msg));
 }
 
+/* software.* versions (strutil.h): the forms a system names them in */
+static void test_versions(void)
+{
+        ok(str_version_valid("12.2") && str_version_valid(">=535.104") && str_version_valid("Open MPI 4.1") &&
+           str_version_valid("MPICH >=4.0") && str_version_valid("535"), "versions: the forms a system names");
+        ok(!str_version_valid("") && !str_version_valid("twelve") && !str_version_valid("12.") &&
+           !str_version_valid("12.2a") && !str_version_valid(">=") && !str_version_valid("1.2.3.4.5.6.7.8.9") &&
+           !str_version_valid("123456789012345"), "versions: not one");
+        ok(str_version_satisfies("12.2", "12.2") && str_version_satisfies("12.2.140", "12.2") &&
+           str_version_satisfies("535.104.05", "535"), "a version at the precision named");
+        ok(!str_version_satisfies("12.20", "12.2") && !str_version_satisfies("12", "12.2") &&
+           !str_version_satisfies("12.3", "12.2"), "another version is not");
+        ok(str_version_satisfies("535.104.05", ">=535.104") && str_version_satisfies("550.1", ">=535.104") &&
+           str_version_satisfies("535.104", ">=535.104.0") && !str_version_satisfies("535.86.10", ">=535.104") &&
+           !str_version_satisfies("470.199.02", ">=535"), "at least: component by component");
+        ok(str_version_satisfies("Open MPI 4.1.4", "Open MPI 4.1") && str_version_satisfies("Open MPI 4.1.4", "open mpi >=4") &&
+           str_version_satisfies("Open MPI 4.1.4", "4.1") && !str_version_satisfies("MPICH 4.1", "Open MPI 4.1") &&
+           !str_version_satisfies("Open MPI 4.1.4", "MPICH >=4"), "a product named: it must be that one");
+        ok(str_version_satisfies("Open MPI 4.1.4a1", "4.1.4") && !str_version_satisfies("", "4") &&
+           !str_version_satisfies("none", "4") && !str_version_satisfies("4.1", "bad"), "what the inventory gives");
+}
+
 int main(void)
 {
         if (!mkdtemp(tmp))
@@ -432,6 +455,7 @@ int main(void)
         test_positions();
         test_bundled();
         test_workloads();
+        test_versions();
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
         if (system(cmd) != 0)
