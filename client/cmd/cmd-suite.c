@@ -54,70 +54,36 @@ static const struct bd_option report_options[] = {
         { 0 }
 };
 
-/* The sets of a benchmark: the command line's directories, its own, then
- * throughput mode's. */
-static char **bench_sets(const struct baseline *b, char *const *dirs, int *ret_n)
+/* The sets of a benchmark: the command line's directories, then its own
+ * for the ranks the system has with them (baseline_run_sets).  0, or an
+ * exit status (the error printed). */
+static int bench_sets(struct bd_ctx *ctx, const char *system, const struct baseline *b, char *const *dirs,
+                      char ***ret)
 {
-        char **own = baseline_sets(b), **v = NULL;
-        int n = 0;
-        for (int i = 0; i < 2; i++)
-                if (dirs[i]) {
+        long ranks = 0;
+        for (int pass = 0; pass < 2; pass++) {
+                char **own = baseline_run_sets(b, ranks), **v = xcalloc(3, sizeof(char *));
+                int n = 0;
+                for (int i = 0; i < 2; i++)
+                        if (dirs[i])
+                                v[n++] = xstrdup(dirs[i]);
+                for (int i = 0; own[i]; i++) {
                         v = xrealloc(v, (size_t)(n + 2) * sizeof(char *));
-                        v[n++] = xstrdup(dirs[i]);
+                        v[n++] = own[i];
                 }
-        for (int i = 0; own && own[i]; i++) {
-                v = xrealloc(v, (size_t)(n + 2) * sizeof(char *));
-                v[n++] = own[i];
-        }
-        free(own);
-        v = xrealloc(v, (size_t)(n + 1) * sizeof(char *));
-        v[n] = NULL;
-        const struct workload *w = workload_find(b->workload);
-        if (w && workload_has_key(w, "benchmark_steps")) {
-                v = xrealloc(v, (size_t)(n + 3) * sizeof(char *));
-                v[n++] = xasprintf("%s.benchmark_steps=%ld", w->section, b->benchmark_steps);
-                v[n++] = xasprintf("%s.warmup_steps=%ld", w->section, b->warmup_steps);
                 v[n] = NULL;
+                free(own);
+                if (pass == 1) {
+                        *ret = v;
+                        return 0;
+                }
+                _cleanup_(system_release) struct bd_system sys = { 0 };
+                int r = ctx_load_system(ctx, system, v, &sys);
+                strv_free(v);
+                if (r != 0)
+                        return r;
+                ranks = sys_int(sys.json, "nodes") * sys_int(sys.json, "ranks_per_node");
         }
-        /* room for one more: per_rank_batch() may make one setting two */
-        v = xrealloc(v, (size_t)(n + 2) * sizeof(char *));
-        v[n] = v[n + 1] = NULL;
-        *ret_n = n;
-        return v;
-}
-
-/* A "batch_size" of a workload whose batch is all ranks' (ims_per_batch):
- * images per rank, as a sweep's batch_size is, made the run's ims_per_batch
- * (and test_ims_per_batch) for the ranks the system has with the
- * benchmark's other settings.  0, or an exit status (the error printed). */
-static int per_rank_batch(struct bd_ctx *ctx, const char *system, const struct baseline *b, char **sets)
-{
-        const struct workload *w = workload_find(b->workload);
-        char **at = NULL;
-        for (char **s = sets; *s && !at; s++)
-                if (str_has_prefix(*s, "batch_size="))
-                        at = s;
-        if (!at || !w)
-                return 0;
-        long batch = strtol(*at + strlen("batch_size="), NULL, 10);
-        free(*at);
-        for (char **s = at; *s; s++)    /* the others, to find the ranks */
-                s[0] = s[1];
-        _cleanup_(system_release) struct bd_system sys = { 0 };
-        int r = ctx_load_system(ctx, system, sets, &sys);
-        if (r != 0)
-                return r;
-        long ranks = sys_int(sys.json, "nodes") * sys_int(sys.json, "ranks_per_node");
-        /* back in its place: ims_per_batch, and test_ims_per_batch after it */
-        char **end = at;
-        while (*end)
-                end++;
-        bool test = workload_has_key(w, "test_ims_per_batch");
-        for (char **s = end; s >= at; s--)
-                s[test ? 2 : 1] = s[0];
-        at[0] = xasprintf("%s.ims_per_batch=%ld", w->section, batch * ranks);
-        if (test)
-                at[1] = xasprintf("%s.test_ims_per_batch=%ld", w->section, batch * ranks);
         return 0;
 }
 
@@ -217,10 +183,9 @@ static int suite_run(struct bd_ctx *ctx, const char *path, const char *system, l
         /* every benchmark's system checked before anything runs */
         for (size_t i = 0; i < b.n && ret == 0; i++) {
                 int n;
-                char **sets = bench_sets(&b.b[i], dirs, &n);
-                if ((ret = per_rank_batch(ctx, system, &b.b[i], sets)) != 0) {
+                char **sets = NULL;
+                if ((ret = bench_sets(ctx, system, &b.b[i], dirs, &sets)) != 0) {
                         bd_error("(in benchmark '%s' of %s, line %d)", b.b[i].name, path, b.b[i].line);
-                        strv_free(sets);
                         break;
                 }
                 for (n = 0; sets[n];)

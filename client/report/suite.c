@@ -516,6 +516,39 @@ char **baseline_sets(const struct baseline *b)
         return v;
 }
 
+char **baseline_run_sets(const struct baseline *b, long ranks)
+{
+        const struct workload *w = workload_find(b->workload);
+        char **own = baseline_sets(b);
+        size_t n = 0, k = 0;
+        while (own[n])
+                n++;
+        char **v = xcalloc(n + 5, sizeof(*v));
+        bool test = w && workload_has_key(w, "test_ims_per_batch");
+        for (size_t i = 0; i < n; i++) {
+                if (!w || !str_has_prefix(own[i], "batch_size=")) {
+                        v[k++] = own[i];
+                        continue;
+                }
+                /* a batch of all ranks' (ims_per_batch): images per rank,
+                 * as a sweep's batch_size is, in its place */
+                if (ranks > 0) {
+                        long batch = strtol(own[i] + strlen("batch_size="), NULL, 10);
+                        v[k++] = xasprintf("%s.ims_per_batch=%ld", w->section, batch * ranks);
+                        if (test)
+                                v[k++] = xasprintf("%s.test_ims_per_batch=%ld", w->section, batch * ranks);
+                }
+                free(own[i]);
+        }
+        free(own);
+        if (w && workload_has_key(w, "benchmark_steps")) {
+                v[k++] = xasprintf("%s.benchmark_steps=%ld", w->section, b->benchmark_steps);
+                v[k++] = xasprintf("%s.warmup_steps=%ld", w->section, b->warmup_steps);
+        }
+        v[k] = NULL;
+        return v;
+}
+
 const char *baseline_unit(const struct baseline *b)
 {
         const struct workload *w = workload_find(b->workload);

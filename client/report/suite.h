@@ -92,6 +92,12 @@ double baseline_target(const struct baseline *b, const char *system, const char 
  * sets: a key of the workload's section becomes "WORKLOAD.KEY"; strings go
  * as they are, other values as JSON.  Free with strv_free() (system.h). */
 char **baseline_sets(const struct baseline *b);
+/* The sets a run of b takes on ranks ranks: baseline_sets(), a "batch_size"
+ * of a workload whose batch is all ranks' (ims_per_batch) made images per
+ * rank, as a sweep's batch_size is (ims_per_batch and test_ims_per_batch
+ * for ranks; ranks 0: left out, to find the ranks without it), then
+ * throughput mode's steps (trainers).  Free with strv_free(). */
+char **baseline_run_sets(const struct baseline *b, long ranks);
 /* "GB/s" for allreduce, "images/s" for the trainers. */
 const char *baseline_unit(const struct baseline *b);
 
