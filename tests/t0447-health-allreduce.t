@@ -3,11 +3,13 @@
 # cluster (4xlocal: nodes n1..n4, 4 ranks each) one job of the allreduce
 # workload whose trials are the node groups of the rounds (each node alone,
 # then every pair, the round's groups at once); one node made slow (its
-# slurmd, and so every rank it starts, confined to 15% of a CPU by the cpu
+# slurmd, and so every rank it starts, confined to 10% of a CPU by the cpu
 # controller) is named by its pairs while the others pass; the system's
-# expectation judges against itself; a degraded node is not drained.  And
-# on local (mpirun, one node): the shape from benchd, the allreduce inside
-# the node.  A node Slurm holds down is failed after --start-timeout, not
+# expectation judges against itself; a degraded node is not drained;
+# --level full's trainer (a tiny SSD from a baselines file) on each node
+# alone names the slow node against the nodes' median; a page.  And on
+# local (mpirun, one node): the shape from benchd, the allreduce inside the
+# node, the trainer against a target it misses and one it meets.  A node Slurm holds down is failed after --start-timeout, not
 # waited for.
 . "${srcdir:-.}/tests/lib.sh"
 BENCHD="$top_builddir/benchd"
@@ -41,6 +43,22 @@ jget() { /usr/bin/python3 -c "import json,sys; j=json.load(sys.stdin); print($1)
 # node slow with each of its three partners (perf.pairs) is not noise: the
 # slowed node is ten times slower in all of them
 small=(--set health.allreduce_bytes=65536 --set health.tolerance=0.6)
+# --level full's trainer: a tiny SSD throughput run from a baselines file
+check "a small shapes dataset" "$BENCHCTL" dataset synth --images 64 --val-images 16 --seed 4 -o "$tmp/data"
+cat > "$tmp/tiny.json" <<'EOF'
+{
+  "benchmarks": {
+    "allreduce": { "workload": "allreduce", "targets": { "local": 1 } },
+    "tiny-ssd": {
+      "workload": "ssd",
+      "set": { "batch_size": 2, "image_size": 64, "backbone": "resnet18", "width_mult": 0.25, "threads": 1 },
+      "benchmark_steps": 3, "warmup_steps": 1,
+      "targets": { "local": 1e9 }
+    }
+  }
+}
+EOF
+full=(--level full --baselines "$tmp/tiny.json" --set paths.data="$tmp/data")
 
 # 1. four healthy nodes
 out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" 2>"$tmp/err"); rc=$?
@@ -57,12 +75,12 @@ like "  whose script has the rounds" "$("$BENCHCTL" render --run "$id")" '^ROUND
 # 2. n3 slow
 slow_cg=$cgbase/benchd-t0447-$$
 mkdir "$slow_cg"
-if [ "$cgv" = 1 ]; then echo 15000 > "$slow_cg/cpu.cfs_quota_us"; else echo "15000 100000" > "$slow_cg/cpu.max"; fi
+if [ "$cgv" = 1 ]; then echo 10000 > "$slow_cg/cpu.cfs_quota_us"; else echo "10000 100000" > "$slow_cg/cpu.max"; fi
 echo "$(cat "$BENCHD_CLUSTER_DIR/run/slurmd-n3.pid")" > "$slow_cg/cgroup.procs"
-out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --json --html "$tmp/slow.html" 2>/dev/null); rc=$?
+out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" "${full[@]}" --json --html "$tmp/slow.html" 2>/dev/null); rc=$?
 unslow
 is "n3 slow: exit 6 (degraded)" "$rc" 6
-# (alone, capped at 15% of a CPU, n3 is slower too, by less: its own
+# (alone, capped at 10% of a CPU, n3 is slower too, by less: its own
 # allreduce is not asserted)
 is "  n3, and only n3, named slow with each of its partners" \
    "$(jget '[(n["node"], [f["check"] for f in n["findings"] if f["check"] == "perf.pairs"]) for n in j["nodes"]]' <<<"$out")" \
@@ -73,9 +91,13 @@ is "  each of n3's pairs slow" \
 like "  with the figures against the pairs' median" "$(jget '[f["evidence"] for n in j["nodes"] for f in n["findings"] if f["check"] == "perf.pairs"][0]' <<<"$out")" \
    "^slow with each of its 3 partners: n[124] [0-9.]+ [kMG]B/s, .*against [0-9.]+ [kMG]B/s \(the pairs' median\)"
 
-is "  the page: its plot (the pairs' map) parses, nothing fetched, no script" \
+is "  --level full: the trainer on each node alone, n3 and only n3 slow (against the nodes' median)" \
+   "$(jget '[(n["node"], [f["check"] for f in n["findings"] if f["check"] == "perf.trainer"]) for n in j["nodes"]], j["trainer"]["benchmark"], j["trainer"]["reference_from"]' <<<"$out")" \
+   "[('n1', []), ('n2', []), ('n3', ['perf.trainer']), ('n4', [])] tiny-ssd median"
+printf '#   %s\n' "$(jget '[(n["name"], n["rate"]) for n in j["trainer"]["nodes"]]' <<<"$out")"
+is "  the page: its plots (the pairs' map, the trainer's rates) parse, nothing fetched, no script" \
    "$(python3 "$srcdir/tests/html-check.py" "$tmp/slow.html" "<td>n3</td><td>degraded</td>" "perf.pairs" \
-      "allreduce between two nodes")" "1 no-script [] [] True True True"
+      "allreduce between two nodes" "perf.trainer" "trainer rate per node")" "2 no-script [] [] True True True True True"
 
 # 3. the system's expectation: every pair below 1000 GB/s
 out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --set health.pair_gbps=1000 --set health.pair_rounds=2 2>/dev/null); rc=$?
@@ -85,10 +107,15 @@ like "  against the expectation" "$out" "against 1000 GB/s \(expected\)"
 like "  two rounds of pairs" "$out" "^  n1 +inside [^ ]+ [kMG]B/s  with n[0-9] [^,]*, n[0-9] [^,]*$"
 
 # 4. a node down: the job cannot start; after --start-timeout it is
-# cancelled, and the node Slurm holds down is named failed (not a hang)
+# cancelled, and the node Slurm holds down is named failed (not a hang).
+# Its slurmd killed too: a node set down whose slurmd still answers comes
+# back by itself on the test cluster (ReturnToService=2), maybe before
+# health asks Slurm which nodes are down
+bash "$CLUSTER" kill-node n4 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
 scontrol update NodeName=n4 State=DOWN Reason=t0447-down
 start=$SECONDS
 out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --start-timeout 5 2>"$tmp/err"); rc=$?
+bash "$CLUSTER" start-node n4 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
 scontrol update NodeName=n4 State=RESUME
 is "n4 down: exit 7 (failed)" "$rc" 7
 check "  no hang: $((SECONDS - start)) s" [ $((SECONDS - start)) -lt 60 ]
@@ -111,4 +138,18 @@ is "local: exit 0" "$rc" 0
 is "  one node, its shape checked and its allreduce run" \
    "$(jget '[(n["node"], n["verdict"], n["checks"] > 5) for n in j["nodes"]], [n["name"] for n in j["allreduce"]["nodes"]], j["allreduce"]["pairs"]' <<<"$out")" \
    "[('localhost', 'ok', True)] ['localhost'] []"
+out=$("$BENCHCTL" health --system local --port "$port" "${small[@]}" "${full[@]}" 2>/dev/null); rc=$?
+is "--level full on local against a target no CPU meets (1e9 images/s): exit 6" "$rc" 6
+like "  the node slow against the system's target" "$out" \
+     "^  degraded +perf\.trainer +tiny-ssd \(ssd\) [0-9.]+ images/s, 100% below 1e\+09 images/s \(the target for local\)"
+like "  the trainer's line: its benchmark, run and device" "$out" "^trainer: tiny-ssd \(ssd, run [0-9a-f-]+, .+\) on each node alone, images/s; reference 1e\+09"
+sed 's/"local": 1e9/"local": 1e-3/' "$tmp/tiny.json" > "$tmp/tiny-low.json"
+out=$("$BENCHCTL" health --system local --port "$port" "${small[@]}" "${full[@]}" --baselines "$tmp/tiny-low.json" --json 2>/dev/null); rc=$?
+is "against a target it meets: exit 0" "$rc" 0
+is "  its rate over the target" "$(jget 'j["trainer"]["nodes"][0]["rate"] > 1e-3, j["trainer"]["nodes"][0]["slow"], j["nodes"][0]["verdict"]' <<<"$out")" "True False ok"
+out=$("$BENCHCTL" health --system local --level full --baselines "$tmp/nosuch.json" 2>&1); rc=$?
+is "a baselines file that is not there: exit 3, nothing run" "$rc" 3
+out=$("$BENCHCTL" health --system local --baselines "$tmp/tiny.json" 2>&1); rc=$?
+is "--baselines without --level full: exit 2" "$rc" 2
+like "  says why" "$out" "--baselines goes with --level full"
 done_testing

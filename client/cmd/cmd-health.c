@@ -33,6 +33,8 @@
 #include "scheduler.h"
 #include "signals.h"
 #include "strutil.h"
+#include "suite.h"
+#include "workload.h"
 
 #define OPT_NODES 380
 #define OPT_PORT 381
@@ -44,6 +46,7 @@
 #define OPT_LEVEL 387
 #define OPT_START_TIMEOUT 388
 #define OPT_HTML 389
+#define OPT_BASELINES 390
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the system the nodes should be" },
@@ -52,7 +55,11 @@ static const struct bd_option options[] = {
         { "sysfs-root", OPT_SYSFS_ROOT, "DIR", "check the recorded node under DIR (DIR/sys, DIR/proc) in-process" },
         { "nvml-library", OPT_NVML, "LIB", "with --node-local or --sysfs-root: the NVML library to load" },
         { "level", OPT_LEVEL, "LEVEL", "shape (inventories and signals), quick (and the allreduce inside each node "
-          "and in health.pair_rounds rounds of pairs: the default), full (every pair)" },
+          "and in health.pair_rounds rounds of pairs: the default), full (every pair, and a trainer's throughput "
+          "on each node)" },
+        { "baselines", OPT_BASELINES, "FILE", "with --level full: the suite baselines whose first trainer benchmark "
+          "runs on each node (default: baselines/SYSTEM.json beside the system's file, else ssd's throughput "
+          "against the nodes' median)" },
         { "start-timeout", OPT_START_TIMEOUT, "S", "the allreduce job not started after S seconds (nodes down or "
           "busy) is cancelled and said (default 300)" },
         { "drain", OPT_DRAIN, NULL, "ask Slurm to drain the failed nodes (without it: say which it would)" },
@@ -144,10 +151,74 @@ static char **trial_names(const struct bd_run *r, const struct bd_trial *t, int 
         return v;
 }
 
+/* A run of workload with sets (node_groups among them) submitted as a run
+ * would be, its lines on standard error (standard output is the verdict's),
+ * waited for; loaded into *run and *trials with the store open in *st.
+ * BD_EXIT_OK, or an exit status with nothing loaded (*id set when it was
+ * submitted: BD_EXIT_RUN when it never started). */
+static int run_groups(struct bd_ctx *ctx, const char *system, const char *workload, char **sets,
+                      double start_timeout, char **id, struct bd_store *st, struct bd_run *run,
+                      struct bd_trial **trials)
+{
+        fflush(stdout);
+        int saved = dup(STDOUT_FILENO);
+        if (saved >= 0)
+                dup2(STDERR_FILENO, STDOUT_FILENO);
+        *id = NULL;
+        int ret = submit_run(ctx, system, workload, sets, 0, false, FOLLOW_NONE, id);
+        if (*id && !(ret = open_store(st))) {
+                ret = wait_for_run_within(st, *id, FOLLOW_QUIET, start_timeout);
+                store_close(st);
+        }
+        fflush(stdout);
+        if (saved >= 0) {
+                dup2(saved, STDOUT_FILENO);
+                close(saved);
+        }
+        if (!*id)
+                return ret ? ret : BD_EXIT_FAIL;
+        if (ret != BD_EXIT_OK && ret != BD_EXIT_RUN)
+                return ret;
+        if (open_store(st))
+                return BD_EXIT_FAIL;
+        if (load_run(st, *id, run, trials)) {
+                store_close(st);
+                return BD_EXIT_FAIL;
+        }
+        bool started = false;
+        for (int i = 0; i < run->ntrials; i++)
+                started |= (*trials)[i].start_time > 0;
+        if (!started) {
+                /* cancelled before its nodes came (said): nothing ran */
+                bd_trials_free(*trials, run->ntrials);
+                bd_run_release(run);
+                store_close(st);
+                return BD_EXIT_RUN;
+        }
+        return BD_EXIT_OK;
+}
+
+/* sets, then more (NULL-terminated, taken) */
+static char **sets_plus(char *const *sets, char **more)
+{
+        size_t k = 0, m = 0;
+        while (sets && sets[k])
+                k++;
+        while (more && more[m])
+                m++;
+        char **all = xcalloc(k + m + 1, sizeof(char *));
+        for (size_t i = 0; i < k; i++)
+                all[i] = xstrdup(sets[i]);
+        for (size_t i = 0; i < m; i++)
+                all[k + i] = more[i];
+        free(more);
+        return all;
+}
+
 /* The allreduce checks: one run of the allreduce workload on the system's
- * nodes, a trial per group of health_schedule()'s rounds (node_groups), its
- * lines on standard error; each trial's bus bandwidth read back as the
- * reports read it.  An exit status. */
+ * nodes, a trial per group of health_schedule()'s rounds (node_groups);
+ * each trial's bus bandwidth read back as the reports read it.  An exit
+ * status. */
 static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets, const struct bd_system *sys, bool full,
                             double start_timeout, struct health_perf *p)
 {
@@ -155,62 +226,21 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
         long n = sys_int(j, "nodes"), bytes = sys_int(j, "health.allreduce_bytes");
         _cleanup_buf_ struct bd_buf g = BD_BUF_INIT;
         health_schedule((int)n, full ? (int)n : (int)sys_int(j, "health.pair_rounds"), &g);
-        size_t k = 0;
-        while (sets && sets[k])
-                k++;
-        char **all = xcalloc(k + 5, sizeof(char *));
-        for (size_t i = 0; i < k; i++)
-                all[i] = xstrdup(sets[i]);
-        all[k++] = xasprintf("node_groups=%s", g.s);
-        all[k++] = xasprintf("allreduce.min_bytes=%ld", bytes);
-        all[k++] = xasprintf("allreduce.max_bytes=%ld", bytes);
-        all[k++] = xstrdup("clear_caches=false");
-        /* the run's own lines (submitted, its progress) go to standard
-         * error: standard output is the verdict's (--json) */
-        fflush(stdout);
-        int saved = dup(STDOUT_FILENO);
-        if (saved >= 0)
-                dup2(STDERR_FILENO, STDOUT_FILENO);
-        char *id = NULL;
+        char **more = xcalloc(5, sizeof(char *));
+        more[0] = xasprintf("node_groups=%s", g.s);
+        more[1] = xasprintf("allreduce.min_bytes=%ld", bytes);
+        more[2] = xasprintf("allreduce.max_bytes=%ld", bytes);
+        more[3] = xstrdup("clear_caches=false");
+        char **all = sets_plus(sets, more);
+        char *id;
         struct bd_store st;
-        int ret = submit_run(ctx, system, "allreduce", all, 0, false, FOLLOW_NONE, &id);
-        if (id && !(ret = open_store(&st))) {
-                ret = wait_for_run_within(&st, id, FOLLOW_QUIET, start_timeout);
-                store_close(&st);
-        }
-        fflush(stdout);
-        if (saved >= 0) {
-                dup2(saved, STDOUT_FILENO);
-                close(saved);
-        }
-        strv_free(all);
-        if (!id)
-                return ret ? ret : BD_EXIT_FAIL;
-        if (ret != BD_EXIT_OK && ret != BD_EXIT_RUN) {
-                free(id);
-                return ret;
-        }
         struct bd_run run;
         struct bd_trial *trials = NULL;
-        if (open_store(&st)) {
+        int ret = run_groups(ctx, system, "allreduce", all, start_timeout, &id, &st, &run, &trials);
+        strv_free(all);
+        if (ret != BD_EXIT_OK) {
                 free(id);
-                return BD_EXIT_FAIL;
-        }
-        if (load_run(&st, id, &run, &trials)) {
-                store_close(&st);
-                free(id);
-                return BD_EXIT_FAIL;
-        }
-        bool started = false;
-        for (int i = 0; i < run.ntrials; i++)
-                started |= trials[i].start_time > 0;
-        if (!started) {
-                /* cancelled before its nodes came (said above): nothing ran */
-                bd_trials_free(trials, run.ntrials);
-                bd_run_release(&run);
-                store_close(&st);
-                free(id);
-                return BD_EXIT_RUN;
+                return ret;
         }
         *p = (struct health_perf){ .bytes = (double)bytes, .tolerance = sys_num(j, "health.tolerance"),
                                    .node_expect = sys_num(j, "health.node_gbps"),
@@ -248,6 +278,70 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
                 }
         }
         node_groups_release(&groups);
+        bd_trials_free(trials, run.ntrials);
+        bd_run_release(&run);
+        store_close(&st);
+        return BD_EXIT_OK;
+}
+
+/* The trainer check (--level full): benchmark b of the baselines, one
+ * short throughput run of it on each node alone (node_groups 1,2,...,N: one
+ * round, each node a trial), each node's rate against the benchmark's
+ * target for the system shared by its nodes, else the nodes' median.  An
+ * exit status. */
+static int trainer_checks(struct bd_ctx *ctx, const char *system, char **sets, const struct bd_system *sys,
+                          const struct baseline *b, double start_timeout, struct health_tput *t)
+{
+        long n = sys_int(sys->json, "nodes");
+        _cleanup_buf_ struct bd_buf g = BD_BUF_INIT;
+        for (long i = 1; i <= n; i++)
+                buf_printf(&g, "%s%ld", i > 1 ? "," : "", i);
+        /* a node's ranks: the batch a rank takes, as a suite runs it */
+        char **own = baseline_run_sets(b, sys_int(sys->json, "ranks_per_node"));
+        size_t k = 0;
+        while (own[k])
+                k++;
+        own = xrealloc(own, (k + 3) * sizeof(char *));
+        own[k++] = xasprintf("node_groups=%s", g.s);
+        own[k++] = xstrdup("clear_caches=false");
+        own[k] = NULL;
+        char **all = sets_plus(sets, own);
+        char *id;
+        struct bd_store st;
+        struct bd_run run;
+        struct bd_trial *trials = NULL;
+        int ret = run_groups(ctx, system, b->workload, all, start_timeout, &id, &st, &run, &trials);
+        strv_free(all);
+        if (ret != BD_EXIT_OK) {
+                free(id);
+                return ret;
+        }
+        *t = (struct health_tput){ .benchmark = xstrdup(b->name), .workload = xstrdup(b->workload),
+                                   .unit = xstrdup(baseline_unit(b)), .tolerance = sys_num(sys->json, "health.tolerance"),
+                                   .target = NAN, .run_id = id };
+        for (int q = 0; q < run.ntrials && q < n; q++) {
+                int nn;
+                char **names = trial_names(&run, &trials[q], &nn);
+                _cleanup_free_ char *fallback = xasprintf("node %d", q + 1);
+                struct trial_value v;
+                trial_value_load(&st, &run, &trials[q], TV_THROUGHPUT, &v);
+                if (v.device && !t->device)
+                        t->device = xstrdup(v.device);
+                char why[200];
+                snprintf(why, sizeof(why), "%s%s%s", tv_outcome_name(v.outcome), v.why[0] ? ": " : "", v.why);
+                health_tput_add(t, nn == 1 ? names[0] : fallback, v.outcome == TV_VALUE ? v.value : NAN,
+                                v.outcome == TV_VALUE ? NULL : why);
+                strv_free(names);
+                trial_value_release(&v);
+        }
+        const char *key = NULL;
+        double target = baseline_target(b, sys->name, t->device, &key);
+        if (isfinite(target) && target > 0) {
+                t->target = target / (double)n;
+                /* the key is the system's name, or a device's ("AMD EPYC", "H200") */
+                t->target_src = n > 1 ? xasprintf("the target for %s shared by %s's %ld nodes", key, sys->name, n)
+                                      : xasprintf("the target for %s", key);
+        }
         bd_trials_free(trials, run.ntrials);
         bd_run_release(&run);
         store_close(&st);
@@ -349,7 +443,7 @@ static void drain_one(const struct health_node *h, bool local, struct drain *d)
 int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
-        const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *html = NULL, *arg;
+        const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *html = NULL, *baselines = NULL, *arg;
         bool json = false, local = false, drain = false;
         const char *level = "quick";
         long port = 0, timeout = 3000, start_timeout = 300;
@@ -359,6 +453,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 's': system = arg; break;
                 case 'j': json = true; break;
                 case OPT_HTML: html = arg; break;
+                case OPT_BASELINES: baselines = arg; break;
                 case OPT_NODES: list = arg; break;
                 case OPT_NODE_LOCAL: local = true; break;
                 case OPT_SYSFS_ROOT: root = arg; break;
@@ -381,6 +476,8 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 return usage_error(cmd, "--node-local reads this node, --sysfs-root a recorded one: give one");
         if (!streq(level, "shape") && !streq(level, "quick") && !streq(level, "full"))
                 return usage_error(cmd, "--level %s: shape, quick or full", level);
+        if (baselines && !streq(level, "full"))
+                return usage_error(cmd, "--baselines goes with --level full (a trainer's throughput on each node)");
         if (drain && root)
                 return usage_error(cmd, "--drain drains Slurm nodes; --sysfs-root reads a recorded one");
         if (nvml && !local && !root)
@@ -410,6 +507,43 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         const char *launcher = sys_str(sys.json, "launcher");
         bool perf = !streq(level, "shape") && !list && !local && !root &&
                     (streq(launcher, "slurm") || streq(launcher, "mpirun") || sys_int(sys.json, "nodes") == 1);
+        /* --level full: the trainer benchmark, read before anything runs */
+        struct baselines bl = { 0 };
+        struct baseline dflt = { 0 };
+        const struct baseline *bench = NULL;
+        char *tput_note = NULL;
+        if (perf && streq(level, "full")) {
+                _cleanup_free_ char *beside = NULL;
+                if (!baselines && sys.path) {
+                        _cleanup_free_ char *copy = xstrdup(sys.path);
+                        beside = xasprintf("%s/baselines/%s.json", dirname(copy), sys.name);
+                        if (access(beside, R_OK) == 0)
+                                baselines = beside;
+                }
+                if (baselines) {
+                        if (baselines_load(baselines, &bl, &err) < 0) {
+                                bd_error("health: %s", err.msg);
+                                system_release(&sys);
+                                return BD_EXIT_CONFIG;
+                        }
+                        for (size_t i = 0; i < bl.n && !bench; i++) {
+                                const struct workload *w = workload_find(bl.b[i].workload);
+                                if (w && workload_has_key(w, "benchmark_steps"))
+                                        bench = &bl.b[i];
+                        }
+                        if (!bench)
+                                tput_note = xasprintf("the trainer check did not run: no trainer benchmark in %s",
+                                                      baselines);
+                        baselines = NULL;       /* beside is gone below */
+                } else {
+                        /* no baselines: SSD's throughput with the system's settings, against the nodes' median */
+                        dflt = (struct baseline){ .name = xstrdup("ssd"), .workload = xstrdup("ssd"),
+                                                  .set = cJSON_CreateObject(), .targets = cJSON_CreateObject(),
+                                                  .benchmark_steps = BASELINE_BENCHMARK_STEPS,
+                                                  .warmup_steps = BASELINE_WARMUP_STEPS };
+                        bench = &dflt;
+                }
+        }
         if (local || root) {
                 n = 1;
                 nodes = xcalloc(1, sizeof(*nodes));
@@ -472,6 +606,28 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 health_perf_judge(&pf, rows);
                 free(at);
         }
+        /* the trainer on each node alone (--level full) */
+        struct health_tput tp = { 0 };
+        bool have_tput = false, tput_failed = false;
+        if (bench && !perf_failed) {
+                if (trainer_checks(ctx, system, o.sets, &sys, bench, (double)start_timeout, &tp) == BD_EXIT_OK)
+                        have_tput = true;
+                else {
+                        tput_failed = true;     /* submit said why, on standard error */
+                        tput_note = xstrdup("the trainer check did not run: it could not be submitted, or did not "
+                                            "start (said on standard error)");
+                }
+        }
+        if (have_tput) {
+                _cleanup_free_ struct health_node **rows = xcalloc((size_t)tp.nnodes + 1, sizeof(*rows));
+                int *at = xcalloc((size_t)tp.nnodes + 1, sizeof(int));
+                for (int i = 0; i < tp.nnodes; i++)
+                        at[i] = row_of(&nodes, &n, tp.nodes[i].name, "no benchd checked: only the checks' runs ran here");
+                for (int i = 0; i < tp.nnodes; i++)
+                        rows[i] = &nodes[at[i]];
+                health_tput_judge(&tp, rows);
+                free(at);
+        }
         /* the failed nodes: drained with --drain, else named */
         _cleanup_free_ struct drain *drains = xcalloc((size_t)n + 1, sizeof(*drains));
         int ndrain = 0, drain_failed = 0;
@@ -506,6 +662,10 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         cJSON_AddItemToObject(j, "allreduce", health_perf_json(&pf));
                 else if (perf_failed)
                         cJSON_AddStringToObject(j, "allreduce", "not run: it could not be submitted, or did not start");
+                if (have_tput)
+                        cJSON_AddItemToObject(j, "trainer", health_tput_json(&tp));
+                else if (tput_note)
+                        cJSON_AddStringToObject(j, "trainer", tput_note);
                 if (shape_note)
                         cJSON_AddStringToObject(j, "note", shape_note);
                 char *text = cJSON_Print(j);
@@ -520,6 +680,10 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         health_perf_text(&pf, &out);
                 if (perf_failed)
                         buf_puts(&out, "allreduce checks: not run (see above)\n");
+                if (have_tput)
+                        health_tput_text(&tp, &out);
+                else if (tput_note)
+                        buf_printf(&out, "note: %s\n", tput_note);
                 for (int i = 0; i < n; i++) {
                         const struct drain *d = &drains[i];
                         if (nodes[i].verdict != HEALTH_FAILED)
@@ -547,10 +711,16 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                                 cells[i] = xstrdup("would drain (--drain)");
                 }
                 _cleanup_buf_ struct bd_buf page = BD_BUF_INIT;
-                _cleanup_free_ char *note = shape_note ? xstrdup(shape_note)
-                                          : perf_failed ? xstrdup("The allreduce checks did not run: the job could "
-                                                                  "not be submitted, or did not start.") : NULL;
-                health_html(sys.name, nodes, n, (const char *const *)cells, have_perf ? &pf : NULL, note, &page);
+                _cleanup_buf_ struct bd_buf note = BD_BUF_INIT;
+                if (shape_note)
+                        buf_printf(&note, "%s. ", shape_note);
+                if (perf_failed)
+                        buf_puts(&note, "The allreduce checks did not run: the job could not be submitted, or did not "
+                                        "start. ");
+                if (!have_tput && tput_note)
+                        buf_printf(&note, "%s.", tput_note);
+                health_html(sys.name, nodes, n, (const char *const *)cells, have_perf ? &pf : NULL,
+                            have_tput ? &tp : NULL, note.len ? note.s : NULL, &page);
                 page_failed = write_page(html, &page) < 0;
                 strv_free(cells);
         }
@@ -562,9 +732,19 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         for (int i = 0; i < n; i++)
                 health_node_release(&nodes[i]);
         health_perf_release(&pf);
+        health_tput_release(&tp);
+        free(tput_note);
+        if (bl.n)
+                baselines_release(&bl);
+        if (dflt.name) {
+                free(dflt.name);
+                free(dflt.workload);
+                cJSON_Delete(dflt.set);
+                cJSON_Delete(dflt.targets);
+        }
         free(shape_note);
         system_release(&sys);
-        if (drain_failed || page_failed || (perf_failed && worst == HEALTH_OK))
+        if (drain_failed || page_failed || ((perf_failed || tput_failed) && worst == HEALTH_OK))
                 return BD_EXIT_FAIL;
         return worst == HEALTH_FAILED ? BD_EXIT_UNHEALTHY : worst == HEALTH_DEGRADED ? BD_EXIT_DEGRADED : BD_EXIT_OK;
 }

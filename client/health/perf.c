@@ -12,6 +12,9 @@
 static const char A_SLOW_NODE[] = "drain it; check its GPUs' and NICs' links, clocks and throttling (health's signals), "
                                   "then run it alone";
 static const char A_SLOW_LINK[] = "watch: check the cables and switch ports between the two; run the pair again";
+static const char A_SLOW_TRAINER[] = "drain it; check its GPUs (health's signals: clocks, throttling, links), its CPUs "
+                                     "and its local storage; run the check again";
+static const char A_FAILED_TRAINER[] = "drain it; the trainer did not complete there: read the trial's log";
 static const char A_FAILED_RUN[] = "drain it; the allreduce did not complete there: read the trial's log";
 
 void health_schedule(int n, int pair_rounds, struct bd_buf *out)
@@ -288,4 +291,103 @@ void health_perf_release(struct health_perf *p)
         free(p->pairs);
         free(p->run_id);
         *p = (struct health_perf){ 0 };
+}
+
+/* ---- the trainer check ---- */
+
+void health_tput_add(struct health_tput *t, const char *name, double rate, const char *why)
+{
+        t->nodes = xrealloc(t->nodes, (size_t)(t->nnodes + 1) * sizeof(*t->nodes));
+        struct health_tput_node *nd = &t->nodes[t->nnodes++];
+        *nd = (struct health_tput_node){ .name = xstrdup(name), .rate = rate };
+        str_copy(nd->why, sizeof(nd->why), why ? why : "");
+}
+
+void health_tput_judge(struct health_tput *t, struct health_node *const *rows)
+{
+        double *v = xcalloc((size_t)t->nnodes + 1, sizeof(double));
+        int k = 0;
+        for (int i = 0; i < t->nnodes; i++)
+                if (isfinite(t->nodes[i].rate))
+                        v[k++] = t->nodes[i].rate;
+        t->ref = isfinite(t->target) ? t->target : median_of(v, k);
+        free(v);
+        for (int i = 0; i < t->nnodes; i++) {
+                const struct health_tput_node *nd = &t->nodes[i];
+                struct health_node *row = rows[i];
+                row->checks++;
+                if (!isfinite(nd->rate))
+                        health_add(row, HEALTH_FAILED, "perf.trainer", A_FAILED_TRAINER, "%s (%s) failed: %s",
+                                   t->benchmark, t->workload, nd->why[0] ? nd->why : "no result");
+                else if (below(nd->rate, t->ref, t->tolerance))
+                        health_add(row, HEALTH_DEGRADED, "perf.trainer", A_SLOW_TRAINER,
+                                   "%s (%s) %.4g %s, %.0f%% below %.4g %s (%s)", t->benchmark, t->workload, nd->rate,
+                                   t->unit, 100 * (1 - nd->rate / t->ref), t->ref, t->unit,
+                                   isfinite(t->target) ? t->target_src : "the nodes' median");
+        }
+}
+
+void health_tput_text(const struct health_tput *t, struct bd_buf *out)
+{
+        buf_printf(out, "trainer: %s (%s, run %s%s%s) on each node alone, %s; ", t->benchmark, t->workload,
+                   t->run_id ? t->run_id : "-", t->device ? ", " : "", t->device ? t->device : "", t->unit);
+        if (isfinite(t->target))
+                buf_printf(out, "reference %.4g (%s)", t->ref, t->target_src);
+        else if (isfinite(t->ref))
+                buf_printf(out, "reference %.4g (median; no target for the system)", t->ref);
+        else
+                buf_puts(out, "no expectation");
+        buf_printf(out, "; slow: %.0f%% or more below\n", 100 * t->tolerance);
+        size_t w = 4;
+        for (int i = 0; i < t->nnodes; i++)
+                w = strlen(t->nodes[i].name) > w ? strlen(t->nodes[i].name) : w;
+        for (int i = 0; i < t->nnodes; i++) {
+                if (isfinite(t->nodes[i].rate))
+                        buf_printf(out, "  %-*s  %.4g%s\n", (int)w, t->nodes[i].name, t->nodes[i].rate,
+                                   below(t->nodes[i].rate, t->ref, t->tolerance) ? " slow" : "");
+                else
+                        buf_printf(out, "  %-*s  failed\n", (int)w, t->nodes[i].name);
+        }
+}
+
+cJSON *health_tput_json(const struct health_tput *t)
+{
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "benchmark", t->benchmark);
+        cJSON_AddStringToObject(o, "workload", t->workload);
+        cJSON_AddStringToObject(o, "unit", t->unit);
+        if (t->run_id)
+                cJSON_AddStringToObject(o, "run", t->run_id);
+        if (t->device)
+                cJSON_AddStringToObject(o, "device", t->device);
+        cJSON_AddNumberToObject(o, "tolerance", t->tolerance);
+        json_bw(o, "reference", t->ref);
+        cJSON_AddStringToObject(o, "reference_from", isfinite(t->target) ? t->target_src : isfinite(t->ref) ? "median"
+                                                                                                            : "none");
+        cJSON *nodes = cJSON_AddArrayToObject(o, "nodes");
+        for (int i = 0; i < t->nnodes; i++) {
+                cJSON *n = cJSON_CreateObject();
+                cJSON_AddStringToObject(n, "name", t->nodes[i].name);
+                json_bw(n, "rate", t->nodes[i].rate);
+                cJSON_AddBoolToObject(n, "slow", !isfinite(t->nodes[i].rate) ||
+                                                 below(t->nodes[i].rate, t->ref, t->tolerance));
+                if (t->nodes[i].why[0])
+                        cJSON_AddStringToObject(n, "why", t->nodes[i].why);
+                cJSON_AddItemToArray(nodes, n);
+        }
+        return o;
+}
+
+void health_tput_release(struct health_tput *t)
+{
+        for (int i = 0; i < t->nnodes; i++)
+                free(t->nodes[i].name);
+        free(t->nodes);
+        free(t->benchmark);
+        free(t->workload);
+        free(t->unit);
+        free(t->target_src);
+        free(t->device);
+        free(t->run_id);
+        *t = (struct health_tput){ 0 };
 }

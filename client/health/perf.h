@@ -6,7 +6,8 @@
  * more) partners is while theirs with others are not; a pair slow with
  * neither node to blame is the link between them.  The reference is the
  * system's expected figure (health.node_gbps, health.pair_gbps) or the
- * median of the nodes' or pairs'.  Nothing is printed here. */
+ * median of the nodes' or pairs'.  With them, the trainer check: a
+ * suite's benchmark on each node alone.  Nothing is printed here. */
 #ifndef BD_HEALTH_PERF_H
 #define BD_HEALTH_PERF_H
 
@@ -55,5 +56,36 @@ void health_perf_judge(struct health_perf *p, struct health_node *const *rows);
 void health_perf_text(const struct health_perf *p, struct bd_buf *out);
 cJSON *health_perf_json(const struct health_perf *p);
 void health_perf_release(struct health_perf *p);
+
+/* The trainer check (--level full): one short throughput run of a suite's
+ * benchmark on each node alone, each node's rate against the benchmark's
+ * target for the system shared by its nodes (a node alone does no
+ * reduction between nodes: a healthy one meets its share), else the nodes'
+ * median; slow this fraction (tolerance) or more below it. */
+struct health_tput_node {
+        char *name;
+        double rate;            /* items/s, NAN: failed */
+        char why[160];
+};
+
+struct health_tput {
+        char *benchmark, *workload, *unit;
+        int nnodes;
+        struct health_tput_node *nodes;
+        double target;          /* a node's share of the system's target, NAN: none */
+        char *target_src;       /* where the target came from, NULL: none */
+        double tolerance;
+        double ref;             /* judged against: the target, else the median (NAN: none) */
+        char *device;           /* the trainer's device, NULL when unknown */
+        char *run_id;
+};
+
+void health_tput_add(struct health_tput *t, const char *name, double rate, const char *why);
+/* Judges t and adds a perf.trainer finding to the row of each node
+ * (row_of(name) gives it) that is slow or failed */
+void health_tput_judge(struct health_tput *t, struct health_node *const *rows);
+void health_tput_text(const struct health_tput *t, struct bd_buf *out);
+cJSON *health_tput_json(const struct health_tput *t);
+void health_tput_release(struct health_tput *t);
 
 #endif

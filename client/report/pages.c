@@ -622,8 +622,41 @@ static void health_perf_html(const struct health_perf *p, struct bd_buf *out)
         free(labels);
 }
 
+static void health_tput_html(const struct health_tput *t, struct bd_buf *out)
+{
+        html_h(out, 2, "trainer");
+        _cleanup_free_ char *what = xasprintf("%s (%s, run %s%s%s), %s on each node alone; reference: %s; slow: %.0f%% "
+                                              "or more below.", t->benchmark, t->workload, t->run_id ? t->run_id : "-",
+                                              t->device ? ", " : "", t->device ? t->device : "", t->unit,
+                                              isfinite(t->target) ? t->target_src : isfinite(t->ref) ? "the nodes' median"
+                                                                                                     : "no expectation",
+                                              100 * t->tolerance);
+        html_p(out, what);
+        _cleanup_free_ char *rate_head = xasprintf("rate (%s)", t->unit);
+        const char *head[] = { "node", rate_head, "against the reference" };
+        html_table_begin(out, head, ARRAY_SIZE(head));
+        const char **labels = xcalloc((size_t)t->nnodes + 1, sizeof(char *));
+        double *vals = xcalloc((size_t)t->nnodes + 1, sizeof(double));
+        for (int i = 0; i < t->nnodes; i++) {
+                char a[32], b[32];
+                double r = t->nodes[i].rate;
+                const char *cells[] = { t->nodes[i].name, isfinite(r) ? FMT(a, "%.4g", r) : "failed",
+                                        FMT(b, "%+.1f%%", isfinite(t->ref) ? 100 * (r / t->ref - 1) : NAN) };
+                html_row(out, cells, ARRAY_SIZE(cells));
+                labels[i] = t->nodes[i].name;
+                vals[i] = r;
+        }
+        html_table_end(out);
+        struct svg_refline ref = { .label = "reference", .a = t->ref };
+        svg_bar_chart(out, &(struct svg_bars){ .title = "trainer rate per node", .ylabel = t->unit,
+                                               .n = (size_t)t->nnodes, .labels = labels, .values = vals,
+                                               .refs = isfinite(t->ref) ? &ref : NULL, .nrefs = isfinite(t->ref) });
+        free(labels);
+        free(vals);
+}
+
 void health_html(const char *system, const struct health_node *nodes, int n, const char *const *drain,
-                 const struct health_perf *perf, const char *note, struct bd_buf *out)
+                 const struct health_perf *perf, const struct health_tput *tput, const char *note, struct bd_buf *out)
 {
         _cleanup_free_ char *title = xasprintf("benchd health: %s", system);
         int count[3] = { 0 };
@@ -673,5 +706,7 @@ void health_html(const char *system, const struct health_node *nodes, int n, con
         }
         if (perf)
                 health_perf_html(perf, out);
+        if (tput)
+                health_tput_html(tput, out);
         html_end(out);
 }

@@ -28,9 +28,10 @@ void scaling_html(const struct scaling_data *d, struct bd_buf *out);
  * checks, what --drain does or would do: drain[i], NULL or "" for none),
  * each finding with its evidence and action; with perf (NULL: not run) the
  * allreduce figures, each node's inside itself and a node-by-node map of the
- * pairs; note (NULL: none) what was not checked. */
+ * pairs; with tput (NULL: not run) the trainer's rate on each node; note
+ * (NULL: none) what was not checked. */
 void health_html(const char *system, const struct health_node *nodes, int n, const char *const *drain,
-                 const struct health_perf *perf, const char *note, struct bd_buf *out);
+                 const struct health_perf *perf, const struct health_tput *tput, const char *note, struct bd_buf *out);
 /* Writes a page atomically; prints the error and returns -1 on failure. */
 int write_page(const char *path, const struct bd_buf *page);
 

@@ -190,5 +190,45 @@ int main(void)
         like(b.s, "between two: no expectation", "  the text says so");
         buf_release(&b);
         fixture_release(&f);
+
+        /* the trainer check: against the nodes' median, a target, a failure */
+        fixture_init(&f, 4);
+        struct health_tput t = { .benchmark = strdup("ssd-b4"), .workload = strdup("ssd"),
+                                 .unit = strdup("images/s"), .tolerance = 0.2, .target = NAN };
+        static const double rates[4] = { 100, 96, 40, 104 };
+        for (int i = 0; i < 4; i++)
+                health_tput_add(&t, f.p.nodes[i].name, rates[i], NULL);
+        health_tput_judge(&t, f.rowp);
+        is_str(checks(&f, 2), "perf.trainer", "trainer: a node 60% below the nodes' median named");
+        like(f.rows[2].findings[0].evidence, "ssd-b4 (ssd) 40 images/s, 59% below 98 images/s (the nodes' median)",
+             "  with its rate, the median and how far below");
+        ok(!strcmp(checks(&f, 0), "") && !strcmp(checks(&f, 1), "") && !strcmp(checks(&f, 3), ""), "  the others pass");
+        health_tput_release(&t);
+        fixture_release(&f);
+
+        fixture_init(&f, 2);
+        t = (struct health_tput){ .benchmark = strdup("b"), .workload = strdup("ssd"), .unit = strdup("images/s"),
+                                  .tolerance = 0.2, .target = 50, .target_src = strdup("the target for X") };
+        health_tput_add(&t, "n1", 45, NULL);
+        health_tput_add(&t, "n2", NAN, "failed: exit code 1");
+        health_tput_judge(&t, f.rowp);
+        is_str(checks(&f, 0), "", "trainer: 10% under the target, within the tolerance: ok");
+        is_int(f.rows[1].verdict, HEALTH_FAILED, "  a node whose run failed: failed");
+        like(f.rows[1].findings[0].evidence, "failed: exit code 1", "  with the reason");
+        b = (struct bd_buf)BD_BUF_INIT;
+        health_tput_text(&t, &b);
+        like(b.s, "reference 50 (the target for X)", "  the text names the reference");
+        buf_release(&b);
+        health_tput_release(&t);
+        fixture_release(&f);
+
+        fixture_init(&f, 1);
+        t = (struct health_tput){ .benchmark = strdup("b"), .workload = strdup("ssd"), .unit = strdup("images/s"),
+                                  .tolerance = 0.2, .target = NAN };
+        health_tput_add(&t, "n1", 10, NULL);
+        health_tput_judge(&t, f.rowp);
+        ok(!isfinite(t.ref) && !strcmp(checks(&f, 0), ""), "trainer: one node, no target: no expectation, not judged");
+        health_tput_release(&t);
+        fixture_release(&f);
         return done_testing();
 }
