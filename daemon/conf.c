@@ -67,6 +67,9 @@ static const struct conf_entry table[] = {
         { "stage_allow", T_STRING, S(stage_allow), "/scratch /raid /local", 0, 0, 0,
           "directories dataset staging may write under (space-separated; not /tmp or /var/tmp: "
           "benchd.service makes them private)" },
+        { "node_name", T_STRING, S(node_name), "", 0, 0, 0,
+          "the node's name in the scheduler (Slurm's NodeName) where it is not its host name ('': the host name); "
+          "benchctl health matches and drains by it" },
 };
 
 /* T_STRING, T_PATH and T_LISTEN: an allocated string */

@@ -36,6 +36,7 @@ struct conf {
         int inventory_ttl;              /* seconds an inventory is served before a rescan */
         int log_level;
         char *stage_allow;              /* space-separated directories staging may write under */
+        char *node_name;                /* the node's name in the scheduler, "": its host name */
 };
 
 /* Fills in the defaults. */

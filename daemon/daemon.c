@@ -14,13 +14,17 @@
 #include "fs.h"
 #include "log.h"
 
-static struct inv_snapshot *snapshot_take(const char *root)
+static struct inv_snapshot *snapshot_take(const char *root, const char *node_name)
 {
         struct inv_snapshot *s = xcalloc(1, sizeof(*s));
         atomic_init(&s->ref, 1);
         s->started = clock_monotonic();
         inventory_scan(&s->inv, root);
         cJSON *j = inventory_json(&s->inv);
+        /* the scheduler's name for the node: the conf's, else its host name */
+        cJSON *host = cJSON_GetObjectItemCaseSensitive(j, "host");
+        if (cJSON_IsObject(host))
+                cJSON_AddStringToObject(host, "node_name", node_name && *node_name ? node_name : s->inv.hostname);
         char *text = cJSON_PrintUnformatted(j);
         cJSON_Delete(j);
         if (!text)
@@ -56,9 +60,10 @@ struct inv_snapshot *daemon_inventory_get(struct daemon *d, double max_age)
                          * (health checks, the API, /metrics) go on with the
                          * snapshot it replaces instead of waiting for sysfs */
                         _cleanup_free_ char *root = xstrdup(d->conf.sysfs_root);
+                        _cleanup_free_ char *name = xstrdup(d->conf.node_name ? d->conf.node_name : "");
                         d->scanning = true;
                         pthread_mutex_unlock(&d->lock);
-                        struct inv_snapshot *n = snapshot_take(root);
+                        struct inv_snapshot *n = snapshot_take(root, name);
                         pthread_mutex_lock(&d->lock);
                         d->scanning = false;
                         pthread_cond_broadcast(&d->scanned);

@@ -39,7 +39,7 @@ static const char defaults_json[] =
         " \"binding\": { \"policy\": \"auto\", \"hyperthreads\": true, \"source\": \"auto\" },"
         " \"benchd\": { \"port\": " BD_PORT_STR ", \"token_file\": \"" BD_TOKEN_FILE "\" },"
         " \"staging\": { \"require\": false, \"name\": \"coco\" },"
-        " \"health\": { \"allreduce_bytes\": 67108864, \"pair_rounds\": 3, \"tolerance\": 0.2,"
+        " \"health\": { \"allreduce_bytes\": 67108864, \"pair_rounds\": 2, \"tolerance\": 0.2,"
         "              \"node_gbps\": 0, \"pair_gbps\": 0 },"
         " \"paths\": { \"data\": \"~/.local/share/benchd/data/coco\","
         "              \"logs\": \"~/.local/share/benchd/logs\","

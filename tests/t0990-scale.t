@@ -5,6 +5,8 @@
 # namespace with its own "disk" at the staging destination.
 #   - submit --system 24xlocal allreduce --wait: 24 ranks through Slurm, report
 #   - nodes --system 24xlocal: 24 nodes answer
+#   - health --system 24xlocal: 24 nodes checked (shape, two rounds of
+#     twelve pairs at once), timed against the smallest check (two nodes)
 #   - stage --system 24xlocal: staged and verified on all 24
 #   - a slurmd killed mid-run: a node failure that names the node
 #   - a benchd stopped mid-stage: named, the other 23 complete; started again,
@@ -87,6 +89,7 @@ listen = $a:$BD_PORT
 token_file = $tmp/token
 state_dir = $tmp/state/n$k
 stage_allow = $local_dir
+node_name = n$k
 log_level = notice
 CONF
     unshare --mount --propagation private bash -c \
@@ -112,6 +115,46 @@ is "  --json: 24 inventories" \
    "$("$BENCHCTL" nodes --system 24xlocal --json | /usr/bin/python3 -c '
 import json, sys
 print(sum(1 for n in json.load(sys.stdin) if n["ok"] and n["inventory"]["host"]["hostname"]))')" $NODES
+
+# ---- benchctl health: 24 nodes in the rounds of two -----------------------
+# A node of one rank has no allreduce inside it, so the smallest check that
+# runs one is two nodes (shape and signals, the pair: one round); 24 nodes
+# take two rounds of pairs (health.pair_rounds), a round's twelve pairs at
+# once.  The seed's budget (24 nodes in at most 3x one node's time) holds
+# where each pair has its own nodes: rounds, not nodes, cost time.  Here the
+# 24 emulated nodes share two cores, so a round of twelve pairs does twelve
+# times the work of one: the times are printed; what is asserted is that the
+# rounds do not grow with the nodes and that a round's pairs ran at once.
+# (benchd on each node names it n1..n24, its node_name, as Slurm knows it.)
+ms() { echo $(( $(date +%s%N) / 1000000 )); }
+hsets=(--set health.allreduce_bytes=65536 --set health.tolerance=0.9)
+t0=$(ms)
+out=$("$BENCHCTL" health --system 24xlocal --set nodes=2 --set benchd.hosts=127.0.0.2,127.0.0.3 "${hsets[@]}" \
+      2>"$tmp/health2.err"); rc=$?
+t_two=$(( $(ms) - t0 ))
+check "health of two nodes: exit 0 (6 where the pair strayed: $rc)" [ "$rc" = 0 -o "$rc" = 6 ]
+like "  their shape and their allreduce" "$out" "^  n1 +inside -  with n2 [0-9.]+ [kMG]B/s( slow)?$"
+t0=$(ms)
+out=$("$BENCHCTL" health --system 24xlocal "${hsets[@]}" --json 2>"$tmp/health24.err"); rc=$?
+t_all=$(( $(ms) - t0 ))
+echo "# health: two nodes $t_two ms, 24 nodes $t_all ms ($(awk -v a="$t_all" -v b="$t_two" 'BEGIN { printf "%.2f", a / b }')x; the emulated nodes share $(nproc) cores)"
+check "health of 24 nodes: exit 0 (6 where a pair strayed on the shared cores: $rc)" [ "$rc" = 0 -o "$rc" = 6 ]
+is "  a row each (benchd's node_name is Slurm's), its shape checked, none failed, each with two partners" "$(/usr/bin/python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+rows = [n for n in j["nodes"] if n["verdict"] != "failed" and n["checks"] > 5 and n["node_name"] == "n%d" % (int(n["node"].split(".")[3]) - 1)]
+pairs = {}
+for p in j["allreduce"]["pairs"]:
+    for x in (p["a"], p["b"]):
+        pairs[x] = pairs.get(x, 0) + 1
+print(len(j["nodes"]), len(rows), len(j["allreduce"]["nodes"]), sorted(set(pairs.values())))' <<<"$out")" "24 24 24 [2]"
+hid=$(/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["allreduce"]["run"])' <<<"$out")
+is "  two rounds of twelve pairs, each round's pairs at once (each started before any ended)" "$("$BENCHCTL" status "$hid" --json | /usr/bin/python3 -c '
+import json, sys
+t = json.load(sys.stdin)["trials"]
+rounds = [t[0:12], t[12:24]]
+print(len(t), all(max(x["start_time"] for x in r) <= min(x["end_time"] for x in r) for r in rounds),
+      max(x["end_time"] for x in rounds[0]) <= min(x["start_time"] for x in rounds[1]) + 1)')" "24 True True"
 
 # ---- submit --wait: 24 ranks through Slurm ----------------------------------
 logs="$tmp/logs"

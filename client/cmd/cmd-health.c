@@ -225,7 +225,11 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
         const cJSON *j = sys->json;
         long n = sys_int(j, "nodes"), bytes = sys_int(j, "health.allreduce_bytes");
         _cleanup_buf_ struct bd_buf g = BD_BUF_INIT;
-        health_schedule((int)n, full ? (int)n : (int)sys_int(j, "health.pair_rounds"), &g);
+        /* a node of one rank has nothing to reduce inside itself */
+        bool alone = sys_int(j, "ranks_per_node") > 1;
+        health_schedule((int)n, alone, full ? (int)n : (int)sys_int(j, "health.pair_rounds"), &g);
+        if (!g.len)
+                return BD_EXIT_OK;      /* one node of one rank: p->run_id stays NULL */
         char **more = xcalloc(5, sizeof(char *));
         more[0] = xasprintf("node_groups=%s", g.s);
         more[1] = xasprintf("allreduce.min_bytes=%ld", bytes);
@@ -273,7 +277,8 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
                                 nd->alone_ran = true;
                                 str_copy(nd->why, sizeof(nd->why), isfinite(bw) ? "" : why);
                         } else if (m == 2)
-                                health_perf_add_pair(p, idx[0], idx[1], r, bw, isfinite(bw) ? NULL : why);
+                                /* the pairs' rounds from 1 */
+                                health_perf_add_pair(p, idx[0], idx[1], alone ? r : r + 1, bw, isfinite(bw) ? NULL : why);
                         trial_value_release(&v);
                 }
         }
@@ -348,11 +353,15 @@ static int trainer_checks(struct bd_ctx *ctx, const char *system, char **sets, c
         return BD_EXIT_OK;
 }
 
-/* The row of the node that ran as name: the one whose benchd gave that host
- * name or is at that host, else a new row */
+/* The row of the node that ran as name: the one whose benchd gave that
+ * node name (its node_name, else its host name), that host name, or is at
+ * that host, else a new row */
 static int row_of(struct health_node **nodes, int *n, const char *name, const char *note)
 {
         char host[256];
+        for (int i = 0; i < *n; i++)
+                if ((*nodes)[i].node_name && streq((*nodes)[i].node_name, name))
+                        return i;
         for (int i = 0; i < *n; i++)
                 if ((*nodes)[i].host && streq((*nodes)[i].host, name))
                         return i;
@@ -409,8 +418,8 @@ static void drain_reason(const struct health_node *h, char *buf, size_t size)
 }
 
 /* The Slurm node a checked node is: in a prolog Slurm's own name for this
- * one ($SLURMD_NODENAME); else the host name its benchd gave, or the host
- * of its address, whichever Slurm knows */
+ * one ($SLURMD_NODENAME); else the node name its benchd gave (node_name),
+ * its host name, or the host of its address, whichever Slurm knows */
 static void drain_one(const struct health_node *h, bool local, struct drain *d)
 {
         struct bd_err err = { 0 };
@@ -420,6 +429,8 @@ static void drain_one(const struct health_node *h, bool local, struct drain *d)
         int r = -ENOENT;
         if (env && *env)
                 r = slurm_node_of_host(env, d->slurm, sizeof(d->slurm), &err);
+        if (r < 0 && h->node_name && (!h->host || !streq(h->node_name, h->host)))
+                r = slurm_node_of_host(h->node_name, d->slurm, sizeof(d->slurm), &err);
         if (r < 0 && h->host)
                 r = slurm_node_of_host(h->host, d->slurm, sizeof(d->slurm), &err);
         if (r < 0 && !local && node_host(h->node, host, sizeof(host)) && (!h->host || !streq(host, h->host))) {
@@ -590,7 +601,13 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         bool have_perf = false, perf_failed = false;
         if (perf) {
                 int r = allreduce_checks(ctx, system, o.sets, &sys, streq(level, "full"), (double)start_timeout, &pf);
-                if (r != BD_EXIT_OK && !pf.run_id) {
+                if (r == BD_EXIT_OK && !pf.run_id) {
+                        /* nothing to run: said with the shape's note */
+                        char *note = xasprintf("%s%sno allreduce checks: one node of one rank", shape_note ? shape_note : "",
+                                               shape_note ? "; " : "");
+                        free(shape_note);
+                        shape_note = note;
+                } else if (r != BD_EXIT_OK && !pf.run_id) {
                         perf_failed = true;     /* submit said why, on standard error */
                         slurm_down_rows(launcher, &nodes, &n);
                 } else

@@ -440,6 +440,12 @@ void health_check_node(const cJSON *sys, const char *node, const cJSON *inventor
                 str_sanitize(clean, sizeof(clean), host, "?");
                 ret->host = xstrdup(clean);
         }
+        const char *name = json_str(inventory, "host.node_name", NULL);
+        if (name && *name) {
+                char clean[256];
+                str_sanitize(clean, sizeof(clean), name, "?");
+                ret->node_name = xstrdup(clean);
+        }
         check_gpus(sys, inventory, ret);
         check_nics(sys, inventory, ret);
         check_links(inventory, ret);
@@ -461,6 +467,7 @@ void health_node_release(struct health_node *n)
 {
         free(n->node);
         free(n->host);
+        free(n->node_name);
         free(n->note);
         free(n->findings);
         *n = (struct health_node){ 0 };
@@ -518,6 +525,8 @@ cJSON *health_json(const char *system, const struct health_node *nodes, int n)
                         cJSON_AddStringToObject(j, "host", h->host);
                 else
                         cJSON_AddNullToObject(j, "host");
+                if (h->node_name && (!h->host || !streq(h->node_name, h->host)))
+                        cJSON_AddStringToObject(j, "node_name", h->node_name);
                 cJSON_AddStringToObject(j, "verdict", health_level_name(h->verdict));
                 cJSON_AddNumberToObject(j, "checks", h->checks);
                 if (h->note)

@@ -27,6 +27,7 @@ struct health_finding {
 struct health_node {
         char *node;             /* as named */
         char *host;             /* its hostname, NULL when it did not answer */
+        char *node_name;        /* the scheduler's name for it (benchd's node_name, else its hostname), NULL: none */
         enum health_level verdict;
         struct health_finding *findings;
         int nfindings;

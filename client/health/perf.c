@@ -17,9 +17,10 @@ static const char A_SLOW_TRAINER[] = "drain it; check its GPUs (health's signals
 static const char A_FAILED_TRAINER[] = "drain it; the trainer did not complete there: read the trial's log";
 static const char A_FAILED_RUN[] = "drain it; the allreduce did not complete there: read the trial's log";
 
-void health_schedule(int n, int pair_rounds, struct bd_buf *out)
+void health_schedule(int n, bool alone, int pair_rounds, struct bd_buf *out)
 {
-        for (int i = 1; i <= n; i++)
+        bool any = alone;
+        for (int i = 1; i <= n && alone; i++)
                 buf_printf(out, "%s%d", i > 1 ? "," : "", i);
         if (n < 2)
                 return;
@@ -33,7 +34,9 @@ void health_schedule(int n, int pair_rounds, struct bd_buf *out)
                 ring[0] = 1;
                 for (int k = 1; k < m; k++)
                         ring[k] = (k - 1 + r) % (m - 1) + 2;   /* 2..m, turned by r */
-                buf_putc(out, ';');
+                if (any)
+                        buf_putc(out, ';');
+                any = true;
                 bool first = true;
                 for (int k = 0; k < m / 2; k++) {
                         int a = ring[k], b = ring[m - 1 - k];

@@ -45,9 +45,10 @@ struct health_perf {
 };
 
 /* The node groups (groups.h) of the checks for n nodes: a round of each
- * node alone, then pair_rounds rounds of pairs by the circle method (at
- * most every pair: n - 1 rounds, n when n is odd, one node out each). */
-void health_schedule(int n, int pair_rounds, struct bd_buf *out);
+ * node alone (with alone: nodes of more than one rank), then pair_rounds
+ * rounds of pairs by the circle method (at most every pair: n - 1 rounds,
+ * n when n is odd, one node out each); "" when there is nothing to run. */
+void health_schedule(int n, bool alone, int pair_rounds, struct bd_buf *out);
 /* The node of that name (added when new); its index */
 int health_perf_node(struct health_perf *p, const char *name);
 void health_perf_add_pair(struct health_perf *p, int a, int b, int round, double bw, const char *why);

@@ -22,7 +22,7 @@ static void check_schedule(int n, int rounds)
         struct bd_buf b = BD_BUF_INIT;
         struct node_groups g;
         struct bd_err err;
-        health_schedule(n, rounds, &b);
+        health_schedule(n, true, rounds, &b);
         char what[128];
         snprintf(what, sizeof(what), "%d nodes, %d pair rounds: '%.60s' parses", n, rounds, b.s);
         if (!ok(node_groups_parse(b.s, n, &g, &err) == 0, what)) {
