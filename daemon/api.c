@@ -6,6 +6,8 @@
  *   GET  /v1/topology               GPU x GPU and GPU x NIC matrix, CPU and NUMA affinity
  *   GET  /v1/binding?ranks=N        the binding plan of N local ranks (default: one per GPU)
  *   GET  /v1/signals                GPU ECC, retired pages and rows, throttling, heat and power; NIC error counters
+ *   POST /v1/health/report          benchctl health's verdict on this node (token)
+ *   GET  /v1/health/report          the last one (health-report.h)
  *   GET  /metrics                   Prometheus text format
  *   GET, POST, DELETE /v1/datasets...  dataset staging (datasets.h)
  *
@@ -16,10 +18,14 @@
 #include "config.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api.h"
 #include "buf.h"
 #include "datasets.h"
+#include "fs.h"
+#include "health-report.h"
+#include "log.h"
 #include "signals.h"
 #include "strutil.h"
 
@@ -131,6 +137,91 @@ static void api_metrics(struct daemon *d, struct http_request *rq, struct http_r
         rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }
 
+/* ---- benchctl health's verdict on this node ---- */
+
+#define REPORT_FILE "health-report.json"
+
+/* Kept in the state directory where there is one (benchd.service makes it),
+ * so that a restarted benchd serves it again */
+static void report_save(const char *state_dir, const char *text)
+{
+        struct stat st;
+        if (!state_dir || !text || stat(state_dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                return;
+        _cleanup_free_ char *path = xasprintf("%s/" REPORT_FILE, state_dir);
+        struct bd_err err;
+        if (fs_write_atomic(path, text, strlen(text), 0644, &err) < 0)
+                log_warning("health report: %s", err.msg);
+}
+
+void daemon_health_report_load(struct daemon *d)
+{
+        _cleanup_free_ char *path = xasprintf("%s/" REPORT_FILE, d->conf.state_dir);
+        _cleanup_free_ char *text = NULL;
+        size_t len;
+        struct bd_err err;
+        if (fs_read_file(path, 1 << 20, &text, &len, &err) < 0)
+                return;
+        cJSON *j = cJSON_ParseWithLength(text, len);
+        struct health_report *r = xcalloc(1, sizeof(*r));
+        if (!j || health_report_parse(j, r, &err) < 0) {
+                log_warning("%s: not a health report (%s): ignored", path, j ? err.msg : "malformed JSON");
+                free(r);
+                r = NULL;
+        }
+        cJSON_Delete(j);
+        pthread_mutex_lock(&d->lock);
+        struct health_report *old = d->report;
+        d->report = r;
+        pthread_mutex_unlock(&d->lock);
+        if (old)
+                health_report_release(old);
+        free(old);
+}
+
+static void api_health_report_post(struct daemon *d, struct http_request *rq, struct http_response *rs)
+{
+        cJSON *j = http_body_json(rq, rs, true);
+        if (!j)
+                return;
+        struct health_report *r = xcalloc(1, sizeof(*r));
+        struct bd_err err;
+        if (cJSON_GetObjectItemCaseSensitive(j, "received"))
+                http_error(rs, 400, "'received' is benchd's to set");
+        else if (health_report_parse(j, r, &err) < 0)
+                http_error(rs, 400, "%s", err.msg);
+        else {
+                r->received = clock_wall();
+                cJSON *answer = health_report_json(r);
+                _cleanup_free_ char *text = cJSON_PrintUnformatted(answer);
+                pthread_mutex_lock(&d->lock);
+                struct health_report *old = d->report;
+                d->report = r;
+                _cleanup_free_ char *state_dir = xstrdup(d->conf.state_dir);
+                pthread_mutex_unlock(&d->lock);
+                if (old)
+                        health_report_release(old);
+                free(old);
+                report_save(state_dir, text);
+                http_json(rs, 200, answer);
+                r = NULL;
+        }
+        cJSON_Delete(j);
+        free(r);
+}
+
+static void api_health_report_get(struct daemon *d, struct http_request *rq, struct http_response *rs)
+{
+        (void) rq;
+        pthread_mutex_lock(&d->lock);
+        cJSON *j = d->report ? health_report_json(d->report) : NULL;
+        pthread_mutex_unlock(&d->lock);
+        if (j)
+                http_json(rs, 200, j);
+        else
+                http_error(rs, 404, "no health report yet (benchctl health posts one)");
+}
+
 static const struct route routes[] = {
         { "GET", "/", api_index, 0 },
         { "GET", "/v1/health", api_health, 0 },
@@ -139,6 +230,8 @@ static const struct route routes[] = {
         { "GET", "/v1/topology", api_topology, 0 },
         { "GET", "/v1/signals", api_signals, 0 },
         { "GET", "/v1/binding", api_binding, 0 },
+        { "POST", "/v1/health/report", api_health_report_post, ROUTE_MUTATES },
+        { "GET", "/v1/health/report", api_health_report_get, 0 },
         { "GET", "/metrics", api_metrics, 0 },
         { "GET", "/v1/datasets", api_datasets_list, 0 },
         { "GET", "/v1/datasets/*", api_dataset_get, 0 },

@@ -27,6 +27,7 @@
 #include "buf.h"
 #include "conf.h"
 #include "daemon.h"
+#include "health-report.h"
 #include "datasets.h"
 #include "fs.h"
 #include "http.h"
@@ -73,7 +74,8 @@ static void usage(FILE *f)
                    "  -h, --help             show this help\n"
                    "      --version          show the version\n\n"
                    "Endpoints: GET /v1/health, /v1/inventory, /v1/topology, /v1/binding?ranks=N,\n"
-                   "/v1/signals, /v1/datasets, /v1/datasets/NAME, /metrics; POST /v1/inventory/refresh,\n"
+                   "/v1/signals, /v1/datasets, /v1/datasets/NAME, /v1/health/report, /metrics;\n"
+                   "POST /v1/inventory/refresh, /v1/health/report,\n"
                    "/v1/datasets/NAME/stage, /v1/datasets/NAME/verify, DELETE /v1/datasets/NAME\n"
                    "(token).  See benchd(8).\n",
                 DEFAULT_CONF);
@@ -329,6 +331,7 @@ static int serve(void)
                 log_warning("%s: mutating requests are refused", err.msg);
         daemon_inventory_rescan(&d);
         d.datasets = datasets_new(&d);
+        daemon_health_report_load(&d);
         r = http_start(&d, api_handle, &http, &err);
         if (r < 0) {
                 log_error("%s", err.msg);
@@ -362,6 +365,9 @@ out:
         ready_report(&ready_fd, (char)ret);
         http = http_stop(http);
         d.datasets = datasets_free(d.datasets);
+        if (d.report)
+                health_report_release(d.report);
+        free(d.report);
         daemon_inventory_put(d.snap);
         free(d.token);
         conf_release(&d.conf);

@@ -43,6 +43,7 @@ struct daemon {
         atomic_ulong request_timeouts;  /* connections cut for a late request head */
         atomic_ulong scrapes;
         struct datasets *datasets;      /* NULL: staging unavailable */
+        struct health_report *report;   /* guarded by lock: benchctl health's last verdict, NULL: none */
 };
 
 
@@ -56,6 +57,9 @@ void daemon_inventory_rescan(struct daemon *d);
 /* Loads the token from conf.token_file, creating it (0600, random) when
  * missing and create is set.  0 or a negative errno with err. */
 int daemon_load_token(struct daemon *d, bool create, struct bd_err *err);
+
+/* The health report kept in the state directory, made current (api.c) */
+void daemon_health_report_load(struct daemon *d);
 
 /* True when the bearer token matches (constant time). */
 bool daemon_token_ok(struct daemon *d, const char *authorization);

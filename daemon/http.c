@@ -601,3 +601,78 @@ const char *http_describe(const struct http_server *s)
 {
         return s->desc;
 }
+
+/* ---- request bodies ---- */
+
+/* Whether a JSON text has a \u0000 escape in a string: cJSON would cut the
+ * string there, and a request must not mean another path than it says. */
+static bool has_nul_escape(const char *p, size_t n)
+{
+        bool in_string = false;
+        for (size_t i = 0; i < n; i++) {
+                if (!in_string) {
+                        in_string = p[i] == '"';
+                        continue;
+                }
+                if (p[i] == '"')
+                        in_string = false;
+                else if (p[i] == '\\' && i + 1 < n) {
+                        if (p[i + 1] == 'u' && i + 5 < n && !memcmp(p + i + 2, "0000", 4))
+                                return true;
+                        i++;
+                }
+        }
+        return false;
+}
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+        return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether two fields of object j have one name: sorted, so that a body of
+ * thousands of fields costs n log n, not every pair. */
+static bool has_duplicate_field(const cJSON *j)
+{
+        size_t n = 0, i = 0;
+        bool dup = false;
+        for (const cJSON *e = j->child; e; e = e->next)
+                n++;
+        if (n < 2)
+                return false;
+        _cleanup_free_ const char **names = xcalloc(n, sizeof(*names));
+        for (const cJSON *e = j->child; e; e = e->next)
+                names[i++] = e->string;
+        qsort(names, n, sizeof(*names), cmp_str_ptr);
+        for (i = 1; i < n && !dup; i++)
+                dup = streq(names[i - 1], names[i]);
+        return dup;
+}
+
+cJSON *http_body_json(struct http_request *rq, struct http_response *rs, bool required)
+{
+        const char *end = NULL;
+        if (rq->body_len == 0 && !required)
+                return cJSON_CreateObject();
+        cJSON *j = cJSON_ParseWithLengthOpts(rq->body, rq->body_len, &end, false);
+        if (!j || !cJSON_IsObject(j)) {
+                http_error(rs, 400, "the body must be a JSON object%s", j ? "" : " (malformed JSON)");
+                cJSON_Delete(j);
+                return NULL;
+        }
+        while (end && end < rq->body + rq->body_len && strchr(" \t\r\n", *end) && *end)
+                end++;
+        const char *bad = NULL;
+        if (end && end < rq->body + rq->body_len)
+                bad = "malformed JSON: more after the object";
+        else if (has_nul_escape(rq->body, rq->body_len) || memchr(rq->body, '\0', rq->body_len))
+                bad = "a string holds \\u0000";
+        if (!bad && has_duplicate_field(j))
+                bad = "a field is given twice";
+        if (bad) {
+                http_error(rs, 400, "%s", bad);
+                cJSON_Delete(j);
+                return NULL;
+        }
+        return j;
+}

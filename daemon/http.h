@@ -58,6 +58,11 @@ size_t http_unescape(char *s);
 
 /* Sets a JSON body (takes ownership of j) and the status. */
 void http_json(struct http_response *rs, int status, cJSON *j);
+/* The request's body as a JSON object (required: an empty body is refused;
+ * else it reads as {}), or NULL after answering 400: not an object,
+ * malformed, more after it, a \u0000 in a string (cJSON would cut the
+ * string there), a field given twice. */
+cJSON *http_body_json(struct http_request *rq, struct http_response *rs, bool required);
 /* {"error": MESSAGE, "status": STATUS} */
 void http_error(struct http_response *rs, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -17,7 +17,8 @@ benchd_SOURCES = \
 	daemon/log.h daemon/log.c daemon/notify.h daemon/notify.c \
 	daemon/benchd.c
 if HAVE_MICROHTTPD
-benchd_SOURCES += daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c daemon/datasets.h
+benchd_SOURCES += daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c daemon/datasets.h \
+	daemon/health-report.h daemon/health-report.c
 if HAVE_XXHASH
 benchd_SOURCES += daemon/datasets.c
 else
@@ -25,6 +26,7 @@ benchd_SOURCES += daemon/datasets-none.c
 endif
 endif
 EXTRA_DIST += daemon/README.md daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c daemon/datasets.h \
+	daemon/health-report.h daemon/health-report.c \
 	daemon/datasets.c daemon/datasets-none.c
 benchd_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 benchd_LDADD = $(BD_NODE_LIBS) $(BD_LIBS) $(MICROHTTPD_LIBS) -lpthread

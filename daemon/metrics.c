@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "daemon.h"
 #include "datasets.h"
+#include "health-report.h"
 #include "nvml.h"
 #include "signals.h"
 #include "strutil.h"
@@ -67,7 +69,9 @@ void metrics_sample(struct bd_buf *b, const char *name, double v, int nlabels, .
                 va_end(ap);
                 buf_putc(b, '}');
         }
-        if (v == (double)(long long)v && v < 9e15 && v > -9e15)
+        if (!isfinite(v))
+                buf_puts(b, isnan(v) ? " NaN\n" : v > 0 ? " +Inf\n" : " -Inf\n");
+        else if (v < 9e15 && v > -9e15 && v == (double)(long long)v)
                 buf_printf(b, " %lld\n", (long long)v);
         else
                 buf_printf(b, " %.15g\n", v);
@@ -388,6 +392,10 @@ void metrics_write(struct daemon *d, struct bd_buf *out)
         metrics_sample(out, "inventory_age_seconds", clock_monotonic() - s->taken, 0);
         daemon_inventory_put(s);
         datasets_metrics(d, out);
+        pthread_mutex_lock(&d->lock);
+        if (d->report)
+                health_report_metrics(d->report, out);
+        pthread_mutex_unlock(&d->lock);
         metrics_family(out, "http_requests_total", "counter", "HTTP requests answered, by status class.");
         static const char *const classes[] = { "", "1xx", "2xx", "3xx", "4xx", "5xx" };
         for (int i = 1; i <= 5; i++)

@@ -20,7 +20,8 @@ serve() {
     local port
     port=$(free_port "$next_port")
     next_port=$((port + 1))
-    "$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --sysfs-root "$1" 2>/dev/null &
+    "$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --state-dir "$tmp/state-$port" \
+        --sysfs-root "$1" 2>/dev/null &
     pids+=($!)
     wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"
     node="127.0.0.1:$port"
@@ -117,6 +118,51 @@ is "  a verdict per node, the cluster's the worst" \
 is "  each finding with its evidence and action" \
    "$(jget 'sorted(j["nodes"][1]["findings"][0].keys())' <<<"$out")" "['action', 'check', 'evidence', 'level']"
 
+# each node's benchd given its verdict (POST /v1/health/report): served
+# back and as metrics, kept across a restart
+out=$("$BENCHCTL" health --system C4140 --nodes "$good,$gpu_gone,$down" --timeout 1000 --token-file "$tmp/token" \
+      2>"$tmp/err"); rc=$?
+is "the verdicts given to the nodes: the same exit" "$rc" 7
+is "  nothing said: each node that answered took its verdict" "$(cat "$tmp/err")" ""
+is "  the bad node's benchd serves it" \
+   "$(curl -sf "http://$gpu_gone/v1/health/report" | jget 'j["system"], j["verdict"], j["checks"] > 5, [(f["level"], f["check"]) for f in j["findings"]]')" \
+   "C4140 failed True [('failed', 'gpu.count')]"
+metrics=$(curl -sf "http://$gpu_gone/metrics")
+like "  as metrics: its verdict" "$metrics" '^benchd_health_verdict\{system="C4140"\} 2$'
+like "  its findings by level and check" "$metrics" '^benchd_health_findings\{level="failed",check="gpu\.count"\} 1$'
+like "  when" "$metrics" '^benchd_health_report_time_seconds [0-9]{10}'
+like "  the good node's: ok" "$(curl -sf "http://$good/metrics")" '^benchd_health_verdict\{system="C4140"\} 0$'
+printf '%s' wrongtoken > "$tmp/wrong"
+out=$("$BENCHCTL" health --system C4140 --nodes "$good" --token-file "$tmp/wrong" 2>&1 >/dev/null); rc=$?
+is "a token benchd refuses: the verdict stands (exit 0)" "$rc" 0
+like "  said" "$out" "health: $good did not take its verdict: "
+out=$(BENCHD_TOKEN= "$BENCHCTL" health --system C4140 --nodes "$good" --set benchd.token_file="$tmp/nosuch" 2>&1 >/dev/null); rc=$?
+is "no token: exit 0" "$rc" 0
+like "  said" "$out" "health: the nodes not given their verdicts: cannot read the token file '$tmp/nosuch'"
+out=$("$BENCHCTL" health --system C4140 --nodes "$good" --no-report --set benchd.token_file="$tmp/nosuch" 2>&1 >/dev/null); rc=$?
+is "--no-report: nothing given, nothing said" "$rc:$out" "0:"
+bad=$(curl -s -X POST -H "Authorization: Bearer $(cat "$tmp/token")" \
+      --data '{"system":"x","verdict":"ok","checks":1,"trainer":{"benchmark":"b","unit":"u","rate":-1}}' \
+      "http://$good/v1/health/report")
+like "a report benchd refuses names the field" "$bad" "trainer: 'rate' must be a number from 0 to"
+is "  and one without the token: 401" \
+   "$(curl -s -o /dev/null -w '%{http_code}' -X POST --data '{"system":"x","verdict":"ok","checks":1}' "http://$good/v1/health/report")" 401
+# kept in the state directory: a benchd started again on it serves it
+kport=$(free_port 19720)
+mkdir -p "$tmp/state-keep"
+keep_benchd() {
+    "$BENCHD" -f --listen "127.0.0.1:$kport" --token-file "$tmp/token" --state-dir "$tmp/state-keep" \
+        --sysfs-root "$fixtures/c4140" 2>/dev/null &
+    kpid=$!
+    pids+=($kpid)
+    wait_until 10 curl -sf "http://127.0.0.1:$kport/v1/health"
+}
+keep_benchd
+"$BENCHCTL" health --system C4140 --nodes "127.0.0.1:$kport" --token-file "$tmp/token" >/dev/null 2>&1
+stop_pid "$kpid"
+keep_benchd
+is "  a benchd started again serves the last verdict" \
+   "$(curl -sf "http://127.0.0.1:$kport/v1/health/report" | jget 'j["system"], j["verdict"]')" "C4140 ok"
 out=$("$BENCHCTL" health --system C4140 --nodes "$good,$gpu_gone,$down" --timeout 1000 --html "$tmp/h.html"); rc=$?
 is "--html: the same verdict" "$rc" 7
 is "  the page: a row per node, the findings, what --drain would do; nothing fetched, no script" \
@@ -203,7 +249,8 @@ serve_nvml() {
     local port
     port=$(free_port "$next_port")
     next_port=$((port + 1))
-    NVML_RECORDED=$2 "$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --sysfs-root "$1" \
+    NVML_RECORDED=$2 "$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --state-dir "$tmp/state-$port" \
+        --sysfs-root "$1" \
         --nvml-library "$NVML_LIB" 2>/dev/null &
     pids+=($!)
     wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"

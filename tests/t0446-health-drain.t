@@ -45,10 +45,10 @@ port=$(free_port 19620)
 t="$tmp/n2-tree"; cp -a "$fixtures/c4140" "$t"
 rm "$t/sys/bus/pci/devices/0000:af:00.0"; rm -rf "$t/proc/driver/nvidia/gpus/0000:af:00.0"
 echo n2 > "$t/proc/sys/kernel/hostname"
-"$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --sysfs-root "$t" 2>/dev/null &
+"$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --state-dir "$tmp/state-1" --sysfs-root "$t" 2>/dev/null &
 pids+=($!)
 good=$(free_port $((port + 1)))
-"$BENCHD" -f --listen "127.0.0.1:$good" --token-file "$tmp/token" --sysfs-root "$fixtures/c4140" 2>/dev/null &
+"$BENCHD" -f --listen "127.0.0.1:$good" --token-file "$tmp/token" --state-dir "$tmp/state-2" --sysfs-root "$fixtures/c4140" 2>/dev/null &
 pids+=($!)
 wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"
 wait_until 10 curl -sf "http://127.0.0.1:$good/v1/health"

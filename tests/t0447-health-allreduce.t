@@ -130,7 +130,7 @@ like "  says why" "$out" "no benchd.hosts"
 
 # 6. local: benchd on this machine for the shape, the allreduce inside it
 port=$(free_port 19640)
-"$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" 2>/dev/null &
+"$BENCHD" -f --listen "127.0.0.1:$port" --token-file "$tmp/token" --state-dir "$tmp/state" 2>/dev/null &
 pids+=($!)
 wait_until 10 curl -sf "http://127.0.0.1:$port/v1/health"
 out=$("$BENCHCTL" health --system local --port "$port" "${small[@]}" --json 2>/dev/null); rc=$?

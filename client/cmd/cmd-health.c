@@ -32,6 +32,7 @@
 #include "pages.h"
 #include "scheduler.h"
 #include "signals.h"
+#include "stage-remote.h"
 #include "strutil.h"
 #include "suite.h"
 #include "workload.h"
@@ -47,6 +48,8 @@
 #define OPT_START_TIMEOUT 388
 #define OPT_HTML 389
 #define OPT_BASELINES 390
+#define OPT_TOKEN_FILE 391
+#define OPT_NO_REPORT 392
 
 static const struct bd_option options[] = {
         { "system", 's', "SYSTEM", "the system the nodes should be" },
@@ -63,6 +66,9 @@ static const struct bd_option options[] = {
         { "start-timeout", OPT_START_TIMEOUT, "S", "the allreduce job not started after S seconds (nodes down or "
           "busy) is cancelled and said (default 300)" },
         { "drain", OPT_DRAIN, NULL, "ask Slurm to drain the failed nodes (without it: say which it would)" },
+        { "token-file", OPT_TOKEN_FILE, "FILE", "benchd's token, to give each node its verdict (default: $BENCHD_TOKEN, "
+          "the system's benchd.token_file)" },
+        { "no-report", OPT_NO_REPORT, NULL, "do not give each node's benchd its verdict and figures (its metrics)" },
         { "json", 'j', NULL, "print JSON" },
         { "html", OPT_HTML, "FILE", "also write the verdict as a page: a row per node, the findings, the allreduce pairs" },
         { "port", OPT_PORT, "PORT", "benchd's port where a node gives none (default: the system's)" },
@@ -451,10 +457,86 @@ static void drain_one(const struct health_node *h, bool local, struct drain *d)
                 d->done = true;
 }
 
+/* Row i's verdict and figures as its benchd takes them (POST
+ * /v1/health/report: daemon/health-report.h) */
+static char *report_body(const char *system, const struct health_node *h, int i, const struct health_perf *pf,
+                         const int *perf_at, const struct health_tput *tp, const int *tput_at)
+{
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "system", system);
+        cJSON_AddStringToObject(o, "verdict", health_level_name(h->verdict));
+        cJSON_AddNumberToObject(o, "checks", h->checks);
+        cJSON *fs = cJSON_AddArrayToObject(o, "findings");
+        for (int k = 0; k < h->nfindings && k < 256; k++) {
+                cJSON *f = cJSON_CreateObject();
+                cJSON_AddStringToObject(f, "level", health_level_name(h->findings[k].level));
+                cJSON_AddStringToObject(f, "check", h->findings[k].check);
+                cJSON_AddItemToArray(fs, f);
+        }
+        for (int k = 0; perf_at && k < pf->nnodes; k++) {
+                if (perf_at[k] != i)
+                        continue;
+                cJSON *a = cJSON_AddObjectToObject(o, "allreduce");
+                if (pf->nodes[k].alone_ran)
+                        cJSON_AddItemToObject(a, "inside_gbps", isfinite(pf->nodes[k].alone)
+                                                                        ? cJSON_CreateNumber(pf->nodes[k].alone)
+                                                                        : cJSON_CreateNull());
+                cJSON *ps = cJSON_AddArrayToObject(a, "pairs");
+                for (int q = 0; q < pf->npairs; q++) {
+                        const struct health_perf_pair *pr = &pf->pairs[q];
+                        if (pr->a != k && pr->b != k)
+                                continue;
+                        cJSON *p = cJSON_CreateObject();
+                        cJSON_AddStringToObject(p, "with", pf->nodes[pr->a == k ? pr->b : pr->a].name);
+                        cJSON_AddItemToObject(p, "gbps", isfinite(pr->bw) ? cJSON_CreateNumber(pr->bw) : cJSON_CreateNull());
+                        cJSON_AddItemToArray(ps, p);
+                }
+        }
+        for (int k = 0; tput_at && k < tp->nnodes; k++)
+                if (tput_at[k] == i) {
+                        cJSON *t = cJSON_AddObjectToObject(o, "trainer");
+                        cJSON_AddStringToObject(t, "benchmark", tp->benchmark);
+                        cJSON_AddStringToObject(t, "unit", tp->unit);
+                        cJSON_AddItemToObject(t, "rate", isfinite(tp->nodes[k].rate)
+                                                                 ? cJSON_CreateNumber(tp->nodes[k].rate)
+                                                                 : cJSON_CreateNull());
+                }
+        char *text = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        return text;
+}
+
+/* Each node whose benchd answered is given its verdict and figures, which
+ * it serves as metrics (Prometheus keeps the history); a node that does
+ * not take it is said on standard error, the verdict stands */
+static void report_to_nodes(const char *system, const struct health_node *nodes, int n, const struct health_perf *pf,
+                            const int *perf_at, const struct health_tput *tp, const int *tput_at, const char *token,
+                            long port, long timeout)
+{
+        int refused = 0;
+        for (int i = 0; i < n; i++) {
+                if (!nodes[i].host)
+                        continue;       /* no benchd answered for it */
+                _cleanup_free_ char *body = report_body(system, &nodes[i], i, pf, perf_at, tp, tput_at);
+                struct node_call call;
+                char *names[] = { nodes[i].node, NULL };
+                nodes_init(&call, names, 1, (int)port);
+                nodes_request(&call, 1, "POST", "/v1/health/report", body, token, timeout);
+                if (!node_ok(&call) && refused++ < 3)
+                        bd_warning("health: %s did not take its verdict: %s", nodes[i].node,
+                                   call.error[0] ? call.error : "no answer");
+                nodes_release(&call, 1);
+        }
+        if (refused > 3)
+                bd_warning("health: %d nodes did not take their verdict", refused);
+}
+
 int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd)
 {
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, options, cmd, ctx);
         const char *system = NULL, *list = NULL, *root = NULL, *nvml = NULL, *html = NULL, *baselines = NULL, *arg;
+        const char *token_file = NULL;
+        bool report = true;
         bool json = false, local = false, drain = false;
         const char *level = "quick";
         long port = 0, timeout = 3000, start_timeout = 300;
@@ -465,6 +547,8 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 case 'j': json = true; break;
                 case OPT_HTML: html = arg; break;
                 case OPT_BASELINES: baselines = arg; break;
+                case OPT_TOKEN_FILE: token_file = arg; break;
+                case OPT_NO_REPORT: report = false; break;
                 case OPT_NODES: list = arg; break;
                 case OPT_NODE_LOCAL: local = true; break;
                 case OPT_SYSFS_ROOT: root = arg; break;
@@ -613,15 +697,15 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                 } else
                         have_perf = true;
         }
+        _cleanup_free_ int *perf_at = NULL, *tput_at = NULL;     /* the row of each node of pf, tp */
         if (have_perf) {
                 _cleanup_free_ struct health_node **rows = xcalloc((size_t)pf.nnodes + 1, sizeof(*rows));
-                int *at = xcalloc((size_t)pf.nnodes + 1, sizeof(int));
+                perf_at = xcalloc((size_t)pf.nnodes + 1, sizeof(int));
                 for (int i = 0; i < pf.nnodes; i++)
-                        at[i] = row_of(&nodes, &n, pf.nodes[i].name, "no benchd checked: only the allreduce ran here");
+                        perf_at[i] = row_of(&nodes, &n, pf.nodes[i].name, "no benchd checked: only the allreduce ran here");
                 for (int i = 0; i < pf.nnodes; i++)
-                        rows[i] = &nodes[at[i]];
+                        rows[i] = &nodes[perf_at[i]];
                 health_perf_judge(&pf, rows);
-                free(at);
         }
         /* the trainer on each node alone (--level full) */
         struct health_tput tp = { 0 };
@@ -637,13 +721,12 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         }
         if (have_tput) {
                 _cleanup_free_ struct health_node **rows = xcalloc((size_t)tp.nnodes + 1, sizeof(*rows));
-                int *at = xcalloc((size_t)tp.nnodes + 1, sizeof(int));
+                tput_at = xcalloc((size_t)tp.nnodes + 1, sizeof(int));
                 for (int i = 0; i < tp.nnodes; i++)
-                        at[i] = row_of(&nodes, &n, tp.nodes[i].name, "no benchd checked: only the checks' runs ran here");
+                        tput_at[i] = row_of(&nodes, &n, tp.nodes[i].name, "no benchd checked: only the checks' runs ran here");
                 for (int i = 0; i < tp.nnodes; i++)
-                        rows[i] = &nodes[at[i]];
+                        rows[i] = &nodes[tput_at[i]];
                 health_tput_judge(&tp, rows);
-                free(at);
         }
         /* the failed nodes: drained with --drain, else named */
         _cleanup_free_ struct drain *drains = xcalloc((size_t)n + 1, sizeof(*drains));
@@ -657,6 +740,22 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         drain_failed += !drains[i].done;
                 } else
                         drain_reason(&nodes[i], drains[i].reason, sizeof(drains[i].reason));
+        }
+        /* each node's benchd keeps its verdict (its metrics) */
+        if (report && !local && !root && n) {
+                bool any = false;
+                for (int i = 0; i < n; i++)
+                        any |= nodes[i].host != NULL;
+                _cleanup_free_ char *token = NULL, *sys_token = NULL;
+                const char *env = getenv("BENCHD_TOKEN");
+                if (!token_file && !(env && *env))
+                        sys_token = xstrdup(sys_str(sys.json, "benchd.token_file"));
+                if (!any)
+                        ;
+                else if (stage_remote_token(token_file ? token_file : sys_token, &token, &err) < 0)
+                        bd_warning("health: the nodes not given their verdicts: %s", err.msg);
+                else
+                        report_to_nodes(sys.name, nodes, n, &pf, perf_at, &tp, tput_at, token, port, timeout);
         }
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         if (json) {

@@ -17,7 +17,7 @@ FUZZ_DAEMON_SOURCES = tests/fuzz/fuzz-daemon.h tests/fuzz/fuzz-daemon.c \
 	daemon/inventory-sw.c daemon/inventory-print.c daemon/nvml.h daemon/nvml.c daemon/signals.h daemon/signals.c \
 	daemon/conf.h daemon/conf.c daemon/daemon.h daemon/daemon.c daemon/log.h daemon/log.c daemon/notify.h daemon/notify.c \
 	daemon/http.h daemon/http.c daemon/api.h daemon/api.c daemon/metrics.c \
-	daemon/datasets.h daemon/datasets.c
+	daemon/health-report.h daemon/health-report.c daemon/datasets.h daemon/datasets.c
 FUZZ_DAEMON_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/daemon
 FUZZ_DAEMON_LIBS = $(BD_LIBS) $(MICROHTTPD_LIBS) $(NUMA_LIBS) -ldl -lpthread
 
@@ -33,8 +33,8 @@ if HAVE_XXHASH
 FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state
 FUZZ_REPLAYERS += tests/fuzz/replay-manifest tests/fuzz/replay-stage-state
 if HAVE_MICROHTTPD
-FUZZ_HARNESSES += tests/fuzz/fuzz-http tests/fuzz/fuzz-datasets
-FUZZ_REPLAYERS += tests/fuzz/replay-http tests/fuzz/replay-datasets
+FUZZ_HARNESSES += tests/fuzz/fuzz-http tests/fuzz/fuzz-datasets tests/fuzz/fuzz-health-report
+FUZZ_REPLAYERS += tests/fuzz/replay-http tests/fuzz/replay-datasets tests/fuzz/replay-health-report
 endif
 endif
 if BUILD_DATA
@@ -179,6 +179,13 @@ tests_fuzz_fuzz_http_LDADD = $(FUZZ_DAEMON_LIBS)
 tests_fuzz_replay_http_SOURCES = tests/fuzz/fuzz-http.c $(FUZZ_DAEMON_SOURCES) $(FUZZ_REPLAY)
 tests_fuzz_replay_http_CPPFLAGS = $(FUZZ_DAEMON_CPPFLAGS)
 tests_fuzz_replay_http_LDADD = $(FUZZ_DAEMON_LIBS)
+tests_fuzz_fuzz_health_report_SOURCES = tests/fuzz/fuzz-health-report.c $(FUZZ_DAEMON_SOURCES) $(FUZZ_COMMON)
+tests_fuzz_fuzz_health_report_CPPFLAGS = $(FUZZ_DAEMON_CPPFLAGS)
+tests_fuzz_fuzz_health_report_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_health_report_LDADD = $(FUZZ_DAEMON_LIBS)
+tests_fuzz_replay_health_report_SOURCES = tests/fuzz/fuzz-health-report.c $(FUZZ_DAEMON_SOURCES) $(FUZZ_REPLAY)
+tests_fuzz_replay_health_report_CPPFLAGS = $(FUZZ_DAEMON_CPPFLAGS)
+tests_fuzz_replay_health_report_LDADD = $(FUZZ_DAEMON_LIBS)
 tests_fuzz_fuzz_datasets_SOURCES = tests/fuzz/fuzz-datasets.c $(FUZZ_DAEMON_SOURCES) $(FUZZ_COMMON)
 tests_fuzz_fuzz_datasets_CPPFLAGS = $(FUZZ_DAEMON_CPPFLAGS)
 tests_fuzz_fuzz_datasets_LDFLAGS = $(FUZZ_LINK)
