@@ -111,6 +111,7 @@ like "  two rounds of pairs" "$out" "^  n1 +inside [^ ]+ [kMG]B/s  with n[0-9] [
 # Its slurmd killed too: a node set down whose slurmd still answers comes
 # back by itself on the test cluster (ReturnToService=2), maybe before
 # health asks Slurm which nodes are down
+wait_until 60 eval '[ -z "$(sinfo -h -N -t completing -o %N)" ]'
 bash "$CLUSTER" kill-node n4 "$BENCHD_CLUSTER_DIR" >/dev/null 2>&1
 scontrol update NodeName=n4 State=DOWN Reason=t0447-down
 start=$SECONDS
