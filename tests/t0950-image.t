@@ -5,7 +5,8 @@
 # image info; then the system 4xlocal-ch runs allreduce and SSD through the
 # local Slurm cluster with every rank in the SquashFS image through ch-run
 # (the trainers are /usr/bin/benchd-*, which only the image has), and the
-# report shows what it shows without a container.  The launch script checks
+# report shows what it shows without a container; benchctl health's
+# allreduce rounds run there too (each group's ranks through ch-run).  The launch script checks
 # the image on every node before the first trial (a missing image: no trial
 # starts, the reason names the node) and warns, in the job output and the
 # report, when the image's benchd or Open MPI major version is not the
@@ -107,6 +108,21 @@ jo=$(job_out "$ar_id")
 like "  the job output says what the image holds" "$(cat "$jo")" "^benchd: image .*img\.sqfs \(charliecloud\): benchd $version, Open MPI 4\."
 like "  and the trial log repeats it" "$(cat "$tmp/logs/${ar_id}_1.log")" "^benchd: image .*: benchd $version"
 unlike "  no warning: image and host agree" "$(cat "$jo")" "benchd: warning:"
+
+# benchctl health's allreduce rounds in the container: each node alone, then
+# two rounds of pairs, every rank through ch-run
+out=$(timeout 600 "$BENCHCTL" health --system 4xlocal-ch --set "container.image=$tmp/img.sqfs" \
+      --set paths.logs="$tmp/logs" --set health.allreduce_bytes=65536 --set health.tolerance=0.9 --no-report --json \
+      2>"$tmp/health.err"); rc=$?
+check "health of 4xlocal-ch, the allreduce in the image: exit 0 (6 where a pair strayed: $rc)" [ "$rc" = 0 -o "$rc" = 6 ]
+is "  each node's figure inside itself and with two others" "$(python3 -c '
+import json, sys
+j = json.load(sys.stdin)["allreduce"]
+print(sorted(n["name"] for n in j["nodes"] if (n.get("inside_gbps") or 0) > 0), len([p for p in j["pairs"] if p["gbps"]]))' <<<"$out")" \
+   "['n1', 'n2', 'n3', 'n4'] 4"
+hid=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["allreduce"]["run"])' <<<"$out")
+like "  each group's ranks through ch-run in the image" "$("$BENCHCTL" render --run "$hid" | joined)" \
+     'mpirun -np "\$GROUP_RANKS" -H "\$GROUP_HOSTS" .*ch-run .*img\.sqfs -- /usr/bin/benchd-allreduce'
 
 timeout 900 "$BENCHCTL" submit "${ch[@]}" --runs 1 --set ssd.image_size=64 --set ssd.epochs=1 \
       --set 'ssd.eval_epochs=[1]' --set 'ssd.decay_epochs=[]' --set ssd.target_map=0 ssd --wait > "$tmp/ssd.out" 2>&1; rc=$?
