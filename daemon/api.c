@@ -197,12 +197,21 @@ static void api_health_report_post(struct daemon *d, struct http_request *rq, st
                 pthread_mutex_lock(&d->lock);
                 struct health_report *old = d->report;
                 d->report = r;
+                unsigned long gen = ++d->report_gen;
                 _cleanup_free_ char *state_dir = xstrdup(d->conf.state_dir);
                 pthread_mutex_unlock(&d->lock);
                 if (old)
                         health_report_release(old);
                 free(old);
-                report_save(state_dir, text);
+                /* saved unless a later report was taken meanwhile (that
+                 * one's save writes it), one save at a time */
+                pthread_mutex_lock(&d->report_save);
+                pthread_mutex_lock(&d->lock);
+                bool current = d->report_gen == gen;
+                pthread_mutex_unlock(&d->lock);
+                if (current)
+                        report_save(state_dir, text);
+                pthread_mutex_unlock(&d->report_save);
                 http_json(rs, 200, answer);
                 r = NULL;
         }

@@ -291,7 +291,8 @@ static bool healthy(struct daemon *d)
 
 static int serve(void)
 {
-        struct daemon d = { .lock = PTHREAD_MUTEX_INITIALIZER, .scanned = PTHREAD_COND_INITIALIZER };
+        struct daemon d = { .lock = PTHREAD_MUTEX_INITIALIZER, .scanned = PTHREAD_COND_INITIALIZER,
+                            .report_save = PTHREAD_MUTEX_INITIALIZER };
         struct http_server *http = NULL;
         struct bd_err err;
         sigset_t set;

@@ -44,6 +44,8 @@ struct daemon {
         atomic_ulong scrapes;
         struct datasets *datasets;      /* NULL: staging unavailable */
         struct health_report *report;   /* guarded by lock: benchctl health's last verdict, NULL: none */
+        unsigned long report_gen;       /* guarded by lock: reports taken */
+        pthread_mutex_t report_save;    /* one save of the report at a time */
 };
 
 

@@ -27,7 +27,7 @@ static int get_str(const cJSON *j, const char *key, const char *where, bool requ
         size_t n = strlen(v->valuestring);
         if (n >= size)
                 return bd_err_set(err, -EINVAL, "%s'%s' is longer than %zu bytes", where, key, size - 1);
-        char clean[256];
+        char clean[300];
         if (str_sanitize(clean, sizeof(clean), v->valuestring, "?") || strchr(v->valuestring, '\t'))
                 return bd_err_set(err, -EINVAL, "%s'%s' holds a control character or is not UTF-8", where, key);
         memcpy(dst, v->valuestring, n + 1);
@@ -50,10 +50,13 @@ static int get_figure(const cJSON *j, const char *key, const char *where, double
         return 0;
 }
 
-/* Only the fields named */
+/* Only the fields named, each once */
 static int known_fields(const cJSON *j, const char *where, const char *const *names, struct bd_err *err)
 {
         for (const cJSON *e = j->child; e; e = e->next) {
+                for (const cJSON *o = j->child; o != e; o = o->next)
+                        if (e->string && o->string && streq(e->string, o->string))
+                                return bd_err_set(err, -EINVAL, "%sfield '%s' given twice", where, e->string);
                 bool ok = false;
                 for (const char *const *n = names; *n && !ok; n++)
                         ok = e->string && streq(e->string, *n);

@@ -41,7 +41,7 @@ struct health_report_pair {
 };
 
 struct health_report {
-        char system[128];
+        char system[256];
         int verdict;            /* 0 ok, 1 degraded, 2 failed */
         long checks;
         struct health_report_finding *findings;
@@ -51,7 +51,7 @@ struct health_report {
         struct health_report_pair *pairs;
         int npairs;
         bool has_trainer;
-        char benchmark[64], unit[32];
+        char benchmark[72], unit[32];   /* a baselines file's names: up to 64 bytes */
         double rate;            /* NAN: failed */
         double received;        /* when benchd took it, seconds since the epoch (not the sender's clock) */
 };

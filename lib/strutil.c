@@ -235,14 +235,31 @@ static bool version_split(const char *s, char *fam, size_t famsize, long *v, int
         size_t fl = start;
         while (fl && isspace((unsigned char)s[fl - 1]))
                 fl--;
+        /* ">= 12.2": the sign a word of its own */
+        if (!*ge && fl >= 2 && !strncmp(s + fl - 2, ">=", 2) && (fl == 2 || isspace((unsigned char)s[fl - 3]))) {
+                *ge = true;
+                fl -= 2;
+                while (fl && isspace((unsigned char)s[fl - 1]))
+                        fl--;
+        }
         size_t fs = 0;
         while (fs < fl && isspace((unsigned char)s[fs]))
                 fs++;
-        if (fl - fs >= famsize)
-                return false;
+        if (fl - fs >= famsize || memchr(s + fs, '<', fl - fs) || memchr(s + fs, '>', fl - fs) ||
+            memchr(s + fs, '=', fl - fs))
+                return false;   /* a product's name holds no comparison */
         memcpy(fam, s + fs, fl - fs);
         fam[fl - fs] = '\0';
         return true;
+}
+
+bool str_version_minimum(const char *req)
+{
+        char fam[64];
+        long v[VERSION_PARTS];
+        int n;
+        bool ge;
+        return req && version_split(req, fam, sizeof(fam), v, &n, &ge, true) && ge;
 }
 
 bool str_version_valid(const char *req)
@@ -263,7 +280,8 @@ bool str_version_satisfies(const char *have, const char *req)
         if (!have || !req || !version_split(req, rf, sizeof(rf), rv, &rn, &rge, true) ||
             !version_split(have, hf, sizeof(hf), hv, &hn, &hge, false) || hge)
                 return false;
-        if (rf[0] && strcasecmp(rf, hf))
+        /* a product named where the node's version names one (MPI's) */
+        if (rf[0] && hf[0] && strcasecmp(rf, hf))
                 return false;
         if (!rge) {
                 if (hn < rn)

@@ -33,12 +33,15 @@ size_t str_utf8_char_len(const char *s);
  * how many were replaced. */
 size_t str_sanitize(char *dst, size_t n, const char *src, const char *repl);
 
-/* Software versions as a system names them: "[FAMILY ][>=]N[.N]...", where
- * FAMILY names the product ("Open MPI", "MPICH"; any case).  "12.2" is that
- * version at that precision (12.2.140 is one); ">=535.104" at least that.
- * str_version_valid: req is one; str_version_satisfies: have (a version as
- * benchd's inventory gives it, "535.104.05", "Open MPI 4.1.4") meets req. */
+/* Software versions as a system names them: "[FAMILY ][>=[ ]]N[.N]...",
+ * where FAMILY names the product ("Open MPI", "MPICH"; any case; no <, >
+ * or =).  "12.2" is that version at that precision (12.2.140 is one);
+ * ">=535.104" or ">= 535.104" at least that.  str_version_valid: req is
+ * one; str_version_minimum: a valid one with ">="; str_version_satisfies:
+ * have (a version as benchd's inventory gives it, "535.104.05", "Open MPI
+ * 4.1.4") meets req (the products compared where both name one). */
 bool str_version_valid(const char *req);
+bool str_version_minimum(const char *req);
 bool str_version_satisfies(const char *have, const char *req);
 
 #endif

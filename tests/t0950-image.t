@@ -6,7 +6,8 @@
 # local Slurm cluster with every rank in the SquashFS image through ch-run
 # (the trainers are /usr/bin/benchd-*, which only the image has), and the
 # report shows what it shows without a container; benchctl health's
-# allreduce rounds run there too (each group's ranks through ch-run).  The launch script checks
+# allreduce rounds run there too (each group's ranks through ch-run), and
+# name the node that cannot start the image.  The launch script checks
 # the image on every node before the first trial (a missing image: no trial
 # starts, the reason names the node) and warns, in the job output and the
 # report, when the image's benchd or Open MPI major version is not the
@@ -146,6 +147,13 @@ st=$("$BENCHCTL" status "$bad_id" 2>&1)
 printf '%s\n' "$st" | sed 's/^/#   /'
 like "  the reason names the node and why" "$st" "image check failed on n[1-4]: .*(none\.sqfs|No such file)"
 check "  no trial started: no trial log" bash -c "! ls '$tmp/logs/${bad_id}'_*.log 2>/dev/null | grep -q ."
+
+out=$(timeout 300 "$BENCHCTL" health --system 4xlocal-ch --set "container.image=$tmp/none.sqfs" \
+      --set paths.logs="$tmp/logs" --set health.allreduce_bytes=65536 --no-report 2>"$tmp/health-none.err"); rc=$?
+is "health with the image missing: exit 7 (failed)" "$rc" 7
+like "  the node the pre-flight stopped on is failed, with why" "$out" \
+     "^  failed +sw\.image +the run's image check: .*(none\.sqfs|No such file)"
+like "  the allreduce checks said not run" "$out" "^allreduce checks: not run"
 
 # ---- an image that disagrees with the host ----
 check "a directory image" image_build --format dir -o "$tmp/imgdir"

@@ -164,8 +164,9 @@ static char **trial_names(const struct bd_run *r, const struct bd_trial *t, int 
  * submitted: BD_EXIT_RUN when it never started). */
 static int run_groups(struct bd_ctx *ctx, const char *system, const char *workload, char **sets,
                       double start_timeout, char **id, struct bd_store *st, struct bd_run *run,
-                      struct bd_trial **trials)
+                      struct bd_trial **trials, char *why, size_t whysize)
 {
+        why[0] = '\0';
         fflush(stdout);
         int saved = dup(STDOUT_FILENO);
         if (saved >= 0)
@@ -195,13 +196,28 @@ static int run_groups(struct bd_ctx *ctx, const char *system, const char *worklo
         for (int i = 0; i < run->ntrials; i++)
                 started |= (*trials)[i].start_time > 0;
         if (!started) {
-                /* cancelled before its nodes came (said): nothing ran */
+                /* cancelled before its nodes came, or a pre-flight check
+                 * failed (said): nothing ran */
+                str_copy(why, whysize, run->reason ? run->reason : "");
+                /* a pre-flight check's failure is the trials' reason (the
+                 * job's may be Slurm's own) */
+                for (int i = 0; i < run->ntrials; i++)
+                        if ((*trials)[i].reason && strstr((*trials)[i].reason, " check failed on ")) {
+                                str_copy(why, whysize, (*trials)[i].reason);
+                                break;
+                        }
                 bd_trials_free(*trials, run->ntrials);
                 bd_run_release(run);
                 store_close(st);
                 return BD_EXIT_RUN;
         }
         return BD_EXIT_OK;
+}
+
+/* Why a trial has no figure: "failed: exit code 1" */
+static void outcome_why(const struct trial_value *v, char *buf, size_t size)
+{
+        snprintf(buf, size, "%s%s%s", tv_outcome_name(v->outcome), v->why[0] ? ": " : "", v->why);
 }
 
 /* sets, then more (NULL-terminated, taken) */
@@ -226,7 +242,7 @@ static char **sets_plus(char *const *sets, char **more)
  * each trial's bus bandwidth read back as the reports read it.  An exit
  * status. */
 static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets, const struct bd_system *sys, bool full,
-                            double start_timeout, struct health_perf *p)
+                            double start_timeout, struct health_perf *p, char *preflight, size_t size)
 {
         const cJSON *j = sys->json;
         long n = sys_int(j, "nodes"), bytes = sys_int(j, "health.allreduce_bytes");
@@ -234,8 +250,9 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
         /* a node of one rank has nothing to reduce inside itself */
         bool alone = sys_int(j, "ranks_per_node") > 1;
         health_schedule((int)n, alone, full ? (int)n : (int)sys_int(j, "health.pair_rounds"), &g);
+        preflight[0] = '\0';
         if (!g.len)
-                return BD_EXIT_OK;      /* one node of one rank: p->run_id stays NULL */
+                return BD_EXIT_OK;      /* nothing to run: p->run_id stays NULL */
         char **more = xcalloc(5, sizeof(char *));
         more[0] = xasprintf("node_groups=%s", g.s);
         more[1] = xasprintf("allreduce.min_bytes=%ld", bytes);
@@ -246,7 +263,7 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
         struct bd_store st;
         struct bd_run run;
         struct bd_trial *trials = NULL;
-        int ret = run_groups(ctx, system, "allreduce", all, start_timeout, &id, &st, &run, &trials);
+        int ret = run_groups(ctx, system, "allreduce", all, start_timeout, &id, &st, &run, &trials, preflight, size);
         strv_free(all);
         if (ret != BD_EXIT_OK) {
                 free(id);
@@ -276,7 +293,7 @@ static int allreduce_checks(struct bd_ctx *ctx, const char *system, char **sets,
                         trial_value_load(&st, &run, &trials[q], TV_BUSBW, &v);
                         double bw = v.outcome == TV_VALUE ? v.value : NAN;
                         char why[200];
-                        snprintf(why, sizeof(why), "%s%s%s", tv_outcome_name(v.outcome), v.why[0] ? ": " : "", v.why);
+                        outcome_why(&v, why, sizeof(why));
                         if (m == 1) {
                                 struct health_perf_node *nd = &p->nodes[idx[0]];
                                 nd->alone = bw;
@@ -307,12 +324,24 @@ static int trainer_checks(struct bd_ctx *ctx, const char *system, char **sets, c
         _cleanup_buf_ struct bd_buf g = BD_BUF_INIT;
         for (long i = 1; i <= n; i++)
                 buf_printf(&g, "%s%ld", i > 1 ? "," : "", i);
-        /* a node's ranks: the batch a rank takes, as a suite runs it */
-        char **own = baseline_run_sets(b, sys_int(sys->json, "ranks_per_node"));
+        /* a node's ranks with the benchmark's settings: the batch a rank
+         * takes, as a suite runs it */
+        long ranks = sys_int(sys->json, "ranks_per_node");
+        {
+                char **probe = sets_plus(sets, baseline_run_sets(b, 0));
+                struct bd_system with = { 0 };
+                if (ctx_load_system(ctx, system, probe, &with) == 0)
+                        ranks = sys_int(with.json, "ranks_per_node");
+                system_release(&with);
+                strv_free(probe);
+        }
+        char **own = baseline_run_sets(b, ranks);
         size_t k = 0;
         while (own[k])
                 k++;
-        own = xrealloc(own, (k + 3) * sizeof(char *));
+        own = xrealloc(own, (k + 4) * sizeof(char *));
+        /* every node of the system, each alone, whatever the benchmark sets */
+        own[k++] = xasprintf("nodes=%ld", n);
         own[k++] = xasprintf("node_groups=%s", g.s);
         own[k++] = xstrdup("clear_caches=false");
         own[k] = NULL;
@@ -321,7 +350,9 @@ static int trainer_checks(struct bd_ctx *ctx, const char *system, char **sets, c
         struct bd_store st;
         struct bd_run run;
         struct bd_trial *trials = NULL;
-        int ret = run_groups(ctx, system, b->workload, all, start_timeout, &id, &st, &run, &trials);
+        char preflight[256];
+        int ret = run_groups(ctx, system, b->workload, all, start_timeout, &id, &st, &run, &trials, preflight,
+                             sizeof(preflight));
         strv_free(all);
         if (ret != BD_EXIT_OK) {
                 free(id);
@@ -339,7 +370,7 @@ static int trainer_checks(struct bd_ctx *ctx, const char *system, char **sets, c
                 if (v.device && !t->device)
                         t->device = xstrdup(v.device);
                 char why[200];
-                snprintf(why, sizeof(why), "%s%s%s", tv_outcome_name(v.outcome), v.why[0] ? ": " : "", v.why);
+                outcome_why(&v, why, sizeof(why));
                 health_tput_add(t, nn == 1 ? names[0] : fallback, v.outcome == TV_VALUE ? v.value : NAN,
                                 v.outcome == TV_VALUE ? NULL : why);
                 strv_free(names);
@@ -400,6 +431,38 @@ static void slurm_down_rows(const char *launcher, struct health_node **nodes, in
                            "run on it", why[0] ? " (" : "", why, why[0] ? ")" : "");
         }
         free(down);
+}
+
+/* A run's pre-flight check that failed on a node ("image check failed on
+ * n3: cannot start a container of image ...", "node check failed on n3: no
+ * /data/coco (dataset)"): that node's failed row */
+static void preflight_row(const char *why, struct health_node **nodes, int *n)
+{
+        static const struct {
+                const char *kind, *check, *action;
+        } kinds[] = {
+                { "image", "sw.image", "drain it; put the system's image where it names it (container.image) and check "
+                                       "the runtime there" },
+                { "node", "node.preflight", "drain it; give the node what the run needs (its GPUs, the dataset, the "
+                                            "weights), or correct the system file" },
+                { "program", "sw.program", "drain it; install the program the workload runs" },
+        };
+        for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
+                _cleanup_free_ char *on = xasprintf("%s check failed on ", kinds[k].kind);
+                if (!str_has_prefix(why, on))
+                        continue;
+                const char *node = why + strlen(on), *colon = strchr(node, ':');
+                if (!colon || colon == node)
+                        return;
+                _cleanup_free_ char *name = xstrndup(node, (size_t)(colon - node));
+                char clean[256];
+                str_sanitize(clean, sizeof(clean), colon + 1 + (colon[1] == ' '), "?");
+                int at = row_of(nodes, n, name, "no benchd checked: the run's pre-flight only");
+                (*nodes)[at].checks++;
+                health_add(&(*nodes)[at], HEALTH_FAILED, kinds[k].check, kinds[k].action, "the run's %s check: %s",
+                           kinds[k].kind, clean);
+                return;
+        }
 }
 
 /* What --drain does for one failed node */
@@ -482,10 +545,12 @@ static char *report_body(const char *system, const struct health_node *h, int i,
                                                                         ? cJSON_CreateNumber(pf->nodes[k].alone)
                                                                         : cJSON_CreateNull());
                 cJSON *ps = cJSON_AddArrayToObject(a, "pairs");
-                for (int q = 0; q < pf->npairs; q++) {
+                /* benchd takes 256 partners a node: every pair of 257 nodes */
+                for (int q = 0, m = 0; q < pf->npairs && m < 256; q++) {
                         const struct health_perf_pair *pr = &pf->pairs[q];
                         if (pr->a != k && pr->b != k)
                                 continue;
+                        m++;
                         cJSON *p = cJSON_CreateObject();
                         cJSON_AddStringToObject(p, "with", pf->nodes[pr->a == k ? pr->b : pr->a].name);
                         cJSON_AddItemToObject(p, "gbps", isfinite(pr->bw) ? cJSON_CreateNumber(pr->bw) : cJSON_CreateNull());
@@ -602,43 +667,6 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         const char *launcher = sys_str(sys.json, "launcher");
         bool perf = !streq(level, "shape") && !list && !local && !root &&
                     (streq(launcher, "slurm") || streq(launcher, "mpirun") || sys_int(sys.json, "nodes") == 1);
-        /* --level full: the trainer benchmark, read before anything runs */
-        struct baselines bl = { 0 };
-        struct baseline dflt = { 0 };
-        const struct baseline *bench = NULL;
-        char *tput_note = NULL;
-        if (perf && streq(level, "full")) {
-                _cleanup_free_ char *beside = NULL;
-                if (!baselines && sys.path) {
-                        _cleanup_free_ char *copy = xstrdup(sys.path);
-                        beside = xasprintf("%s/baselines/%s.json", dirname(copy), sys.name);
-                        if (access(beside, R_OK) == 0)
-                                baselines = beside;
-                }
-                if (baselines) {
-                        if (baselines_load(baselines, &bl, &err) < 0) {
-                                bd_error("health: %s", err.msg);
-                                system_release(&sys);
-                                return BD_EXIT_CONFIG;
-                        }
-                        for (size_t i = 0; i < bl.n && !bench; i++) {
-                                const struct workload *w = workload_find(bl.b[i].workload);
-                                if (w && workload_has_key(w, "benchmark_steps"))
-                                        bench = &bl.b[i];
-                        }
-                        if (!bench)
-                                tput_note = xasprintf("the trainer check did not run: no trainer benchmark in %s",
-                                                      baselines);
-                        baselines = NULL;       /* beside is gone below */
-                } else {
-                        /* no baselines: SSD's throughput with the system's settings, against the nodes' median */
-                        dflt = (struct baseline){ .name = xstrdup("ssd"), .workload = xstrdup("ssd"),
-                                                  .set = cJSON_CreateObject(), .targets = cJSON_CreateObject(),
-                                                  .benchmark_steps = BASELINE_BENCHMARK_STEPS,
-                                                  .warmup_steps = BASELINE_WARMUP_STEPS };
-                        bench = &dflt;
-                }
-        }
         if (local || root) {
                 n = 1;
                 nodes = xcalloc(1, sizeof(*nodes));
@@ -680,20 +708,65 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
                         check_remote(sys.json, names, n, port, timeout, nodes);
                 strv_free(names);
         }
+        /* --level full: the trainer benchmark, read before anything runs */
+        struct baselines bl = { 0 };
+        struct baseline dflt = { 0 };
+        const struct baseline *bench = NULL;
+        char *tput_note = NULL;
+        if (perf && streq(level, "full")) {
+                _cleanup_free_ char *beside = NULL;
+                if (!baselines && sys.path) {
+                        _cleanup_free_ char *copy = xstrdup(sys.path);
+                        beside = xasprintf("%s/baselines/%s.json", dirname(copy), sys.name);
+                        if (access(beside, R_OK) == 0)
+                                baselines = beside;
+                }
+                if (baselines) {
+                        if (baselines_load(baselines, &bl, &err) < 0) {
+                                bd_error("health: %s", err.msg);
+                                for (int i = 0; i < n; i++)
+                                        health_node_release(&nodes[i]);
+                                free(shape_note);
+                                system_release(&sys);
+                                return BD_EXIT_CONFIG;
+                        }
+                        for (size_t i = 0; i < bl.n && !bench; i++) {
+                                const struct workload *w = workload_find(bl.b[i].workload);
+                                if (w && workload_has_key(w, "benchmark_steps"))
+                                        bench = &bl.b[i];
+                        }
+                        if (!bench)
+                                tput_note = xasprintf("the trainer check did not run: no trainer benchmark in %s",
+                                                      baselines);
+                        baselines = NULL;       /* beside is gone below */
+                } else {
+                        /* no baselines: SSD's throughput with the system's settings, against the nodes' median */
+                        dflt = (struct baseline){ .name = xstrdup("ssd"), .workload = xstrdup("ssd"),
+                                                  .set = cJSON_CreateObject(), .targets = cJSON_CreateObject(),
+                                                  .benchmark_steps = BASELINE_BENCHMARK_STEPS,
+                                                  .warmup_steps = BASELINE_WARMUP_STEPS };
+                        bench = &dflt;
+                }
+        }
         /* the allreduce checks, held against each node's row */
         struct health_perf pf = { 0 };
         bool have_perf = false, perf_failed = false;
         if (perf) {
-                int r = allreduce_checks(ctx, system, o.sets, &sys, streq(level, "full"), (double)start_timeout, &pf);
+                char why[256];
+                int r = allreduce_checks(ctx, system, o.sets, &sys, streq(level, "full"), (double)start_timeout, &pf,
+                                         why, sizeof(why));
                 if (r == BD_EXIT_OK && !pf.run_id) {
                         /* nothing to run: said with the shape's note */
-                        char *note = xasprintf("%s%sno allreduce checks: one node of one rank", shape_note ? shape_note : "",
-                                               shape_note ? "; " : "");
+                        char *note = xasprintf("%s%sno allreduce checks: %s", shape_note ? shape_note : "",
+                                               shape_note ? "; " : "",
+                                               sys_int(sys.json, "nodes") == 1 ? "one node of one rank"
+                                               : "nodes of one rank and no rounds of pairs (health.pair_rounds 0)");
                         free(shape_note);
                         shape_note = note;
                 } else if (r != BD_EXIT_OK && !pf.run_id) {
                         perf_failed = true;     /* submit said why, on standard error */
                         slurm_down_rows(launcher, &nodes, &n);
+                        preflight_row(why, &nodes, &n);
                 } else
                         have_perf = true;
         }
@@ -710,6 +783,8 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         /* the trainer on each node alone (--level full) */
         struct health_tput tp = { 0 };
         bool have_tput = false, tput_failed = false;
+        if (bench && perf_failed)
+                tput_note = xstrdup("the trainer check did not run: the allreduce checks did not");
         if (bench && !perf_failed) {
                 if (trainer_checks(ctx, system, o.sets, &sys, bench, (double)start_timeout, &tp) == BD_EXIT_OK)
                         have_tput = true;
@@ -860,7 +935,7 @@ int cmd_health(int argc, char **argv, struct bd_ctx *ctx, const struct bd_comman
         }
         free(shape_note);
         system_release(&sys);
-        if (drain_failed || page_failed || ((perf_failed || tput_failed) && worst == HEALTH_OK))
+        if (drain_failed || ((perf_failed || tput_failed || page_failed) && worst == HEALTH_OK))
                 return BD_EXIT_FAIL;
         return worst == HEALTH_FAILED ? BD_EXIT_UNHEALTHY : worst == HEALTH_DEGRADED ? BD_EXIT_DEGRADED : BD_EXIT_OK;
 }

@@ -28,7 +28,7 @@ static const char A_COOL[] = "drain it; check the cooling (fans, airflow, inlet 
 static const char A_POWER_CAP[] = "watch: restore the default power limit (nvidia-smi -pl) unless the site set it";
 static const char A_SOFTWARE[] = "drain it; install the version the system names (or correct the system file)";
 static const char A_SOFTWARE_OTHER[] = "watch: install the version the system names, or correct the system file";
-static const char A_RUNTIME[] = "drain it; install the container runtime the system runs its trials with";
+static const char A_RUNTIME[] = "install the container runtime the system runs its trials with, or check where it is";
 static const char A_NIC_ERRORS[] = "watch: check the cable, the transceiver and the switch port; drain it if the count grows";
 
 /* Thresholds, in one place (benchctl(1) HEALTH lists them) */
@@ -389,13 +389,15 @@ static void check_software(const cJSON *sys, const cJSON *inv, struct health_nod
                 char check[24];
                 snprintf(check, sizeof(check), "sw.%s", sw[i].key);
                 if (!have[0])
-                        add(n, HEALTH_FAILED, check, A_SOFTWARE, "no %s found, the system names %s", sw[i].what,
-                            r->valuestring);
+                        /* benchd looks where the packages install it, not
+                         * in environment modules: not found is not absent */
+                        add(n, HEALTH_DEGRADED, check, A_SOFTWARE_OTHER, "no %s found where benchd looks, the system "
+                            "names %s", sw[i].what, r->valuestring);
                 else if (!str_version_satisfies(have, r->valuestring)) {
                         /* under a minimum: what the runs need is not there;
                          * another version than the one named: they run, on
                          * other software than the system's results */
-                        bool minimum = strstr(r->valuestring, ">=") != NULL;
+                        bool minimum = str_version_minimum(r->valuestring);
                         add(n, minimum ? HEALTH_FAILED : HEALTH_DEGRADED, check, minimum ? A_SOFTWARE : A_SOFTWARE_OTHER,
                             "%s %s, the system names %s", sw[i].what, have, r->valuestring);
                 }
@@ -419,8 +421,9 @@ static void check_software(const cJSON *sys, const cJSON *inv, struct health_nod
                         if (cJSON_IsString(e) && (streq(e->valuestring, progs[i].prog) ||
                                                   (progs[i].alt && streq(e->valuestring, progs[i].alt))))
                                 return;
-                add(n, HEALTH_FAILED, "sw.container", A_RUNTIME, "no %s: the system runs its trials in %s containers",
-                    progs[i].prog, runtime);
+                /* benchd looks in the usual directories only */
+                add(n, HEALTH_DEGRADED, "sw.container", A_RUNTIME, "no %s where benchd looks (/usr/bin, "
+                    "/usr/local/bin, ...): the system runs its trials in %s containers", progs[i].prog, runtime);
         }
 }
 

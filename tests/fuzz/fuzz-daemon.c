@@ -67,6 +67,7 @@ struct daemon *fuzz_daemon(void)
 
         d = xcalloc(1, sizeof(*d));
         pthread_mutex_init(&d->lock, NULL);
+        pthread_mutex_init(&d->report_save, NULL);
         conf_init(&d->conf);
         set(&d->conf, "sysfs_root", BD_SRCDIR "/tests/fixtures/sysfs/p3dn");
         set(&d->conf, "state_dir", state);

@@ -435,6 +435,12 @@ static void test_versions(void)
         ok(str_version_satisfies("Open MPI 4.1.4", "Open MPI 4.1") && str_version_satisfies("Open MPI 4.1.4", "open mpi >=4") &&
            str_version_satisfies("Open MPI 4.1.4", "4.1") && !str_version_satisfies("MPICH 4.1", "Open MPI 4.1") &&
            !str_version_satisfies("Open MPI 4.1.4", "MPICH >=4"), "a product named: it must be that one");
+        ok(str_version_valid(">= 12.2") && str_version_minimum(">= 12.2") && str_version_minimum("Open MPI >= 4.1") &&
+           !str_version_minimum("12.2") && !str_version_valid("CUDA>= 12") && !str_version_valid("= 12") &&
+           !str_version_valid("< 12"), "versions: '>= 12.2' is a minimum; no comparison in a product's name");
+        ok(str_version_satisfies("12.2.140", ">= 12.2") && !str_version_satisfies("12.1", ">= 12.2") &&
+           str_version_satisfies("Open MPI 4.1.4", "Open MPI >= 4.1") && str_version_satisfies("12.2.140", "CUDA 12.2"),
+           "  and met as such; a product named where the node's version names none: the version decides");
         ok(str_version_satisfies("Open MPI 4.1.4a1", "4.1.4") && !str_version_satisfies("", "4") &&
            !str_version_satisfies("none", "4") && !str_version_satisfies("4.1", "bad"), "what the inventory gives");
 }
