@@ -66,7 +66,14 @@ full=(--level full --baselines "$tmp/tiny.json" --set paths.data="$tmp/data")
 out=$("$BENCHCTL" health --system 4xlocal "${small[@]}" --set health.pair_rounds=3 2>"$tmp/err"); rc=$?
 check "4xlocal, every node well: exit 0 (6 where a pair strayed: $rc)" [ "$rc" = 0 -o "$rc" = 6 ]
 like "  the system's verdict over its 4 nodes" "$out" "^4xlocal: (ok|degraded) \(4 nodes: [0-9] ok, [0-9] degraded, 0 failed\)$"
-is "  no node slow with each of its partners, none slow alone" "$(grep -c 'perf\.pairs\|perf\.node' <<<"$out")" 0
+# (under the sanitizers every rank runs several times slower and a healthy
+# node's figures stray as far as the slowed node's: the verdict's timing is
+# judged in the plain build, the sanitized run checks the code's memory)
+if ldd "$BENCHCTL" "$top_builddir/benchd-allreduce" 2>/dev/null | grep -q libasan; then
+    skip 1 "no node slow with each of its partners, none slow alone: timing not judged under the sanitizers"
+else
+    is "  no node slow with each of its partners, none slow alone" "$(grep -c 'perf\.pairs\|perf\.node' <<<"$out")" 0
+fi
 like "  says the inventories were not checked (no benchd.hosts)" "$out" "^note: inventories and signals not checked: "
 like "  each node alone and with each other" "$out" "^  n3 +inside [0-9.]+ [kMG]B/s  with n[124] [0-9.]+ [kMG]B/s( slow)?, n[124] [0-9.]+ [kMG]B/s( slow)?, n[124] [0-9.]+ [kMG]B/s( slow)?$"
 like "  the run's lines on standard error" "$(cat "$tmp/err")" "^run [0-9a-f-]+ submitted: Slurm job [0-9]+ .*, 10 trials"
