@@ -53,6 +53,9 @@ static const struct bd_command commands[] = {
         { "manifest", cmd_manifest, "DIR [-o FILE]", "Build a dataset's manifest (checksums) and print or write it." },
         { "image", cmd_image, "build -o OUT [--runtime R] [--format squashfs|dir|oci] [--debs DIR] | info IMAGE [--json]",
           "Build a container image of the trainers from Debian's packages, or print what an image holds." },
+        { "weights", cmd_weights,
+          "check FILE [--json] [--tensors] | convert IN.pth OUT.bdw [--strip PREFIX] [--source TEXT]",
+          "What a PyTorch state dict or weights file holds, or convert one for the trainers' --pretrained." },
         { 0 }
 };
 

@@ -60,11 +60,13 @@ int cmd_runs(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command 
 /* COCO data pipeline (data/).  'dataset' runs in a program of its own,
  * benchd-dataset (benchd-dataset.c), so that benchctl does not load the JPEG
  * libraries at every start; benchctl's cmd_dataset (cmd-dataset.c) executes it. */
-#define DATASET_USAGE "synth|index|check [OPTIONS]"
-#define DATASET_SUMMARY "Generate a COCO-format dataset, build its annotation index, or check it."
+#define DATASET_USAGE "synth|index|check|fetch [OPTIONS]"
+#define DATASET_SUMMARY "Fetch COCO 2017 (or generate a COCO-format dataset), build its annotation index, or check it."
 int cmd_dataset(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_coco_eval(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_stage(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 int cmd_manifest(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
+/* pretrained weights from PyTorch state dicts (weights/) */
+int cmd_weights(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command *cmd);
 
 #endif

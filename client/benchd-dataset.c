@@ -13,6 +13,7 @@
 
 #include "benchctl.h"
 #include "coco-index.h"
+#include "dataset-fetch.h"
 #include "json.h"
 #include "loader.h"
 #include "parallel.h"
@@ -228,8 +229,8 @@ static void print_warning(void *ctx, const char *msg)
 
 /* Opens a loader over one split (evaluation mode: every image, no
  * augmentation) and, with decode, runs one pass. */
-static int check_split(const char *dir, const char *split, bool decode, int threads, const char *cache, bool json,
-                       bool quiet, bool *usable, struct bd_buf *out)
+int dataset_check_split(const char *dir, const char *split, bool decode, int threads, const char *cache, bool json,
+                        bool quiet, bool *usable, struct bd_buf *out)
 {
         _cleanup_free_ char *images = xasprintf("%s/%s", dir, split);
         _cleanup_free_ char *ann = xasprintf("%s/annotations/instances_%s.json", dir, split);
@@ -339,7 +340,7 @@ static int dataset_check(int argc, char **argv)
                 buf_puts(&out, "{");
         bool usable = false;
         for (int i = 0; i < 2 && splits[i]; i++) {
-                int r = check_split(argv[next], splits[i], decode, (int)threads, cache, json, quiet, &usable, &out);
+                int r = dataset_check_split(argv[next], splits[i], decode, (int)threads, cache, json, quiet, &usable, &out);
                 if (r != BD_EXIT_OK)
                         return r;
         }
@@ -358,20 +359,24 @@ static int dataset(int argc, char **argv, const struct bd_command *cmd)
         static const struct {
                 const char *name;
                 int (*fn)(int argc, char **argv);
-        } subs[] = { { "synth", dataset_synth }, { "index", dataset_index }, { "check", dataset_check } };
+        } subs[] = { { "synth", dataset_synth },
+                     { "index", dataset_index },
+                     { "check", dataset_check },
+                     { "fetch", dataset_fetch } };
         if (argc < 2 || streq(argv[1], "--help") || streq(argv[1], "-h")) {
                 FILE *f = argc < 2 ? stderr : stdout;
-                fprintf(f, "usage: benchctl dataset synth|index|check [OPTIONS]\n\n%s\n\n", cmd->summary);
-                fprintf(f, "  %-8s %s\n  %-8s %s\n  %-8s %s\n", "synth", "write a synthetic COCO-format dataset",
+                fprintf(f, "usage: benchctl dataset %s\n\n%s\n\n", DATASET_USAGE, cmd->summary);
+                fprintf(f, "  %-8s %s\n  %-8s %s\n  %-8s %s\n  %-8s %s\n", "synth", "write a synthetic COCO-format dataset",
                         "index", "build the annotation index of a COCO file",
-                        "check", "count the bad data in a COCO tree");
+                        "check", "count the bad data in a COCO tree",
+                        "fetch", "download, verify and unpack a dataset (COCO 2017), then index and check it");
                 fprintf(f, "\n'benchctl dataset SUBCOMMAND --help' describes each.\n");
                 return argc < 2 ? BD_EXIT_USAGE : BD_EXIT_OK;
         }
         for (size_t i = 0; i < ARRAY_SIZE(subs); i++)
                 if (streq(argv[1], subs[i].name))
                         return subs[i].fn(argc - 1, argv + 1);
-        return usage_error(cmd, "unknown subcommand '%s' (synth, index or check)", argv[1]);
+        return usage_error(cmd, "unknown subcommand '%s' (synth, index, check or fetch)", argv[1]);
 }
 
 int main(int argc, char **argv)

@@ -47,7 +47,7 @@ static void show(struct meter *m, const char *line)
                 fflush(stderr);
                 m->drawn = true;
                 m->drawn_at = t;
-        } else if (!m->tty && t - m->printed_at >= 60) {
+        } else if (!m->tty && t - m->printed_at >= (m->every > 0 ? m->every : 60)) {
                 fprintf(stderr, "%s: %s\n", m->what, line);
                 m->printed_at = t;
         }
@@ -68,6 +68,42 @@ void meter_count(struct meter *m, const char *unit, uint64_t done, uint64_t tota
         snprintf(line, sizeof(line), "%3.0f%% %llu/%llu %s, %.1f/s, %s elapsed, %s left",
                  total ? 100.0 * (double)done / (double)total : 100.0,
                  (unsigned long long)done, (unsigned long long)total, unit, rate, elapsed, left);
+        show(m, line);
+}
+
+void meter_bytes_text(uint64_t n, char *buf, size_t len)
+{
+        if (n >= 1000000000ull)
+                snprintf(buf, len, "%.2f GB", (double)n / 1e9);
+        else if (n >= 1000000)
+                snprintf(buf, len, "%.1f MB", (double)n / 1e6);
+        else if (n >= 1000)
+                snprintf(buf, len, "%.1f kB", (double)n / 1e3);
+        else
+                snprintf(buf, len, "%llu B", (unsigned long long)n);
+}
+
+void meter_bytes(struct meter *m, const char *verb, uint64_t done, uint64_t total, uint64_t base)
+{
+        if (m->quiet)
+                return;
+        double el = now_s() - m->start;
+        double rate = el > 0 && done > base ? (double)(done - base) / el : 0;
+        char elapsed[32], left[32] = "--", d[32], t[32], r[32], bar[24];
+        format_time(el, elapsed, sizeof(elapsed));
+        if (rate > 0 && total >= done)
+                format_time((double)(total - done) / rate, left, sizeof(left));
+        meter_bytes_text(done, d, sizeof(d));
+        meter_bytes_text(total, t, sizeof(t));
+        meter_bytes_text((uint64_t)rate, r, sizeof(r));
+        double share = total ? (double)done / (double)total : 1;
+        int filled = (int)(share * 20 + 0.5);
+        for (int i = 0; i < 20; i++)
+                bar[i] = i < filled ? '#' : '.';
+        bar[20] = '\0';
+        char line[256];
+        snprintf(line, sizeof(line), "[%s] %3.0f%% %s of %s %s, %s/s, %s elapsed, %s left", bar, 100 * share, d, t,
+                 verb, r, elapsed, left);
         show(m, line);
 }
 

@@ -15,6 +15,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct meter {
@@ -22,6 +23,7 @@ struct meter {
         const char *what;
         bool tty, quiet, drawn;
         double start, drawn_at, printed_at;
+        double every;           /* seconds between plain lines (default 60) */
         char line[256];         /* the latest state, drawn or not */
 };
 
@@ -29,6 +31,11 @@ void meter_start(struct meter *m, const char *what, bool quiet);
 /* DONE of TOTAL UNIT (images, batches, packages): the share, the rate and
  * the time left. */
 void meter_count(struct meter *m, const char *unit, uint64_t done, uint64_t total);
+/* DONE of TOTAL bytes VERB ("fetched"), with a bar, the rate of what
+ * this run did (BASE: bytes there before it started) and the time left. */
+void meter_bytes(struct meter *m, const char *verb, uint64_t done, uint64_t total, uint64_t base);
+/* "1.25 GB", "730.2 MB" */
+void meter_bytes_text(uint64_t n, char *buf, size_t len);
 /* A state without a count (a tool's last words): shown as the counts are,
  * with the time elapsed. */
 void meter_status(struct meter *m, const char *text);

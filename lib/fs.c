@@ -43,7 +43,7 @@ int fs_read_file(const char *path, size_t max, char **ret_data, size_t *ret_len,
         return 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+int fs_write_all(int fd, const void *data, size_t len)
 {
         const char *p = data;
         while (len > 0) {
@@ -71,7 +71,7 @@ static int write_in_place(const char *path, const void *data, size_t len, struct
         if (S_ISDIR(st.st_mode))
                 return bd_err_set(err, -EISDIR, "cannot write '%s': it is a directory", path);
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-        int r = fd < 0 ? -errno : write_all(fd, data, len);
+        int r = fd < 0 ? -errno : fs_write_all(fd, data, len);
         if (r == 0 && close(TAKE_FD(fd)) < 0)
                 r = -errno;
         if (r < 0)
@@ -89,7 +89,7 @@ static int write_tmp_rename(const char *path, const void *data, size_t len, mode
         _cleanup_close_ int fd = mkostemp(tmp, O_CLOEXEC);
         if (fd < 0)
                 return bd_err_set(err, -errno, "cannot create a file next to '%s': %s", path, strerror(errno));
-        int r = write_all(fd, data, len);
+        int r = fs_write_all(fd, data, len);
         if (r == 0 && fchmod(fd, mode) < 0)
                 r = -errno;
         if (r == 0 && sync && fsync(fd) < 0)
@@ -180,7 +180,7 @@ int fs_write_new(const char *path, const void *data, size_t len, mode_t mode, st
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd < 0)
                 return bd_err_set(err, -errno, "cannot create '%s': %s", path, strerror(errno));
-        int r = write_all(fd, data, len);
+        int r = fs_write_all(fd, data, len);
         if (close(fd) < 0 && r == 0)
                 r = -errno;
         if (r < 0) {

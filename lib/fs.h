@@ -24,6 +24,9 @@ int fs_write_replace(const char *path, const void *data, size_t len, mode_t mode
  * just created and that no reader knows yet (a run's directory before the
  * run is recorded).  The mode is subject to the umask. */
 int fs_write_new(const char *path, const void *data, size_t len, mode_t mode, struct bd_err *err);
+/* Writes all of data to fd, again after EINTR and short writes: 0 or a
+ * negative errno. */
+int fs_write_all(int fd, const void *data, size_t len);
 /* Creates a directory and its parents (mode for new ones). */
 int fs_mkdir_p(const char *path, mode_t mode);
 /* path made absolute (from the working directory) and written one way: no

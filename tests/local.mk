@@ -13,7 +13,14 @@ AM_TESTS_ENVIRONMENT = \
 check_PROGRAMS += tests/unit/test-config tests/unit/test-bind tests/unit/test-render tests/unit/test-mlperf \
 	tests/unit/test-fs tests/unit/test-stats tests/unit/test-suite tests/unit/test-tenants tests/unit/test-health-perf
 check_PROGRAMS += tests/unit/test-svg
-check_PROGRAMS += tests/unit/test-oci
+check_PROGRAMS += tests/unit/test-oci tests/unit/test-digest
+tests_unit_test_digest_SOURCES = tests/unit/tap.h tests/unit/test-digest.c
+tests_unit_test_digest_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_unit_test_digest_LDADD = $(BD_CLIENT_LIBS) -ldl
+check_PROGRAMS += tests/unit/test-ptweights
+tests_unit_test_ptweights_SOURCES = tests/unit/tap.h tests/unit/test-ptweights.c
+tests_unit_test_ptweights_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_unit_test_ptweights_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_oci_SOURCES = tests/unit/tap.h tests/unit/test-oci.c
 tests_unit_test_oci_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_unit_test_oci_LDADD = $(BD_CLIENT_LIBS)
@@ -245,6 +252,8 @@ SCRIPT_TESTS = \
 	tests/t0515-trainer-syncbn.t \
 	tests/t0520-trainer-checkpoint.t \
 	tests/t0530-trainer-weights.t \
+	tests/t0535-weights-convert.t \
+	tests/t0537-weights-fetch.t \
 	tests/t0610-dataset.t \
 	tests/t0620-coco-eval.t \
 	tests/t0630-coco-eval-mpi.t \
@@ -257,6 +266,7 @@ SCRIPT_TESTS = \
 	tests/t0720-stage-full.t \
 	tests/t0730-stage-daemon.t \
 	tests/t0736-stage-kill.t \
+	tests/t0740-dataset-fetch.t \
 	tests/t0760-maskrcnn-train.t \
 	tests/t0780-maskrcnn-slurm.t tests/t0785-tv-maskrcnn-slurm.t \
 	tests/t0790-tv-maskrcnn.t tests/t0791-tv-maskrcnn-groups.t \
@@ -280,7 +290,7 @@ IMAGE_TESTS = \
 # make check-image): make check-scale
 SCALE_TESTS = \
 	tests/t0990-scale.t
-dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/image-lib.sh tests/proc-mem.py \
+dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/range-server.py tests/image-lib.sh tests/proc-mem.py \
 	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS) $(SCALE_TESTS)
 # make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
 # --system local, ours (t0770; t0771 on 4xlocal, the local Slurm cluster: 16

@@ -54,6 +54,53 @@ json.dump([{"image_id": a["image_id"], "category_id": a["category_id"], "bbox": 
            for a in gt["annotations"] if not a["iscrowd"]], open(sys.argv[2], "w"))
 PY
 
+# state dicts where README.md and benchctl-weights(1) name them (small ones:
+# what benchctl weights reads, not what it finds in them)
+weights_why=
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    /usr/bin/python3 -c 'import sys, torch
+sd = torch.nn.Conv2d(3, 4, 3).state_dict()
+torch.save(sd, sys.argv[1] + "/resnet34-b627a593.pth")
+torch.save({"state_dict": {"module." + k: v for k, v in sd.items()}}, sys.argv[1] + "/checkpoint.pth")' "$work"
+else
+    weights_why="no torch in /usr/bin/python3 (python3-torch) to save the examples' state dicts"
+fi
+
+# COCO 2017's archives (README: dataset fetch): small ones of the sandbox's
+# dataset in the real layout, served on loopback, named by the site's own
+# table of that name (~/.config/benchd/fetch/coco2017.json)
+mkdir -p "$tmp/fetch-srv" "$HOME/.config/benchd/fetch"
+(cd "$data" && zip -q -r "$tmp/fetch-srv/train2017.zip" train2017 && zip -q -r "$tmp/fetch-srv/val2017.zip" val2017 &&
+    zip -q -r "$tmp/fetch-srv/annotations_trainval2017.zip" annotations)
+/usr/bin/python3 "$srcdir/tests/range-server.py" "$tmp/fetch-srv" --port-file "$tmp/fetch-port" &
+pids+=("$!")
+wait_until 20 test -s "$tmp/fetch-port"
+/usr/bin/python3 - "$tmp/fetch-srv" "$(cat "$tmp/fetch-port")" "$HOME/.config/benchd/fetch/coco2017.json" <<'PY'
+import hashlib, json, os, sys
+d, port, out = sys.argv[1:]
+files = [{"name": n, "split": s, "url": "http://127.0.0.1:%s/%s" % (port, n), "bytes": os.path.getsize(os.path.join(d, n)),
+          "sha1": hashlib.sha1(open(os.path.join(d, n), "rb").read()).hexdigest(), "source": "the sandbox"}
+         for n, s in (("annotations_trainval2017.zip", "annotations"), ("val2017.zip", "val"), ("train2017.zip", "train"))]
+json.dump({"name": "coco2017", "kind": "dataset", "files": files}, open(out, "w"))
+PY
+# torchvision's ResNet-34 and ResNet-50 (benchctl-weights(1): weights fetch),
+# random weights under torchvision's kind of name, the same way
+if [ -z "$weights_why" ]; then
+    /usr/bin/python3 - "$tmp/fetch-srv" "$(cat "$tmp/fetch-port")" "$HOME/.config/benchd/fetch" <<'PY'
+import hashlib, json, os, sys, torch, torchvision
+d, port, out = sys.argv[1:]
+for arch in ("resnet34", "resnet50"):
+    tmp = os.path.join(d, arch + ".tmp")
+    torch.save(getattr(torchvision.models, arch)().state_dict(), tmp)
+    h = hashlib.sha256(open(tmp, "rb").read()).hexdigest()
+    name = "%s-%s.pth" % (arch, h[:8])
+    os.rename(tmp, os.path.join(d, name))
+    json.dump({"name": arch, "kind": "weights", "output": arch + ".bdw",
+               "files": [{"name": name, "url": "http://127.0.0.1:%s/%s" % (port, name), "sha256": h[:8],
+                          "source": "the sandbox"}]}, open(os.path.join(out, arch + ".json"), "w"))
+PY
+fi
+
 # recorded runs (allreduce, small): a sweep, two suites, then three runs, the
 # last one last
 fast=(--set allreduce.max_bytes=65536 --set allreduce.iters=2 --set allreduce.warmup=1)
@@ -188,6 +235,10 @@ while IFS=$'\t' read -r where kind text wordlist <&3; do
     case $sub in dataset|suite|image) sub="$sub ${words[2]:-}" ;; esac
     if [ -n "${left_out[$sub]:-}" ]; then
         skip 1 "$where: $text: left out: ${left_out[$sub]}"
+        continue
+    fi
+    if [ "$sub" = weights ] && [ -n "$weights_why" ]; then
+        skip 1 "$where: $text: $weights_why"
         continue
     fi
     # the words as the sandbox has them

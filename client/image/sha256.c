@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "macro.h"
+#include "md.h"
 #include "sha256.h"
 
 #define SHA256_FILE_CHUNK (1u << 20)
@@ -27,25 +28,13 @@ static inline uint32_t ror(uint32_t x, unsigned n)
         return (x >> n) | (x << (32 - n));
 }
 
-static inline uint32_t load_be32(const uint8_t *p)
-{
-        return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void store_be32(uint8_t *p, uint32_t v)
-{
-        p[0] = (uint8_t)(v >> 24);
-        p[1] = (uint8_t)(v >> 16);
-        p[2] = (uint8_t)(v >> 8);
-        p[3] = (uint8_t)v;
-}
 
 /* One 64-byte block into the state (FIPS 180-4, 6.2.2). */
 static void compress(uint32_t h[8], const uint8_t *p)
 {
         uint32_t w[64];
         for (int t = 0; t < 16; t++)
-                w[t] = load_be32(p + 4 * t);
+                w[t] = md_load_be32(p + 4 * t);
         for (int t = 16; t < 64; t++) {
                 uint32_t s0 = ror(w[t - 15], 7) ^ ror(w[t - 15], 18) ^ (w[t - 15] >> 3);
                 uint32_t s1 = ror(w[t - 2], 17) ^ ror(w[t - 2], 19) ^ (w[t - 2] >> 10);
@@ -85,40 +74,14 @@ void sha256_init(struct sha256_ctx *c)
 
 void sha256_update(struct sha256_ctx *c, const void *data, size_t len)
 {
-        const uint8_t *p = data;
-        size_t used = c->len % 64;
-        c->len += len;
-        if (used) {
-                size_t n = 64 - used < len ? 64 - used : len;
-                memcpy(c->block + used, p, n);
-                p += n;
-                len -= n;
-                if (used + n < 64)
-                        return;
-                compress(c->h, c->block);
-        }
-        for (; len >= 64; p += 64, len -= 64)
-                compress(c->h, p);
-        if (len)
-                memcpy(c->block, p, len);
+        md_update(c->h, &c->len, c->block, compress, data, len);
 }
 
 void sha256_final(struct sha256_ctx *c, uint8_t out[SHA256_DIGEST_SIZE])
 {
-        uint64_t bits = c->len * 8;
-        size_t used = c->len % 64;
-        c->block[used++] = 0x80;
-        if (used > 56) {
-                memset(c->block + used, 0, 64 - used);
-                compress(c->h, c->block);
-                used = 0;
-        }
-        memset(c->block + used, 0, 56 - used);
-        store_be32(c->block + 56, (uint32_t)(bits >> 32));
-        store_be32(c->block + 60, (uint32_t)bits);
-        compress(c->h, c->block);
+        md_pad(c->h, c->len, c->block, compress);
         for (int i = 0; i < 8; i++)
-                store_be32(out + 4 * i, c->h[i]);
+                md_store_be32(out + 4 * i, c->h[i]);
         memset(c, 0, sizeof(*c));
 }
 

@@ -24,14 +24,15 @@ FUZZ_DAEMON_LIBS = $(BD_LIBS) $(MICROHTTPD_LIBS) $(NUMA_LIBS) -ldl -lpthread
 FUZZ_HARNESSES = tests/fuzz/fuzz-json tests/fuzz/fuzz-system tests/fuzz/fuzz-workload tests/fuzz/fuzz-mlperf \
 	tests/fuzz/fuzz-hostfile \
 	tests/fuzz/fuzz-reader-regex tests/fuzz/fuzz-reader-json tests/fuzz/fuzz-reader-dllogger tests/fuzz/fuzz-trace \
-	tests/fuzz/fuzz-health tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights
+	tests/fuzz/fuzz-health tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights tests/fuzz/fuzz-ptload
 FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/replay-workload tests/fuzz/replay-mlperf \
 	tests/fuzz/replay-hostfile \
 	tests/fuzz/replay-reader-regex tests/fuzz/replay-reader-json tests/fuzz/replay-reader-dllogger tests/fuzz/replay-trace \
-	tests/fuzz/replay-health tests/fuzz/replay-checkpoint tests/fuzz/replay-weights
+	tests/fuzz/replay-health tests/fuzz/replay-checkpoint tests/fuzz/replay-weights tests/fuzz/replay-ptload
 if HAVE_XXHASH
-FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state
-FUZZ_REPLAYERS += tests/fuzz/replay-manifest tests/fuzz/replay-stage-state
+FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state tests/fuzz/fuzz-fetch-table tests/fuzz/fuzz-fetch-journal
+FUZZ_REPLAYERS += tests/fuzz/replay-manifest tests/fuzz/replay-stage-state tests/fuzz/replay-fetch-table \
+	tests/fuzz/replay-fetch-journal
 if HAVE_MICROHTTPD
 FUZZ_HARNESSES += tests/fuzz/fuzz-http tests/fuzz/fuzz-datasets tests/fuzz/fuzz-health-report
 FUZZ_REPLAYERS += tests/fuzz/replay-http tests/fuzz/replay-datasets tests/fuzz/replay-health-report
@@ -44,6 +45,22 @@ FUZZ_REPLAYERS += tests/fuzz/replay-coco-json tests/fuzz/replay-coco-index tests
 endif
 EXTRA_PROGRAMS = $(FUZZ_HARNESSES) $(FUZZ_REPLAYERS)
 CLEANFILES += $(FUZZ_HARNESSES) $(FUZZ_REPLAYERS)
+
+# ---- client/fetch/: download tables and journals ----
+tests_fuzz_fuzz_fetch_table_SOURCES = tests/fuzz/fuzz-fetch-table.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_fetch_table_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_fetch_table_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_fuzz_fetch_table_LDADD = $(BD_CLIENT_LIBS) -ldl
+tests_fuzz_replay_fetch_table_SOURCES = tests/fuzz/fuzz-fetch-table.c $(FUZZ_REPLAY)
+tests_fuzz_replay_fetch_table_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_replay_fetch_table_LDADD = $(BD_CLIENT_LIBS) -ldl
+tests_fuzz_fuzz_fetch_journal_SOURCES = tests/fuzz/fuzz-fetch-journal.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_fetch_journal_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_fetch_journal_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_fuzz_fetch_journal_LDADD = $(BD_CLIENT_LIBS) -ldl
+tests_fuzz_replay_fetch_journal_SOURCES = tests/fuzz/fuzz-fetch-journal.c $(FUZZ_REPLAY)
+tests_fuzz_replay_fetch_journal_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_replay_fetch_journal_LDADD = $(BD_CLIENT_LIBS) -ldl
 
 # ---- lib/ ----
 tests_fuzz_fuzz_json_SOURCES = tests/fuzz/fuzz-json.c $(FUZZ_COMMON)
@@ -108,6 +125,13 @@ tests_fuzz_fuzz_mlperf_LDADD = $(BD_CLIENT_LIBS)
 tests_fuzz_replay_mlperf_SOURCES = tests/fuzz/fuzz-mlperf.c $(FUZZ_REPLAY)
 tests_fuzz_replay_mlperf_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_fuzz_replay_mlperf_LDADD = $(BD_CLIENT_LIBS)
+tests_fuzz_fuzz_ptload_SOURCES = tests/fuzz/fuzz-ptload.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_ptload_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_ptload_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_fuzz_ptload_LDADD = $(BD_CLIENT_LIBS)
+tests_fuzz_replay_ptload_SOURCES = tests/fuzz/fuzz-ptload.c $(FUZZ_REPLAY)
+tests_fuzz_replay_ptload_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_replay_ptload_LDADD = $(BD_CLIENT_LIBS)
 
 # ---- lib/stage/ ----
 tests_fuzz_fuzz_manifest_SOURCES = tests/fuzz/fuzz-manifest.c $(FUZZ_COMMON)

@@ -1,0 +1,220 @@
+#!/bin/bash
+# benchctl dataset fetch, without the internet: a loopback HTTP server
+# (tests/range-server.py, started and stopped here) serves archives made in
+# COCO 2017's layout (train2017.zip, val2017.zip, annotations_trainval2017.zip
+# of a generated dataset), with a table of their sizes and SHA-1 made here.
+# A full fetch (index, manifest, check); a second one fetches nothing; a
+# fetch killed half way and resumed (no byte asked for twice beyond the
+# ranges in flight); a server that drops connections; one that fails; one
+# that ignores ranges; a corrupted archive refused by name; a disk without
+# room refused before any byte; --from, --splits, bad tables, a member
+# that climbs out of the tree.
+. "${srcdir:-.}/tests/lib.sh"
+own_servers
+"$top_builddir/benchd-dataset" dataset fetch --help >/dev/null 2>&1 ||
+    "$BENCHCTL" dataset fetch --help >/dev/null 2>&1 || skip_all "benchctl dataset fetch not built"
+command -v zip >/dev/null || skip_all "zip not installed"
+SERVER="$srcdir/tests/range-server.py"
+
+# the archives, in the real ones' layout, and their table
+"$BENCHCTL" dataset synth --images 150 --val-images 30 --seed 5 --quiet -o "$tmp/src" >/dev/null
+mkdir "$tmp/srv"
+(cd "$tmp/src" && zip -q -r "$tmp/srv/train2017.zip" train2017 && zip -q -r "$tmp/srv/val2017.zip" val2017 &&
+    zip -q -r "$tmp/srv/annotations_trainval2017.zip" annotations)
+table() {   # table FILE DIR: the table of the archives in DIR
+    /usr/bin/python3 - "$1" "$2" <<'EOF_PY'
+import hashlib, json, os, sys
+out, d = sys.argv[1], sys.argv[2]
+files = []
+for name, split in (("annotations_trainval2017.zip", "annotations"), ("val2017.zip", "val"), ("train2017.zip", "train")):
+    data = open(os.path.join(d, name), "rb").read()
+    files.append({"name": name, "split": split, "url": "http://images.invalid/zips/" + name, "bytes": len(data),
+                  "sha1": hashlib.sha1(data).hexdigest(), "source": "made by the test"})
+json.dump({"name": "coco2017", "kind": "dataset", "files": files}, open(out, "w"), indent=1)
+EOF_PY
+}
+table "$tmp/table.json" "$tmp/srv"
+total=$(cat "$tmp"/srv/*.zip | wc -c)
+
+# serve DIR [OPTIONS]: a server on DIR; $url its address, $log its log
+serve() {
+    local dir=$1; shift
+    [ -n "${spid:-}" ] && stop_pid "$spid"
+    rm -f "$tmp/port"
+    log=$tmp/log.$RANDOM
+    /usr/bin/python3 "$SERVER" "$dir" --port-file "$tmp/port" --log "$log" "$@" &
+    spid=$!
+    pids+=("$spid")
+    wait_until 20 test -s "$tmp/port"
+    url=http://127.0.0.1:$(cat "$tmp/port")
+    : > "$log"
+}
+served() { awk '$1 == "GET" { s += $5 } END { print s + 0 }' "$log"; }
+fetch() { "$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --mirror "$url" --chunk-size 256K "$@"; }
+tree_sum() { (cd "$1" && find train2017 val2017 annotations -type f -name '*.j*' | sort | xargs sha1sum | sha1sum); }
+want=$(tree_sum "$tmp/src")
+
+# 1. the whole dataset
+serve "$tmp/srv"
+out=$(fetch -o "$tmp/d1/coco" 2>"$tmp/err"); rc=$?
+is "a full fetch: exit 0" "$rc" 0
+like "  each archive verified" "$out" "^train2017.zip: $tmp/d1/downloads/train2017.zip, [0-9.]+ MB verified \(.* fetched now\)"
+like "  each unpacked on threads" "$out" "^val2017.zip: unpacked into $tmp/d1/coco: 30 files, .*, on [0-9]+ threads?"
+is "  the tree the trainers read, every file as made" "$(tree_sum "$tmp/d1/coco")" "$want"
+like "  the annotation index built" "$out" "instances_train2017.json: index built: 150 images"
+check "  the manifest stored" test -s "$tmp/d1/coco/.benchd-manifest"
+like "  and the check run" "$out" "^dataset check $tmp/d1/coco:"
+like "  the usable images counted" "$out" "usable_for_training +[1-9][0-9]*"
+is "  every byte asked for once" "$(served)" "$total"
+like "  ranges of 256 KiB" "$(cat "$log")" "GET train2017.zip 262144 524288 262144 206"
+check "  the archives kept beside it (as MLPerf's scripts keep them)" test -f "$tmp/d1/downloads/train2017.zip"
+unlike "  no journal or part left" "$(ls "$tmp/d1/downloads")" "part"
+unlike "  no progress line where standard error is a file and it took under 10 s" "$(cat "$tmp/err")" "dataset fetch: \["
+out=$(fetch -o "$tmp/d1/coco" 2>&1); rc=$?
+is "again: exit 0" "$rc" 0
+is "  nothing fetched" "$(served)" "$total"
+like "  nothing unpacked again" "$out" "train2017.zip: unpacked into $tmp/d1/coco before"
+
+# on a terminal, a bar redrawn in place: bytes, rate, time left (script(1)
+# gives the fetch a terminal)
+if command -v script >/dev/null; then
+    serve "$tmp/srv" --rate 2000000
+    script -qec "'$BENCHCTL' dataset fetch coco2017 --table '$tmp/table.json' --mirror '$url' -o '$tmp/d1t/coco' --no-check" \
+        /dev/null > "$tmp/tty" 2>&1
+    like "on a terminal: the bar redrawn in place" "$(cat "$tmp/tty")" \
+        $'\r\033\\[Kdataset fetch: \\[[#.]{20}\\] +[0-9]+% [0-9.]+ [kMG]?B of [0-9.]+ MB fetched, [0-9.]+ [kMG]?B/s, [0-9]+s elapsed, ([0-9]+s|--) left'
+else
+    skip 1 "script(1) not installed: no terminal to draw on"
+fi
+
+# 2. killed half way, then resumed: only the ranges in flight again
+serve "$tmp/srv" --rate 400000
+"$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --mirror "$url" --chunk-size 256K -o "$tmp/d2/coco" \
+    --no-check --quiet >/dev/null 2>&1 &
+fpid=$!
+wait_until 60 eval '[ "$(grep -c "^c " "$tmp/d2/downloads/train2017.zip.part.journal" 2>/dev/null)" -ge 3 ]'
+kill -KILL "$fpid"; wait "$fpid" 2>/dev/null
+sleep 0.5
+first=$(served)
+kept=$(grep -c '^c ' "$tmp/d2/downloads/train2017.zip.part.journal")
+check "killed half way: $first bytes served, $kept chunks of train2017.zip recorded" [ "$first" -gt 0 -a "$first" -lt "$total" ]
+out=$(fetch -o "$tmp/d2/coco" --quiet 2>&1); rc=$?
+is "  resumed: exit 0" "$rc" 0
+like "  said so" "$out" "train2017.zip: .* verified \(.* fetched now, the rest kept from before\)"
+is "  the same tree" "$(tree_sum "$tmp/d2/coco")" "$want"
+again=$(( $(served) - total ))
+check "  bytes asked for twice: $again, at most the 4 ranges in flight (4 x 256 KiB)" [ "$again" -le $((4 * 262144)) ]
+
+# 3. connections dropped half way through a range: retried from the byte reached
+serve "$tmp/srv" --drop-after 100000 --drop-times 3
+out=$(fetch -o "$tmp/d3/coco" --retry-delay 0.1 --no-check 2>&1); rc=$?
+is "dropped connections: exit 0" "$rc" 0
+like "  each retry said" "$out" "bytes [0-9]+-[0-9]+: .*; retrying from byte [0-9]+ in 0.[0-9] s"
+is "  no byte fetched twice" "$(served)" "$total"
+is "  the same tree" "$(tree_sum "$tmp/d3/coco")" "$want"
+
+# 4. a server that keeps failing: the file named, what was fetched kept
+serve "$tmp/srv" --fail-status 503 --fail-times 1000
+out=$(fetch -o "$tmp/d4/coco" --retries 2 --retry-delay 0.05 --no-check 2>&1); rc=$?
+is "HTTP 503 every time: exit 1" "$rc" 1
+like "  in one line naming the file and the answer" "$(tail -1 <<<"$out")" \
+    "^benchctl: dataset fetch: [a-z_0-9]+.zip: $url/[a-z_0-9]+.zip: bytes [0-9]+-[0-9]+: HTTP 503 \(3 tries\)$"
+check "  the journal kept to resume" test -s "$tmp/d4/downloads/train2017.zip.part.journal"
+check "  nothing unpacked" test ! -e "$tmp/d4/coco/train2017"
+
+# 5. a server that ignores ranges: one stream
+serve "$tmp/srv" --no-ranges
+out=$(fetch -o "$tmp/d5/coco" --no-check 2>&1); rc=$?
+is "a server without ranges: exit 0" "$rc" 0
+is "  the same tree" "$(tree_sum "$tmp/d5/coco")" "$want"
+
+# 6. a corrupted archive: refused by name, removed, nothing unpacked
+mkdir "$tmp/bad"
+cp "$tmp"/srv/*.zip "$tmp/bad/"
+flip_byte "$tmp/bad/val2017.zip" 500000
+serve "$tmp/bad"
+out=$(fetch -o "$tmp/d6/coco" --splits val,annotations 2>&1); rc=$?
+is "a corrupted archive: exit 1" "$rc" 1
+like "  named, with both digests" "$(tail -1 <<<"$out")" \
+    "^benchctl: dataset fetch: val2017.zip: sha1 is [0-9a-f]{40}, the published [0-9a-f]{40}: not the published file \(removed; fetch it again\)$"
+check "  not left to be taken" test ! -e "$tmp/d6/downloads/val2017.zip" -a ! -e "$tmp/d6/downloads/val2017.zip.part"
+check "  nothing unpacked" test ! -e "$tmp/d6/coco/val2017"
+like "  the other archive is kept, verified" "$out" "^annotations_trainval2017.zip: .* verified"
+
+# 7. a disk without room: refused before any byte
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+    mkdir "$tmp/small"
+    serve "$tmp/srv"
+    out=$(unshare -m sh -c 'mount -t tmpfs -o size=4m tmpfs "$1" && shift && "$@"' sh "$tmp/small" \
+        "$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --mirror "$url" -o "$tmp/small/coco" 2>&1); rc=$?
+    is "a 4 MB disk: exit 1" "$rc" 1
+    like "  said before any byte" "$out" "^benchctl: dataset fetch: $tmp/small/coco: [0-9.]+ MB free, [0-9.]+ MB needed \(.* of archives to fetch, the rest unpacked\): nothing fetched$"
+    is "  nothing asked of the server" "$(served)" 0
+else
+    skip 3 "a disk without room: needs root and unshare for a tmpfs"
+fi
+
+# 8. --from: archives already on disk, verified and unpacked, no server
+out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --from "$tmp/srv" -o "$tmp/d8/coco" --no-check 2>&1); rc=$?
+is "--from DIR: exit 0" "$rc" 0
+is "  the same tree" "$(tree_sum "$tmp/d8/coco")" "$want"
+check "  the archives left where they were" test -f "$tmp/srv/train2017.zip" -a ! -e "$tmp/srv/train2017.zip.unpacked"
+out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --from "$tmp/srv" -o "$tmp/d8/coco" --no-check 2>&1); rc=$?
+is "  again: exit 0" "$rc" 0
+like "  nothing unpacked again" "$out" "^train2017.zip: unpacked into $tmp/d8/coco before"
+out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --from "$tmp/bad" -o "$tmp/d8b/coco" 2>&1); rc=$?
+is "--from a corrupted archive: exit 1" "$rc" 1
+like "  named" "$out" "val2017.zip: SHA-1 of '$tmp/bad/val2017.zip' is [0-9a-f]+, the published [0-9a-f]+: not the published file"
+
+# --remove-archives: each archive gone once unpacked; run again, nothing is
+# fetched; into another directory, all of it again
+serve "$tmp/srv"
+out=$(fetch -o "$tmp/d8r/coco" --remove-archives --no-check 2>&1); rc=$?
+is "--remove-archives: exit 0" "$rc" 0
+is "  the archives gone, the stamps kept" "$(ls "$tmp/d8r/downloads" | tr '\n' ' ')" \
+    "annotations_trainval2017.zip.unpacked train2017.zip.unpacked val2017.zip.unpacked "
+out=$(fetch -o "$tmp/d8r/coco" --remove-archives --no-check 2>&1); rc=$?
+is "  again: exit 0, nothing fetched" "$rc $(served)" "0 $total"
+out=$(fetch -o "$tmp/d8r/other" --archives "$tmp/d8r/downloads" --no-check 2>&1); rc=$?
+is "  into another directory: exit 0, all of it fetched again" "$rc $(served)" "0 $((2 * total))"
+
+# 9. --splits
+serve "$tmp/srv"
+out=$(fetch -o "$tmp/d9/coco" --splits val,annotations 2>&1); rc=$?
+is "--splits val,annotations: exit 0" "$rc" 0
+is "  only those fetched" "$(awk '$1 == "GET" { print $2 }' "$log" | sort -u | tr '\n' ' ')" "annotations_trainval2017.zip val2017.zip "
+like "  and checked" "$out" "  val2017:"
+out=$(fetch -o "$tmp/d9/coco" --splits val,test 2>&1); rc=$?
+is "--splits naming a part there is not: exit 2" "$rc" 2
+like "  names the parts" "$out" "--splits: 'val,test' names a part coco2017 does not have \(it has: annotations, val, train\)"
+
+# 10. bad tables and bad archives
+printf '{"name": "coco2017", "kind": "dataset", "files": [{"name": "a.zip", "url": "http://h/a.zip", "sha1": "12", "source": "x"}]}' > "$tmp/t1.json"
+out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/t1.json" -o "$tmp/d10" 2>&1); rc=$?
+is "a table with a short SHA-1: exit 3" "$rc" 3
+is "  the field named" "$out" "benchctl: dataset fetch: $tmp/t1.json: files[0].sha1: expected 40 hex digits"
+printf '{"name": "coco2017", "kind": "dataset", "files": [{"name": "a.zip", "url": "http://h/a.zip", "source": "x"}]}' > "$tmp/t2.json"
+like "a table without digests: refused" "$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/t2.json" 2>&1)" \
+    "files\[0\].: no digest \(sha256 or sha1\): a file is never taken unchecked"
+like "an unknown dataset: the known ones named" "$("$BENCHCTL" dataset fetch imagenet 2>&1)" "no dataset 'imagenet' \(known: coco2017\)"
+mkdir "$tmp/evil"
+/usr/bin/python3 - "$tmp/evil/val2017.zip" <<'EOF_PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("val2017/ok.jpg", b"x" * 100)
+    z.writestr("../escaped.txt", b"out of the tree")
+EOF_PY
+cp "$tmp/srv/annotations_trainval2017.zip" "$tmp/srv/train2017.zip" "$tmp/evil/"
+table "$tmp/evil.json" "$tmp/evil"
+out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/evil.json" --from "$tmp/evil" -o "$tmp/d10/coco" --splits val 2>&1); rc=$?
+is "a member that climbs out of the tree: exit 1" "$rc" 1
+like "  named" "$out" "val2017.zip: member '../escaped.txt': not a relative path inside the archive"
+check "  nothing written outside, nothing left half unpacked" test ! -e "$tmp/d10/escaped.txt" -a ! -e "$tmp/d10/coco/val2017"
+
+# 11. the bundled table
+out=$("$BENCHCTL" dataset fetch --list); rc=$?
+is "--list: exit 0" "$rc" 0
+like "  COCO 2017's archives, sizes and digests" "$out" "train2017.zip +train +19.34 GB +sha1 10ad623668ab00c62c096f0ed636d6aff41faca5"
+like "  from images.cocodataset.org" "$out" "http://images.cocodataset.org/zips/val2017.zip"
+
+done_testing
