@@ -79,8 +79,15 @@ static int check_keys(const cJSON *o, const char *const *known, const char *wher
                 bool ok = false;
                 for (const char *const *p = known; *p && !ok; p++)
                         ok = streq(k->string, *p);
-                if (!ok)
-                        return bd_err_set(err, -EINVAL, "%s%s: unknown key", where, k->string ? k->string : "?");
+                if (!ok) {
+                        /* the key as it may be shown: one line, printable */
+                        char name[64];
+                        size_t n = 0;
+                        for (const char *p = k->string ? k->string : "?"; *p && n + 1 < sizeof(name); p++)
+                                name[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+                        name[n] = '\0';
+                        return bd_err_set(err, -EINVAL, "%s%s: unknown key", where, name);
+                }
         }
         return 0;
 }

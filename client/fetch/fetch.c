@@ -153,7 +153,7 @@ void fetch_journal_release(struct fetch_journal *j)
 
 static bool parse_i64(const char *s, const char *e, int64_t *v)
 {
-        if (s == e || e - s > 19)
+        if (s == e || e - s > 18)       /* 18 digits: no overflow */
                 return false;
         int64_t x = 0;
         for (const char *p = s; p < e; p++) {
