@@ -22,7 +22,7 @@ DEPS=(
     libcjson-dev libcurl4-openssl-dev libmicrohttpd-dev libsystemd-dev libslurm-dev
     libnuma-dev libopenmpi-dev openmpi-bin libdnnl-dev libturbojpeg0-dev libjpeg62-turbo-dev libsqlite3-dev
     libxxhash-dev libarchive-dev slurm-wlm munge shellcheck numactl python3 curl
-    prometheus wrk systemd iproute2 bc xxhash python3-torch python3-torchvision chromium
+    prometheus wrk systemd iproute2 bc xxhash python3-torch python3-torchvision chromium zip unzip
 )
 
 install_deps() {
