@@ -53,10 +53,12 @@
 #define OPT_FTHREADS 412
 #define OPT_RETRY_DELAY 413
 #define OPT_DOWNLOAD_ONLY 414
+#define OPT_CHECKSUMS 415
 
 const struct bd_command dataset_fetch_cmd = {
         "dataset fetch", NULL,
-        "NAME [-o DIR] [--splits LIST] [--mirror URL | --from DIR] [--archives DIR] [--table FILE] [--list]",
+        "NAME [-o DIR] [--splits LIST] [--mirror URL | --from DIR] [--archives DIR] [--table FILE] [--checksums FILE]\n"
+        "       [--list]",
         "Download a dataset's archives in parallel byte ranges (resumable: run it again after an interruption),\n"
         "verify each against its published size and digest, unpack them into DIR, build the annotation index\n"
         "and the manifest, and check the tree.  NAME is a bundled table (--list) or, with --table, any.",
@@ -70,6 +72,7 @@ static const struct bd_option fetch_options[] = {
         { "archives", OPT_ARCHIVES, "DIR", "keep the downloaded archives in DIR (default: DIR/../downloads)" },
         { "remove-archives", OPT_REMOVE, NULL, "remove each archive once unpacked (never those of --from)" },
         { "table", OPT_TABLE, "FILE", "a download table of one's own (fetch/README.md) instead of a bundled one" },
+        { "checksums", OPT_CHECKSUMS, "FILE", "the archives' digests from FILE (sha256sum or sha1sum output): archives of one's own" },
         { "connections", OPT_CONNS, "N", "transfers at once (default 4)" },
         { "chunk-size", OPT_CHUNK, "BYTES", "bytes per range request (default 8M)" },
         { "retries", OPT_RETRIES, "N", "tries per range before giving up (default 5)" },
@@ -223,7 +226,8 @@ int dataset_fetch(int argc, char **argv)
 {
         const struct bd_command *cmd = &dataset_fetch_cmd;
         _cleanup_opts_ struct bd_opts o = OPTS_INIT(argc, argv, fetch_options, cmd, NULL);
-        const char *out = NULL, *splits = NULL, *mirror = NULL, *from = NULL, *table_file = NULL, *archives_opt = NULL;
+        const char *out = NULL, *splits = NULL, *mirror = NULL, *from = NULL, *table_file = NULL, *archives_opt = NULL,
+                   *sums = NULL;
         bool remove_archives = false, check = true, list = false, quiet = false, download_only = false;
         long conns = 4, retries = 5, threads = 0;
         double retry_delay = 1;
@@ -237,6 +241,7 @@ int dataset_fetch(int argc, char **argv)
                 case OPT_MIRROR: mirror = arg; break;
                 case OPT_FROM: from = arg; break;
                 case OPT_TABLE: table_file = arg; break;
+                case OPT_CHECKSUMS: sums = arg; break;
                 case OPT_ARCHIVES: archives_opt = arg; break;
                 case OPT_REMOVE: remove_archives = true; break;
                 case OPT_NOCHECK: check = false; break;
@@ -279,6 +284,16 @@ int dataset_fetch(int argc, char **argv)
                 return tr == FETCH_TABLE_UNKNOWN ? BD_EXIT_USAGE : BD_EXIT_CONFIG;
         }
         int rc = BD_EXIT_FAIL;
+        if (sums) {
+                _cleanup_free_ char *text = NULL;
+                size_t len;
+                if (fs_read_file(sums, 1 << 24, &text, &len, &err) < 0 ||
+                    fetch_table_checksums(&t, text, len, sums, &err) < 0) {
+                        bd_error("dataset fetch: %s", err.msg);
+                        fetch_table_release(&t);
+                        return BD_EXIT_CONFIG;
+                }
+        }
         _cleanup_free_ char *out_default = NULL, *archives = NULL, *stamps = NULL, *out_real = NULL;
         _cleanup_free_ bool *before = NULL;
         _cleanup_free_ struct fetch_file *todo = NULL;

@@ -188,6 +188,22 @@ out=$(fetch -o "$tmp/d9/coco" --splits val,test 2>&1); rc=$?
 is "--splits naming a part there is not: exit 2" "$rc" 2
 like "  names the parts" "$out" "--splits: 'val,test' names a part coco2017 does not have \(it has: annotations, val, train\)"
 
+# --checksums: the bundled coco2017 table, archives of one's own at a mirror
+# with their sha256sum (or BSD-style) lines, sizes from the server
+(cd "$tmp/srv" && sha256sum ./*.zip) > "$tmp/SHA256SUMS"
+out=$("$BENCHCTL" dataset fetch coco2017 --mirror "$url" --checksums "$tmp/SHA256SUMS" -o "$tmp/d9s/coco" --no-check 2>&1); rc=$?
+is "--checksums SHA256SUMS with the bundled table: exit 0" "$rc" 0
+is "  the same tree" "$(tree_sum "$tmp/d9s/coco")" "$want"
+(cd "$tmp/srv" && sha1sum --tag val2017.zip) > "$tmp/SUMS.bsd"
+sed -i -E 's/= ([0-9a-e])/= f/; t; s/= f/= 0/' "$tmp/SUMS.bsd"     # another first digit
+out=$("$BENCHCTL" dataset fetch coco2017 --mirror "$url" --checksums "$tmp/SUMS.bsd" --splits val -o "$tmp/d9b/coco" 2>&1); rc=$?
+is "  a BSD-style line of another digest: exit 1" "$rc" 1
+like "  the archive refused" "$out" "val2017.zip: sha1 is [0-9a-f]{40}, the published [0-9a-f]{40}: not the published file"
+printf 'd41d8cd98f00b204e9800998ecf8427e  val2017.zip\n' > "$tmp/MD5SUMS"
+out=$("$BENCHCTL" dataset fetch coco2017 --checksums "$tmp/MD5SUMS" -o "$tmp/d9m" 2>&1); rc=$?
+is "  an MD5 list: exit 3" "$rc" 3
+is "  said" "$out" "benchctl: dataset fetch: $tmp/MD5SUMS:1: a digest of 32 hex digits: SHA-1 (40) and SHA-256 (64) are checked"
+
 # 10. bad tables and bad archives
 printf '{"name": "coco2017", "kind": "dataset", "files": [{"name": "a.zip", "url": "http://h/a.zip", "sha1": "12", "source": "x"}]}' > "$tmp/t1.json"
 out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/t1.json" -o "$tmp/d10" 2>&1); rc=$?

@@ -264,9 +264,8 @@ int fetch_table_open(const char *table_file, const char *name, const char *kind,
         }
         if (fetch_table_load(table_file, ret, err) < 0)
                 return -1;
-        if (!streq(ret->kind, kind) || !streq(ret->name, name)) {
-                bd_err_set(err, -EINVAL, "%s is the table of %s '%s', not of %s '%s'", table_file, ret->kind, ret->name,
-                           kind, name);
+        if (!streq(ret->kind, kind)) {
+                bd_err_set(err, -EINVAL, "%s is a table of %s '%s', not of %s", table_file, ret->kind, ret->name, kind);
                 fetch_table_release(ret);
                 return -1;
         }
@@ -288,4 +287,92 @@ const char *fetch_source_problem(const char *mirror, const char *from)
         if (mirror && strncmp(mirror, "http://", 7) && strncmp(mirror, "https://", 8))
                 return "--mirror: expected an http:// or https:// address";
         return NULL;
+}
+
+/* one line of a checksum file: "HEX  NAME", "HEX *NAME" (sha1sum,
+ * sha256sum) or "SHA256 (NAME) = HEX" (BSD, --tag); 0, 1 for a line to
+ * skip, -1 for one that is neither */
+static int sums_line(const char *s, size_t n, char *hex, size_t hexsz, char *name, size_t namesz)
+{
+        while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+                n--;
+        size_t i = 0;
+        while (i < n && (s[i] == ' ' || s[i] == '\t'))
+                i++;
+        if (i == n || s[i] == '#')
+                return 1;
+        const char *p = s + i, *e = s + n;
+        size_t h = 0;
+        if ((e - p > 8 && !memcmp(p, "SHA256 (", 8)) || (e - p > 6 && !memcmp(p, "SHA1 (", 6))) {
+                p = strchr(p, '(') + 1;
+                const char *close = NULL;
+                for (const char *q = e - 1; q > p; q--)
+                        if (*q == ')' && q + 3 < e && !memcmp(q, ") = ", 4)) {
+                                close = q;
+                                break;
+                        }
+                if (!close || (size_t)(close - p) >= namesz || (size_t)(e - (close + 4)) >= hexsz)
+                        return -1;
+                memcpy(name, p, (size_t)(close - p));
+                name[close - p] = '\0';
+                memcpy(hex, close + 4, (size_t)(e - (close + 4)));
+                hex[e - (close + 4)] = '\0';
+        } else {
+                while (p + h < e && str_hex_digit(p[h]) >= 0)
+                        h++;
+                if (!h || h >= hexsz || p + h + 2 > e || p[h] != ' ' || (p[h + 1] != ' ' && p[h + 1] != '*'))
+                        return -1;
+                memcpy(hex, p, h);
+                hex[h] = '\0';
+                p += h + 2;
+                if ((size_t)(e - p) >= namesz || p == e)
+                        return -1;
+                memcpy(name, p, (size_t)(e - p));
+                name[e - p] = '\0';
+        }
+        for (const char *q = hex; *q; q++)
+                if (str_hex_digit(*q) < 0)
+                        return -1;
+        return 0;
+}
+
+int fetch_table_checksums(struct fetch_table *t, const char *text, size_t len, const char *label, struct bd_err *err)
+{
+        int line = 0, used = 0;
+        for (const char *p = text, *end = text + len; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t)(end - p));
+                size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+                line++;
+                char hex[80], name[256];
+                int r = sums_line(p, n, hex, sizeof(hex), name, sizeof(name));
+                p += n + 1;
+                if (r > 0)
+                        continue;
+                if (r < 0)
+                        return bd_err_set(err, -EINVAL, "%s:%d: expected 'HEX  NAME' (sha256sum, sha1sum) or "
+                                          "'SHA256 (NAME) = HEX'", label, line);
+                size_t hl = strlen(hex);
+                if (hl != 40 && hl != 64)
+                        return bd_err_set(err, -EINVAL, "%s:%d: a digest of %zu hex digits: SHA-1 (40) and SHA-256 (64) "
+                                          "are checked", label, line, hl);
+                /* a path names the file by its last part */
+                const char *base = strrchr(name, '/');
+                base = base ? base + 1 : name;
+                for (int i = 0; i < t->nfiles; i++) {
+                        struct fetch_entry *e = &t->files[i];
+                        if (!streq(e->name, base))
+                                continue;
+                        free(e->sha1);
+                        free(e->sha256);
+                        e->sha1 = hl == 40 ? xstrdup(hex) : NULL;
+                        e->sha256 = hl == 64 ? xstrdup(hex) : NULL;
+                        e->bytes = -1;  /* another file than the table's: its size is the server's */
+                        free(e->source);
+                        e->source = xasprintf("%s, line %d", label, line);
+                        used++;
+                }
+        }
+        if (!used)
+                return bd_err_set(err, -EINVAL, "%s: no line names a file of %s", label, t->name);
+        return used;
 }

@@ -35,12 +35,19 @@ int fetch_table_load(const char *path, struct fetch_table *ret, struct bd_err *e
 int fetch_table_find(char *const *dirs, const char *name, const char *kind, struct fetch_table *ret,
                      struct bd_err *err);
 /* The table a command names: --table FILE (table_file, which must be of
- * that kind and name), else fetch_table_find() on the user's directories.
+ * that kind; its name is its own), else fetch_table_find() on the user's directories.
  * Returns 0, FETCH_TABLE_UNKNOWN where no table has the name (a usage
  * error), or -1 for a table that does not hold. */
 #define FETCH_TABLE_UNKNOWN (-2)
 int fetch_table_open(const char *table_file, const char *name, const char *kind, struct fetch_table *ret,
                      struct bd_err *err);
+/* A checksum file (sha256sum or sha1sum output, or BSD "SHA256 (NAME) =
+ * HEX" lines; '#' comments) gives the digests of the table's files it
+ * names (by their last path component), each then fetched at the
+ * server's size: the files a site or a test made itself.  Names the table
+ * lacks are passed over.  Returns the files given, or -1 with err naming
+ * label and the line (none of the table's files named is an error). */
+int fetch_table_checksums(struct fetch_table *t, const char *text, size_t len, const char *label, struct bd_err *err);
 /* What is wrong with a command's --mirror and --from, or NULL. */
 const char *fetch_source_problem(const char *mirror, const char *from);
 /* Where a file comes from: its address, or MIRROR/NAME. */

@@ -30,9 +30,10 @@ FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/repl
 	tests/fuzz/replay-reader-regex tests/fuzz/replay-reader-json tests/fuzz/replay-reader-dllogger tests/fuzz/replay-trace \
 	tests/fuzz/replay-health tests/fuzz/replay-checkpoint tests/fuzz/replay-weights tests/fuzz/replay-ptload
 if HAVE_XXHASH
-FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state tests/fuzz/fuzz-fetch-table tests/fuzz/fuzz-fetch-journal
+FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state tests/fuzz/fuzz-fetch-table tests/fuzz/fuzz-fetch-journal \
+	tests/fuzz/fuzz-fetch-sums
 FUZZ_REPLAYERS += tests/fuzz/replay-manifest tests/fuzz/replay-stage-state tests/fuzz/replay-fetch-table \
-	tests/fuzz/replay-fetch-journal
+	tests/fuzz/replay-fetch-journal tests/fuzz/replay-fetch-sums
 if HAVE_MICROHTTPD
 FUZZ_HARNESSES += tests/fuzz/fuzz-http tests/fuzz/fuzz-datasets tests/fuzz/fuzz-health-report
 FUZZ_REPLAYERS += tests/fuzz/replay-http tests/fuzz/replay-datasets tests/fuzz/replay-health-report
@@ -54,6 +55,13 @@ tests_fuzz_fuzz_fetch_table_LDADD = $(BD_CLIENT_LIBS) -ldl
 tests_fuzz_replay_fetch_table_SOURCES = tests/fuzz/fuzz-fetch-table.c $(FUZZ_REPLAY)
 tests_fuzz_replay_fetch_table_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_fuzz_replay_fetch_table_LDADD = $(BD_CLIENT_LIBS) -ldl
+tests_fuzz_fuzz_fetch_sums_SOURCES = tests/fuzz/fuzz-fetch-sums.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_fetch_sums_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_fetch_sums_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_fuzz_fetch_sums_LDADD = $(BD_CLIENT_LIBS) -ldl
+tests_fuzz_replay_fetch_sums_SOURCES = tests/fuzz/fuzz-fetch-sums.c $(FUZZ_REPLAY)
+tests_fuzz_replay_fetch_sums_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_replay_fetch_sums_LDADD = $(BD_CLIENT_LIBS) -ldl
 tests_fuzz_fuzz_fetch_journal_SOURCES = tests/fuzz/fuzz-fetch-journal.c $(FUZZ_COMMON)
 tests_fuzz_fuzz_fetch_journal_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_fetch_journal_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
