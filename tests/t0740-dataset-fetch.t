@@ -150,8 +150,23 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
     is "a 4 MB disk: exit 1" "$rc" 1
     like "  said before any byte" "$out" "^benchctl: dataset fetch: $tmp/small/coco: [0-9.]+ MB free, [0-9.]+ MB needed \(.* of archives to fetch, the rest unpacked\): nothing fetched$"
     is "  nothing asked of the server" "$(served)" 0
+    # an archive of a few kB whose member takes 6 MB: the room its central
+    # directory says is checked before any member is out
+    mkdir "$tmp/dense"
+    /usr/bin/python3 - "$tmp/dense/annotations_trainval2017.zip" <<'EOF_PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("annotations/instances_val2017.json", '{"images": [], "annotations": [], "categories": []}' + " " * 6000000)
+EOF_PY
+    cp "$tmp/srv/val2017.zip" "$tmp/srv/train2017.zip" "$tmp/dense/"
+    table "$tmp/dense.json" "$tmp/dense"
+    out=$(unshare -m sh -c 'mount -t tmpfs -o size=4m tmpfs "$1" && shift && "$@"' sh "$tmp/small" \
+        "$BENCHCTL" dataset fetch coco2017 --table "$tmp/dense.json" --from "$tmp/dense" --splits annotations \
+        -o "$tmp/small/coco" 2>&1); rc=$?
+    is "members larger than their archive on a 4 MB disk: exit 1" "$rc" 1
+    like "  refused before unpacking" "$out" "annotations_trainval2017.zip: its 1 files take 6000051 bytes, $tmp/small/coco has [0-9]+ free: nothing unpacked$"
 else
-    skip 3 "a disk without room: needs root and unshare for a tmpfs"
+    skip 5 "a disk without room: needs root and unshare for a tmpfs"
 fi
 
 # 8. --from: archives already on disk, verified and unpacked, no server

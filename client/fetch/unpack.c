@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -319,6 +321,14 @@ int unpack_archive(const char *archive, const char *dest, const struct unpack_op
         if (unpack_measure(archive, &nfiles, &sh.total, err) < 0) {
                 rmdir(stage);
                 return -1;
+        }
+        /* the room its members take, as its directory says, before any is out */
+        struct statvfs sv;
+        if (statvfs(dest, &sv) == 0 && (uint64_t)sv.f_bavail * sv.f_frsize < sh.total) {
+                rmdir(stage);
+                return bd_err_set(err, -ENOSPC, "%s: its %" PRIu64 " files take %" PRIu64 " bytes, %s has %" PRIu64
+                                  " free: nothing unpacked", archive, nfiles, sh.total, dest,
+                                  (uint64_t)sv.f_bavail * sv.f_frsize);
         }
         int n = o->threads > 0 ? o->threads : cpus();
         if (!sh.zip || n < 1)
