@@ -152,9 +152,13 @@ static bool split_selected(const char *splits, const char *split)
 /* Every name in --splits is one of the table's. */
 static int splits_known(const struct fetch_table *t, const char *splits, struct bd_buf *known)
 {
-        for (int i = 0; i < t->nfiles; i++)
-                if (t->files[i].split && !strstr(known->s ? known->s : "", t->files[i].split))
+        for (int i = 0; i < t->nfiles; i++) {
+                bool seen = false;
+                for (int k = 0; k < i && !seen; k++)
+                        seen = t->files[k].split && streq(t->files[k].split, t->files[i].split);
+                if (t->files[i].split && !seen)
                         buf_printf(known, "%s%s", known->len ? ", " : "", t->files[i].split);
+        }
         for (const char *p = splits; *p;) {
                 const char *e = strchr(p, ',');
                 size_t len = e ? (size_t)(e - p) : strlen(p);
@@ -331,12 +335,13 @@ int dataset_fetch(int argc, char **argv)
                                              .size = e->bytes, .sha256 = e->sha256, .sha1 = e->sha1 };
                 n++;
         }
-        if (fs_mkdir_p(stamps, 0755) < 0) {
-                bd_error("dataset fetch: cannot create '%s': %s", stamps, strerror(errno));
+        int mr;
+        if ((mr = fs_mkdir_p(stamps, 0755)) < 0) {
+                bd_error("dataset fetch: cannot create '%s': %s", stamps, strerror(-mr));
                 goto out;
         }
-        if (fs_mkdir_p(out, 0755) < 0 || !(out_real = realpath(out, NULL))) {
-                bd_error("dataset fetch: cannot create '%s': %s", out, strerror(errno));
+        if ((mr = fs_mkdir_p(out, 0755)) < 0 || !(out_real = realpath(out, NULL))) {
+                bd_error("dataset fetch: cannot create '%s': %s", out, strerror(mr < 0 ? -mr : errno));
                 goto out;
         }
         /* the archives unpacked into this directory before: nothing to do */
@@ -361,7 +366,8 @@ int dataset_fetch(int argc, char **argv)
                         if (stat(part, &st) == 0 && st.st_size == e->bytes)
                                 need_dl -= (int64_t)st.st_blocks * 512 < e->bytes ? (int64_t)st.st_blocks * 512 : e->bytes;
                 }
-                need_unpack += e->unpacked_bytes > 0 ? e->unpacked_bytes : e->bytes > 0 ? e->bytes : 0;
+                if (!download_only)
+                        need_unpack += e->unpacked_bytes > 0 ? e->unpacked_bytes : e->bytes > 0 ? e->bytes : 0;
         }
         int64_t free_out = free_bytes(out), free_arch = from ? -1 : free_bytes(archives);
         bool one_fs = from || same_fs(out, archives);
@@ -469,13 +475,13 @@ int dataset_fetch(int argc, char **argv)
                         unlink(ff[k].dest);     /* the stamp stays: nothing to fetch again */
         }
         rc = BD_EXIT_OK;
-        if (!check)
-                goto restore;
-        /* 3. the annotation index of each instances file, the manifest, the check */
-        rc = dataset_fetch_finish(out, (int)threads, quiet);
 restore:
         sigaction(SIGINT, &old_int, NULL);
         sigaction(SIGTERM, &old_term, NULL);
+        /* 3. the annotation index of each instances file, the manifest, the
+         * check (interrupted as those commands are) */
+        if (rc == BD_EXIT_OK && check && !download_only)
+                rc = dataset_fetch_finish(out, (int)threads, quiet);
 out:
         if (paths)
                 for (int k = 0; k < 2 * t.nfiles; k++)

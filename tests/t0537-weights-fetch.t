@@ -52,6 +52,10 @@ n=$(grep -c '^GET' "$tmp/log")
 out=$("$BENCHCTL" weights fetch resnet50 -o "$tmp/w" 2>&1); rc=$?
 is "again: exit 0" "$rc" 0
 is "  nothing fetched again" "$(grep -c '^GET' "$tmp/log")" "$n"
+flip_byte "$tmp/w/$r50" 1000
+out=$("$BENCHCTL" weights fetch resnet50 -o "$tmp/w" 2>&1); rc=$?
+is "a damaged copy where the file goes: exit 1" "$rc" 1
+like "  checked, not taken" "$out" "$r50: SHA-256 of '$tmp/w/$r50' is [0-9a-f]{64}, the published [0-9a-f]{8}: not the published file \(remove it to fetch it again\)"
 
 SSD=$top_builddir/benchd-ssd MR=$top_builddir/benchd-maskrcnn
 if [ -x "$SSD" ]; then

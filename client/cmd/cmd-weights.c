@@ -420,8 +420,9 @@ static int weights_fetch(int argc, char **argv, struct bd_ctx *ctx, const struct
                         goto out;
                 }
         }
-        if (fs_mkdir_p(dir, 0755) < 0) {
-                bd_error("weights fetch: cannot create '%s': %s", dir, strerror(errno));
+        int mr = fs_mkdir_p(dir, 0755);
+        if (mr < 0) {
+                bd_error("weights fetch: cannot create '%s': %s", dir, strerror(-mr));
                 goto out;
         }
         pth = from ? xstrdup(from) : xasprintf("%s/%s", dir, e->name);
@@ -459,8 +460,9 @@ static int weights_fetch(int argc, char **argv, struct bd_ctx *ctx, const struct
         struct bdw_desc d;
         bdw_describe(&f, &d);
         if (!streq(d.arch, t.name) || d.problem[0]) {
+                _cleanup_free_ char *what = printable(d.problem);
                 bd_error("weights fetch: %s holds %s%s%s, not torchvision's %s", pth, d.arch[0] ? d.arch : "no ResNet",
-                         d.problem[0] ? ": " : "", d.problem, t.name);
+                         d.problem[0] ? ": " : "", what, t.name);
                 goto out;
         }
         size_t written = 0;

@@ -304,6 +304,7 @@ static int sums_line(const char *s, size_t n, char *hex, size_t hexsz, char *nam
         const char *p = s + i, *e = s + n;
         size_t h = 0;
         if ((e - p > 8 && !memcmp(p, "SHA256 (", 8)) || (e - p > 6 && !memcmp(p, "SHA1 (", 6))) {
+                size_t want = p[3] == '2' ? 64 : 40;    /* the tag names the digest */
                 p = strchr(p, '(') + 1;
                 const char *close = NULL;
                 for (const char *q = e - 1; q > p; q--)
@@ -317,6 +318,8 @@ static int sums_line(const char *s, size_t n, char *hex, size_t hexsz, char *nam
                 name[close - p] = '\0';
                 memcpy(hex, close + 4, (size_t)(e - (close + 4)));
                 hex[e - (close + 4)] = '\0';
+                if (strlen(hex) != want)
+                        return -1;
         } else {
                 while (p + h < e && str_hex_digit(p[h]) >= 0)
                         h++;

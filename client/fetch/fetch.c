@@ -42,7 +42,10 @@ struct ffile {
         int64_t ndone;
         bool single;                    /* the server ignores ranges: one stream from 0 */
         bool single_running;
+        int single_tries;               /* streams restarted */
+        double single_not_before;       /* the next stream waits until then */
         bool hashed_all, verified, bad;
+        int read_errno;                 /* the hasher could not read the part back */
         char want_kind[8];
         char got[DIGEST_HEX_MAX];
         int64_t hashed;                 /* chunks hashed */
@@ -184,8 +187,11 @@ int fetch_journal_parse(const char *text, size_t len, struct fetch_journal *j, s
                         continue;
                 }
                 const char *sp = memchr(s, ' ', (size_t)(nl - s));
-                if (!sp)
-                        goto bad;
+                if (!sp) {
+                        if (header < 4)
+                                goto bad_header;
+                        continue;
+                }
                 size_t kl = (size_t)(sp - s);
                 const char *v = sp + 1;
                 if (header < 4) {
@@ -215,14 +221,16 @@ int fetch_journal_parse(const char *text, size_t len, struct fetch_journal *j, s
                 const char *sp2 = memchr(v, ' ', (size_t)(nl - v));
                 if (kl != 1 || s[0] != 'c' || !sp2 || !parse_i64(v, sp2, &idx) || idx >= j->nchunks ||
                     nl - (sp2 + 1) != 16)
-                        goto bad;
+                        continue;       /* a record torn by a full disk, then appended to: that chunk again */
                 uint64_t sum = 0;
-                for (const char *q = sp2 + 1; q < nl; q++) {
+                bool hex = true;
+                for (const char *q = sp2 + 1; q < nl && hex; q++) {
                         int d = str_hex_digit(*q);
-                        if (d < 0)
-                                goto bad;
-                        sum = sum << 4 | (uint64_t)d;
+                        hex = d >= 0;
+                        sum = sum << 4 | (uint64_t)(d < 0 ? 0 : d);
                 }
+                if (!hex)
+                        continue;
                 if (!j->done[idx])
                         count++;
                 j->done[idx] = 1;
@@ -234,9 +242,6 @@ int fetch_journal_parse(const char *text, size_t len, struct fetch_journal *j, s
 bad_header:
         fetch_journal_release(j);
         return bd_err_set(err, -EINVAL, "line %d: not the journal's header", line ? line : 1);
-bad:
-        fetch_journal_release(j);
-        return bd_err_set(err, -EINVAL, "line %d: not a chunk record", line);
 }
 
 static char *journal_header(const struct ffile *x, const char *boot)
@@ -304,8 +309,9 @@ static int open_file(struct fetch *F, struct ffile *x)
                                         x->ndone++;
                                         f->resumed += chunk_len(x, c);
                                 }
-                        if (!same_boot) {
-                                /* the chunks that survived the reboot, under this boot */
+                        {
+                                /* the chunks kept (after a reboot: those that survived it), under this
+                                 * boot, and no torn line left to append after */
                                 _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
                                 _cleanup_free_ char *h = journal_header(x, F->boot);
                                 buf_puts(&b, h);
@@ -326,8 +332,11 @@ static int open_file(struct fetch *F, struct ffile *x)
                 }
                 fetch_journal_release(&j);
         }
-        /* a fresh start: room for the whole file first, so a full disk
-         * says so now rather than half way */
+        /* a fresh start: the old journal away first (a kill before the new
+         * one is written must not leave it beside a zeroed part), then room
+         * for the whole file, so a full disk says so now, not half way */
+        if (unlink(x->journal) < 0 && errno != ENOENT)
+                return bd_err_set(F->err, -errno, "%s: cannot remove '%s': %s", f->name, x->journal, strerror(errno));
         if (ftruncate(x->fd, 0) < 0)
                 return bd_err_set(F->err, -errno, "%s: '%s': %s", f->name, x->part, strerror(errno));
         if (fallocate(x->fd, 0, 0, x->size) < 0) {
@@ -376,7 +385,11 @@ static void *hasher_main(void *arg)
                                 size_t n = left < READ_PIECE ? (size_t)left : READ_PIECE;
                                 ssize_t r = pread(x->fd, buf, n, off);
                                 if (r <= 0) {
-                                        memset(buf, 0, n);      /* a read error: the digest will not match */
+                                        /* said, the part kept: not a wrong digest */
+                                        pthread_mutex_lock(&F->lock);
+                                        x->read_errno = r < 0 ? errno : EIO;
+                                        pthread_mutex_unlock(&F->lock);
+                                        memset(buf, 0, n);
                                         r = (ssize_t)n;
                                 }
                                 digest_update(&d, buf, (size_t)r);
@@ -488,7 +501,8 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
                 if (cend > x->size)
                         cend = x->size;
                 size_t m = (size_t)(cend - t->pos) < left ? (size_t)(cend - t->pos) : left;
-                size_t w = 0;
+                bool have = x->state[t->chunk] == C_DONE;      /* the stream passes a chunk it has */
+                size_t w = have ? m : 0;
                 while (w < m) {
                         ssize_t r = pwrite(x->fd, p + w, m - w, t->pos + (int64_t)w);
                         if (r < 0) {
@@ -500,12 +514,14 @@ static size_t on_data(char *data, size_t size, size_t n, void *arg)
                         }
                         w += (size_t)r;
                 }
-                XXH3_64bits_update(t->xs, p, m);
+                if (!have)
+                        XXH3_64bits_update(t->xs, p, m);
                 t->pos += (int64_t)m;
                 p += m;
                 left -= m;
                 x->f->fetched += (int64_t)m;
-                F->p.done += (int64_t)m;
+                if (!have)
+                        F->p.done += (int64_t)m;
                 if (t->pos == cend) {
                         if (x->state[t->chunk] != C_DONE)
                                 chunk_done(F, t);
@@ -587,14 +603,26 @@ static double now(void)
  * missing chunk of the first file that has one. */
 static struct xfer *next_work(struct fetch *F, double t, double *wait)
 {
-        for (struct xfer **pp = &F->retry; *pp; pp = &(*pp)->next)
-                if ((*pp)->not_before <= t) {
-                        struct xfer *r = *pp;
+        for (struct xfer **pp = &F->retry; *pp;) {
+                struct xfer *r = *pp;
+                struct ffile *rx = &F->ff[r->file];
+                if (rx->single) {
+                        /* its file comes in one stream now: the range with it */
+                        *pp = r->next;
+                        if (rx->state[r->chunk] == C_ACTIVE)
+                                set_state(F, rx, r->chunk, C_MISSING);
+                        xfer_free(F, r);
+                        continue;
+                }
+                if (r->not_before <= t) {
                         *pp = r->next;
                         r->next = NULL;
                         return r;
-                } else if ((*pp)->not_before - t < *wait)
-                        *wait = (*pp)->not_before - t;
+                }
+                if (r->not_before - t < *wait)
+                        *wait = r->not_before - t;
+                pp = &r->next;
+        }
         for (int i = 0; i < F->n; i++) {
                 struct ffile *x = &F->ff[i];
                 if (x->f->done)
@@ -610,6 +638,11 @@ static struct xfer *next_work(struct fetch *F, double t, double *wait)
                                 busy = busy || r->file == i;
                         if (busy || x->ndone == x->nchunks)
                                 continue;
+                        if (x->single_not_before > t) {
+                                if (x->single_not_before - t < *wait)
+                                        *wait = x->single_not_before - t;
+                                continue;
+                        }
                         x->single_running = true;
                         struct xfer *w = xfer_new(F, i, 0, 0, x->size);
                         if (x->state[0] == C_MISSING)
@@ -658,7 +691,9 @@ static void xfer_ended(struct fetch *F, struct xfer *t, CURLcode rc)
                 xfer_free(F, t);
                 return;
         }
-        if (rc == CURLE_OK && t->pos == t->end && (status == 200 || status == 206)) {
+        if (t->pos == t->end && (status == 200 || status == 206)) {
+                /* every byte in and journalled: an error after them (a
+                 * connection reset at the end) costs nothing */
                 if (x->single)
                         x->single_running = false;
                 xfer_free(F, t);
@@ -677,7 +712,7 @@ static void xfer_ended(struct fetch *F, struct xfer *t, CURLcode rc)
         else if (rc != CURLE_OK)
                 snprintf(why, sizeof(why), "%s", t->errbuf[0] ? t->errbuf : F->C->easy_strerror(rc));
         bool permanent = (status >= 400 && status < 500 && status != 408 && status != 429) || status == 416;
-        int tries = ++x->tries[t->chunk < x->nchunks ? t->chunk : x->nchunks - 1];
+        int tries = x->single ? ++x->single_tries : ++x->tries[t->chunk < x->nchunks ? t->chunk : x->nchunks - 1];
         if (permanent || tries > (F->o->retries < 0 ? 0 : F->o->retries > 0 ? F->o->retries : 5)) {
                 char n[32] = "";
                 if (!permanent)
@@ -687,14 +722,20 @@ static void xfer_ended(struct fetch *F, struct xfer *t, CURLcode rc)
                 return;
         }
         double delay = (F->o->retry_delay > 0 ? F->o->retry_delay : 1.0) * pow(2, tries - 1);
-        snprintf(F->event, sizeof(F->event), "%s: bytes %s: %s; retrying from byte %" PRId64 " in %.1f s", x->f->name,
-                 t->range, why, t->pos, delay);
+        if (x->single)
+                snprintf(F->event, sizeof(F->event), "%s: %s at byte %" PRId64 " (the server sends no ranges); "
+                         "again from byte 0 in %.1f s", x->f->name, why, t->pos, delay);
+        else
+                snprintf(F->event, sizeof(F->event), "%s: bytes %s: %s; retrying from byte %" PRId64 " in %.1f s",
+                         x->f->name, t->range, why, t->pos, delay);
         F->p.event = F->event;
         F->p.retries++;
         if (x->single) {
-                /* no ranges: from the start again */
+                /* no ranges: from the start again, after the delay */
                 x->single_running = false;
+                x->single_not_before = now() + delay;
                 xfer_free(F, t);
+                report(F, true);
                 return;
         }
         struct xfer *r = xfer_new(F, t->file, t->chunk, t->pos, t->end);
@@ -713,9 +754,13 @@ static int finish_file(struct fetch *F, int i)
         struct ffile *x = &F->ff[i];
         pthread_mutex_lock(&F->lock);
         bool ready = x->hashed_all;
+        int read_errno = x->read_errno;
         pthread_mutex_unlock(&F->lock);
         if (!ready)
                 return 1;
+        if (read_errno)
+                return bd_err_set(F->err, -read_errno, "%s: cannot read '%s' back to check it: %s (kept: run again)",
+                                  x->f->name, x->part, strerror(read_errno));
         const char *want = x->f->sha256 ? x->f->sha256 : x->f->sha1;
         if (want && strncasecmp(x->got, want, strlen(want))) {
                 unlink(x->part);
@@ -762,6 +807,9 @@ static int probe_size(struct fetch *F, struct fetch_file *f)
         if (len <= 0)
                 return bd_err_set(F->err, -EPROTO, "%s: %s: the server does not say how long the file is", f->name,
                                   f->url);
+        if (len > (curl_off_t)9000000000000000LL)
+                return bd_err_set(F->err, -EFBIG, "%s: %s: the server says %" CURL_FORMAT_CURL_OFF_T " bytes", f->name,
+                                  f->url, len);
         f->size = len;
         return 0;
 }
@@ -789,6 +837,20 @@ int fetch_files(struct fetch_file *files, int n, const struct fetch_opts *o, str
                 struct stat st;
                 if (stat(files[i].dest, &st) == 0 && S_ISREG(st.st_mode) &&
                     (files[i].size < 0 || st.st_size == files[i].size)) {
+                        /* there already (an earlier fetch, or put there by
+                         * hand): taken once it is checked */
+                        snprintf(F.event, sizeof(F.event), "%s: checking the copy at %s", files[i].name,
+                                 files[i].dest);
+                        F.p.event = F.event;
+                        report(&F, true);
+                        struct bd_err verr;
+                        if (fetch_verify(files[i].dest, files[i].name, files[i].size, files[i].sha256, files[i].sha1,
+                                         NULL, NULL, o->stop, &verr) < 0) {
+                                r = bd_err_set(err, -EBADMSG, "%s%s", verr.msg,
+                                               strstr(verr.msg, "not the published file") ? " (remove it to fetch it again)"
+                                                                                           : "");
+                                goto out;
+                        }
                         files[i].done = true;
                         files[i].size = st.st_size;
                         continue;

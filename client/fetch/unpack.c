@@ -48,7 +48,7 @@ static void sh_fail(struct shared *sh, int code, const char *fmt, ...)
 {
         pthread_mutex_lock(&sh->lock);
         if (!sh->failed) {
-                sh->failed = true;
+                __atomic_store_n(&sh->failed, true, __ATOMIC_RELAXED);
                 char msg[sizeof(sh->err.msg)];
                 va_list ap;
                 va_start(ap, fmt);
@@ -57,6 +57,16 @@ static void sh_fail(struct shared *sh, int code, const char *fmt, ...)
                 bd_err_set(&sh->err, code, "%s", msg);
         }
         pthread_mutex_unlock(&sh->lock);
+}
+
+/* a member's name as messages may show it: one line, printable */
+static const char *shown(const char *name, char buf[160])
+{
+        size_t n = 0;
+        for (const char *p = name ? name : ""; *p && n + 4 < 160; p++)
+                buf[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+        buf[n] = '\0';
+        return buf;
 }
 
 static bool is_zip(const char *path)
@@ -126,6 +136,8 @@ static int mkdir_parents(char *path)
 static int extract_file(struct shared *sh, struct archive *a, struct archive_entry *e, const char *name)
 {
         _cleanup_free_ char *path = xasprintf("%s/%s", sh->stage, name);
+        char nb[160];
+        name = shown(name, nb);         /* for the messages below; path holds the real one */
         int r = mkdir_parents(path);
         if (r < 0) {
                 sh_fail(sh, r, "%s: member %s: cannot create its directory: %s", sh->archive, name, strerror(-r));
@@ -133,7 +145,7 @@ static int extract_file(struct shared *sh, struct archive *a, struct archive_ent
         }
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0) {
-                sh_fail(sh, -errno, "%s: member %s: cannot create '%s': %s", sh->archive, name, path, strerror(errno));
+                sh_fail(sh, -errno, "%s: member %s: cannot create it: %s", sh->archive, name, strerror(errno));
                 return -1;
         }
         const void *blk;
@@ -164,8 +176,7 @@ static int extract_file(struct shared *sh, struct archive *a, struct archive_ent
                                         continue;
                                 int er = errno;
                                 close(fd);
-                                sh_fail(sh, -er, "%s: member %s: cannot write '%s': %s", sh->archive, name, path,
-                                        strerror(er));
+                                sh_fail(sh, -er, "%s: member %s: cannot write it: %s", sh->archive, name, strerror(er));
                                 return -1;
                         }
                         p += w;
@@ -193,7 +204,7 @@ static int extract_file(struct shared *sh, struct archive *a, struct archive_ent
                 futimens(fd, ts);
         }
         if (close(fd) < 0) {
-                sh_fail(sh, -errno, "%s: member %s: cannot write '%s': %s", sh->archive, name, path, strerror(errno));
+                sh_fail(sh, -errno, "%s: member %s: cannot write it: %s", sh->archive, name, strerror(errno));
                 return -1;
         }
         return 0;
@@ -211,7 +222,7 @@ static void *work(void *arg)
         }
         struct archive_entry *e;
         uint64_t files = 0, dirs = 0;
-        for (long i = 0; !sh->failed; i++) {
+        for (long i = 0; !__atomic_load_n(&sh->failed, __ATOMIC_RELAXED); i++) {
                 int r = archive_read_next_header(a, &e);
                 if (r == ARCHIVE_EOF)
                         break;
@@ -223,9 +234,15 @@ static void *work(void *arg)
                 if (i % sh->nthreads != w->index)
                         continue;       /* another thread's: skipped by seeking */
                 const char *name = archive_entry_pathname(e);
+                char nb[160];
                 if (!path_ok(name)) {
                         sh_fail(sh, -EINVAL, "%s: member '%s': not a relative path inside the archive", sh->archive,
-                                name ? name : "");
+                                shown(name, nb));
+                        break;
+                }
+                if (archive_entry_hardlink(e)) {
+                        sh_fail(sh, -EINVAL, "%s: member '%s': a hard link, refused (files and directories only)",
+                                sh->archive, shown(name, nb));
                         break;
                 }
                 mode_t type = archive_entry_filetype(e);
@@ -233,13 +250,14 @@ static void *work(void *arg)
                         _cleanup_free_ char *path = xasprintf("%s/%s/", sh->stage, name);
                         int mr = mkdir_parents(path);
                         if (mr < 0) {
-                                sh_fail(sh, mr, "%s: member %s: %s", sh->archive, name, strerror(-mr));
+                                sh_fail(sh, mr, "%s: member %s: %s", sh->archive, shown(name, nb), strerror(-mr));
                                 break;
                         }
                         dirs++;
                 } else if (type == AE_IFREG) {
                         if (name[strlen(name) - 1] == '/') {
-                                sh_fail(sh, -EINVAL, "%s: member '%s': a file named as a directory", sh->archive, name);
+                                sh_fail(sh, -EINVAL, "%s: member '%s': a file named as a directory", sh->archive,
+                                        shown(name, nb));
                                 break;
                         }
                         if (extract_file(sh, a, e, name) < 0)
@@ -247,7 +265,7 @@ static void *work(void *arg)
                         files++;
                 } else {
                         sh_fail(sh, -EINVAL, "%s: member '%s': a %s, refused (files and directories only)", sh->archive,
-                                name, type == AE_IFLNK ? "symbolic link" : "special file");
+                                shown(name, nb), type == AE_IFLNK ? "symbolic link" : "special file");
                         break;
                 }
         }
