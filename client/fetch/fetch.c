@@ -44,11 +44,10 @@ struct ffile {
         bool single_running;
         int single_tries;               /* streams restarted */
         double single_not_before;       /* the next stream waits until then */
-        bool hashed_all, verified, bad;
+        bool hashed_all;
         int read_errno;                 /* the hasher could not read the part back */
         char want_kind[8];
         char got[DIGEST_HEX_MAX];
-        int64_t hashed;                 /* chunks hashed */
 };
 
 /* one transfer: a chunk (or, single, the whole file) from pos to end */
@@ -251,6 +250,25 @@ static char *journal_header(const struct ffile *x, const char *boot)
                          boot);
 }
 
+/* Writes the journal anew, atomically: the header under this boot and the
+ * chunks kept (sum: their XXH3; NULL: none), then opens it to append. */
+static int journal_start(struct fetch *F, struct ffile *x, const uint64_t *sum)
+{
+        struct bd_err jerr;
+        _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
+        _cleanup_free_ char *h = journal_header(x, F->boot);
+        buf_puts(&b, h);
+        for (int64_t c = 0; sum && c < x->nchunks; c++)
+                if (x->state[c] == C_DONE)
+                        buf_printf(&b, "c %" PRId64 " %016" PRIx64 "\n", c, sum[c]);
+        if (fs_write_atomic(x->journal, b.s, b.len, 0644, &jerr) < 0)
+                return bd_err_set(F->err, -EIO, "%s: %s", x->f->name, jerr.msg);
+        x->jfd = open(x->journal, O_WRONLY | O_APPEND | O_CLOEXEC);
+        if (x->jfd < 0)
+                return bd_err_set(F->err, -errno, "%s: cannot open '%s': %s", x->f->name, x->journal, strerror(errno));
+        return 0;
+}
+
 /* Reads the chunk back and compares its XXH3 with the journal's. */
 static bool chunk_intact(struct ffile *x, int64_t c, uint64_t sum, uint8_t *buf)
 {
@@ -309,26 +327,11 @@ static int open_file(struct fetch *F, struct ffile *x)
                                         x->ndone++;
                                         f->resumed += chunk_len(x, c);
                                 }
-                        {
-                                /* the chunks kept (after a reboot: those that survived it), under this
-                                 * boot, and no torn line left to append after */
-                                _cleanup_buf_ struct bd_buf b = BD_BUF_INIT;
-                                _cleanup_free_ char *h = journal_header(x, F->boot);
-                                buf_puts(&b, h);
-                                for (int64_t c = 0; c < x->nchunks; c++)
-                                        if (x->state[c] == C_DONE)
-                                                buf_printf(&b, "c %" PRId64 " %016" PRIx64 "\n", c, j.sum[c]);
-                                if (fs_write_atomic(x->journal, b.s, b.len, 0644, &jerr) < 0) {
-                                        fetch_journal_release(&j);
-                                        return bd_err_set(F->err, -EIO, "%s: %s", f->name, jerr.msg);
-                                }
-                        }
+                        /* the chunks kept (after a reboot: those that survived it),
+                         * under this boot, no torn line left to append after */
+                        int r = journal_start(F, x, j.sum);
                         fetch_journal_release(&j);
-                        x->jfd = open(x->journal, O_WRONLY | O_APPEND | O_CLOEXEC);
-                        if (x->jfd < 0)
-                                return bd_err_set(F->err, -errno, "%s: cannot open '%s': %s", f->name, x->journal,
-                                                  strerror(errno));
-                        return 0;
+                        return r;
                 }
                 fetch_journal_release(&j);
         }
@@ -346,13 +349,7 @@ static int open_file(struct fetch *F, struct ffile *x)
                 if (ftruncate(x->fd, x->size) < 0)
                         return bd_err_set(F->err, -errno, "%s: '%s': %s", f->name, x->part, strerror(errno));
         }
-        _cleanup_free_ char *h = journal_header(x, F->boot);
-        if (fs_write_atomic(x->journal, h, strlen(h), 0644, &jerr) < 0)
-                return bd_err_set(F->err, -EIO, "%s: %s", f->name, jerr.msg);
-        x->jfd = open(x->journal, O_WRONLY | O_APPEND | O_CLOEXEC);
-        if (x->jfd < 0)
-                return bd_err_set(F->err, -errno, "%s: cannot open '%s': %s", f->name, x->journal, strerror(errno));
-        return 0;
+        return journal_start(F, x, NULL);
 }
 
 /* ---- the hasher: each file in order, chunk after chunk as they arrive ---- */
@@ -397,7 +394,6 @@ static void *hasher_main(void *arg)
                                 left -= r;
                         }
                         pthread_mutex_lock(&F->lock);
-                        x->hashed = c + 1;
                         F->p.hashed += chunk_len(x, c);
                         pthread_mutex_unlock(&F->lock);
                 }
