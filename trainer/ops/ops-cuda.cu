@@ -36,6 +36,7 @@ extern "C" {
 }
 
 #include <errno.h>
+#include <time.h>
 
 /* ---- element functions: f32, f16, bf16 ------------------------------------------- */
 
@@ -178,7 +179,200 @@ struct cuda_impl {
         void *ones;                     /* a vector of ones (f32 and f16 halves) for bias gradients */
         int64_t nones;
         int tf32;
+        int find;                       /* convolution algorithms by timing (cuDNN's find), else heuristics */
+        int bn_mode;                    /* half-precision NHWC batch norm: BN_EX, BN_PERSISTENT or BN_SPATIAL */
+        size_t ws_limit;                /* the largest workspace an algorithm may ask for */
+        struct algo_choice *algos;      /* chosen algorithms by shape, for the run */
+        size_t nalgos, algos_cap;
+        void *scr;                      /* scratch() */
+        size_t scr_cap;
 };
+
+/* How half-precision NHWC batch norm runs (BD_CUDA_BN): the Ex functions
+ * with workspace and reserve space in CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+ * (what PyTorch does for channels-last), the plain functions in that mode, or
+ * the plain functions in CUDNN_BATCHNORM_SPATIAL (float32 and NCHW always). */
+enum { BN_EX, BN_PERSISTENT, BN_SPATIAL };
+
+/* the algorithms of one convolution shape (the plan's key), chosen once */
+struct algo_choice {
+        uint64_t key;
+        cudnnConvolutionFwdAlgo_t fa;
+        cudnnConvolutionBwdDataAlgo_t da;
+        cudnnConvolutionBwdFilterAlgo_t wa;
+        size_t fws, dws, wws;
+        int seen;                       /* times a plan asked for this shape */
+        int measured;                   /* final: measured, or not to be */
+};
+
+/* ---- profile (BD_CUDA_PROFILE=FILE) ---------------------------------------------------
+ * Wall time of each kind of operation with the stream drained before and
+ * after it (so the times are the GPU's plus the launch, serialised), nested
+ * operations counted apart from the one around them; the table is written to
+ * FILE when the backend is freed.  A diagnostic: it slows the run down. */
+enum {
+        PR_CONV_PLAN, PR_CONV_FWD, PR_CONV_BWD_FILTER, PR_CONV_BWD_DATA, PR_CONV_BIAS, PR_BN_FWD, PR_BN_BWD,
+        PR_POOL_FWD, PR_POOL_BWD, PR_FC_FWD, PR_FC_BWD, PR_REDUCE, PR_COPY, PR_ELEM /* + bd_kernel */
+};
+static const char *const prof_names[] = {
+        "conv plan", "conv forward", "conv backward filter", "conv backward data", "conv bias gradient",
+        "batch norm forward", "batch norm backward", "pool forward", "pool backward", "fc forward", "fc backward",
+        "reduction", "copy",
+};
+#define PR_SLOTS (PR_ELEM + _BD_K_MAX)
+static struct {
+        int on;
+        char path[4096];
+        double sec[PR_SLOTS];
+        long n[PR_SLOTS];
+        int stack[16];
+        double start[16];
+        int depth;
+} prof;
+
+static double prof_now(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct prof_scope {
+        cudaStream_t s;
+        int live;
+        prof_scope(cudaStream_t stream, int slot) : s(stream), live(prof.on && prof.depth < 16)
+        {
+                if (!live)
+                        return;
+                cudaStreamSynchronize(s);
+                double t = prof_now();
+                if (prof.depth > 0)
+                        prof.sec[prof.stack[prof.depth - 1]] += t - prof.start[prof.depth - 1];
+                prof.stack[prof.depth] = slot;
+                prof.start[prof.depth++] = t;
+        }
+        ~prof_scope()
+        {
+                if (!live)
+                        return;
+                cudaStreamSynchronize(s);
+                double t = prof_now();
+                int i = --prof.depth;
+                prof.sec[prof.stack[i]] += t - prof.start[i];
+                prof.n[prof.stack[i]]++;
+                if (i > 0)
+                        prof.start[i - 1] = t;
+        }
+};
+
+/* convolutions by shape and direction (forward, backward data, backward
+ * filter): the profile's second table */
+#define PR_SHAPES 512
+static struct {
+        uint64_t key;
+        char desc[112];
+        double sec[3];
+        long n[3];
+} prof_shape[PR_SHAPES];
+static int prof_nshapes;
+
+struct prof_conv {
+        cudaStream_t s;
+        int slot, dir;
+        double t0;
+        prof_conv(cudaStream_t stream, const struct bd_conv_desc *d, const struct bd_tensor *x,
+                  const struct bd_tensor *w, int direction)
+                : s(stream), slot(-1), dir(direction), t0(0)
+        {
+                if (!prof.on)
+                        return;
+                uint64_t key = bd_hash_tensor(w, bd_hash_tensor(x, bd_hash(d, sizeof(*d), BD_HASH_INIT)));
+                for (int i = 0; i < prof_nshapes && slot < 0; i++)
+                        if (prof_shape[i].key == key)
+                                slot = i;
+                if (slot < 0 && prof_nshapes < PR_SHAPES) {
+                        slot = prof_nshapes++;
+                        prof_shape[slot].key = key;
+                        snprintf(prof_shape[slot].desc, sizeof(prof_shape[slot].desc),
+                                 "%s x %lldx%lldx%lldx%lld w %lldx%lldx%lldx%lld s%lld%s", bd_dtype_name(x->dtype),
+                                 (long long)x->dims[0], (long long)x->dims[1], (long long)x->dims[2],
+                                 (long long)x->dims[3], (long long)w->dims[0], (long long)w->dims[1],
+                                 (long long)w->dims[2], (long long)w->dims[3], (long long)d->sh,
+                                 d->transposed ? " transposed" : "");
+                }
+                if (slot < 0)
+                        return;
+                cudaStreamSynchronize(s);
+                t0 = prof_now();
+        }
+        ~prof_conv()
+        {
+                if (slot < 0)
+                        return;
+                cudaStreamSynchronize(s);
+                prof_shape[slot].sec[dir] += prof_now() - t0;
+                prof_shape[slot].n[dir]++;
+        }
+};
+
+static const char *kernel_name(int k)
+{
+        static const char *const names[] = {
+#define BD_X(name, args) #name,
+                BD_FLAT_KERNELS(BD_X) "", BD_4D_KERNELS(BD_X) BD_CHAN_KERNELS(BD_X)
+#undef BD_X
+                "cast",
+        };
+        return k >= 0 && k < (int)(sizeof(names) / sizeof(names[0])) ? names[k] : "?";
+}
+
+static void prof_write(void)
+{
+        if (!prof.on)
+                return;
+        FILE *f = fopen(prof.path, "a");
+        if (!f)
+                return;
+        double total = 0;
+        for (int i = 0; i < PR_SLOTS; i++)
+                total += prof.sec[i];
+        fprintf(f, "# cuda profile: %.3f s in backend operations (stream drained around each)\n", total);
+        for (;;) {      /* largest first */
+                int best = -1;
+                for (int i = 0; i < PR_SLOTS; i++)
+                        if (prof.n[i] > 0 && (best < 0 || prof.sec[i] > prof.sec[best]))
+                                best = i;
+                if (best < 0)
+                        break;
+                char name[64];
+                if (best < PR_ELEM)
+                        snprintf(name, sizeof(name), "%s", prof_names[best]);
+                else
+                        snprintf(name, sizeof(name), "elem %s", kernel_name(best - PR_ELEM));
+                fprintf(f, "%-28s %8ld calls %10.3f ms %6.1f%%\n", name, prof.n[best], prof.sec[best] * 1e3,
+                        total > 0 ? 100 * prof.sec[best] / total : 0.0);
+                prof.n[best] = 0;
+        }
+        fprintf(f, "# convolutions by shape, the slowest first: forward, backward data, backward filter\n");
+        for (int shown = 0; shown < 25; shown++) {
+                int best = -1;
+                double bt = 0;
+                for (int i = 0; i < prof_nshapes; i++) {
+                        double t = prof_shape[i].sec[0] + prof_shape[i].sec[1] + prof_shape[i].sec[2];
+                        if (prof_shape[i].key && (best < 0 || t > bt))
+                                best = i, bt = t;
+                }
+                if (best < 0)
+                        break;
+                fprintf(f, "%-64s %5ld x %8.3f %8.3f %8.3f ms\n", prof_shape[best].desc, prof_shape[best].n[0],
+                        prof_shape[best].sec[0] * 1e3, prof_shape[best].sec[1] * 1e3, prof_shape[best].sec[2] * 1e3);
+                prof_shape[best].key = 0;
+        }
+        prof_nshapes = 0;
+        fclose(f);
+        memset(prof.sec, 0, sizeof(prof.sec));
+}
+
 
 static const char *dnn_str(cudnnStatus_t s)
 {
@@ -224,6 +418,7 @@ static int grid_for(int64_t n)
 
 static int cuda_elem(struct bd_backend *be, enum bd_kernel k, enum bd_dtype dt, int64_t n, const void *vargs)
 {
+        prof_scope ps_(IM(be)->stream, PR_ELEM + (int)k);
         cudaStream_t s = IM(be)->stream;
         int g = grid_for(n);
         if (k == BD_K_cast) {
@@ -270,6 +465,7 @@ static int cuda_elem(struct bd_backend *be, enum bd_kernel k, enum bd_dtype dt, 
 static int cuda_reduce(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt, int64_t n, const void *vargs,
                        double *ret)
 {
+        prof_scope ps_(IM(be)->stream, PR_REDUCE);
         struct cuda_impl *im = IM(be);
         int t = dt == BD_F16 ? 1 : dt == BD_BF16 ? 2 : dt == BD_F32 ? 0 : -1;
         if (t < 0)
@@ -317,6 +513,7 @@ static void cuda_free(struct bd_backend *be, void *p)
 static int cuda_copy(struct bd_backend *be, void *dst, enum bd_device ddev, const void *src, enum bd_device sdev,
                      size_t bytes)
 {
+        prof_scope ps_(IM(be)->stream, PR_COPY);
         if (!bytes || dst == src)
                 return 0;
         CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, IM(be)->stream));
@@ -414,6 +611,7 @@ struct cplan {
         cudnnConvolutionBwdDataAlgo_t da;
         cudnnConvolutionBwdFilterAlgo_t wa;
         size_t fws, dws, wws;
+        int algos_final;                /* conv_algos() has nothing better to offer */
         int transposed;
         enum bd_dtype dt;               /* activations */
         /* mixed precision: half weights (NHWC filter for convolutions) */
@@ -424,7 +622,30 @@ struct cplan {
         /* batch norm, pooling */
         cudnnTensorDescriptor_t x, y, sb;
         cudnnPoolingDescriptor_t pool;
+        cudnnBatchNormMode_t bnmode;
+        int bnex;                       /* the Ex functions, with these sizes: */
+        size_t bn_fws, bn_bws, bn_rs;   /* forward and backward workspace, reserve space */
 };
+
+/* The backend's scratch of at least bytes, for values one operation makes
+ * and the next library call on the stream consumes (batch norm backward: the
+ * gradient through the fused ReLU); kept, so no allocation or wait once the
+ * shapes are seen. */
+static int scratch(struct bd_backend *be, size_t bytes, void **ret)
+{
+        struct cuda_impl *im = IM(be);
+        if (bytes > im->scr_cap) {
+                CU(cudaStreamSynchronize(im->stream));
+                if (im->scr)
+                        cudaFree(im->scr);
+                im->scr = NULL;
+                im->scr_cap = 0;
+                CU(cudaMalloc(&im->scr, bytes));
+                im->scr_cap = bytes;
+        }
+        *ret = im->scr;
+        return 0;
+}
 
 static void cuda_plan_free(struct bd_backend *be, void *vp)
 {
@@ -454,6 +675,204 @@ static int is_half(enum bd_dtype dt)
         return dt == BD_F16 || dt == BD_BF16;
 }
 
+/* The heuristics' choice: for each direction the first algorithm that
+ * supports this convolution (a heuristic's list can start with one that does
+ * not, as for 3 input channels in half precision), says its workspace and
+ * fits the limit. */
+static int algos_heuristic(struct bd_backend *be, struct cplan *p, struct algo_choice *c)
+{
+        struct cuda_impl *im = IM(be);
+        int nf = 0, nd = 0, nw = 0, i;
+        cudnnConvolutionFwdAlgoPerf_t fp[8];
+        cudnnConvolutionBwdDataAlgoPerf_t dp[8];
+        cudnnConvolutionBwdFilterAlgoPerf_t wp[8];
+        cudnnStatus_t s;
+        if ((s = cudnnGetConvolutionForwardAlgorithm_v7(im->dnn, p->big, p->filt, p->conv, p->small, 8, &nf, fp)) !=
+                    CUDNN_STATUS_SUCCESS ||
+            (s = cudnnGetConvolutionBackwardDataAlgorithm_v7(im->dnn, p->filt, p->small, p->conv, p->big, 8, &nd, dp)) !=
+                    CUDNN_STATUS_SUCCESS ||
+            (s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(im->dnn, p->big, p->small, p->conv, p->filt, 8, &nw,
+                                                               wp)) != CUDNN_STATUS_SUCCESS)
+                return bd_err_set(&be->err, -EIO, "cudnn: convolution heuristics: %s", dnn_str(s));
+        for (i = 0; i < nf; i++)
+                if (fp[i].status == CUDNN_STATUS_SUCCESS &&
+                    cudnnGetConvolutionForwardWorkspaceSize(im->dnn, p->big, p->filt, p->conv, p->small, fp[i].algo,
+                                                            &c->fws) == CUDNN_STATUS_SUCCESS &&
+                    c->fws <= im->ws_limit)
+                        break;
+        if (i == nf)
+                return bd_err_set(&be->err, -EIO, "cudnn: no forward convolution algorithm of %d within %zu MiB", nf,
+                                  im->ws_limit >> 20);
+        c->fa = fp[i].algo;
+        for (i = 0; i < nd; i++)
+                if (dp[i].status == CUDNN_STATUS_SUCCESS &&
+                    cudnnGetConvolutionBackwardDataWorkspaceSize(im->dnn, p->filt, p->small, p->conv, p->big, dp[i].algo,
+                                                                 &c->dws) == CUDNN_STATUS_SUCCESS &&
+                    c->dws <= im->ws_limit)
+                        break;
+        if (i == nd)
+                return bd_err_set(&be->err, -EIO, "cudnn: no backward data convolution algorithm of %d within %zu MiB",
+                                  nd, im->ws_limit >> 20);
+        c->da = dp[i].algo;
+        for (i = 0; i < nw; i++)
+                if (wp[i].status == CUDNN_STATUS_SUCCESS &&
+                    cudnnGetConvolutionBackwardFilterWorkspaceSize(im->dnn, p->big, p->small, p->conv, p->filt, wp[i].algo,
+                                                                   &c->wws) == CUDNN_STATUS_SUCCESS &&
+                    c->wws <= im->ws_limit)
+                        break;
+        if (i == nw)
+                return bd_err_set(&be->err, -EIO,
+                                  "cudnn: no backward filter convolution algorithm of %d within %zu MiB", nw,
+                                  im->ws_limit >> 20);
+        c->wa = wp[i].algo;
+        return 0;
+}
+
+/* Float32 without TF32 takes no tensor-op timing (the results must compare
+ * with the CPU's, and the descriptor's FMA math is what runs); otherwise any
+ * math the descriptor allows. */
+static int math_ok(const struct cuda_impl *im, const struct cplan *p, cudnnMathType_t m)
+{
+        return is_half(p->dt) || im->tf32 || (m != CUDNN_TENSOR_OP_MATH && m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+}
+
+/* The measured choice (what cudnn.benchmark does): cuDNN times every
+ * algorithm on buffers of its own, the fastest that succeeded within the
+ * workspace limit is taken.  0 when each direction found one. */
+static int algos_find(struct bd_backend *be, struct cplan *p, struct algo_choice *c)
+{
+        struct cuda_impl *im = IM(be);
+        int n = 0, i;
+        cudnnConvolutionFwdAlgoPerf_t fp[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        cudnnConvolutionBwdDataAlgoPerf_t dp[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+        cudnnConvolutionBwdFilterAlgoPerf_t wp[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+        /* the timing runs on cuDNN's handle stream: nothing of ours may be
+         * pending on it, and what it allocates must not meet our workspace */
+        CU(cudaStreamSynchronize(im->stream));
+        if (cudnnFindConvolutionForwardAlgorithm(im->dnn, p->big, p->filt, p->conv, p->small,
+                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fp) != CUDNN_STATUS_SUCCESS)
+                return -1;
+        for (i = 0; i < n; i++)
+                if (fp[i].status == CUDNN_STATUS_SUCCESS && fp[i].memory <= im->ws_limit && math_ok(im, p, fp[i].mathType))
+                        break;
+        if (i == n)
+                return -1;
+        c->fa = fp[i].algo;
+        c->fws = fp[i].memory;
+        if (cudnnFindConvolutionBackwardDataAlgorithm(im->dnn, p->filt, p->small, p->conv, p->big,
+                                                      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, dp) !=
+            CUDNN_STATUS_SUCCESS)
+                return -1;
+        for (i = 0; i < n; i++)
+                if (dp[i].status == CUDNN_STATUS_SUCCESS && dp[i].memory <= im->ws_limit && math_ok(im, p, dp[i].mathType))
+                        break;
+        if (i == n)
+                return -1;
+        c->da = dp[i].algo;
+        c->dws = dp[i].memory;
+        if (cudnnFindConvolutionBackwardFilterAlgorithm(im->dnn, p->big, p->small, p->conv, p->filt,
+                                                        CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, wp) !=
+            CUDNN_STATUS_SUCCESS)
+                return -1;
+        for (i = 0; i < n; i++)
+                if (wp[i].status == CUDNN_STATUS_SUCCESS && wp[i].memory <= im->ws_limit && math_ok(im, p, wp[i].mathType))
+                        break;
+        if (i == n)
+                return -1;
+        c->wa = wp[i].algo;
+        c->wws = wp[i].memory;
+        return 0;
+}
+
+/* A convolution's shape without its batch size: layers and batches of one
+ * such shape share their algorithms (a head applied to a varying number of
+ * regions is measured once, not once per count). */
+static uint64_t shape_key(const struct bd_conv_desc *d, const struct bd_tensor *x, const struct bd_tensor *w,
+                          const struct bd_tensor *y)
+{
+        uint64_t h = bd_hash(d, sizeof(*d), BD_HASH_INIT ^ 0xa1);
+        const struct bd_tensor *t[3] = { x, w, y };
+        for (int i = 0; i < 3; i++) {
+                int v[3] = { t[i]->ndim, (int)t[i]->dtype, (int)t[i]->layout };
+                h = bd_hash(v, sizeof(v), h);
+                h = bd_hash(t[i]->dims + (i != 1), sizeof(t[i]->dims[0]) * (size_t)(t[i]->ndim - (i != 1)), h);
+        }
+        return h;
+}
+
+/* c's algorithms for p's shape when each supports it within the limit */
+static int algos_fit(struct bd_backend *be, struct cplan *p, const struct algo_choice *c)
+{
+        struct cuda_impl *im = IM(be);
+        size_t f = 0, d = 0, w = 0;
+        if (cudnnGetConvolutionForwardWorkspaceSize(im->dnn, p->big, p->filt, p->conv, p->small, c->fa, &f) !=
+                    CUDNN_STATUS_SUCCESS ||
+            cudnnGetConvolutionBackwardDataWorkspaceSize(im->dnn, p->filt, p->small, p->conv, p->big, c->da, &d) !=
+                    CUDNN_STATUS_SUCCESS ||
+            cudnnGetConvolutionBackwardFilterWorkspaceSize(im->dnn, p->big, p->small, p->conv, p->filt, c->wa, &w) !=
+                    CUDNN_STATUS_SUCCESS ||
+            f > im->ws_limit || d > im->ws_limit || w > im->ws_limit)
+                return 0;
+        p->fa = c->fa, p->da = c->da, p->wa = c->wa;
+        p->fws = f, p->dws = d, p->wws = w;
+        return 1;
+}
+
+/* A convolution's algorithms.  By default measured (BD_CUDA_CONV_ALGO=find):
+ * a shape seen for the first time runs with the heuristics' choice, and when
+ * it comes again (another layer, the next step) cuDNN times the candidates
+ * once and the fastest is kept for the run, for every batch size of the
+ * shape; a shape seen once (a region count that never repeats) is not worth
+ * the timing.  BD_CUDA_CONV_ALGO=heuristic: the heuristics' choice only.
+ * The heuristics also take over wherever measuring fails or a measured
+ * choice does not fit another batch size. */
+static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p)
+{
+        struct cuda_impl *im = IM(be);
+        struct algo_choice *e = NULL;
+        for (size_t i = 0; i < im->nalgos && !e; i++)
+                if (im->algos[i].key == skey)
+                        e = &im->algos[i];
+        if (!e) {
+                struct algo_choice c;
+                memset(&c, 0, sizeof(c));
+                c.key = skey;
+                int r = algos_heuristic(be, p, &c);
+                if (r < 0)
+                        return r;
+                c.seen = 1;
+                c.measured = !im->find;
+                if (im->nalgos == im->algos_cap) {
+                        im->algos_cap = im->algos_cap ? 2 * im->algos_cap : 64;
+                        im->algos = (struct algo_choice *)xrealloc(im->algos, im->algos_cap * sizeof(*im->algos));
+                }
+                im->algos[im->nalgos++] = c;
+                p->fa = c.fa, p->da = c.da, p->wa = c.wa;
+                p->fws = c.fws, p->dws = c.dws, p->wws = c.wws;
+                p->algos_final = c.measured;
+                return 0;
+        }
+        if (!e->measured && ++e->seen >= 2) {
+                prof_scope ps(im->stream, PR_CONV_PLAN);
+                struct algo_choice c = *e;
+                if (algos_find(be, p, &c) == 0)
+                        *e = c;
+                (void)cudaGetLastError();
+                e->measured = 1;        /* a failed measurement is not repeated */
+        }
+        p->algos_final = e->measured;
+        if (algos_fit(be, p, e))
+                return 0;
+        struct algo_choice c;
+        memset(&c, 0, sizeof(c));
+        int r = algos_heuristic(be, p, &c);
+        if (r < 0)
+                return r;
+        p->fa = c.fa, p->da = c.da, p->wa = c.wa;
+        p->fws = c.fws, p->dws = c.dws, p->wws = c.wws;
+        return 0;
+}
+
 static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct bd_plan_cache *pc,
                      const struct bd_tensor *x, const struct bd_tensor *w, const struct bd_tensor *y,
                      struct cplan **ret)
@@ -461,7 +880,10 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
         uint64_t key = bd_hash(d, sizeof(*d), BD_HASH_INIT);
         key = bd_hash_tensor(y, bd_hash_tensor(w, bd_hash_tensor(x, key)));
         struct cplan *p = (struct cplan *)bd_plan_find(pc, key);
+        int r;
         if (p) {
+                if (!p->algos_final && (r = conv_algos(be, shape_key(d, x, w, y), p)) < 0)
+                        return r;
                 *ret = p;
                 return 0;
         }
@@ -472,7 +894,6 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
         p->dt = x->dtype;
         const struct bd_tensor *bigt = d->transposed ? y : x, *smallt = d->transposed ? x : y;
         cudnnDataType_t ty = CUDNN_DATA_FLOAT, cty = CUDNN_DATA_FLOAT;
-        int r;
         if ((r = dnn_type(be, x->dtype, &ty)) < 0 || (r = tensor_desc(be, bigt, &p->big)) < 0 ||
             (r = tensor_desc(be, smallt, &p->small)) < 0)
                 goto fail;
@@ -494,52 +915,8 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
                         r = bd_err_set(&be->err, -EIO, "cudnn: convolution descriptor: %s", dnn_str(s));
                         goto fail;
                 }
-                /* algorithms from cuDNN's heuristics: the first that supports this
-                 * convolution (a heuristic's list can start with one that does not,
-                 * as for 3 input channels in half precision) and says its workspace */
-                int nf = 0, nd = 0, nw = 0, i;
-                cudnnConvolutionFwdAlgoPerf_t fp[8];
-                cudnnConvolutionBwdDataAlgoPerf_t dp[8];
-                cudnnConvolutionBwdFilterAlgoPerf_t wp[8];
-                if ((s = cudnnGetConvolutionForwardAlgorithm_v7(im->dnn, p->big, p->filt, p->conv, p->small, 8, &nf,
-                                                                fp)) != CUDNN_STATUS_SUCCESS ||
-                    (s = cudnnGetConvolutionBackwardDataAlgorithm_v7(im->dnn, p->filt, p->small, p->conv, p->big, 8, &nd,
-                                                                     dp)) != CUDNN_STATUS_SUCCESS ||
-                    (s = cudnnGetConvolutionBackwardFilterAlgorithm_v7(im->dnn, p->big, p->small, p->conv, p->filt, 8,
-                                                                       &nw, wp)) != CUDNN_STATUS_SUCCESS) {
-                        r = bd_err_set(&be->err, -EIO, "cudnn: convolution heuristics: %s", dnn_str(s));
+                if ((r = conv_algos(be, shape_key(d, x, w, y), p)) < 0)
                         goto fail;
-                }
-                for (i = 0; i < nf; i++)
-                        if (fp[i].status == CUDNN_STATUS_SUCCESS &&
-                            cudnnGetConvolutionForwardWorkspaceSize(im->dnn, p->big, p->filt, p->conv, p->small,
-                                                                    fp[i].algo, &p->fws) == CUDNN_STATUS_SUCCESS)
-                                break;
-                if (i == nf) {
-                        r = bd_err_set(&be->err, -EIO, "cudnn: no forward convolution algorithm of %d", nf);
-                        goto fail;
-                }
-                p->fa = fp[i].algo;
-                for (i = 0; i < nd; i++)
-                        if (dp[i].status == CUDNN_STATUS_SUCCESS &&
-                            cudnnGetConvolutionBackwardDataWorkspaceSize(im->dnn, p->filt, p->small, p->conv, p->big,
-                                                                         dp[i].algo, &p->dws) == CUDNN_STATUS_SUCCESS)
-                                break;
-                if (i == nd) {
-                        r = bd_err_set(&be->err, -EIO, "cudnn: no backward data convolution algorithm of %d", nd);
-                        goto fail;
-                }
-                p->da = dp[i].algo;
-                for (i = 0; i < nw; i++)
-                        if (wp[i].status == CUDNN_STATUS_SUCCESS &&
-                            cudnnGetConvolutionBackwardFilterWorkspaceSize(im->dnn, p->big, p->small, p->conv, p->filt,
-                                                                           wp[i].algo, &p->wws) == CUDNN_STATUS_SUCCESS)
-                                break;
-                if (i == nw) {
-                        r = bd_err_set(&be->err, -EIO, "cudnn: no backward filter convolution algorithm of %d", nw);
-                        goto fail;
-                }
-                p->wa = wp[i].algo;
                 p->wn = (size_t)K * C * d->kh * d->kw;
         }
         bd_plan_put(be, pc, key, p);
@@ -628,6 +1005,7 @@ static int cuda_conv_fwd(struct bd_backend *be, const struct bd_conv_desc *d, st
                          const struct bd_tensor *x, const struct bd_tensor *w, const struct bd_tensor *b,
                          struct bd_tensor *y, uint64_t wver)
 {
+        prof_scope ps_(IM(be)->stream, PR_CONV_FWD);
         struct cuda_impl *im = IM(be);
         struct cplan *p = NULL;
         const void *wp = NULL;
@@ -635,6 +1013,7 @@ static int cuda_conv_fwd(struct bd_backend *be, const struct bd_conv_desc *d, st
         if ((r = conv_plan(be, d, pc, x, w, y, &p)) < 0 || (r = conv_weights(be, p, w, wver, &wp)) < 0)
                 return r;
         float one = 1.0f, zero = 0.0f;
+        prof_conv pc_(im->stream, d, x, w, d->transposed ? 1 : 0);
         if (!d->transposed) {
                 if ((r = workspace(be, p->fws)) < 0)
                         return r;
@@ -652,6 +1031,7 @@ static int cuda_conv_fwd(struct bd_backend *be, const struct bd_conv_desc *d, st
 /* bias gradient: per-channel sum of dy, into db (f32) */
 static int bias_grad(struct bd_backend *be, struct cplan *p, const struct bd_tensor *dy, struct bd_tensor *db, int acc)
 {
+        prof_scope ps_(IM(be)->stream, PR_CONV_BIAS);
         struct cuda_impl *im = IM(be);
         cudnnTensorDescriptor_t bd;
         float one = 1.0f, beta = acc ? 1.0f : 0.0f;
@@ -693,6 +1073,8 @@ static int cuda_conv_bwd(struct bd_backend *be, const struct bd_conv_desc *d, st
         float one = 1.0f, zero = 0.0f, bx = (flags & BD_ACC_DX) ? 1.0f : 0.0f, bw = accw ? 1.0f : 0.0f;
         /* weights: (big, dsmall) */
         if (dw) {
+                prof_scope ps_(im->stream, PR_CONV_BWD_FILTER);
+                prof_conv pc_(im->stream, d, x, w, 2);
                 const void *bigp = d->transposed ? dy->data : x->data, *smallp = d->transposed ? x->data : dy->data;
                 if ((r = workspace(be, p->wws)) < 0)
                         return r;
@@ -709,6 +1091,8 @@ static int cuda_conv_bwd(struct bd_backend *be, const struct bd_conv_desc *d, st
         if (db && (r = bias_grad(be, p, dy, db, accw)) < 0)
                 return r;
         if (dx) {
+                prof_scope ps_(im->stream, PR_CONV_BWD_DATA);
+                prof_conv pc_(im->stream, d, x, w, d->transposed ? 0 : 1);
                 if (!d->transposed) {
                         if ((r = workspace(be, p->dws)) < 0)
                                 return r;
@@ -726,6 +1110,11 @@ static int cuda_conv_bwd(struct bd_backend *be, const struct bd_conv_desc *d, st
 
 /* ---- batch norm (training) ---------------------------------------------------------- */
 
+static int64_t bn_reserve_offset(int64_t C)
+{
+        return (C * 4 + 255) / 256 * 256;
+}
+
 static int bn_plan(struct bd_backend *be, struct bd_plan_cache *pc, const struct bd_tensor *x, struct cplan **ret)
 {
         uint64_t key = bd_hash_tensor(x, BD_HASH_INIT ^ 0xb);
@@ -737,6 +1126,12 @@ static int bn_plan(struct bd_backend *be, struct bd_plan_cache *pc, const struct
         p = (struct cplan *)xcalloc(1, sizeof(*p));
         p->kind = P_BN;
         p->dt = x->dtype;
+        /* half precision in NHWC has cuDNN's persistent kernels (what
+         * PyTorch takes for channels-last); BD_CUDA_BN=spatial turns them off */
+        int nhwc_half = is_half(x->dtype) && x->layout == BD_NHWC;
+        p->bnmode = nhwc_half && IM(be)->bn_mode != BN_SPATIAL ? CUDNN_BATCHNORM_SPATIAL_PERSISTENT
+                                                              : CUDNN_BATCHNORM_SPATIAL;
+        p->bnex = nhwc_half && IM(be)->bn_mode == BN_EX;
         int r;
         if ((r = tensor_desc(be, x, &p->x)) < 0) {
                 cuda_plan_free(be, p);
@@ -744,9 +1139,24 @@ static int bn_plan(struct bd_backend *be, struct bd_plan_cache *pc, const struct
         }
         cudnnStatus_t s;
         if ((s = cudnnCreateTensorDescriptor(&p->sb)) != CUDNN_STATUS_SUCCESS ||
-            (s = cudnnDeriveBNTensorDescriptor(p->sb, p->x, CUDNN_BATCHNORM_SPATIAL)) != CUDNN_STATUS_SUCCESS) {
+            (s = cudnnDeriveBNTensorDescriptor(p->sb, p->x, p->bnmode)) != CUDNN_STATUS_SUCCESS) {
                 cuda_plan_free(be, p);
                 return bd_err_set(&be->err, -EIO, "cudnn: batch norm descriptor: %s", dnn_str(s));
+        }
+        if (p->bnex) {
+                cudnnHandle_t h = IM(be)->dnn;
+                if ((s = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+                             h, p->bnmode, CUDNN_BATCHNORM_OPS_BN, p->x, NULL, p->x, p->sb, NULL, &p->bn_fws)) !=
+                            CUDNN_STATUS_SUCCESS ||
+                    (s = cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, p->bnmode, CUDNN_BATCHNORM_OPS_BN, p->x,
+                                                                           p->x, p->x, NULL, p->x, p->sb, NULL,
+                                                                           &p->bn_bws)) != CUDNN_STATUS_SUCCESS ||
+                    (s = cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, p->bnmode, CUDNN_BATCHNORM_OPS_BN,
+                                                                              NULL, p->x, &p->bn_rs)) !=
+                            CUDNN_STATUS_SUCCESS) {
+                        cuda_plan_free(be, p);
+                        return bd_err_set(&be->err, -EIO, "cudnn: batch norm sizes: %s", dnn_str(s));
+                }
         }
         bd_plan_put(be, pc, key, p);
         *ret = p;
@@ -763,17 +1173,33 @@ static int cuda_bn_fwd(struct bd_backend *be, struct bd_plan_cache *pc, double e
                        const struct bd_tensor *gamma, const struct bd_tensor *beta, struct bd_tensor *y,
                        struct bd_tensor *mean, struct bd_tensor *var, struct bd_tensor *ws)
 {
+        prof_scope ps_(IM(be)->stream, PR_BN_FWD);
         struct cuda_impl *im = IM(be);
         struct cplan *p = NULL;
         int r;
-        if ((r = bn_plan(be, pc, x, &p)) < 0 || (r = bd_tensor_resize(be, ws, BD_F32, BD_NCHW, 1, gamma->dims)) < 0)
+        if ((r = bn_plan(be, pc, x, &p)) < 0)
+                return r;
+        /* ws: the saved 1/std (C floats), then from a 256-byte boundary the
+         * Ex functions' reserve space */
+        int64_t C = gamma->dims[0], off = bn_reserve_offset(C), nws = off / 4 + (int64_t)(p->bn_rs + 3) / 4;
+        if ((r = bd_tensor_resize(be, ws, BD_F32, BD_NCHW, 1, &nws)) < 0)
                 return r;
         float one = 1.0f, zero = 0.0f;
         double e = eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps;
         /* no running averages here (ops.c updates them); saved mean and 1/std */
-        DNN(cudnnBatchNormalizationForwardTraining(im->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, p->x, x->data, p->x,
-                                                   y->data, p->sb, gamma->data, beta->data, 0.0, NULL, NULL, e,
-                                                   mean->data, ws->data));
+        if (p->bnex) {
+                if ((r = workspace(be, p->bn_fws)) < 0)
+                        return r;
+                DNN(cudnnBatchNormalizationForwardTrainingEx(im->dnn, p->bnmode, CUDNN_BATCHNORM_OPS_BN, &one, &zero,
+                                                             p->x, x->data, NULL, NULL, p->x, y->data, p->sb,
+                                                             gamma->data, beta->data, 0.0, NULL, NULL, e, mean->data,
+                                                             ws->data, NULL, im->ws, p->bn_fws,
+                                                             p->bn_rs ? (char *)ws->data + off : NULL, p->bn_rs));
+        } else {
+                DNN(cudnnBatchNormalizationForwardTraining(im->dnn, p->bnmode, &one, &zero, p->x, x->data, p->x,
+                                                           y->data, p->sb, gamma->data, beta->data, 0.0, NULL, NULL, e,
+                                                           mean->data, ws->data));
+        }
         struct bd_bn_invstd_args a = { ws->data, var->data, e };
         if ((r = cuda_elem(be, BD_K_bn_invstd, BD_F32, gamma->dims[0], &a)) < 0)
                 return r;
@@ -785,6 +1211,7 @@ static int cuda_bn_bwd(struct bd_backend *be, struct bd_plan_cache *pc, double e
                        const struct bd_tensor *mean, const struct bd_tensor *var, const struct bd_tensor *ws,
                        struct bd_tensor *dx, struct bd_tensor *dgamma, struct bd_tensor *dbeta, unsigned flags)
 {
+        prof_scope ps_(IM(be)->stream, PR_BN_BWD);
         struct cuda_impl *im = IM(be);
         struct cplan *p = NULL;
         int r;
@@ -792,44 +1219,43 @@ static int cuda_bn_bwd(struct bd_backend *be, struct bd_plan_cache *pc, double e
                 return r;
         if (!ws || !ws->data)
                 return bd_err_set(&be->err, -EINVAL, "batch norm backward: no saved state from the forward");
+        size_t C = (size_t)gamma->dims[0], gbytes = relu ? (size_t)bd_tensor_numel(dy) * bd_dtype_size(dy->dtype) : 0;
+        gbytes = (gbytes + 255) & ~(size_t)255;
+        void *scr = NULL;
+        if ((r = scratch(be, gbytes + 2 * C * sizeof(float), &scr)) < 0)
+                return r;
         const void *g = dy->data;
-        struct bd_tensor masked = { 0 };
         if (relu) {
                 struct bd_relu_bwd_args a;
-                if ((r = bd_tensor_resize_like(be, &masked, dy)) < 0)
-                        return r;
                 a.y = y->data;
                 a.dy = dy->data;
-                a.dx = masked.data;
+                a.dx = scr;
                 a.accumulate = 0;
-                if ((r = cuda_elem(be, BD_K_relu_bwd, dy->dtype, bd_tensor_numel(dy), &a)) < 0) {
-                        bd_tensor_release(&masked);
+                if ((r = cuda_elem(be, BD_K_relu_bwd, dy->dtype, bd_tensor_numel(dy), &a)) < 0)
                         return r;
-                }
-                g = masked.data;
+                g = scr;
         }
         float one = 1.0f, bx = (flags & BD_ACC_DX) ? 1.0f : 0.0f, bw = (flags & BD_ACC_DW) ? 1.0f : 0.0f;
         double e = eps < CUDNN_BN_MIN_EPSILON ? CUDNN_BN_MIN_EPSILON : eps;
         /* without dgamma/dbeta cuDNN still writes them: into scratch */
-        void *dg = dgamma ? dgamma->data : NULL, *dbt = dbeta ? dbeta->data : NULL;
-        struct bd_tensor tmp = { 0 };
-        if (!dg || !dbt) {
-                int64_t n2 = 2 * gamma->dims[0];
-                if ((r = bd_tensor_resize(be, &tmp, BD_F32, BD_NCHW, 1, &n2)) < 0)
+        float *tmp = (float *)((char *)scr + gbytes);
+        void *dg = dgamma ? dgamma->data : (void *)tmp, *dbt = dbeta ? dbeta->data : (void *)(tmp + C);
+        if (p->bnex) {
+                int64_t off = bn_reserve_offset(gamma->dims[0]);
+                if (bd_tensor_numel(ws) * 4 < off + (int64_t)p->bn_rs)
+                        return bd_err_set(&be->err, -EINVAL, "batch norm backward: the forward's state is too small");
+                /* the workspace may move: the relu'd gradient is in scratch, not there */
+                if ((r = workspace(be, p->bn_bws)) < 0)
                         return r;
-                if (!dg)
-                        dg = tmp.data;
-                if (!dbt)
-                        dbt = (float *)tmp.data + gamma->dims[0];
+                DNN(cudnnBatchNormalizationBackwardEx(im->dnn, p->bnmode, CUDNN_BATCHNORM_OPS_BN, &one, &bx, &one, &bw,
+                                                      p->x, x->data, NULL, NULL, p->x, g, NULL, NULL, p->x, dx->data,
+                                                      p->sb, gamma->data, NULL, dg, dbt, e, mean->data, ws->data, NULL,
+                                                      im->ws, p->bn_bws,
+                                                      p->bn_rs ? (char *)ws->data + off : NULL, p->bn_rs));
+                return 0;
         }
-        cudnnStatus_t s = cudnnBatchNormalizationBackward(im->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &bx, &one, &bw, p->x,
-                                                          x->data, p->x, g, p->x, dx->data, p->sb, gamma->data, dg, dbt,
-                                                          e, mean->data, ws->data);
-        if (masked.data || tmp.data)
-                cudaStreamSynchronize(im->stream);
-        bd_tensor_release(&masked);
-        bd_tensor_release(&tmp);
-        DNN(s);
+        DNN(cudnnBatchNormalizationBackward(im->dnn, p->bnmode, &one, &bx, &one, &bw, p->x, x->data, p->x, g, p->x,
+                                            dx->data, p->sb, gamma->data, dg, dbt, e, mean->data, ws->data));
         return 0;
 }
 
@@ -866,6 +1292,7 @@ static int pool_plan(struct bd_backend *be, const struct bd_pool_desc *d, struct
 static int cuda_pool_fwd(struct bd_backend *be, const struct bd_pool_desc *d, struct bd_plan_cache *pc,
                          const struct bd_tensor *x, struct bd_tensor *y, struct bd_tensor *ws)
 {
+        prof_scope ps_(IM(be)->stream, PR_POOL_FWD);
         struct cplan *p = NULL;
         int r;
         if ((r = pool_plan(be, d, pc, x, y, &p)) < 0)
@@ -879,6 +1306,7 @@ static int cuda_pool_bwd(struct bd_backend *be, const struct bd_pool_desc *d, st
                          const struct bd_tensor *x, const struct bd_tensor *y, const struct bd_tensor *dy,
                          const struct bd_tensor *ws, struct bd_tensor *dx)
 {
+        prof_scope ps_(IM(be)->stream, PR_POOL_BWD);
         struct cplan *p = NULL;
         int r;
         if ((r = pool_plan(be, d, pc, x, y, &p)) < 0)
@@ -932,6 +1360,7 @@ static int fc_weights(struct bd_backend *be, struct bd_plan_cache *pc, const str
 static int cuda_fc_fwd(struct bd_backend *be, struct bd_plan_cache *pc, const struct bd_tensor *x,
                        const struct bd_tensor *w, const struct bd_tensor *b, struct bd_tensor *y, uint64_t wver)
 {
+        prof_scope ps_(IM(be)->stream, PR_FC_FWD);
         struct cuda_impl *im = IM(be);
         int N = (int)x->dims[0], K = (int)x->dims[1], O = (int)w->dims[0];
         const void *wp = NULL;
@@ -954,6 +1383,7 @@ static int cuda_fc_bwd(struct bd_backend *be, struct bd_plan_cache *pc, const st
                        const struct bd_tensor *w, const struct bd_tensor *dy, struct bd_tensor *dx,
                        struct bd_tensor *dw, struct bd_tensor *db, unsigned flags, uint64_t wver)
 {
+        prof_scope ps_(IM(be)->stream, PR_FC_BWD);
         struct cuda_impl *im = IM(be);
         int N = (int)x->dims[0], K = (int)x->dims[1], O = (int)w->dims[0];
         float one = 1.0f, bw = (flags & BD_ACC_DW) ? 1.0f : 0.0f, bx = (flags & BD_ACC_DX) ? 1.0f : 0.0f;
@@ -998,6 +1428,10 @@ static void cuda_destroy(struct bd_backend *be)
                         cudaFreeHost(im->hpart);
                 if (im->ones)
                         cudaFree(im->ones);
+                if (im->scr)
+                        cudaFree(im->scr);
+                free(im->algos);
+                prof_write();
                 if (im->blas)
                         cublasDestroy(im->blas);
                 if (im->dnn)
@@ -1073,6 +1507,28 @@ int bd_backend_cuda_new(int device, struct bd_backend **ret, struct bd_err *err)
         im->device = device;
         const char *tf = getenv("BD_CUDA_TF32");
         im->tf32 = tf && *tf && strcmp(tf, "0") != 0;
+        const char *algo = getenv("BD_CUDA_CONV_ALGO"), *bn = getenv("BD_CUDA_BN"), *wsl = getenv("BD_CUDA_WORKSPACE_MB");
+        char *end = NULL;
+        long mb = wsl && *wsl ? strtol(wsl, &end, 10) : 1024;
+        if ((algo && *algo && strcmp(algo, "find") != 0 && strcmp(algo, "heuristic") != 0) ||
+            (bn && *bn && strcmp(bn, "ex") != 0 && strcmp(bn, "persistent") != 0 && strcmp(bn, "spatial") != 0) ||
+            (end && *end) || mb < 1 || mb > (1L << 30)) {
+                free(im);
+                free(be);
+                return bd_err_set(err, -EINVAL,
+                                  "backend cuda: BD_CUDA_CONV_ALGO is find or heuristic, BD_CUDA_BN ex, persistent "
+                                  "or spatial, BD_CUDA_WORKSPACE_MB a number of MiB (%s, %s, %s)",
+                                  algo ? algo : "-", bn ? bn : "-", wsl ? wsl : "-");
+        }
+        im->find = !(algo && strcmp(algo, "heuristic") == 0);
+        im->bn_mode = !bn || !*bn || strcmp(bn, "ex") == 0 ? BN_EX : strcmp(bn, "persistent") == 0 ? BN_PERSISTENT
+                                                                                              : BN_SPATIAL;
+        im->ws_limit = (size_t)mb << 20;
+        const char *pf = getenv("BD_CUDA_PROFILE");
+        if (pf && *pf && !prof.on) {
+                prof.on = 1;
+                snprintf(prof.path, sizeof(prof.path), "%s", pf);
+        }
         const char *fail = NULL;
         if (cudaSetDevice(device) != cudaSuccess)
                 fail = "cudaSetDevice";
