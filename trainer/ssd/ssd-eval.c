@@ -114,7 +114,7 @@ static int add_batch(struct ssd_eval *ev, struct ssd_run *run, const struct ssd_
                 loc = ev->hloc;
                 conf = ev->hconf;
         }
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ev->ndec)
         for (int i = 0; i < b->n; i++) {
                 int t = 0;
 #ifdef _OPENMP
@@ -151,7 +151,13 @@ static int add_batch(struct ssd_eval *ev, struct ssd_run *run, const struct ssd_
 /* scratch sized by the network, made at the first evaluation */
 static void alloc_scratch(struct ssd_eval *ev, struct ssd_run *run)
 {
+        /* a decoder per thread of the loop that decodes, which on CUDA is
+         * not the backend's one thread (all of them shared decoder 0) */
         ev->ndec = run->tr.be->nthreads > 0 ? run->tr.be->nthreads : 1;
+#ifdef _OPENMP
+        if (omp_get_max_threads() > ev->ndec)
+                ev->ndec = omp_get_max_threads();
+#endif
         ev->dec = xcalloc((size_t)ev->ndec, sizeof(*ev->dec));
         for (int i = 0; i < ev->ndec; i++)
                 ssd_decoder_init(&ev->dec[i], run->net.nboxes, run->K, &ev->nms);
