@@ -8,7 +8,8 @@
 #          its last progress line; PyTorch: tests/ssd-golden.py bench (the same
 #          model and loss), 20 steps after 5, cudnn.benchmark on
 #   mrcnn  bench/maskrcnn-step --config reference (2 images of 800x1333, the
-#          MLPerf R50-FPN) against bench/maskrcnn-step.py on the GPU: median step
+#          MLPerf R50-FPN) against bench/maskrcnn-step.py on the GPU: median step,
+#          and the median host CPU time of a step on each side
 #
 #   bench/gpu-step.sh [BUILD_DIR] [ssd] [mrcnn]
 #
@@ -58,8 +59,9 @@ for w in "${what[@]}"; do
             "$py" "$src/bench/maskrcnn-step.py" --config reference --device cuda "${targ[@]}" --iters 10 --warmup 3 \
                 --threads 8 > "$tmp/t" 2>&1
             theirs=$(awk '/^step/ { print $2 }' "$tmp/t")
-            printf 'mrcnn %-5s ours %8s ms/step, PyTorch %8s ms/step, ratio %s\n' $p "${ours:-failed}" \
-                "${theirs:-failed}" "$(ratio "${theirs:-0}" "${ours:-0}")"
+            ocpu=$(awk '/^step/ { print $NF }' "$tmp/o"); tcpu=$(awk '/^step/ { print $NF }' "$tmp/t")
+            printf 'mrcnn %-5s ours %8s ms/step, PyTorch %8s ms/step, ratio %s; host CPU ms/step ours %s, PyTorch %s\n' \
+                $p "${ours:-failed}" "${theirs:-failed}" "$(ratio "${theirs:-0}" "${ours:-0}")" "${ocpu:--}" "${tcpu:--}"
             [ -n "$ours" ] || tail -3 "$tmp/o"
         done ;;
     *) echo "gpu-step.sh: $w: ssd or mrcnn" >&2; exit 2 ;;
