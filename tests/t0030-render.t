@@ -34,6 +34,13 @@ like "a list is comma-separated" "$out" "--eval-epochs 5,10 "
 launch() {   # the rendered script with continuation lines joined
     "$BENCHCTL" render "$@" | sed -e ':a' -e '/\\$/N; s/\\\n *//; ta'
 }
+# DSS8440's image (containers/Dockerfile) must run the command a launch gives
+# it: the long-lived container's 'sleep infinity', not an entrypoint's
+# arguments (an ENTRYPOINT of benchctl made it 'benchctl sleep infinity')
+out=$(launch --system DSS8440 ssd --run-id test)
+like "DSS8440: one container kept alive by its command" "$out" "benchd/trainers:latest sleep infinity"
+is "containers/Dockerfile: no entrypoint in front of that command" \
+    "$(grep -c '^ENTRYPOINT' "$srcdir/containers/Dockerfile")" 0
 out=$(launch --system DSS8440 maskrcnn --run-id test)
 like "DSS8440 maskrcnn: the MLPerf absolute warmup" "$out" "--warmup-factor 0.0001 --warmup-iters 800 --warmup-method mlperf_linear "
 like "  and both targets" "$out" "--target-map-bbox 0.377 --target-map-segm 0.339 "
