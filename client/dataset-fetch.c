@@ -9,7 +9,8 @@
  *                                                   as MLPerf's scripts keep them)
  *   ARCHIVES/NAME.zip.part, .part.journal           a download under way
  *   ARCHIVES/NAME.zip.unpacked                      unpacked into DIR (a stamp: DIR's
- *                                                   path; --from keeps it here too)
+ *                                                   path, then the names the archive
+ *                                                   put there; --from keeps it here too)
  */
 #include "config.h"
 
@@ -226,6 +227,36 @@ static bool same_fs(const char *a, const char *b)
         return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev;
 }
 
+/* Whether the stamp says this archive was unpacked into dir (its first
+ * line) and what it put there (the lines after it; a stamp of one line
+ * names nothing) is still there; *gone: the first name that is not. */
+static bool stamp_holds(const char *stamp, const char *dir, char **text, char **gone)
+{
+        size_t len;
+        struct bd_err e;
+        *gone = NULL;
+        if (fs_read_file(stamp, 1 << 16, text, &len, &e) < 0)
+                return false;
+        char *nl = strchr(*text, '\n');
+        if (nl)
+                *nl = '\0';
+        if (!streq(*text, dir))
+                return false;
+        for (char *name = nl ? nl + 1 : NULL; name && *name;) {
+                char *end = strchr(name, '\n');
+                if (end)
+                        *end = '\0';
+                struct stat sb;
+                _cleanup_free_ char *there = xasprintf("%s/%s", dir, name);
+                if (!*name || strchr(name, '/') || streq(name, "..") || lstat(there, &sb) < 0) {
+                        *gone = xstrdup(name);
+                        return false;
+                }
+                name = end ? end + 1 : NULL;
+        }
+        return true;
+}
+
 int dataset_fetch(int argc, char **argv)
 {
         const struct bd_command *cmd = &dataset_fetch_cmd;
@@ -344,13 +375,30 @@ int dataset_fetch(int argc, char **argv)
                 bd_error("dataset fetch: cannot create '%s': %s", out, strerror(mr < 0 ? -mr : errno));
                 goto out;
         }
-        /* the archives unpacked into this directory before: nothing to do */
+        /* the archives unpacked into this directory before: nothing to do,
+         * where what they put there is still there */
         before = xcalloc((size_t)n + 1, sizeof(bool));
         for (int k = 0; k < n; k++) {
+                const struct fetch_entry *e = &t.files[idx[k]];
                 _cleanup_free_ char *stamp = xasprintf("%s/%s.unpacked", stamps, ff[k].name), *text = NULL;
-                size_t len;
-                struct bd_err e;
-                before[k] = fs_read_file(stamp, 4096, &text, &len, &e) == 0 && streq(text, out_real);
+                _cleanup_free_ char *gone = NULL;
+                if (!stamp_holds(stamp, out_real, &text, &gone)) {
+                        if (gone)
+                                printf("%s: unpacked into %s before, but %s/%s is gone: unpacking it again\n",
+                                       ff[k].name, out, out, gone);
+                        /* what it unpacks into must not be there already:
+                         * said before anything is fetched */
+                        struct stat sb;
+                        _cleanup_free_ char *there = e->unpacks_to ? xasprintf("%s/%s", out, e->unpacks_to) : NULL;
+                        if (!download_only && there && lstat(there, &sb) == 0) {
+                                bd_error("dataset fetch: %s is already there and no fetch into %s unpacked it (%s): "
+                                         "move it away or fetch into another directory: nothing fetched",
+                                         there, out, stamp);
+                                goto out;
+                        }
+                        continue;
+                }
+                before[k] = true;
         }
         /* room, before anything is fetched: the archives still to come, and
          * each archive unpacked */
@@ -467,7 +515,9 @@ int dataset_fetch(int argc, char **argv)
                 meter_bytes_text(us.bytes, s1, sizeof(s1));
                 printf("%s: unpacked into %s: %" PRIu64 " files, %s, on %d thread%s in %.2f s\n", ff[k].name, out,
                        us.files, s1, us.threads, us.threads == 1 ? "" : "s", took);
-                if (fs_write_atomic(stamp, out_real, strlen(out_real), 0644, &err) < 0) {
+                _cleanup_free_ char *text = xasprintf("%s\n%s", out_real, us.tops ? us.tops : "");
+                free(us.tops);
+                if (fs_write_atomic(stamp, text, strlen(text), 0644, &err) < 0) {
                         bd_error("dataset fetch: %s", err.msg);
                         goto restore;
                 }

@@ -21,15 +21,18 @@ SERVER="$srcdir/tests/range-server.py"
 mkdir "$tmp/srv"
 (cd "$tmp/src" && zip -q -r "$tmp/srv/train2017.zip" train2017 && zip -q -r "$tmp/srv/val2017.zip" val2017 &&
     zip -q -r "$tmp/srv/annotations_trainval2017.zip" annotations)
-table() {   # table FILE DIR: the table of the archives in DIR
-    /usr/bin/python3 - "$1" "$2" <<'EOF_PY'
+table() {   # table FILE DIR [tops]: the table of the archives in DIR (tops: with unpacks_to)
+    /usr/bin/python3 - "$1" "$2" "${3:-}" <<'EOF_PY'
 import hashlib, json, os, sys
-out, d = sys.argv[1], sys.argv[2]
+out, d, tops = sys.argv[1], sys.argv[2], sys.argv[3]
 files = []
-for name, split in (("annotations_trainval2017.zip", "annotations"), ("val2017.zip", "val"), ("train2017.zip", "train")):
+for name, split, top in (("annotations_trainval2017.zip", "annotations", "annotations"), ("val2017.zip", "val", "val2017"),
+                         ("train2017.zip", "train", "train2017")):
     data = open(os.path.join(d, name), "rb").read()
     files.append({"name": name, "split": split, "url": "http://images.invalid/zips/" + name, "bytes": len(data),
                   "sha1": hashlib.sha1(data).hexdigest(), "source": "made by the test"})
+    if tops:
+        files[-1]["unpacks_to"] = top
 json.dump({"name": "coco2017", "kind": "dataset", "files": files}, open(out, "w"), indent=1)
 EOF_PY
 }
@@ -74,6 +77,33 @@ out=$(fetch -o "$tmp/d1/coco" 2>&1); rc=$?
 is "again: exit 0" "$rc" 0
 is "  nothing fetched" "$(served)" "$total"
 like "  nothing unpacked again" "$out" "train2017.zip: unpacked into $tmp/d1/coco before"
+# a stamp is not taken on its word: the tree it names deleted, it is unpacked again
+rm -rf "$tmp/d1/coco/val2017"
+out=$(fetch -o "$tmp/d1/coco" --no-check 2>&1); rc=$?
+is "a split's tree deleted since: exit 0" "$rc" 0
+like "  said" "$out" "^val2017.zip: unpacked into $tmp/d1/coco before, but $tmp/d1/coco/val2017 is gone: unpacking it again"
+like "  unpacked again from the archive kept" "$out" "^val2017.zip: unpacked into $tmp/d1/coco: 30 files"
+like "  the others left as they are" "$out" "^train2017.zip: unpacked into $tmp/d1/coco before$"
+is "  the same tree" "$(tree_sum "$tmp/d1/coco")" "$want"
+is "  nothing fetched" "$(served)" "$total"
+# a directory of the same name that no fetch made: never replaced, and said
+# before any byte where the table names what each archive unpacks into
+table "$tmp/table-tops.json" "$tmp/srv" tops
+mkdir -p "$tmp/d1x/coco/val2017"; echo mine > "$tmp/d1x/coco/val2017/keep"
+: > "$log"
+out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/table-tops.json" --mirror "$url" -o "$tmp/d1x/coco" 2>&1); rc=$?
+is "a directory already there (unpacks_to): exit 1" "$rc" 1
+like "  before anything is fetched, in one line" "$out" \
+    "^benchctl: dataset fetch: $tmp/d1x/coco/val2017 is already there and no fetch into $tmp/d1x/coco unpacked it .*: nothing fetched$"
+is "  no byte asked for" "$(served)" 0
+is "  what was there untouched" "$(cat "$tmp/d1x/coco/val2017/keep")" mine
+# without unpacks_to: found from the archive's members, before one is out
+mkdir -p "$tmp/d1y/coco/val2017"; echo mine > "$tmp/d1y/coco/val2017/keep"
+out=$(fetch -o "$tmp/d1y/coco" --splits val --no-check 2>&1); rc=$?
+is "a directory already there (the members say so): exit 1" "$rc" 1
+like "  named, nothing unpacked" "$out" "val2017.zip: '$tmp/d1y/coco/val2017' is already there \(not replaced\): nothing unpacked"
+is "  what was there untouched" "$(ls "$tmp/d1y/coco/val2017")" keep
+unlike "  no staging directory left" "$(ls -A "$tmp/d1y/coco")" "unpack"
 
 # on a terminal, a bar redrawn in place: bytes, rate, time left (script(1)
 # gives the fetch a terminal)
@@ -236,6 +266,10 @@ is "  the field named" "$out" "benchctl: dataset fetch: $tmp/t1.json: files[0].s
 printf '{"name": "coco2017", "kind": "dataset", "files": [{"name": "a.zip", "url": "http://h/a.zip", "source": "x"}]}' > "$tmp/t2.json"
 like "a table without digests: refused" "$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/t2.json" 2>&1)" \
     "files\[0\].: no digest \(sha256 or sha1\): a file is never taken unchecked"
+printf '{"name": "coco2017", "kind": "dataset", "files": [{"name": "a.zip", "url": "http://h/a.zip", "sha1": "%s", "source": "x", "unpacks_to": "../up"}]}' \
+    "$(printf '%040d' 0)" > "$tmp/t3.json"
+is "unpacks_to that is not a plain name: the field named" "$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/t3.json" 2>&1)" \
+    "benchctl: dataset fetch: $tmp/t3.json: files[0].unpacks_to: '../up' is not a plain name"
 like "an unknown dataset: the known ones named" "$("$BENCHCTL" dataset fetch imagenet 2>&1)" "no dataset 'imagenet' \(known: coco2017\)"
 mkdir "$tmp/evil"
 /usr/bin/python3 - "$tmp/evil/val2017.zip" <<'EOF_PY'

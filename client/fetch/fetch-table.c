@@ -107,6 +107,7 @@ void fetch_table_release(struct fetch_table *t)
                 free(e->sha1);
                 free(e->source);
                 free(e->split);
+                free(e->unpacks_to);
         }
         free(t->files);
         memset(t, 0, sizeof(*t));
@@ -116,7 +117,7 @@ static int parse(const cJSON *root, struct fetch_table *t, struct bd_err *err)
 {
         static const char *const top_keys[] = { "name", "kind", "description", "home", "output", "files", NULL };
         static const char *const file_keys[] = { "name", "url", "bytes", "sha256", "sha1", "source", "split",
-                                                  "unpacked_bytes", NULL };
+                                                  "unpacked_bytes", "unpacks_to", NULL };
         if (!cJSON_IsObject(root))
                 return bd_err_set(err, -EINVAL, "expected an object");
         if (check_keys(root, top_keys, "", err) < 0 || get_str(root, "name", "", true, &t->name, err) < 0 ||
@@ -152,6 +153,7 @@ static int parse(const cJSON *root, struct fetch_table *t, struct bd_err *err)
                     get_str(f, "sha1", where, false, &e->sha1, err) < 0 ||
                     get_str(f, "source", where, true, &e->source, err) < 0 ||
                     get_str(f, "split", where, false, &e->split, err) < 0 ||
+                    get_str(f, "unpacks_to", where, false, &e->unpacks_to, err) < 0 ||
                     get_size(f, "bytes", where, &e->bytes, err) < 0 ||
                     get_size(f, "unpacked_bytes", where, &e->unpacked_bytes, err) < 0)
                         return -1;
@@ -173,6 +175,8 @@ static int parse(const cJSON *root, struct fetch_table *t, struct bd_err *err)
                                           where);
                 if (e->split && (!plain_name(e->split) || strchr(e->split, ',')))
                         return bd_err_set(err, -EINVAL, "%ssplit: '%s' is not a plain name", where, e->split);
+                if (e->unpacks_to && !plain_name(e->unpacks_to))
+                        return bd_err_set(err, -EINVAL, "%sunpacks_to: '%s' is not a plain name", where, e->unpacks_to);
         }
         return 0;
 }

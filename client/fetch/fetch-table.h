@@ -13,6 +13,7 @@
 
 struct fetch_entry {
         char *name, *url, *sha256, *sha1, *source, *split;
+        char *unpacks_to;               /* the one top-level name the archive unpacks into, or NULL */
         int64_t bytes;                  /* -1: the server's */
         int64_t unpacked_bytes;         /* -1: not said */
 };

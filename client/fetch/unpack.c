@@ -19,6 +19,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "macro.h"
 #include "unpack.h"
 
@@ -277,7 +278,28 @@ static void *work(void *arg)
         return NULL;
 }
 
-int unpack_measure(const char *archive, uint64_t *files, uint64_t *bytes, struct bd_err *err)
+/* the first component of a member's path ("./" skipped), added to tops
+ * ("NAME\n" each) when it is new */
+static void add_top(struct bd_buf *tops, const char *path)
+{
+        while (path[0] == '.' && path[1] == '/')
+                path += 2;
+        size_t n = strcspn(path, "/");
+        /* ".." and the like: the member check names them */
+        if (n == 0 || (n == 1 && path[0] == '.') || (n == 2 && path[0] == '.' && path[1] == '.') || n > 255 ||
+            memchr(path, '\n', n))
+                return;
+        for (const char *t = tops->s; t && *t;) {
+                const char *nl = strchr(t, '\n');
+                if ((size_t)(nl - t) == n && memcmp(t, path, n) == 0)
+                        return;
+                t = nl + 1;
+        }
+        buf_add(tops, path, n);
+        buf_putc(tops, '\n');
+}
+
+static int measure(const char *archive, uint64_t *files, uint64_t *bytes, struct bd_buf *tops, struct bd_err *err)
 {
         *files = *bytes = 0;
         struct archive *a = reader(archive, is_zip(archive), err);
@@ -291,6 +313,9 @@ int unpack_measure(const char *archive, uint64_t *files, uint64_t *bytes, struct
                         if (archive_entry_size_is_set(e))
                                 *bytes += (uint64_t)archive_entry_size(e);
                 }
+                const char *name = archive_entry_pathname(e);
+                if (tops && name)
+                        add_top(tops, name);
         }
         if (r != ARCHIVE_EOF) {
                 bd_err_set(err, -EIO, "%s: %s", archive, archive_error_string(a) ? archive_error_string(a) : "damaged");
@@ -299,6 +324,11 @@ int unpack_measure(const char *archive, uint64_t *files, uint64_t *bytes, struct
         }
         archive_read_free(a);
         return 0;
+}
+
+int unpack_measure(const char *archive, uint64_t *files, uint64_t *bytes, struct bd_err *err)
+{
+        return measure(archive, files, bytes, NULL, err);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -336,9 +366,23 @@ int unpack_archive(const char *archive, const char *dest, const struct unpack_op
         if (mkdir(stage, 0755) < 0)
                 return bd_err_set(err, -errno, "cannot create '%s': %s", stage, strerror(errno));
         uint64_t nfiles = 0;
-        if (unpack_measure(archive, &nfiles, &sh.total, err) < 0) {
+        _cleanup_buf_ struct bd_buf tops = BD_BUF_INIT;
+        if (measure(archive, &nfiles, &sh.total, &tops, err) < 0) {
                 rmdir(stage);
                 return -1;
+        }
+        /* what it would put in DEST must not be there yet: said before a
+         * member is out, not at the end (nothing is replaced) */
+        for (const char *t = tops.s; t && *t;) {
+                const char *nl = strchr(t, '\n');
+                _cleanup_free_ char *there = xasprintf("%s/%.*s", dest, (int)(nl - t), t);
+                struct stat sb;
+                if (lstat(there, &sb) == 0) {
+                        rmdir(stage);
+                        return bd_err_set(err, -EEXIST, "%s: '%s' is already there (not replaced): nothing unpacked",
+                                          archive, there);
+                }
+                t = nl + 1;
         }
         /* the room its members take, as its directory says, before any is out */
         struct statvfs sv;
@@ -405,6 +449,7 @@ int unpack_archive(const char *archive, const char *dest, const struct unpack_op
         if (r < 0)
                 return -1;
         st->files = sh.files;
+        st->tops = buf_detach(&tops);
         st->dirs = sh.dirs;
         st->bytes = sh.done;
         st->threads = sh.nthreads;

@@ -7,10 +7,11 @@
  * Nth member, skipping the others by seeking: the members are decompressed
  * and their CRC-32 checked in parallel.  Other formats are read in one
  * stream.  Members go into DEST/.unpack-ARCHIVE/ first; when every member
- * is out, each top-level entry is renamed into DEST (replacing nothing: an
- * entry already there is an error) and the staging directory removed, so
+ * is out, each top-level entry is renamed into DEST and the staging
+ * directory removed, so
  * a kill leaves either the old tree or the new one, plus a staging
- * directory the next call clears.
+ * directory the next call clears.  Nothing is replaced: a top-level name
+ * already in DEST is an error before any member is out.
  *
  * Members are regular files and directories with relative paths that stay
  * inside DEST; links, devices, absolute paths and ".." are refused naming
@@ -34,6 +35,7 @@ struct unpack_opts {
 struct unpack_stats {
         uint64_t files, dirs, bytes;
         int threads;
+        char *tops;                     /* the top-level names put in DEST, "NAME\n" each (free()) */
 };
 
 /* What the archive holds: members and bytes unpacked (for the room check). */
