@@ -286,6 +286,21 @@ like "  named" "$out" "val2017.zip: member '../escaped.txt': not a relative path
 check "  nothing written outside, nothing left half unpacked" \
     test ! -e "$tmp/d10/coco/escaped.txt" -a ! -e "$tmp/d10/escaped.txt" -a ! -e "$tmp/d10/coco/val2017" \
     -a ! -e "$tmp/d10/coco/.unpack-val2017.zip"
+mkdir "$tmp/dup"
+/usr/bin/python3 - "$tmp/dup/val2017.zip" <<'EOF_PY'
+import sys, warnings, zipfile
+warnings.simplefilter("ignore")
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    for i in range(8):
+        z.writestr("val2017/%d.jpg" % i, b"x" * 100)
+    z.writestr("val2017/3.jpg", b"y" * 100)
+EOF_PY
+cp "$tmp/srv/annotations_trainval2017.zip" "$tmp/srv/train2017.zip" "$tmp/dup/"
+table "$tmp/dup.json" "$tmp/dup"
+out=$("$BENCHCTL" dataset fetch coco2017 --table "$tmp/dup.json" --from "$tmp/dup" -o "$tmp/d10d/coco" --splits val 2>&1); rc=$?
+is "a member twice (threads would write it at once): exit 1" "$rc" 1
+like "  named" "$out" "val2017.zip: member 'val2017/3.jpg' is in it twice: refused"
+check "  nothing unpacked" test ! -e "$tmp/d10d/coco/val2017" -a ! -e "$tmp/d10d/coco/.unpack-val2017.zip"
 
 # 11. the bundled table
 out=$("$BENCHCTL" dataset fetch --list); rc=$?

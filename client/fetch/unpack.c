@@ -299,6 +299,13 @@ static void add_top(struct bd_buf *tops, const char *path)
         buf_putc(tops, '\n');
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Members, bytes, and with tops the top-level names; and (tops given) no
+ * file twice: threads taking every Nth member would write one file at once. */
 static int measure(const char *archive, uint64_t *files, uint64_t *bytes, struct bd_buf *tops, struct bd_err *err)
 {
         *files = *bytes = 0;
@@ -307,23 +314,42 @@ static int measure(const char *archive, uint64_t *files, uint64_t *bytes, struct
                 return -1;
         struct archive_entry *e;
         int r;
+        char **names = NULL;
+        size_t nn = 0, cap = 0;
         while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+                const char *name = archive_entry_pathname(e);
                 if (archive_entry_filetype(e) == AE_IFREG) {
                         (*files)++;
                         if (archive_entry_size_is_set(e))
                                 *bytes += (uint64_t)archive_entry_size(e);
+                        if (tops && name) {
+                                if (nn == cap) {
+                                        cap = cap ? 2 * cap : 1024;
+                                        names = xrealloc(names, cap * sizeof(*names));
+                                }
+                                names[nn++] = xstrdup(name);
+                        }
                 }
-                const char *name = archive_entry_pathname(e);
                 if (tops && name)
                         add_top(tops, name);
         }
-        if (r != ARCHIVE_EOF) {
+        if (r != ARCHIVE_EOF)
                 bd_err_set(err, -EIO, "%s: %s", archive, archive_error_string(a) ? archive_error_string(a) : "damaged");
-                archive_read_free(a);
-                return -1;
-        }
         archive_read_free(a);
-        return 0;
+        if (nn > 1 && r == ARCHIVE_EOF) {
+                qsort(names, nn, sizeof(*names), cmp_str);
+                for (size_t i = 1; i < nn && r == ARCHIVE_EOF; i++)
+                        if (streq(names[i - 1], names[i])) {
+                                char nb[160];
+                                bd_err_set(err, -EINVAL, "%s: member '%s' is in it twice: refused (which one is meant?)",
+                                           archive, shown(names[i], nb));
+                                r = ARCHIVE_FATAL;
+                        }
+        }
+        for (size_t i = 0; i < nn; i++)
+                free(names[i]);
+        free(names);
+        return r == ARCHIVE_EOF ? 0 : -1;
 }
 
 int unpack_measure(const char *archive, uint64_t *files, uint64_t *bytes, struct bd_err *err)

@@ -14,8 +14,8 @@
  * already in DEST is an error before any member is out.
  *
  * Members are regular files and directories with relative paths that stay
- * inside DEST; links, devices, absolute paths and ".." are refused naming
- * the member.  Modes are 0644/0755 (no set-id bits); modification times are
+ * inside DEST; links, devices, absolute paths, ".." and a file twice (the
+ * threads would write it at once) are refused naming the member.  Modes are 0644/0755 (no set-id bits); modification times are
  * the archive's. */
 #ifndef BD_UNPACK_H
 #define BD_UNPACK_H
