@@ -12,7 +12,8 @@
 #  2. bench/gpu-step.sh: SSD (batch 32, 300x300) and the MLPerf Mask R-CNN
 #     reference step in fp32, tf32 and amp against PyTorch on the same GPU,
 #     with our and PyTorch's host CPU time per Mask R-CNN step;
-#  3. the choices behind our figures: SSD with the convolution algorithms of
+#  3. the choices behind our figures (and the Mask R-CNN amp step's host CPU
+#     with OpenMP's threads passive, and with 2 threads): SSD with the convolution algorithms of
 #     cuDNN's heuristics instead of measured (BD_CUDA_CONV_ALGO=heuristic), and
 #     in amp each way of running half-precision batch norm (BD_CUDA_BN=ex,
 #     persistent, spatial);
@@ -104,6 +105,18 @@ row "ssd amp measured algorithms, ex bn" "$(ssd_rate amp) images/s"
 row "ssd amp heuristic algorithms, ex bn" "$(ssd_rate amp BD_CUDA_CONV_ALGO=heuristic) images/s"
 row "ssd amp persistent bn" "$(ssd_rate amp BD_CUDA_BN=persistent) images/s"
 row "ssd amp spatial bn" "$(ssd_rate amp BD_CUDA_BN=spatial) images/s"
+# the host CPU of a Mask R-CNN step: how much of it is OpenMP threads
+# spinning between regions, and whether fewer threads slow the step
+mrcnn_host() {  # threads, then environment assignments: "MS ms/step, CPU ms/step"
+    local th=$1; shift
+    env "$@" timeout 120 "$build/bench/maskrcnn-step" --config reference --backend cuda --precision amp \
+        --iters 10 --warmup 3 --threads "$th" > "$out/mrcnn-host.log" 2>&1
+    awk '/^step/ { printf "%s ms/step, host CPU %s ms/step", $2, $NF; f = 1 } END { if (!f) print "failed" }' \
+        "$out/mrcnn-host.log"
+}
+row "mrcnn amp, 8 threads" "$(mrcnn_host 8)"
+row "mrcnn amp, 8 threads, OMP_WAIT_POLICY=passive" "$(mrcnn_host 8 OMP_WAIT_POLICY=passive)"
+row "mrcnn amp, 2 threads, OMP_WAIT_POLICY=passive" "$(mrcnn_host 2 OMP_WAIT_POLICY=passive)"
 echo "gpu-all: variants done at $(elapsed) s"
 fi
 

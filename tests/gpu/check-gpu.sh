@@ -4,8 +4,10 @@
 #  1. tests/gpu/test-trainer-gpu: every CUDA operation against the CPU
 #     backend on random inputs (float32 and mixed precision), and a few
 #     ResNet training steps on both;
-#  2. trainer-tool on the CUDA backend: 1 rank, and 2 ranks over NCCL whose
-#     parameters must equal the 1-rank run's (1e-5) and each other's;
+#  2. trainer-tool on the CUDA backend: 1 rank, 2 ranks over NCCL (2 GPUs or
+#     more) and 2 ranks sharing one GPU (MPI through host memory: NCCL
+#     refuses them), whose parameters must equal the 1-rank run's (1e-5) and
+#     each other's;
 #  3. mixed precision training: finite, decreasing losses.
 # Elsewhere it says that it skipped and why, and succeeds.
 set -u
@@ -50,6 +52,24 @@ if [ "$ngpu" -ge 2 ] && command -v mpirun >/dev/null; then
     fi
 else
     echo "check-gpu: 2 ranks over NCCL: skipped: NCCL runs one rank per GPU and $ngpu is visible (or no mpirun)"
+fi
+# two ranks on one GPU: NCCL refuses them, the gradients go through MPI on
+# the host, and the result is the 1-rank run's as over NCCL
+if command -v mpirun >/dev/null; then
+    if CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} timeout 600 mpirun -np 2 -x CUDA_VISIBLE_DEVICES \
+            "$T" train "${common[@]}" --params-out "$tmp/p2s" > "$tmp/two-shared.out" 2>&1 &&
+       grep -q '^ranks share a GPU' "$tmp/two-shared.out" && grep -q '^ranks 2 identical yes' "$tmp/two-shared.out"; then
+        rel=$("$T" compare "$tmp/p1" "$tmp/p2s" | awk '{ for (i = 1; i < NF; i++) if ($i == "relative") print $(i + 1) }')
+        if awk -v r="$rel" 'BEGIN { exit !(r + 0 <= 1e-5) }'; then
+            echo "check-gpu: 2 ranks sharing one GPU (MPI through host memory): ok (identical ranks, $rel from 1 rank)"
+        else
+            echo "check-gpu: 2 ranks sharing one GPU: FAILED ($rel from 1 rank)"; fail=1
+        fi
+    else
+        echo "check-gpu: 2 ranks sharing one GPU: FAILED"; sed 's/^/  /' "$tmp/two-shared.out" | tail -5; fail=1
+    fi
+else
+    echo "check-gpu: 2 ranks sharing one GPU: skipped: no mpirun"
 fi
 if "$T" train --backend cuda --precision amp --steps 30 --batch 16 --depth 18 --width 32 --size 32 --lr 0.02 > "$tmp/amp.out" 2>&1 &&
    awk '/^step/ { if (n == 0) first = $4; last = $4; n++; if ($4 != $4 + 0) bad = 1 } END { exit !(n == 30 && !bad && last < first) }' "$tmp/amp.out"; then

@@ -211,6 +211,8 @@ static int cmd_train(int argc, char **argv)
                 goto out;
         }
         dp.overlap = !o.no_overlap;
+        if (dp.shared_gpu && dp.rank == 0)
+                printf("ranks share a GPU: gradients by MPI through host memory\n");
         struct bd_sgd sgd;
         struct bd_sgd_cfg sc = { .lr = o.lr, .momentum = o.momentum, .weight_decay = o.wd, .warmup_factor = 0.1,
                                  .warmup_iters = 2, .milestones = { 3 }, .nmilestones = 1, .gamma = 0.5,

@@ -15,9 +15,13 @@
 
 /* ---- init: each step agreed over the ranks ---- */
 
+/* the local rank's GPU; more ranks on a node than GPUs share them in turn
+ * (the gradients then go through MPI: dp.h) */
 static int open_backend(struct trainer *t, struct bd_err *err)
 {
-        return bd_backend_new(t->opt->cuda ? "cuda" : "cpu", t->dp.local_rank, t->opt->threads, &t->be, err);
+        int ndev = t->opt->cuda ? bd_cuda_device_count(NULL) : 0;
+        return bd_backend_new(t->opt->cuda ? "cuda" : "cpu", ndev > 0 ? t->dp.local_rank % ndev : 0, t->opt->threads,
+                              &t->be, err);
 }
 
 static int open_data(struct trainer *t, struct bd_err *err)
@@ -62,6 +66,8 @@ static int attach(struct trainer *t, struct bd_err *err)
         if (r >= 0 && t->dp.size > 1 && t->dp.rank == 0)
                 printf("# gradient allreduce: %d bucket%s of about %g MiB, %s\n", t->dp.nb, t->dp.nb == 1 ? "" : "s",
                        t->opt->bucket_mb, t->dp.overlap ? "each started during the backward" : "after the backward");
+        if (r >= 0 && t->dp.shared_gpu && t->dp.rank == 0)
+                printf("# ranks share a GPU, which NCCL refuses: gradients summed by MPI through host memory\n");
         if (r >= 0 && t->opt->sync_bn && (r = bd_dp_sync_bn(&t->dp, err)) >= 0 && t->dp.size > 1 && t->dp.rank == 0)
                 printf("# batch norm: synchronised, statistics over the %d ranks' images\n", t->dp.size);
         if (r >= 0)

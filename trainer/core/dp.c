@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef HAVE_MPI
 #include <mpi.h>
@@ -31,6 +32,9 @@ struct dp_impl {
         cudaStream_t comm_stream;
         cudaEvent_t *ready;             /* per bucket, recorded on the compute stream */
         cudaEvent_t done;
+        /* ranks sharing a GPU, which NCCL refuses: MPI on host copies */
+        int staged;
+        void *host;                     /* pinned, the size of the parameters */
 #endif
         int dummy;
 };
@@ -102,6 +106,60 @@ static int nccl_comm_new(struct bd_dp *dp, ncclComm_t *ret, const char *what, st
 }
 #endif
 
+#if defined(HAVE_NCCL) && defined(HAVE_MPI)
+/* Whether two ranks run on one GPU (the same host and PCI address): NCCL
+ * refuses such a communicator.  Collective. */
+static int ranks_share_gpu(const struct bd_dp *dp, int device)
+{
+        char host[256] = "", bus[64] = "";
+        gethostname(host, sizeof(host) - 1);
+        if (cudaDeviceGetPCIBusId(bus, sizeof(bus), device) != cudaSuccess) {
+                (void)cudaGetLastError();
+                snprintf(bus, sizeof(bus), "device %d", device);
+        }
+        uint64_t key = 0xcbf29ce484222325ULL;
+        for (const char *p = host; *p; p++)
+                key = (key ^ (unsigned char)*p) * 0x100000001b3ULL;
+        key = (key ^ '/') * 0x100000001b3ULL;
+        for (const char *p = bus; *p; p++)
+                key = (key ^ (unsigned char)*p) * 0x100000001b3ULL;
+        uint64_t *all = xcalloc((size_t)dp->size, sizeof(*all));
+        int shared = 0;
+        if (MPI_Allgather(&key, 1, MPI_UINT64_T, all, 1, MPI_UINT64_T, MPI_COMM_WORLD) == MPI_SUCCESS)
+                for (int i = 0; i < dp->size && !shared; i++)
+                        for (int j = i + 1; j < dp->size && !shared; j++)
+                                shared = all[i] == all[j];
+        free(all);
+        return shared;
+}
+
+/* device memory -> the host copy, waiting for the compute stream's work
+ * before it and for the copy */
+static int stage_down(struct bd_model *m, void *host, const void *dev, size_t bytes)
+{
+        cudaStream_t s = (cudaStream_t)bd_backend_cuda_stream(m->be);
+        if (cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
+            cudaStreamSynchronize(s) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return -EIO;
+        }
+        return 0;
+}
+
+/* the host copy -> device memory, in order on the compute stream; wait: also
+ * wait for it (before the host copy changes) */
+static int stage_up(struct bd_model *m, void *dev, const void *host, size_t bytes, int wait)
+{
+        cudaStream_t s = (cudaStream_t)bd_backend_cuda_stream(m->be);
+        if (cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, s) != cudaSuccess ||
+            (wait && cudaStreamSynchronize(s) != cudaSuccess)) {
+                (void)cudaGetLastError();
+                return -EIO;
+        }
+        return 0;
+}
+#endif
+
 static double wall_now(void)
 {
         struct timespec ts;
@@ -154,8 +212,16 @@ int bd_dp_attach(struct bd_dp *dp, struct bd_model *m, size_t bucket_bytes, stru
         for (int i = 0; i < dp->nb; i++)
                 im->req[i] = MPI_REQUEST_NULL;
 #endif
+#if defined(HAVE_NCCL) && defined(HAVE_MPI)
+        if (m->be->dev == BD_CUDA && dp->size > 1 && ranks_share_gpu(dp, m->be->device_id)) {
+                im->staged = 1;
+                dp->shared_gpu = 1;
+                CUDA_TRY(cudaMallocHost(&im->host, (m->n_all ? m->n_all : 1) * bd_dtype_size(m->dtype)),
+                         "cudaMallocHost");
+        }
+#endif
 #ifdef HAVE_NCCL
-        if (m->be->dev == BD_CUDA) {
+        if (m->be->dev == BD_CUDA && !im->staged) {
                 int r = nccl_comm_new(dp, &im->comm, "ncclCommInitRank", err);
                 if (r < 0)
                         return r;
@@ -190,11 +256,23 @@ int bd_dp_broadcast_params(struct bd_dp *dp, struct bd_err *err)
 #endif
 #ifdef HAVE_MPI
         size_t ds = bd_dtype_size(m->dtype);
+        void *base = m->params;
+#ifdef HAVE_NCCL
+        if (im->staged) {
+                base = im->host;
+                if (stage_down(m, base, m->params, m->n_all * ds) < 0)
+                        return bd_err_set(err, -EIO, "the parameters to the host for MPI_Bcast: a CUDA copy failed");
+        }
+#endif
         for (size_t off = 0; off < m->n_all; off += INT_MAX / 2) {
                 size_t n = m->n_all - off < INT_MAX / 2 ? m->n_all - off : INT_MAX / 2;
-                if (MPI_Bcast((char *)m->params + off * ds, (int)n, mpi_type(m), 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+                if (MPI_Bcast((char *)base + off * ds, (int)n, mpi_type(m), 0, MPI_COMM_WORLD) != MPI_SUCCESS)
                         return bd_err_set(err, -EIO, "MPI_Bcast of the parameters failed");
         }
+#ifdef HAVE_NCCL
+        if (im->staged && stage_up(m, m->params, base, m->n_all * ds, 1) < 0)
+                return bd_err_set(err, -EIO, "the parameters back from MPI_Bcast: a CUDA copy failed");
+#endif
         m->version++;
 #endif
         (void)err;
@@ -220,7 +298,24 @@ static int sum_bn(void *ctx, struct bd_model *m, double *v, int64_t n)
 #ifdef HAVE_MPI
         if (n > INT_MAX)
                 return bd_err_set(&m->be->err, -E2BIG, "batch norm statistics: %lld values", (long long)n);
-        if (MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, im->bn_mpi) != MPI_SUCCESS)
+        double *h = v;
+#ifdef HAVE_NCCL
+        if (im->staged) {       /* v on the GPU: through a host copy */
+                h = xmalloc((size_t)n * sizeof(double));
+                if (stage_down(m, h, v, (size_t)n * sizeof(double)) < 0) {
+                        free(h);
+                        return bd_err_set(&m->be->err, -EIO, "batch norm statistics: a CUDA copy failed");
+                }
+        }
+#endif
+        int ok = MPI_Allreduce(MPI_IN_PLACE, h, (int)n, MPI_DOUBLE, MPI_SUM, im->bn_mpi) == MPI_SUCCESS;
+#ifdef HAVE_NCCL
+        if (im->staged) {
+                ok = ok && stage_up(m, v, h, (size_t)n * sizeof(double), 1) == 0;
+                free(h);
+        }
+#endif
+        if (!ok)
                 return bd_err_set(&m->be->err, -EIO, "batch norm statistics: MPI_Allreduce failed");
 #endif
         (void)im;
@@ -284,6 +379,15 @@ static int launch_ready(struct bd_dp *dp, struct bd_err *err)
                 if (b->n > INT_MAX)
                         return bd_err_set(err, -E2BIG, "gradient allreduce failed to start: bucket %d has %zu "
                                           "elements, MPI counts at most INT_MAX", dp->next, b->n);
+#ifdef HAVE_NCCL
+                if (im->staged) {       /* the bucket's gradients to the host copy, summed there */
+                        void *h = (char *)im->host + b->off * ds;
+                        if (stage_down(m, h, p, b->n * ds) < 0)
+                                return bd_err_set(err, -EIO, "gradient allreduce failed to start: bucket %d: a CUDA "
+                                                  "copy to the host failed", dp->next);
+                        p = h;
+                }
+#endif
                 if (MPI_Iallreduce(MPI_IN_PLACE, p, (int)b->n, mpi_type(m), MPI_SUM, MPI_COMM_WORLD,
                                    &im->req[dp->next]) != MPI_SUCCESS)
                         return bd_err_set(err, -EIO, "gradient allreduce failed to start: bucket %d: "
@@ -380,8 +484,27 @@ int bd_dp_finish(struct bd_dp *dp, struct bd_err *err)
                         }
                 } else if (MPI_Waitall(dp->nb, im->req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
                         return bd_err_set(err, -EIO, "gradient allreduce failed");
-                if (nbuf && MPI_Allreduce(MPI_IN_PLACE, bufs, (int)nbuf, mpi_type(m), MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+                void *hbufs = bufs;
+#ifdef HAVE_NCCL
+                if (im->staged) {       /* the sums back on the GPU, the buffers through the host copy */
+                        for (int i = 0; i < dp->nb; i++)
+                                if (stage_up(m, (char *)m->grads + dp->b[i].off * ds,
+                                             (char *)im->host + dp->b[i].off * ds, dp->b[i].n * ds, 0) < 0)
+                                        return bd_err_set(err, -EIO, "gradient allreduce: a CUDA copy back failed");
+                        hbufs = (char *)im->host + m->buf_off * ds;
+                        if (nbuf && stage_down(m, hbufs, bufs, nbuf * ds) < 0)
+                                return bd_err_set(err, -EIO, "buffer allreduce: a CUDA copy to the host failed");
+                }
+#endif
+                if (nbuf && MPI_Allreduce(MPI_IN_PLACE, hbufs, (int)nbuf, mpi_type(m), MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
                         return bd_err_set(err, -EIO, "buffer allreduce failed");
+#ifdef HAVE_NCCL
+                /* waited for: the next step's copies to the host reuse these */
+                if (im->staged && nbuf && stage_up(m, bufs, hbufs, nbuf * ds, 1) < 0)
+                        return bd_err_set(err, -EIO, "buffer allreduce: a CUDA copy back failed");
+                if (im->staged && !nbuf && cudaStreamSynchronize((cudaStream_t)bd_backend_cuda_stream(m->be)) != cudaSuccess)
+                        return bd_err_set(err, -EIO, "gradient allreduce: %s", cudaGetErrorString(cudaGetLastError()));
+#endif
         }
 #endif
         if (nbuf) {
@@ -459,6 +582,8 @@ void bd_dp_release(struct bd_dp *dp)
                                 ncclCommDestroy(im->bn_nccl);
                         free(im->ready);
                 }
+                if (im->host)
+                        cudaFreeHost(im->host);
 #endif
 #ifdef HAVE_MPI
                 free(im->req);

@@ -28,6 +28,12 @@
  * head's gradients final at the start of its backward and may start a
  * bucket earlier than the others).
  *
+ * CUDA ranks that share a GPU (more ranks on a node than GPUs) cannot use
+ * NCCL, which refuses two ranks on one device: there the sums go through
+ * MPI on pinned host copies (each bucket copied down when it is ready, the
+ * sums copied back in bd_dp_finish; synchronised batch norm's sums and the
+ * broadcast the same way), and shared_gpu says so.
+ *
  * Ranks, sizes and the local rank (ranks sharing the node, which picks the
  * GPU) come from MPI.  Built without MPI, there is one rank and nothing to do.
  */
@@ -52,6 +58,7 @@ struct bd_dp {
         int overlap;                    /* 0: one allreduce of everything in finish */
         int timing;                     /* record each bucket's t_launch and t_done (traces) */
         int sync_bn;                    /* batch norm statistics summed over the ranks */
+        int shared_gpu;                 /* CUDA ranks sharing a GPU: MPI through host copies, not NCCL */
         struct bd_model *m;
         struct bd_dp_bucket *b;
         int nb;
