@@ -135,6 +135,30 @@ is "  the same tree" "$(tree_sum "$tmp/d2/coco")" "$want"
 again=$(( $(served) - total ))
 check "  bytes asked for twice: $again, at most the 4 ranges in flight (4 x 256 KiB)" [ "$again" -le $((4 * 262144)) ]
 
+# 2b. killed, then the machine restarted (the journal's boot id another): the
+# kept ranges read again and checked, a damaged one fetched again
+serve "$tmp/srv" --rate 400000
+"$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --mirror "$url" --chunk-size 256K -o "$tmp/d2b/coco" \
+    --no-check --quiet >/dev/null 2>&1 &
+fpid=$!
+wait_until 60 eval '[ "$(grep -c "^c " "$tmp/d2b/downloads/train2017.zip.part.journal" 2>/dev/null)" -ge 3 ]'
+kill -KILL "$fpid"; wait "$fpid" 2>/dev/null
+sleep 0.5
+first=$(served)
+sed -i 's/^boot .*/boot 00000000-0000-0000-0000-000000000000/' "$tmp/d2b/downloads/train2017.zip.part.journal"
+rec=$(awk '$1 == "c" { print $2; exit }' "$tmp/d2b/downloads/train2017.zip.part.journal")
+flip_byte "$tmp/d2b/downloads/train2017.zip.part" $((rec * 262144 + 1000))     # in a range recorded whole
+serve "$tmp/srv"
+out=$(fetch -o "$tmp/d2b/coco" --no-check 2>&1); rc=$?
+is "after a restart: exit 0" "$rc" 0
+like "  the check of the kept ranges said" "$out" \
+    "train2017.zip: the machine restarted since [0-9]+ of its bytes were fetched: reading them again to check them"
+is "  the same tree" "$(tree_sum "$tmp/d2b/coco")" "$want"
+like "  the damaged range asked for again" "$(cat "$log")" "GET train2017.zip $((rec * 262144)) "
+again=$(( first + $(served) - total ))
+check "  bytes asked for twice: $again, the damaged range and at most the 4 in flight" \
+    [ "$again" -ge 262144 -a "$again" -le $((5 * 262144)) ]
+
 # 3. connections dropped half way through a range: retried from the byte reached
 serve "$tmp/srv" --drop-after 100000 --drop-times 3
 out=$(fetch -o "$tmp/d3/coco" --retry-delay 0.1 --no-check 2>&1); rc=$?

@@ -292,6 +292,8 @@ static bool chunk_intact(struct ffile *x, int64_t c, uint64_t sum, uint8_t *buf)
         return ok;
 }
 
+static void report(struct fetch *F, bool force);
+
 /* Opens DEST.part and its journal, keeping what an earlier fetch recorded. */
 static int open_file(struct fetch *F, struct ffile *x)
 {
@@ -321,12 +323,44 @@ static int open_file(struct fetch *F, struct ffile *x)
                     streq(j.digest, want) && fstat(x->fd, &st) == 0 && st.st_size == x->size) {
                         bool same_boot = F->boot[0] && streq(j.boot, F->boot);
                         _cleanup_free_ uint8_t *buf = same_boot ? NULL : xmalloc(READ_PIECE);
-                        for (int64_t c = 0; c < x->nchunks; c++)
+                        _cleanup_free_ char *said = NULL;
+                        struct fetch_progress before = F->p;    /* the bar shows the check meanwhile */
+                        if (!same_boot) {
+                                /* the page cache may not have reached the disk
+                                 * before the restart: each kept range read again,
+                                 * said, shown and stoppable (the journal stays) */
+                                int64_t kept = 0;
+                                for (int64_t c = 0; c < x->nchunks; c++)
+                                        kept += j.done[c] ? chunk_len(x, c) : 0;
+                                said = xasprintf("%s: the machine restarted since %" PRId64 " of its bytes were "
+                                                 "fetched: reading them again to check them", f->name, kept);
+                                F->p.event = said;
+                                F->p.total = kept;
+                                F->p.done = F->p.resumed = 0;
+                                report(F, true);
+                        }
+                        for (int64_t c = 0; c < x->nchunks; c++) {
+                                if (!same_boot && F->o->stop && *F->o->stop) {
+                                        F->p = before;
+                                        fetch_journal_release(&j);
+                                        return bd_err_set(F->err, -EINTR, "%s: stopped while checking the ranges "
+                                                          "kept from before the restart (they are kept)", f->name);
+                                }
                                 if (j.done[c] && (same_boot || chunk_intact(x, c, j.sum[c], buf))) {
                                         x->state[c] = C_DONE;
                                         x->ndone++;
                                         f->resumed += chunk_len(x, c);
+                                        if (!same_boot) {
+                                                F->p.done += chunk_len(x, c);
+                                                F->p.resumed += chunk_len(x, c);
+                                                report(F, false);
+                                        }
                                 }
+                        }
+                        if (!same_boot) {
+                                report(F, true);
+                                F->p = before;
+                        }
                         /* the chunks kept (after a reboot: those that survived it),
                          * under this boot, no torn line left to append after */
                         int r = journal_start(F, x, j.sum);
