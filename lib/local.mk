@@ -22,7 +22,7 @@ client/cmd/benchctl-cmd-render.$(OBJEXT) client/run/benchctl-submit.$(OBJEXT): l
 
 noinst_LIBRARIES += libbd.a
 # utilities
-libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err.c lib/fs.h lib/fs.c \
+libbd_a_SOURCES = lib/macro.h lib/xalloc.c lib/buf.h lib/buf.c lib/err.h lib/err.c lib/fs.h lib/fs.c lib/crc32.h lib/crc32.c \
 	lib/strutil.h lib/strutil.c lib/cpuset.h lib/cpuset.c lib/clock.h lib/clock.c lib/rng.h lib/rng.c \
 	lib/json.h lib/json.c lib/curl-dl.h lib/curl-dl.c
 # configuration and runs

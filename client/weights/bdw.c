@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bdw.h"
+#include "crc32.h"
 #include "fs.h"
 #include "strutil.h"
 #include "zipread.h"
@@ -85,7 +86,7 @@ int bdw_parse(const unsigned char *data, size_t size, struct pt_file *f, struct 
         if (at != end)
                 return bd_err_set(err, -EBADMSG, "%zu unexpected bytes before the end", end - at);
         const unsigned char *tr = data + end;
-        uint32_t crc = zip_crc32(0, data, end);
+        uint32_t crc = bd_crc32(0, data, end);
         if (zip_le(tr, 4) != crc || zip_le(tr + 4, 4) != 0 || memcmp(tr + 8, END_MAGIC, 8) != 0)
                 return bd_err_set(err, -EBADMSG, "checksum mismatch or bad trailer (damaged or truncated)");
         return 0;
@@ -103,7 +104,7 @@ struct out {
 
 static void out_flush(struct out *o)
 {
-        o->crc = zip_crc32(o->crc, o->buf, o->n);
+        o->crc = bd_crc32(o->crc, o->buf, o->n);
         if (o->r == 0)
                 o->r = fs_write_all(o->fd, o->buf, o->n);
         o->n = 0;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "crc32.h"
 #include "zipread.h"
 
 #define SIG_LOCAL 0x04034b50u
@@ -17,23 +18,6 @@
 #define END64_SIZE 56
 #define CENTRAL_SIZE 46
 #define LOCAL_SIZE 30
-
-uint32_t zip_crc32(uint32_t crc, const void *buf, size_t len)
-{
-        static uint32_t table[256];
-        if (!table[1])
-                for (uint32_t i = 0; i < 256; i++) {
-                        uint32_t c = i;
-                        for (int k = 0; k < 8; k++)
-                                c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-                        table[i] = c;
-                }
-        const unsigned char *p = buf;
-        crc = ~crc;
-        while (len--)
-                crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-        return ~crc;
-}
 
 void zip_release(struct zip_archive *z)
 {
@@ -216,7 +200,7 @@ const struct zip_entry *zip_find(const struct zip_archive *z, const char *name)
 
 int zip_check_crc(const unsigned char *data, const struct zip_entry *e, struct bd_err *err)
 {
-        uint32_t crc = zip_crc32(0, data + e->offset, (size_t)e->size);
+        uint32_t crc = bd_crc32(0, data + e->offset, (size_t)e->size);
         if (crc != e->crc)
                 return bd_err_set(err, -EBADMSG, "zip: entry '%s': CRC-32 %08x, the directory says %08x (damaged)",
                                   e->name, crc, e->crc);

@@ -51,7 +51,4 @@ static inline uint64_t zip_le(const unsigned char *p, int n)
         return v;
 }
 
-/* CRC-32 (ISO 3309, zlib's crc32()), continued from crc (0 to start). */
-uint32_t zip_crc32(uint32_t crc, const void *buf, size_t len);
-
 #endif

@@ -25,6 +25,7 @@
 #include "bdw.h"
 #include "fuzz.h"
 #include "ptload.h"
+#include "crc32.h"
 #include "zipread.h"
 
 #define MAX_CONVERTED (1 << 16)
@@ -176,7 +177,7 @@ static uint8_t *crc_made_right(const uint8_t *data, size_t size)
                 const struct zip_entry *e = zip_find(&z, name);
                 if (!e)
                         continue;
-                uint32_t crc = zip_crc32(0, data + e->offset, (size_t)e->size);
+                uint32_t crc = bd_crc32(0, data + e->offset, (size_t)e->size);
                 for (int k = 0; k < 4; k++)
                         copy[i + 16 + (size_t)k] = (uint8_t)(crc >> (8 * k));
         }

@@ -35,6 +35,7 @@
 
 #include <stdint.h>
 
+#include "crc32.h"
 #include "model.h"
 #include "optim.h"
 #include "rng.h"
@@ -77,7 +78,5 @@ int bd_weights_load(const char *path, struct bd_model *m, const char *prefix, co
 /* Writes the model's parameters whose names start with prefix (without it). */
 int bd_weights_save(const char *path, struct bd_model *m, const char *prefix, const char *source,
                     struct bd_err *err);
-
-uint32_t bd_crc32(uint32_t crc, const void *buf, size_t len);
 
 #endif
