@@ -109,7 +109,7 @@ row "ssd amp spatial bn" "$(ssd_rate amp BD_CUDA_BN=spatial) images/s"
 # spinning between regions, and whether fewer threads slow the step
 mrcnn_host() {  # threads, then environment assignments: "MS ms/step, CPU ms/step"
     local th=$1; shift
-    env "$@" timeout 120 "$build/bench/maskrcnn-step" --config reference --backend cuda --precision amp \
+    env OMP_NUM_THREADS="$th" "$@" timeout 120 "$build/bench/maskrcnn-step" --config reference --backend cuda --precision amp \
         --iters 10 --warmup 3 --threads "$th" > "$out/mrcnn-host.log" 2>&1
     awk '/^step/ { printf "%s ms/step, host CPU %s ms/step", $2, $NF; f = 1 } END { if (!f) print "failed" }' \
         "$out/mrcnn-host.log"

@@ -64,7 +64,8 @@ for n in libcudnn.so.9 libcublas.so.13 libcublasLt.so.13 libnccl.so.2 libcudart.
     [ -n "$f" ] || { echo "env.sh: no $n on this machine" >&2; continue; }
     case ":$cudalibs:" in *":$(dirname "$f"):"*) ;; *) cudalibs=$cudalibs:$(dirname "$f") ;; esac
 done
-export BD_GPU_ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} BD_GPU_ORIG_PATH=$PATH
+# (sourced twice, the first one's originals stay: the wrapper must not find itself)
+[ -n "${BD_GPU_ORIG_PATH:-}" ] || export BD_GPU_ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} BD_GPU_ORIG_PATH=$PATH
 export LD_LIBRARY_PATH="$gpu/lib$cudalibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$gpu/bin:$PATH" PYTHON="$gpu/bin/python3"
 # Debian's Open MPI where it looks for it, without replacing what is there;

@@ -235,7 +235,7 @@ static bool stamp_holds(const char *stamp, const char *dir, char **text, char **
         size_t len;
         struct bd_err e;
         *gone = NULL;
-        if (fs_read_file(stamp, 1 << 16, text, &len, &e) < 0)
+        if (fs_read_file(stamp, 1 << 26, text, &len, &e) < 0)
                 return false;
         char *nl = strchr(*text, '\n');
         if (nl)

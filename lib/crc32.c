@@ -27,6 +27,8 @@ uint32_t bd_crc32(uint32_t crc, const void *buf, size_t len)
         pthread_once(&once, crc_init);
         const unsigned char *p = buf;
         uint32_t c = ~crc;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        /* eight bytes at a time: the words as loaded are little-endian */
         while (len >= 8) {
                 uint32_t lo, hi;
                 memcpy(&lo, p, 4);
@@ -38,6 +40,7 @@ uint32_t bd_crc32(uint32_t crc, const void *buf, size_t len)
                 p += 8;
                 len -= 8;
         }
+#endif
         while (len--)
                 c = crc_tab[0][(c ^ *p++) & 0xff] ^ (c >> 8);
         return ~c;

@@ -317,7 +317,7 @@ warnings.simplefilter("ignore")
 with zipfile.ZipFile(sys.argv[1], "w") as z:
     for i in range(8):
         z.writestr("val2017/%d.jpg" % i, b"x" * 100)
-    z.writestr("val2017/3.jpg", b"y" * 100)
+    z.writestr("./val2017/./3.jpg", b"y" * 100)     # the same file, spelt otherwise
 EOF_PY
 cp "$tmp/srv/annotations_trainval2017.zip" "$tmp/srv/train2017.zip" "$tmp/dup/"
 table "$tmp/dup.json" "$tmp/dup"

@@ -278,25 +278,25 @@ static void *work(void *arg)
         return NULL;
 }
 
-/* the first component of a member's path ("./" skipped), added to tops
- * ("NAME\n" each) when it is new */
-static void add_top(struct bd_buf *tops, const char *path)
+/* A member's path as it lands: "./" and empty components dropped ("a//./b"
+ * is "a/b"), so two spellings of one file compare equal. */
+static char *normal_path(const char *path)
 {
-        while (path[0] == '.' && path[1] == '/')
-                path += 2;
-        size_t n = strcspn(path, "/");
-        /* ".." and the like: the member check names them */
-        if (n == 0 || (n == 1 && path[0] == '.') || (n == 2 && path[0] == '.' && path[1] == '.') || n > 255 ||
-            memchr(path, '\n', n))
-                return;
-        for (const char *t = tops->s; t && *t;) {
-                const char *nl = strchr(t, '\n');
-                if ((size_t)(nl - t) == n && memcmp(t, path, n) == 0)
-                        return;
-                t = nl + 1;
+        char *out = xmalloc(strlen(path) + 1), *o = out;
+        for (const char *s = path; *s;) {
+                size_t n = strcspn(s, "/");
+                if (n > 0 && !(n == 1 && s[0] == '.')) {
+                        if (o > out)
+                                *o++ = '/';
+                        memcpy(o, s, n);
+                        o += n;
+                }
+                s += n;
+                while (*s == '/')
+                        s++;
         }
-        buf_add(tops, path, n);
-        buf_putc(tops, '\n');
+        *o = '\0';
+        return out;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -304,8 +304,31 @@ static int cmp_str(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Members, bytes, and with tops the top-level names; and (tops given) no
- * file twice: threads taking every Nth member would write one file at once. */
+struct strs {
+        char **v;
+        size_t n, cap;
+};
+
+static void strs_add(struct strs *a, char *s)
+{
+        if (a->n == a->cap) {
+                a->cap = a->cap ? 2 * a->cap : 1024;
+                a->v = xrealloc(a->v, a->cap * sizeof(*a->v));
+        }
+        a->v[a->n++] = s;
+}
+
+static void strs_free(struct strs *a)
+{
+        for (size_t i = 0; i < a->n; i++)
+                free(a->v[i]);
+        free(a->v);
+}
+
+/* Members, bytes, and with tops the top-level names ("NAME\n" each, ".."
+ * and the like left to the member check that names them); and (tops given)
+ * no file twice: threads taking every Nth member would write one file at
+ * once. */
 static int measure(const char *archive, uint64_t *files, uint64_t *bytes, struct bd_buf *tops, struct bd_err *err)
 {
         *files = *bytes = 0;
@@ -314,41 +337,46 @@ static int measure(const char *archive, uint64_t *files, uint64_t *bytes, struct
                 return -1;
         struct archive_entry *e;
         int r;
-        char **names = NULL;
-        size_t nn = 0, cap = 0;
+        struct strs names = { 0 }, top = { 0 };
         while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
                 const char *name = archive_entry_pathname(e);
                 if (archive_entry_filetype(e) == AE_IFREG) {
                         (*files)++;
                         if (archive_entry_size_is_set(e))
                                 *bytes += (uint64_t)archive_entry_size(e);
-                        if (tops && name) {
-                                if (nn == cap) {
-                                        cap = cap ? 2 * cap : 1024;
-                                        names = xrealloc(names, cap * sizeof(*names));
-                                }
-                                names[nn++] = xstrdup(name);
-                        }
                 }
-                if (tops && name)
-                        add_top(tops, name);
+                if (!tops || !name || !path_ok(name))
+                        continue;       /* the member check names what is not a path inside */
+                char *norm = normal_path(name);
+                size_t n = strcspn(norm, "/");
+                if (n > 0 && n <= 255 && !(n == 2 && norm[0] == '.' && norm[1] == '.') && !memchr(norm, '\n', n))
+                        strs_add(&top, xstrndup(norm, n));
+                if (archive_entry_filetype(e) == AE_IFREG)
+                        strs_add(&names, norm);
+                else
+                        free(norm);
         }
         if (r != ARCHIVE_EOF)
                 bd_err_set(err, -EIO, "%s: %s", archive, archive_error_string(a) ? archive_error_string(a) : "damaged");
         archive_read_free(a);
-        if (nn > 1 && r == ARCHIVE_EOF) {
-                qsort(names, nn, sizeof(*names), cmp_str);
-                for (size_t i = 1; i < nn && r == ARCHIVE_EOF; i++)
-                        if (streq(names[i - 1], names[i])) {
+        if (r == ARCHIVE_EOF && names.n > 1) {
+                qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+                for (size_t i = 1; i < names.n && r == ARCHIVE_EOF; i++)
+                        if (streq(names.v[i - 1], names.v[i])) {
                                 char nb[160];
                                 bd_err_set(err, -EINVAL, "%s: member '%s' is in it twice: refused (which one is meant?)",
-                                           archive, shown(names[i], nb));
+                                           archive, shown(names.v[i], nb));
                                 r = ARCHIVE_FATAL;
                         }
         }
-        for (size_t i = 0; i < nn; i++)
-                free(names[i]);
-        free(names);
+        if (r == ARCHIVE_EOF && top.n > 0) {
+                qsort(top.v, top.n, sizeof(*top.v), cmp_str);
+                for (size_t i = 0; i < top.n; i++)
+                        if (i == 0 || !streq(top.v[i - 1], top.v[i]))
+                                buf_printf(tops, "%s\n", top.v[i]);
+        }
+        strs_free(&names);
+        strs_free(&top);
         return r == ARCHIVE_EOF ? 0 : -1;
 }
 

@@ -40,7 +40,7 @@ else
 fi
 if [ "$ngpu" -ge 2 ] && command -v mpirun >/dev/null; then
     if timeout 600 mpirun -np 2 "$T" train "${common[@]}" --params-out "$tmp/p2" > "$tmp/two.out" 2>&1 &&
-       grep -q '^ranks 2 identical yes' "$tmp/two.out"; then
+       grep -q '^ranks 2 identical yes' "$tmp/two.out" && ! grep -q '^ranks share a GPU' "$tmp/two.out"; then
         rel=$("$T" compare "$tmp/p1" "$tmp/p2" | awk '{ for (i = 1; i < NF; i++) if ($i == "relative") print $(i + 1) }')
         if awk -v r="$rel" 'BEGIN { exit !(r + 0 <= 1e-5) }'; then
             echo "check-gpu: 2 ranks over NCCL: ok (identical ranks, $rel from 1 rank)"
@@ -56,7 +56,8 @@ fi
 # two ranks on one GPU: NCCL refuses them, the gradients go through MPI on
 # the host, and the result is the 1-rank run's as over NCCL
 if command -v mpirun >/dev/null; then
-    if CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0} timeout 600 mpirun -np 2 -x CUDA_VISIBLE_DEVICES \
+    one=${CUDA_VISIBLE_DEVICES:-0}
+    if CUDA_VISIBLE_DEVICES=${one%%,*} timeout 600 mpirun -np 2 -x CUDA_VISIBLE_DEVICES \
             "$T" train "${common[@]}" --params-out "$tmp/p2s" > "$tmp/two-shared.out" 2>&1 &&
        grep -q '^ranks share a GPU' "$tmp/two-shared.out" && grep -q '^ranks 2 identical yes' "$tmp/two-shared.out"; then
         rel=$("$T" compare "$tmp/p1" "$tmp/p2s" | awk '{ for (i = 1; i < NF; i++) if ($i == "relative") print $(i + 1) }')

@@ -746,9 +746,6 @@ static int algos_find(struct bd_backend *be, struct cplan *p, struct algo_choice
         cudnnConvolutionFwdAlgoPerf_t fp[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
         cudnnConvolutionBwdDataAlgoPerf_t dp[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
         cudnnConvolutionBwdFilterAlgoPerf_t wp[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        /* the timing runs on cuDNN's handle stream: nothing of ours may be
-         * pending on it, and what it allocates must not meet our workspace */
-        CU(cudaStreamSynchronize(im->stream));
         if (cudnnFindConvolutionForwardAlgorithm(im->dnn, p->big, p->filt, p->conv, p->small,
                                                  CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fp) != CUDNN_STATUS_SUCCESS)
                 return -1;
@@ -826,7 +823,7 @@ static int algos_fit(struct bd_backend *be, struct cplan *p, const struct algo_c
  * the timing.  BD_CUDA_CONV_ALGO=heuristic: the heuristics' choice only.
  * The heuristics also take over wherever measuring fails or a measured
  * choice does not fit another batch size. */
-static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p)
+static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p, int count)
 {
         struct cuda_impl *im = IM(be);
         struct algo_choice *e = NULL;
@@ -840,7 +837,7 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p)
                 int r = algos_heuristic(be, p, &c);
                 if (r < 0)
                         return r;
-                c.seen = 1;
+                c.seen = count ? 1 : 0;
                 c.measured = !im->find;
                 if (im->nalgos == im->algos_cap) {
                         im->algos_cap = im->algos_cap ? 2 * im->algos_cap : 64;
@@ -852,12 +849,16 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p)
                 p->algos_final = c.measured;
                 return 0;
         }
-        if (!e->measured && ++e->seen >= 2) {
+        if (!e->measured && count && ++e->seen >= 2) {
                 prof_scope ps(im->stream, PR_CONV_PLAN);
+                /* the timing runs on cuDNN's handle stream: nothing of ours
+                 * may be pending (an error of earlier work is reported here,
+                 * not taken for a failed measurement) */
+                CU(cudaStreamSynchronize(im->stream));
                 struct algo_choice c = *e;
                 if (algos_find(be, p, &c) == 0)
                         *e = c;
-                (void)cudaGetLastError();
+                (void)cudaGetLastError();       /* a failed find's own: the heuristics stay */
                 e->measured = 1;        /* a failed measurement is not repeated */
         }
         p->algos_final = e->measured;
@@ -873,8 +874,10 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p)
         return 0;
 }
 
+/* fwd: called by a forward, which is what counts as meeting the shape again
+ * (a layer's own backward is not another sighting) */
 static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct bd_plan_cache *pc,
-                     const struct bd_tensor *x, const struct bd_tensor *w, const struct bd_tensor *y,
+                     const struct bd_tensor *x, const struct bd_tensor *w, const struct bd_tensor *y, int fwd,
                      struct cplan **ret)
 {
         uint64_t key = bd_hash(d, sizeof(*d), BD_HASH_INIT);
@@ -882,7 +885,7 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
         struct cplan *p = (struct cplan *)bd_plan_find(pc, key);
         int r;
         if (p) {
-                if (!p->algos_final && (r = conv_algos(be, shape_key(d, x, w, y), p)) < 0)
+                if (!p->algos_final && (r = conv_algos(be, shape_key(d, x, w, y), p, fwd)) < 0)
                         return r;
                 *ret = p;
                 return 0;
@@ -915,7 +918,7 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
                         r = bd_err_set(&be->err, -EIO, "cudnn: convolution descriptor: %s", dnn_str(s));
                         goto fail;
                 }
-                if ((r = conv_algos(be, shape_key(d, x, w, y), p)) < 0)
+                if ((r = conv_algos(be, shape_key(d, x, w, y), p, fwd)) < 0)
                         goto fail;
                 p->wn = (size_t)K * C * d->kh * d->kw;
         }
@@ -1010,7 +1013,7 @@ static int cuda_conv_fwd(struct bd_backend *be, const struct bd_conv_desc *d, st
         struct cplan *p = NULL;
         const void *wp = NULL;
         int r;
-        if ((r = conv_plan(be, d, pc, x, w, y, &p)) < 0 || (r = conv_weights(be, p, w, wver, &wp)) < 0)
+        if ((r = conv_plan(be, d, pc, x, w, y, 1, &p)) < 0 || (r = conv_weights(be, p, w, wver, &wp)) < 0)
                 return r;
         float one = 1.0f, zero = 0.0f;
         prof_conv pc_(im->stream, d, x, w, d->transposed ? 1 : 0);
@@ -1068,7 +1071,7 @@ static int cuda_conv_bwd(struct bd_backend *be, const struct bd_conv_desc *d, st
         struct cplan *p = NULL;
         const void *wp = NULL;
         int r, accw = (flags & BD_ACC_DW) != 0;
-        if ((r = conv_plan(be, d, pc, x, w, dy, &p)) < 0 || (r = conv_weights(be, p, w, wver, &wp)) < 0)
+        if ((r = conv_plan(be, d, pc, x, w, dy, 0, &p)) < 0 || (r = conv_weights(be, p, w, wver, &wp)) < 0)
                 return r;
         float one = 1.0f, zero = 0.0f, bx = (flags & BD_ACC_DX) ? 1.0f : 0.0f, bw = accw ? 1.0f : 0.0f;
         /* weights: (big, dsmall) */
