@@ -4,6 +4,9 @@
 
 #include <errno.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "backend.h"
 
@@ -11,8 +14,17 @@ int bd_backend_new(const char *name, int device, int nthreads, struct bd_backend
 {
         if (streq(name, "cpu"))
                 return bd_backend_cpu_new(nthreads, ret, err);
-        if (streq(name, "cuda"))
-                return bd_backend_cuda_new(device, ret, err);
+        if (streq(name, "cuda")) {
+                int r = bd_backend_cuda_new(device, ret, err);
+#ifdef _OPENMP
+                /* the host's share of the work (detection targets, proposals,
+                 * evaluation) on the rank's threads, not every CPU of the node
+                 * per rank */
+                if (r >= 0 && nthreads > 0)
+                        omp_set_num_threads(nthreads);
+#endif
+                return r;
+        }
         return bd_err_set(err, -EINVAL, "unknown backend '%s' (expected cpu or cuda)", name ? name : "");
 }
 
