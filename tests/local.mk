@@ -304,9 +304,13 @@ check-learn: all
 # --enable-sanitizers build): 16 ranks of Mask R-CNN through Slurm (t0780;
 # the trainer's code runs sanitized in t0760 and t0790, the Slurm path in
 # t0210 and t0680), the sweeps and suites through Slurm (t0915, t0920; their
-# code runs sanitized in t0910, t0211 and t0900).  They run unsanitized in
-# make check.
-SANITIZER_SKIP = tests/t0780-maskrcnn-slurm.t tests/t0915-sweep-slurm.t tests/t0920-suite.t
+# code runs sanitized in t0910, t0211 and t0900), and health's allreduce
+# checks on the Slurm cluster (t0447: 16 sanitized ranks timing allreduces on
+# two cores, 2 minutes plain and a quarter of an hour sanitized; health's
+# code runs sanitized in t0445, t0446 and test-health-perf, the allreduce's
+# in t0300).  They run unsanitized in make check.
+SANITIZER_SKIP = tests/t0780-maskrcnn-slurm.t tests/t0915-sweep-slurm.t tests/t0920-suite.t \
+	tests/t0447-health-allreduce.t
 .PHONY: check-sanitizers
 check-sanitizers: all
 	$(AM_V_at)list=; for t in $(TESTS); do \
