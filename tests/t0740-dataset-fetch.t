@@ -117,15 +117,22 @@ else
     skip 1 "script(1) not installed: no terminal to draw on"
 fi
 
+# killed_half_way DIR: a fetch into DIR/coco from a slow server, killed -9
+# once three ranges of train2017.zip are recorded; $first: the bytes served
+killed_half_way() {
+    local kdir=$1     # seen by the eval inside wait_until
+    serve "$tmp/srv" --rate 400000
+    "$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --mirror "$url" --chunk-size 256K -o "$kdir/coco" \
+        --no-check --quiet >/dev/null 2>&1 &
+    local fpid=$!
+    wait_until 60 eval '[ "$(grep -c "^c " "$kdir/downloads/train2017.zip.part.journal" 2>/dev/null)" -ge 3 ]'
+    kill -KILL "$fpid"; wait "$fpid" 2>/dev/null
+    sleep 0.5
+    first=$(served)
+}
+
 # 2. killed half way, then resumed: only the ranges in flight again
-serve "$tmp/srv" --rate 400000
-"$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --mirror "$url" --chunk-size 256K -o "$tmp/d2/coco" \
-    --no-check --quiet >/dev/null 2>&1 &
-fpid=$!
-wait_until 60 eval '[ "$(grep -c "^c " "$tmp/d2/downloads/train2017.zip.part.journal" 2>/dev/null)" -ge 3 ]'
-kill -KILL "$fpid"; wait "$fpid" 2>/dev/null
-sleep 0.5
-first=$(served)
+killed_half_way "$tmp/d2"
 kept=$(grep -c '^c ' "$tmp/d2/downloads/train2017.zip.part.journal")
 check "killed half way: $first bytes served, $kept chunks of train2017.zip recorded" [ "$first" -gt 0 -a "$first" -lt "$total" ]
 out=$(fetch -o "$tmp/d2/coco" --quiet 2>&1); rc=$?
@@ -137,14 +144,7 @@ check "  bytes asked for twice: $again, at most the 4 ranges in flight (4 x 256 
 
 # 2b. killed, then the machine restarted (the journal's boot id another): the
 # kept ranges read again and checked, a damaged one fetched again
-serve "$tmp/srv" --rate 400000
-"$BENCHCTL" dataset fetch coco2017 --table "$tmp/table.json" --mirror "$url" --chunk-size 256K -o "$tmp/d2b/coco" \
-    --no-check --quiet >/dev/null 2>&1 &
-fpid=$!
-wait_until 60 eval '[ "$(grep -c "^c " "$tmp/d2b/downloads/train2017.zip.part.journal" 2>/dev/null)" -ge 3 ]'
-kill -KILL "$fpid"; wait "$fpid" 2>/dev/null
-sleep 0.5
-first=$(served)
+killed_half_way "$tmp/d2b"
 sed -i 's/^boot .*/boot 00000000-0000-0000-0000-000000000000/' "$tmp/d2b/downloads/train2017.zip.part.journal"
 rec=$(awk '$1 == "c" { print $2; exit }' "$tmp/d2b/downloads/train2017.zip.part.journal")
 flip_byte "$tmp/d2b/downloads/train2017.zip.part" $((rec * 262144 + 1000))     # in a range recorded whole

@@ -38,18 +38,26 @@ if "$T" train "${common[@]}" --params-out "$tmp/p1" > "$tmp/one.out" 2>&1; then
 else
     echo "check-gpu: 1 rank on CUDA: FAILED"; sed 's/^/  /' "$tmp/one.out" | tail -5; fail=1
 fi
-if [ "$ngpu" -ge 2 ] && command -v mpirun >/dev/null; then
-    if timeout 600 mpirun -np 2 "$T" train "${common[@]}" --params-out "$tmp/p2" > "$tmp/two.out" 2>&1 &&
-       grep -q '^ranks 2 identical yes' "$tmp/two.out" && ! grep -q '^ranks share a GPU' "$tmp/two.out"; then
-        rel=$("$T" compare "$tmp/p1" "$tmp/p2" | awk '{ for (i = 1; i < NF; i++) if ($i == "relative") print $(i + 1) }')
+# two_ranks WHAT OK_WHAT NAME SHARED [mpirun options]: 2 ranks whose
+# parameters must equal each other's and the 1-rank run's (1e-5); SHARED 1:
+# the run must say its ranks share a GPU (MPI through host memory), 0: not
+two_ranks() {
+    local what=$1 ok_what=$2 out=$tmp/$3.out params=$tmp/$3.params shared=$4 rel
+    shift 4
+    if timeout 600 mpirun -np 2 "$@" "$T" train "${common[@]}" --params-out "$params" > "$out" 2>&1 &&
+       grep -q '^ranks 2 identical yes' "$out" && { grep -q '^ranks share a GPU' "$out"; [ $? -eq $((1 - shared)) ]; }; then
+        rel=$("$T" compare "$tmp/p1" "$params" | awk '{ for (i = 1; i < NF; i++) if ($i == "relative") print $(i + 1) }')
         if awk -v r="$rel" 'BEGIN { exit !(r + 0 <= 1e-5) }'; then
-            echo "check-gpu: 2 ranks over NCCL: ok (identical ranks, $rel from 1 rank)"
+            echo "check-gpu: $ok_what: ok (identical ranks, $rel from 1 rank)"
         else
-            echo "check-gpu: 2 ranks over NCCL: FAILED ($rel from 1 rank)"; fail=1
+            echo "check-gpu: $what: FAILED ($rel from 1 rank)"; fail=1
         fi
     else
-        echo "check-gpu: 2 ranks over NCCL: FAILED"; sed 's/^/  /' "$tmp/two.out" | tail -5; fail=1
+        echo "check-gpu: $what: FAILED"; sed 's/^/  /' "$out" | tail -5; fail=1
     fi
+}
+if [ "$ngpu" -ge 2 ] && command -v mpirun >/dev/null; then
+    two_ranks "2 ranks over NCCL" "2 ranks over NCCL" two 0
 else
     echo "check-gpu: 2 ranks over NCCL: skipped: NCCL runs one rank per GPU and $ngpu is visible (or no mpirun)"
 fi
@@ -57,18 +65,8 @@ fi
 # the host, and the result is the 1-rank run's as over NCCL
 if command -v mpirun >/dev/null; then
     one=${CUDA_VISIBLE_DEVICES:-0}
-    if CUDA_VISIBLE_DEVICES=${one%%,*} timeout 600 mpirun -np 2 -x CUDA_VISIBLE_DEVICES \
-            "$T" train "${common[@]}" --params-out "$tmp/p2s" > "$tmp/two-shared.out" 2>&1 &&
-       grep -q '^ranks share a GPU' "$tmp/two-shared.out" && grep -q '^ranks 2 identical yes' "$tmp/two-shared.out"; then
-        rel=$("$T" compare "$tmp/p1" "$tmp/p2s" | awk '{ for (i = 1; i < NF; i++) if ($i == "relative") print $(i + 1) }')
-        if awk -v r="$rel" 'BEGIN { exit !(r + 0 <= 1e-5) }'; then
-            echo "check-gpu: 2 ranks sharing one GPU (MPI through host memory): ok (identical ranks, $rel from 1 rank)"
-        else
-            echo "check-gpu: 2 ranks sharing one GPU: FAILED ($rel from 1 rank)"; fail=1
-        fi
-    else
-        echo "check-gpu: 2 ranks sharing one GPU: FAILED"; sed 's/^/  /' "$tmp/two-shared.out" | tail -5; fail=1
-    fi
+    two_ranks "2 ranks sharing one GPU" "2 ranks sharing one GPU (MPI through host memory)" two-shared 1 \
+        -x "CUDA_VISIBLE_DEVICES=${one%%,*}"
 else
     echo "check-gpu: 2 ranks sharing one GPU: skipped: no mpirun"
 fi

@@ -798,20 +798,25 @@ static uint64_t shape_key(const struct bd_conv_desc *d, const struct bd_tensor *
 }
 
 /* c's algorithms for p's shape when each supports it within the limit */
+static void plan_take(struct cplan *p, const struct algo_choice *c)
+{
+        p->fa = c->fa, p->da = c->da, p->wa = c->wa;
+        p->fws = c->fws, p->dws = c->dws, p->wws = c->wws;
+}
+
 static int algos_fit(struct bd_backend *be, struct cplan *p, const struct algo_choice *c)
 {
         struct cuda_impl *im = IM(be);
-        size_t f = 0, d = 0, w = 0;
-        if (cudnnGetConvolutionForwardWorkspaceSize(im->dnn, p->big, p->filt, p->conv, p->small, c->fa, &f) !=
+        struct algo_choice here = *c;   /* this batch size's workspaces */
+        if (cudnnGetConvolutionForwardWorkspaceSize(im->dnn, p->big, p->filt, p->conv, p->small, c->fa, &here.fws) !=
                     CUDNN_STATUS_SUCCESS ||
-            cudnnGetConvolutionBackwardDataWorkspaceSize(im->dnn, p->filt, p->small, p->conv, p->big, c->da, &d) !=
-                    CUDNN_STATUS_SUCCESS ||
-            cudnnGetConvolutionBackwardFilterWorkspaceSize(im->dnn, p->big, p->small, p->conv, p->filt, c->wa, &w) !=
-                    CUDNN_STATUS_SUCCESS ||
-            f > im->ws_limit || d > im->ws_limit || w > im->ws_limit)
+            cudnnGetConvolutionBackwardDataWorkspaceSize(im->dnn, p->filt, p->small, p->conv, p->big, c->da,
+                                                         &here.dws) != CUDNN_STATUS_SUCCESS ||
+            cudnnGetConvolutionBackwardFilterWorkspaceSize(im->dnn, p->big, p->small, p->conv, p->filt, c->wa,
+                                                           &here.wws) != CUDNN_STATUS_SUCCESS ||
+            here.fws > im->ws_limit || here.dws > im->ws_limit || here.wws > im->ws_limit)
                 return 0;
-        p->fa = c->fa, p->da = c->da, p->wa = c->wa;
-        p->fws = f, p->dws = d, p->wws = w;
+        plan_take(p, &here);
         return 1;
 }
 
@@ -844,8 +849,7 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p, int
                         im->algos = (struct algo_choice *)xrealloc(im->algos, im->algos_cap * sizeof(*im->algos));
                 }
                 im->algos[im->nalgos++] = c;
-                p->fa = c.fa, p->da = c.da, p->wa = c.wa;
-                p->fws = c.fws, p->dws = c.dws, p->wws = c.wws;
+                plan_take(p, &c);
                 p->algos_final = c.measured;
                 return 0;
         }
@@ -869,8 +873,7 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p, int
         int r = algos_heuristic(be, p, &c);
         if (r < 0)
                 return r;
-        p->fa = c.fa, p->da = c.da, p->wa = c.wa;
-        p->fws = c.fws, p->dws = c.dws, p->wws = c.wws;
+        plan_take(p, &c);
         return 0;
 }
 
