@@ -17,6 +17,7 @@ libbdclient_a_SOURCES = \
 	client/image/proc.h client/image/proc.c client/image/sha256.h client/image/sha256.c \
 	client/image/oci.h client/image/oci.c \
 	client/image/md.h client/image/sha1.h client/image/sha1.c \
+	client/image/elfdyn.h client/image/elfdyn.c client/image/cudalibs.h client/image/cudalibs.c \
 	client/fetch/digest.h client/fetch/digest.c \
 	client/fetch/fetch-table.h client/fetch/fetch-table.c
 nodist_libbdclient_a_SOURCES = client/fetch/bd-fetch-tables.c

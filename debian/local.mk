@@ -3,22 +3,21 @@
 #              distribution files, in deb-build/, and leaves the .deb files
 #              and a lintian report in deb/
 EXTRA_DIST += debian/control debian/rules debian/changelog debian/copyright debian/source/format \
-	debian/benchd.install debian/benchctl.install debian/benchd-trainers.install debian/local.mk
-.PHONY: deb
+	debian/benchd.install debian/benchctl.install debian/benchd-trainers.install debian/local.mk \
+	debian/build-debs.sh
+# make deb-cuda  the same with the build profile "cuda": the trainers with
+#              the CUDA backend, built against the CUDA installation this
+#              tree was configured with (CUDA_DIR) for its GPU architectures
+#              (CUDA_ARCH_LIST); the packages in deb-cuda/, for benchctl
+#              image build --cuda
+.PHONY: deb deb-cuda
 deb: distdir
-	@for t in dpkg-buildpackage dh; do command -v $$t >/dev/null || \
-	  { echo "make deb: $$t is not installed (apt-get install dpkg-dev debhelper)" >&2; exit 1; }; done
-	@v=$$(dpkg-parsechangelog -l $(top_srcdir)/debian/changelog -S Version); \
-	  if [ "$${v%%-*}" != "$(VERSION)" ]; then \
-	    echo "make deb: debian/changelog says $$v, configure.ac says $(VERSION)" >&2; exit 1; fi
-	rm -rf deb-build deb.tmp && mkdir deb-build deb.tmp && mv $(distdir) deb-build/
-	cd deb-build/$(distdir) && DEB_BUILD_OPTIONS="nocheck parallel=$$(nproc)" \
-	  dpkg-buildpackage -b -us -uc > ../build.log 2>&1 || \
-	  { tail -20 ../build.log >&2; echo "make deb: dpkg-buildpackage failed, log in deb-build/build.log" >&2; exit 1; }
-	mv deb-build/*.deb deb-build/*.buildinfo deb-build/*.changes deb.tmp/
-	-command -v lintian >/dev/null && lintian --no-tag-display-limit deb.tmp/*.changes > deb.tmp/lintian.txt 2>&1
-	rm -rf deb deb-build && mv deb.tmp deb
-	@ls deb/*.deb
-# make deb's outputs, and the lock and log of the tests' make deb
+	$(SHELL) $(top_srcdir)/debian/build-debs.sh deb $(distdir) $(top_srcdir) $(VERSION)
+deb-cuda: distdir
+	@if [ -z "$(CUDA_DIR)" ]; then \
+	  echo "make deb-cuda: this tree was configured without CUDA (./configure --with-cuda[=DIR])" >&2; exit 1; fi
+	DEB_BUILD_PROFILES=cuda CUDA_HOME="$(CUDA_DIR)" CUDA_ARCH="$(CUDA_ARCH_LIST)" \
+	  $(SHELL) $(top_srcdir)/debian/build-debs.sh deb-cuda $(distdir) $(top_srcdir) $(VERSION)
+# make deb's and deb-cuda's outputs, and the lock and log of the tests' make deb
 clean-local:
-	rm -rf deb deb-build deb.tmp deb.lock deb-make.log
+	rm -rf deb deb-build deb.tmp deb.lock deb-make.log deb-cuda deb-cuda-build deb-cuda.tmp deb-cuda-make.log

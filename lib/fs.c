@@ -59,6 +59,24 @@ int fs_write_all(int fd, const void *data, size_t len)
         return 0;
 }
 
+int fs_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+        char *p = buf;
+        while (len > 0) {
+                ssize_t n = pread(fd, p, len, off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        return -EIO;
+                p += n;
+                off += n;
+                len -= (size_t)n;
+        }
+        return 0;
+}
+
 /* What is at path when it is there but no regular file (or a link to
  * one): a device, a FIFO or a socket takes the bytes where it is (rename
  * would put a regular file in its place: /dev/null, for one); a directory is

@@ -27,6 +27,8 @@ int fs_write_new(const char *path, const void *data, size_t len, mode_t mode, st
 /* Writes all of data to fd, again after EINTR and short writes: 0 or a
  * negative errno. */
 int fs_write_all(int fd, const void *data, size_t len);
+/* Reads len bytes at off (pread, retried): 0, a negative errno, or -EIO at the end of the file */
+int fs_pread_all(int fd, void *buf, size_t len, off_t off);
 /* Creates a directory and its parents (mode for new ones). */
 int fs_mkdir_p(const char *path, mode_t mode);
 /* path made absolute (from the working directory) and written one way: no

@@ -7,7 +7,8 @@
 #   --with-cuda-arch=LIST (space or comma separated SM numbers, e.g. "80 90")
 #   defaults to the data-centre and common architectures the installed nvcc
 #   supports.  Sets HAVE_CUDA, HAVE_NCCL, CUDA_CFLAGS, CUDA_LIBS, NCCL_LIBS,
-#   NVCC, NVCC_GENCODE and bd_cuda_summary.
+#   NVCC, NVCC_GENCODE, CUDA_DIR and CUDA_ARCH_LIST (what make deb-cuda
+#   builds with) and bd_cuda_summary.
 AC_DEFUN([BD_CHECK_CUDA], [
   AC_ARG_WITH([cuda],
     [AS_HELP_STRING([--with-cuda[=DIR]], [CUDA toolkit with cuDNN, cuBLAS and NCCL (default: auto, /usr/local/cuda)])],
@@ -23,6 +24,8 @@ AC_DEFUN([BD_CHECK_CUDA], [
   NCCL_LIBS=
   NVCC=
   NVCC_GENCODE=
+  CUDA_DIR=
+  CUDA_ARCH_LIST=
   AS_CASE([$with_cuda],
     [no], [bd_cuda_dir=],
     [yes|auto], [bd_cuda_dir=/usr/local/cuda],
@@ -64,6 +67,8 @@ AC_DEFUN([BD_CHECK_CUDA], [
       for bd_a in $with_cuda_arch; do
         NVCC_GENCODE="$NVCC_GENCODE -gencode arch=compute_$bd_a,code=sm_$bd_a"
       done
+      CUDA_DIR=$bd_cuda_dir
+      CUDA_ARCH_LIST=`echo $with_cuda_arch`
       bd_cuda_version=`$NVCC --version 2>/dev/null | sed -n 's/.*release \([[0-9.]]*\).*/\1/p'`
       bd_cuda_summary="yes (CUDA $bd_cuda_version in $bd_cuda_dir, cuDNN, cuBLAS, NCCL; arch:$with_cuda_arch)"
     ], [
@@ -80,6 +85,8 @@ AC_DEFUN([BD_CHECK_CUDA], [
   AC_SUBST([NCCL_LIBS])
   AC_SUBST([NVCC])
   AC_SUBST([NVCC_GENCODE])
+  AC_SUBST([CUDA_DIR])
+  AC_SUBST([CUDA_ARCH_LIST])
   AM_CONDITIONAL([HAVE_CUDA], [test "x$bd_have_cuda" = xyes])
   AM_CONDITIONAL([HAVE_NCCL], [test "x$bd_have_nccl" = xyes])
 ])

@@ -2,9 +2,10 @@
 # tests/image-lib.sh: the packages and images of make check-image's tests,
 # sourced after tests/lib.sh.
 #
-# image_debs          make deb in the build tree unless deb/ is newer than
-#                     the programs and debian/'s files (a full package build:
-#                     a minute or two)
+# image_debs [deb-cuda [MAKE-ARGS...]]
+#                     make deb (or deb-cuda) in the build tree unless deb/
+#                     (deb-cuda/) is newer than the programs and debian/'s
+#                     files (a full package build: a minute or two)
 # image_build ARGS... benchctl image build ARGS with the shared cache
 #                     ($BENCHD_IMAGE_CACHE, default ~/.cache/benchd/images:
 #                     the base root file system is made once per package
@@ -32,17 +33,19 @@ image_tools_or_skip() {
 }
 
 image_debs() {
+    local target=${1:-deb}
+    shift || :
     (   # one make deb at a time in a build tree (tests may run in parallel)
         exec 9>"$top_builddir/deb.lock" && flock 9
-        newest=$(find "$top_builddir/deb" -name "benchd-trainers_*.deb" 2>/dev/null | head -1)
+        newest=$(find "$top_builddir/$target" -name "benchd-trainers_*.deb" 2>/dev/null | head -1)
         # fresh: newer than the programs and than every file of debian/
         if [ -n "$newest" ] && [ "$newest" -nt "$top_builddir/benchctl" ] &&
            [ "$newest" -nt "$top_builddir/benchd-ssd" ] &&
            [ -z "$(find "$srcdir/debian" -type f -newer "$newest" | head -1)" ]; then
             exit 0
         fi
-        make -C "$top_builddir" deb >"$top_builddir/deb-make.log" 2>&1 || {
-            echo "# make deb failed:"; tail -15 "$top_builddir/deb-make.log" | sed 's/^/#   /'
+        make -C "$top_builddir" "$target" "$@" >"$top_builddir/$target-make.log" 2>&1 || {
+            echo "# make $target failed:"; tail -15 "$top_builddir/$target-make.log" | sed 's/^/#   /'
             exit 1
         }
     )

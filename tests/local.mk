@@ -21,6 +21,10 @@ check_PROGRAMS += tests/unit/test-ptweights
 tests_unit_test_ptweights_SOURCES = tests/unit/tap.h tests/unit/test-ptweights.c
 tests_unit_test_ptweights_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_unit_test_ptweights_LDADD = $(BD_CLIENT_LIBS)
+check_PROGRAMS += tests/unit/test-cudalibs
+tests_unit_test_cudalibs_SOURCES = tests/unit/tap.h tests/unit/test-cudalibs.c
+tests_unit_test_cudalibs_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_unit_test_cudalibs_LDADD = $(BD_CLIENT_LIBS)
 tests_unit_test_oci_SOURCES = tests/unit/tap.h tests/unit/test-oci.c
 tests_unit_test_oci_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_unit_test_oci_LDADD = $(BD_CLIENT_LIBS)
@@ -285,13 +289,16 @@ LEARN_TESTS = \
 # an image; CI runs it after make check): make check-image
 IMAGE_TESTS = \
 	tests/t0950-image.t tests/t0955-deb-systemd.t
+# The CUDA image, where this build has the CUDA backend (make deb-cuda for one
+# GPU architecture, then the image; about 5 minutes): make check-image-cuda
+IMAGE_CUDA_TESTS = tests/t0951-image-cuda.t
 # The Slurm test cluster at 24 nodes with a benchd each (system 24xlocal), not
 # in make check (24 slurmd and 24 benchd on one machine; CI runs it after
 # make check-image): make check-scale
 SCALE_TESTS = \
 	tests/t0990-scale.t
 dist_check_SCRIPTS = tests/lib.sh tests/stage-lib.sh tests/html-check.py tests/range-server.py tests/image-lib.sh tests/proc-mem.py \
-	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS) $(SCALE_TESTS)
+	$(SCRIPT_TESTS) $(LEARN_TESTS) $(IMAGE_TESTS) $(IMAGE_CUDA_TESTS) $(SCALE_TESTS)
 # make check-learn: Mask R-CNN learns the shapes dataset through benchctl submit
 # --system local, ours (t0770; t0771 on 4xlocal, the local Slurm cluster: 16
 # ranks with synchronised batch norm) and torchvision's, benchd-tv-maskrcnn
@@ -322,6 +329,12 @@ check-sanitizers: all
 .PHONY: check-image
 check-image: all
 	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(IMAGE_TESTS)' check_PROGRAMS= XFAIL_TESTS=
+# make check-image-cuda: make deb-cuda and benchctl image build --cuda, run
+# for real without a GPU (every library resolves in the image; the CUDA
+# backend says the driver is missing); CI runs it when time is left
+.PHONY: check-image-cuda
+check-image-cuda: all
+	$(AM_V_at)$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(IMAGE_CUDA_TESTS)' check_PROGRAMS= XFAIL_TESTS=
 # make check-scale: submit, nodes and stage on 24 emulated nodes, a node
 # failure and a benchd stopped among them, 24xp3dn under sbatch --test-only;
 # needs root (about 2 minutes and 1.5 GiB on two cores)

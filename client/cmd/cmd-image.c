@@ -10,6 +10,14 @@
  * SquashFS file (Charliecloud, Apptainer), a directory, or an OCI archive
  * (podman load, docker load).
  *
+ * build --cuda: the same from make deb-cuda's packages, whose trainers have
+ * the CUDA backend, and the CUDA libraries they need that Debian does not
+ * have (cudalibs.h: the CUDA runtime, cuBLAS, cuDNN, NCCL of the CUDA
+ * installation they were built against) copied in; the GPU driver's
+ * libraries are the host's, brought in at run time by the container
+ * runtime (apptainer --nv, podman's CDI device, docker --gpus,
+ * Charliecloud's ch-fromhost --nvidia).
+ *
  * info: prints that record from an image file, directory, archive, or an
  * image in podman's or Docker's store. */
 #include "config.h"
@@ -28,6 +36,7 @@
 #include <unistd.h>
 
 #include "benchctl.h"
+#include "cudalibs.h"
 #include "fs.h"
 #include "image.h"
 #include "json.h"
@@ -98,6 +107,8 @@ struct build {
         struct strv include;    /* more packages */
         char *cache;
         bool no_cache, force, quiet;
+        bool cuda;              /* the CUDA image */
+        struct cuda_libs cuda_libs;
         double tail_read;       /* when tool_tick last read the log */
         const char *tag;
         char *log;              /* the tools' output */
@@ -211,8 +222,8 @@ static int find_debs(struct build *b)
 {
         DIR *d = opendir(b->debs_dir);
         if (!d) {
-                bd_error("image build: cannot read the packages directory '%s': %s (run 'make deb' in the build "
-                         "tree, or pass --debs DIR)", b->debs_dir, strerror(errno));
+                bd_error("image build: cannot read the packages directory '%s': %s (run 'make %s' in the build "
+                         "tree, or pass --debs DIR)", b->debs_dir, strerror(errno), b->cuda ? "deb-cuda" : "deb");
                 return -1;
         }
         struct dirent *e;
@@ -224,13 +235,26 @@ static int find_debs(struct build *b)
                 _cleanup_free_ char *name = deb_field(path, "Package");
                 if (!name || !is_own(name))
                         continue;
-                have_trainers |= streq(name, "benchd-trainers");
+                if (streq(name, "benchd-trainers")) {
+                        have_trainers = true;
+                        /* make deb-cuda's versions end in +cuda (debian/rules) */
+                        _cleanup_free_ char *v = deb_field(path, "Version");
+                        bool cuda_build = v && str_has_suffix(v, "+cuda");
+                        if (cuda_build != b->cuda) {
+                                bd_error("image build: %s is a %s build (version %s): %s", path,
+                                         cuda_build ? "CUDA" : "CPU", v ? v : "unknown",
+                                         b->cuda ? "the CUDA image takes make deb-cuda's packages (--debs DIR)"
+                                                 : "add --cuda for the CUDA image, or take make deb's packages");
+                                closedir(d);
+                                return -1;
+                        }
+                }
                 sv_add(&b->debs, xstrdup(path));
         }
         closedir(d);
         if (!have_trainers) {
-                bd_error("image build: no benchd-trainers package in '%s' (run 'make deb' in the build tree, or "
-                         "pass --debs DIR)", b->debs_dir);
+                bd_error("image build: no benchd-trainers package in '%s' (run 'make %s' in the build tree, or "
+                         "pass --debs DIR)", b->debs_dir, b->cuda ? "deb-cuda" : "deb");
                 return -1;
         }
         qsort(b->debs.v, b->debs.n, sizeof(*b->debs.v), cmp_str);
@@ -514,6 +538,9 @@ static cJSON *image_info(const struct build *b, const char *root, const char *cr
         /* where benchd's programs are (also as /opt/benchd/bin: make_root) */
         cJSON_AddStringToObject(info, "bin_dir", "/usr/bin");
         cJSON_AddStringToObject(info, "format", fmt_names[b->fmt]);
+        cJSON_AddStringToObject(info, "backends", b->cuda ? "cpu cuda" : "cpu");
+        if (b->cuda)
+                cJSON_AddItemToObject(info, "cuda", cuda_libs_record(&b->cuda_libs));
         cJSON_AddStringToObject(info, "suite", b->suite);
         _cleanup_free_ char *dv_path = xasprintf("%s/etc/debian_version", root), *dv = NULL;
         size_t len;
@@ -558,6 +585,56 @@ static int rm_rf(struct build *b, const char *path)
         return r ? -1 : 0;
 }
 
+/* The files of our packages in the root (dpkg's lists), as paths in it */
+static void own_files(const struct build *b, struct strv *files)
+{
+        for (const char *const *p = own_packages; *p; p++) {
+                _cleanup_free_ char *list = xasprintf("%s/var/lib/dpkg/info/%s.list", b->tmp, *p), *text = NULL;
+                size_t len;
+                struct bd_err err;
+                if (fs_read_file(list, 16 << 20, &text, &len, &err) < 0)
+                        continue;
+                char *save = NULL;
+                for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+                        _cleanup_free_ char *path = xasprintf("%s%s", b->tmp, line);
+                        struct stat st;
+                        if (line[0] == '/' && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111))
+                                sv_add(files, xstrdup(line));
+                }
+        }
+}
+
+/* The CUDA image: the libraries our programs need that the root does not
+ * have, from the CUDA installation they were built against */
+static int cuda_libraries(struct build *b)
+{
+        struct strv files = { 0 };
+        own_files(b, &files);
+        struct bd_err err;
+        int r = cuda_libs_find(b->tmp, files.v, &b->cuda_libs, &err);
+        sv_free(&files);
+        if (r < 0) {
+                bd_error("image build: %s", err.msg);
+                return -1;
+        }
+        const struct cuda_libs *l = &b->cuda_libs;
+        if (!l->n) {
+                bd_error("image build --cuda: the programs of %s need no library that the image lacks: not a CUDA "
+                         "build", b->debs_dir);
+                return -1;
+        }
+        _cleanup_free_ char *dir = xstrdup(l->v[0].path);
+        *strrchr(dir, '/') = '\0';
+        step("CUDA: %zu libraries (%.0f MiB) from %s into " CUDA_IMAGE_LIB_DIR "; the driver's (%zu) from the host "
+             "at run time", l->n, (double)cuda_libs_bytes(l) / (1 << 20), dir, l->ndriver);
+        if (cuda_libs_install(b->tmp, l, &err) < 0) {
+                bd_error("image build: %s", err.msg);
+                return -1;
+        }
+        char *ldconfig[] = { "chroot", b->tmp, "ldconfig", NULL };
+        return tool(b, "the CUDA libraries' loader cache", ldconfig);
+}
+
 static int make_root(struct build *b, const char *base, const char *created, char **ret_info)
 {
         char *untar[] = { "tar", "--numeric-owner", "-xpf", (char *)base, "-C", b->tmp, NULL };
@@ -591,6 +668,8 @@ static int make_root(struct build *b, const char *base, const char *created, cha
         if (r < 0)
                 return -1;
         if (rm_rf(b, pkgdir) < 0)
+                return -1;
+        if (b->cuda && cuda_libraries(b) < 0)
                 return -1;
         /* what the image need not carry: apt's lists and downloaded packages */
         const char *junk[] = { "var/lib/apt/lists", "var/cache/apt/archives", NULL };
@@ -837,7 +916,9 @@ static const struct bd_option build_options[] = {
         { "no-cache", OPT_NO_CACHE, NULL, "make the base again even when the cache has it" },
         { "tag", OPT_TAG, "NAME:TAG", "the OCI image's name (default: " IMAGE_DEFAULT_REPO ":latest)" },
         { "force", OPT_FORCE, NULL, "replace OUT when it exists" },
-        { "cuda", OPT_CUDA, NULL, "the CUDA image (built from containers/ with a registry; see benchctl(1))" },
+        { "cuda", OPT_CUDA, NULL,
+          "the CUDA image: make deb-cuda's packages (default --debs: deb-cuda beside benchctl) and the CUDA "
+          "libraries they need" },
         { "quiet", OPT_QUIET, NULL, "no live line of the running tool on a terminal" },
         { 0 }
 };
@@ -885,14 +966,7 @@ static int cmd_image_build(int argc, char **argv, struct bd_ctx *ctx, const stru
                 ret = opts_exit(next);
                 goto out;
         }
-        if (cuda) {
-                bd_error("image build --cuda: the CUDA image starts from NVIDIA's CUDA image (cuDNN, NCCL), which "
-                         "Debian's archive does not have: build it where a registry is reachable with 'make "
-                         "container-sif' (containers/benchd-trainers.def) or 'make container-docker' "
-                         "(containers/Dockerfile)");
-                ret = BD_EXIT_FAIL;
-                goto out;
-        }
+        b.cuda = cuda;
         if (!b.out) {
                 ret = usage_error(cmd, "image build: -o OUT is required");
                 goto out;
@@ -915,7 +989,7 @@ static int cmd_image_build(int argc, char **argv, struct bd_ctx *ctx, const stru
         }
         if (!b.debs_dir) {
                 _cleanup_free_ char *exe = fs_exe_dir();
-                b.debs_dir = xasprintf("%s/deb", exe ? exe : ".");
+                b.debs_dir = xasprintf("%s/%s", exe ? exe : ".", b.cuda ? "deb-cuda" : "deb");
         }
         if (!b.suite) {
                 b.suite = host_codename();
@@ -942,6 +1016,7 @@ out:
         sv_free(&b.include);
         sv_free(&b.debs);
         sv_free(&b.pkgs);
+        cuda_libs_free(&b.cuda_libs);
         return ret;
 }
 
@@ -1090,12 +1165,30 @@ static int cmd_image_info(int argc, char **argv, struct bd_ctx *ctx, const struc
         printf("benchd         %s\n", json_str(info, "benchd_version", "?"));
         printf("built          %s by %s on %s\n", json_str(info, "build_date", "?"), json_str(info, "built_by", "?"),
                json_str(info, "build_host", "?"));
-        printf("runtime        %s (%s)\n", json_str(info, "runtime", "?"), json_str(info, "format", "?"));
+        printf("runtime        %s (%s), backends %s\n", json_str(info, "runtime", "?"), json_str(info, "format", "?"),
+               json_str(info, "backends", "cpu"));
         printf("debian         %s (%s), %d packages\n", json_str(info, "debian_version", "?"),
                json_str(info, "suite", "?"), cJSON_GetArraySize(pk));
         if (mpi)
                 printf("mpi            %s %s (openmpi-bin %s)\n", json_str(mpi, "implementation", "?"),
                        json_str(mpi, "version", "?"), json_str(mpi, "package", "?"));
+        const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(info, "cuda");
+        if (cuda) {
+                printf("cuda           CUDA %s, cuDNN %s, NCCL %s: %d libraries, %.0f MiB, in %s (from %s)\n",
+                       json_str(cuda, "cuda_version", "?"), json_str(cuda, "cudnn_version", "?"),
+                       json_str(cuda, "nccl_version", "?"),
+                       cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cuda, "libraries")),
+                       json_num(cuda, "bytes", 0) / (1 << 20), json_str(cuda, "lib_dir", "?"),
+                       json_str(cuda, "from", "?"));
+                _cleanup_buf_ struct bd_buf drv = BD_BUF_INIT;
+                const cJSON *d;
+                cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(
+                                              cJSON_GetObjectItemCaseSensitive(cuda, "driver"), "libraries"))
+                        if (cJSON_IsString(d))
+                                buf_printf(&drv, "%s%s", drv.len ? " " : "", d->valuestring);
+                printf("gpu driver     the host's, at run time%s%s%s\n", drv.len ? " (" : "", drv.len ? drv.s : "",
+                       drv.len ? ")" : "");
+        }
         printf("package list   %d packages, checksum %.16s\n",
                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(info, "package_list")),
                json_str(info, "package_list_checksum", "?"));
@@ -1118,9 +1211,11 @@ int cmd_image(int argc, char **argv, struct bd_ctx *ctx, const struct bd_command
                 printf("Usage: benchctl image %s\n%s\n\n"
                        "  build -o OUT [--runtime charliecloud|apptainer|singularity|podman|docker] [--format "
                        "squashfs|dir|oci]\n"
-                       "        [--debs DIR] [--suite SUITE] [--mirror SOURCE]... [--include PKG,...] [--cache DIR]\n"
+                       "        [--debs DIR] [--suite SUITE] [--mirror SOURCE]... [--include PKG,...] [--cache DIR] "
+                       "[--cuda]\n"
                        "        a root file system from Debian's packages with this build's packages, packed for "
                        "the runtime\n"
+                       "        (--cuda: make deb-cuda's packages and the CUDA libraries they need)\n"
                        "  info IMAGE [--json] [--packages]\n"
                        "        what an image holds: benchd's version, Open MPI, the packages, when it was built\n"
                        "\nbenchctl image build --help and benchctl image info --help list the options; see "

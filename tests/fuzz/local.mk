@@ -24,11 +24,13 @@ FUZZ_DAEMON_LIBS = $(BD_LIBS) $(MICROHTTPD_LIBS) $(NUMA_LIBS) -ldl -lpthread
 FUZZ_HARNESSES = tests/fuzz/fuzz-json tests/fuzz/fuzz-system tests/fuzz/fuzz-workload tests/fuzz/fuzz-mlperf \
 	tests/fuzz/fuzz-hostfile \
 	tests/fuzz/fuzz-reader-regex tests/fuzz/fuzz-reader-json tests/fuzz/fuzz-reader-dllogger tests/fuzz/fuzz-trace \
-	tests/fuzz/fuzz-health tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights tests/fuzz/fuzz-ptload
+	tests/fuzz/fuzz-health tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights tests/fuzz/fuzz-ptload \
+	tests/fuzz/fuzz-elfdyn
 FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/replay-workload tests/fuzz/replay-mlperf \
 	tests/fuzz/replay-hostfile \
 	tests/fuzz/replay-reader-regex tests/fuzz/replay-reader-json tests/fuzz/replay-reader-dllogger tests/fuzz/replay-trace \
-	tests/fuzz/replay-health tests/fuzz/replay-checkpoint tests/fuzz/replay-weights tests/fuzz/replay-ptload
+	tests/fuzz/replay-health tests/fuzz/replay-checkpoint tests/fuzz/replay-weights tests/fuzz/replay-ptload \
+	tests/fuzz/replay-elfdyn
 if HAVE_XXHASH
 FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state tests/fuzz/fuzz-fetch-table tests/fuzz/fuzz-fetch-journal \
 	tests/fuzz/fuzz-fetch-sums
@@ -69,6 +71,15 @@ tests_fuzz_fuzz_fetch_journal_LDADD = $(BD_CLIENT_LIBS) -ldl
 tests_fuzz_replay_fetch_journal_SOURCES = tests/fuzz/fuzz-fetch-journal.c $(FUZZ_REPLAY)
 tests_fuzz_replay_fetch_journal_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
 tests_fuzz_replay_fetch_journal_LDADD = $(BD_CLIENT_LIBS) -ldl
+
+# ---- client/image/: ELF dynamic sections (image build --cuda) ----
+tests_fuzz_fuzz_elfdyn_SOURCES = tests/fuzz/fuzz-elfdyn.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_elfdyn_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_elfdyn_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_fuzz_elfdyn_LDADD = $(BD_CLIENT_LIBS) -ldl
+tests_fuzz_replay_elfdyn_SOURCES = tests/fuzz/fuzz-elfdyn.c $(FUZZ_REPLAY)
+tests_fuzz_replay_elfdyn_CPPFLAGS = $(BD_CLIENT_CPPFLAGS)
+tests_fuzz_replay_elfdyn_LDADD = $(BD_CLIENT_LIBS) -ldl
 
 # ---- lib/ ----
 tests_fuzz_fuzz_json_SOURCES = tests/fuzz/fuzz-json.c $(FUZZ_COMMON)

@@ -35,6 +35,7 @@ extern "C" {
 #include "ops.h"
 }
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <time.h>
 
@@ -1481,8 +1482,18 @@ int bd_cuda_device_count(const char **why)
         int n = 0;
         cudaError_t e = cudaGetDeviceCount(&n);
         if (e != cudaSuccess) {
-                if (why)
-                        *why = cudaGetErrorString(e);
+                if (!why)
+                        return 0;
+                *why = cudaGetErrorString(e);
+                /* the runtime says "driver version is insufficient" also
+                 * where there is no driver at all: say which */
+                void *drv = e == cudaErrorInsufficientDriver ? dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) : NULL;
+                if (e == cudaErrorInsufficientDriver && !drv && !(drv = dlopen("libcuda.so.1", RTLD_LAZY)))
+                        *why = "no GPU driver: libcuda.so.1 is not on this host (in a container, the runtime brings "
+                               "the host's: apptainer --nv, podman --device nvidia.com/gpu=all, docker --gpus all, "
+                               "ch-fromhost --nvidia)";
+                if (drv)
+                        dlclose(drv);
                 return 0;
         }
         if (why)
