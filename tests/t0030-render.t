@@ -71,6 +71,16 @@ unlike "not without a container" "$(launch --system 4xlocal allreduce)" "single_
 out=$(launch --system 4xlocal-ch --set container.image=/x.sqfs --set mpirun.mca.btl_vader_single_copy_mechanism=xpmem allreduce)
 like "  the system's own value wins" "$out" "--mca btl_vader_single_copy_mechanism xpmem "
 unlike "  alone" "$out" "single_copy_mechanism none"
+# GPUs in Charliecloud: the host's driver goes into the (directory) image on
+# every node before the image check (ch-fromhost --nvidia), and stops the run
+# when it cannot
+out=$(launch --system 4xlocal-ch --set gpus_per_node=4 --set container.image=/x allreduce)
+like "charliecloud with GPUs: ch-fromhost --nvidia on every node" "$out" 'out=\$\(ch-fromhost --nvidia "\$IMAGE" 2>&1\)'
+like "  its failure names the node and stops the run" "$(sed -n '/^require_driver()/,/^fi/p' <<<"$out" | tr '\n' ' ')" \
+     'srun .*driver_check.*if ! require_driver; then +echo "benchd: image check failed: no trial started" +exit 1'
+is "  before the image check" "$(grep -n '^if ! require_driver\|^if ! require_image' <<<"$out" | cut -d: -f2 | tr '\n' ' ')" \
+   "if ! require_driver; then if ! require_image; then "
+unlike "  not without GPUs" "$(launch --system 4xlocal-ch --set container.image=/x allreduce)" "ch-fromhost"
 out=$(launch --system local maskrcnn --set maskrcnn.mode=torchvision --set maskrcnn.anchor_size=16 \
       --set maskrcnn.rpn_pre_nms_top_n_train=300 --set maskrcnn.rpn_pre_nms_top_n_test=150 \
       --set maskrcnn.rpn_post_nms_top_n_test=100 --set maskrcnn.rpn_batch=128 --set maskrcnn.roi_batch=64 \

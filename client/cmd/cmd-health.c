@@ -446,6 +446,8 @@ static void preflight_row(const char *why, struct health_node **nodes, int *n)
                 { "node", "node.preflight", "drain it; give the node what the run needs (its GPUs, the dataset, the "
                                             "weights), or correct the system file" },
                 { "program", "sw.program", "drain it; install the program the workload runs" },
+                { "driver", "sw.image", "drain it; make the GPU driver reachable to the container runtime (Charliecloud: "
+                                        "ch-fromhost --nvidia, a directory image)" },
         };
         for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
                 _cleanup_free_ char *on = xasprintf("%s check failed on ", kinds[k].kind);

@@ -1116,6 +1116,24 @@ static void emit_image_check(const struct plan *c, struct bd_buf *out)
         words_add(&info, "cat");
         words_add(&info, IMAGE_INFO_PATH);
 
+        if (streq(c->container.runtime, "charliecloud") && c->gpus > 0) {
+                /* Charliecloud's way to the host's GPU driver: ch-fromhost
+                 * copies its libraries into a directory image (a SquashFS
+                 * image cannot take them: it says so, and no trial starts) */
+                struct words fh = { 0 };
+                words_add(&fh, "ch-fromhost");
+                words_add(&fh, "--nvidia");
+                words_add(&fh, RAW "\"$IMAGE\"");
+                buf_puts(out, "# The host's GPU driver into the image on every node (ch-fromhost --nvidia: a\n"
+                              "# directory image; the driver's libraries must match the node's kernel module).\n");
+                emit_node_check(c, "driver", "ch-fromhost --nvidia: ", "bring the GPU driver into the image on "
+                                "every node", &fh, out);
+                buf_puts(out, "if ! require_driver; then\n"
+                              "    echo \"benchd: image check failed: no trial started\"\n"
+                              "    exit 1\n"
+                              "fi\n");
+                words_release(&fh);
+        }
         buf_puts(out, "# The image must run the trainer on every node before the first trial.\n");
         emit_node_check(c, "image", "", "run the image on every node", &prog, out);
         buf_puts(out, "# What the image holds, against the host\n"

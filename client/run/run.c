@@ -110,11 +110,12 @@ static void read_fate(const char *line, struct fate *f)
 }
 
 /* The launch script's pre-flight checks before the first trial (the node's
- * GPUs, dataset and weights, the image, another's program): "benchd: KIND check failed on NODE: WHY", then
+ * GPUs, dataset and weights, the GPU driver into the image, the image, another's program): "benchd: KIND
+ * check failed on NODE: WHY", then
  * "benchd: KIND check failed: no trial started"; the first failure counts. */
 static bool preflight_line(const char *line, struct fate *f)
 {
-        static const char *const kinds[] = { "node", "image", "program" };
+        static const char *const kinds[] = { "node", "driver", "image", "program" };
         for (size_t k = 0; k < ARRAY_SIZE(kinds); k++) {
                 _cleanup_free_ char *on = xasprintf("benchd: %s check failed on ", kinds[k]);
                 _cleanup_free_ char *none = xasprintf("benchd: %s check failed:", kinds[k]);
