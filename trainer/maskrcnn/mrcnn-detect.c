@@ -51,9 +51,11 @@ static int postprocess(struct mrcnn_net *n, const struct det_batch *b, const int
                                                      BD_NCHW, 2, dl);
                 struct bd_tensor vb = bd_tensor_view((char *)b32->data + (size_t)first[i] * 4 * K * es, b32->dev,
                                                      BD_F32, BD_NCHW, 2, db);
-                if ((r = mrcnn_from_host(n, n->rpn.props + (size_t)i * post * 4, BD_F32, 2, dp, &n->props_dev)) < 0 ||
-                    (r = det_op_postprocess(be, &n->cfg.conv, &n->cfg.post, &vl, &vb, &n->props_dev,
-                                            b->samples[i].height, b->samples[i].width, &dets[i])) < 0)
+                /* image i's proposals where mrcnn_proposals left them on the device */
+                struct bd_tensor vp = bd_tensor_view((char *)n->rpn.props_d.data + (size_t)i * post * 4 * es,
+                                                     n->rpn.props_d.dev, BD_F32, BD_NCHW, 2, dp);
+                if ((r = det_op_postprocess(be, &n->cfg.conv, &n->cfg.post, &vl, &vb, &vp, b->samples[i].height,
+                                            b->samples[i].width, &dets[i])) < 0)
                         BE_FAIL(n, err, r, "postprocess");
                 *ndet += dets[i].n;
         }

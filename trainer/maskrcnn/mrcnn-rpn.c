@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "boxes-dev.h"
 #include "macro.h"
 #include "mrcnn-stages.h"
 
@@ -29,7 +30,8 @@ int mrcnn_rpn_init(struct bd_model *m, struct mrcnn_net *n, struct bd_err *err)
 
 void mrcnn_rpn_release(struct mrcnn_rpn *p)
 {
-        struct bd_tensor *ts[] = { &p->obj, &p->dlt, &p->lab, &p->d_obj, &p->d_dlt };
+        struct bd_tensor *ts[] = { &p->obj, &p->dlt, &p->lab, &p->d_obj, &p->d_dlt, &p->an_dev, &p->props_d,
+                                   &p->scores_d };
         for (size_t i = 0; i < ARRAY_SIZE(ts); i++)
                 bd_tensor_release(ts[i]);
         for (int l = 0; l < MRCNN_LEVELS; l++) {
@@ -38,8 +40,6 @@ void mrcnn_rpn_release(struct mrcnn_rpn *p)
                 bd_tensor_release(&p->rd[l]);
         }
         free(p->ac.a);
-        free(p->obj_h);
-        free(p->dlt_h);
         free(p->props);
         free(p->scores);
         free(p->w_match);
@@ -74,6 +74,7 @@ int mrcnn_rpn_anchors(struct mrcnn_net *n, int pad_h, int pad_w)
                 return bd_err_set(&n->be->err, -ENOMEM, "out of memory for %lld anchors", (long long)total);
         ac->pad_h = pad_h;
         ac->pad_w = pad_w;
+        n->rpn.an_dev_ok = 0;   /* mrcnn_proposals copies them again */
         for (int l = 0; l < MRCNN_LEVELS; l++) {
                 int stride = 4 << l;
                 float size = n->cfg.anchor_size * (float)(1 << l), cell[NA * 4];
@@ -158,25 +159,6 @@ int mrcnn_rpn_bwd(struct bd_model *m, struct mrcnn_net *n, struct bd_tensor *dP[
 
 /* ---- proposals ---- */
 
-/* The head's outputs on the host, per level in the (N, A_l) / (N, A_l, 4)
- * form of det_rpn_proposals. */
-static int rpn_levels(struct mrcnn_net *n, int64_t N, struct det_rpn_level lv[MRCNN_LEVELS])
-{
-        struct mrcnn_rpn *p = &n->rpn;
-        const float *o, *d;
-        int r;
-        if ((r = mrcnn_to_host(n, &p->obj, &p->obj_h, &p->obj_h_cap, &o)) < 0 ||
-            (r = mrcnn_to_host(n, &p->dlt, &p->dlt_h, &p->dlt_h_cap, &d)) < 0)
-                return r;
-        for (int l = 0; l < MRCNN_LEVELS; l++) {
-                int64_t off = N * p->ac.off[l];
-                lv[l] = (struct det_rpn_level){ .objectness = o + off, .deltas = d + off * 4,
-                                                .anchors = p->ac.a + p->ac.off[l] * 4,
-                                                .A = p->ac.off[l + 1] - p->ac.off[l] };
-        }
-        return 0;
-}
-
 static struct det_rpn_params rpn_params(const struct mrcnn_net *n, int training)
 {
         const struct mrcnn_cfg *c = &n->cfg;
@@ -190,27 +172,79 @@ static struct det_rpn_params rpn_params(const struct mrcnn_net *n, int training)
         return p;
 }
 
+/* a plain float32 view of count values of t from element off, shaped (d0[, d1[, d2]]) */
+static struct bd_tensor view_f32(const struct bd_tensor *t, int64_t off, int ndim, int64_t d0, int64_t d1, int64_t d2)
+{
+        struct bd_tensor v = { .data = (float *)t->data + off, .ndim = ndim, .dims = { d0, d1, d2 },
+                               .dtype = BD_F32, .layout = BD_NCHW, .dev = t->dev };
+        return v;
+}
+
+/* On the backend's device (det_dev_rpn_proposals: on CUDA the kernels of
+ * proposals.cu, no copy of the head's outputs to the host); the proposals,
+ * N x post-NMS top-n boxes, come back to the host for the box head's
+ * sampler. */
 int mrcnn_proposals(struct mrcnn_net *n, const struct det_batch *b, int training)
 {
+        struct bd_backend *be = n->be;
         struct mrcnn_rpn *rp = &n->rpn;
-        struct det_rpn_level lv[MRCNN_LEVELS];
-        int r;
-        if ((r = rpn_levels(n, b->n, lv)) < 0)
-                return r;
         struct det_rpn_params p = rpn_params(n, training);
-        int hw[2 * 64];
+        int hw[2 * 64], r = 0;
         if (b->n > 64)
-                return bd_err_set(&n->be->err, -EINVAL, "at most 64 images per rank and step (got %d)", b->n);
+                return bd_err_set(&be->err, -EINVAL, "at most 64 images per rank and step (got %d)", b->n);
         for (int i = 0; i < b->n; i++) {
                 hw[2 * i] = b->samples[i].height;
                 hw[2 * i + 1] = b->samples[i].width;
         }
-        int64_t cnt = (int64_t)b->n * p.post_nms_top_n;
+        const int64_t N = b->n, A = rp->ac.off[MRCNN_LEVELS];
+        int64_t cnt = N * p.post_nms_top_n;
         if (GROW(rp->props, rp->props_cap, cnt * 4) < 0 || GROW(rp->scores, rp->scores_cap, cnt) < 0)
-                return bd_err_set(&n->be->err, -ENOMEM, "out of memory");
+                return bd_err_set(&be->err, -ENOMEM, "out of memory");
         rp->post = p.post_nms_top_n;
-        r = det_rpn_proposals(&n->cfg.conv, &p, lv, MRCNN_LEVELS, b->n, hw, rp->props, rp->scores, rp->count);
-        return r < 0 ? bd_err_set(&n->be->err, r, "RPN proposals: bad parameters") : 0;
+        /* the anchors on the device, once per map size (mrcnn_rpn_anchors) */
+        if (!rp->an_dev_ok) {
+                int64_t d2[2] = { A, 4 };
+                if ((r = bd_tensor_resize(be, &rp->an_dev, BD_F32, BD_NCHW, 2, d2)) < 0 ||
+                    (A && (r = be->ops->copy(be, rp->an_dev.data, rp->an_dev.dev, rp->ac.a, BD_CPU,
+                                             (size_t)A * 4 * sizeof(float))) < 0))
+                        return r;
+                rp->an_dev_ok = 1;
+        }
+        /* the head's outputs in float32 (amp: cast) */
+        const struct bd_tensor *obj = &rp->obj, *dlt = &rp->dlt;
+        struct bd_tensor *o32 = NULL, *d32 = NULL;
+        if (rp->obj.dtype != BD_F32) {
+                o32 = bd_scratch_get(&n->scratch, BD_F32, BD_NCHW, rp->obj.ndim, rp->obj.dims);
+                d32 = bd_scratch_get(&n->scratch, BD_F32, BD_NCHW, rp->dlt.ndim, rp->dlt.dims);
+                if (!o32 || !d32)
+                        r = -ENOMEM;
+                if (r >= 0 && (r = bd_op_cast(be, &rp->obj, BD_F32, 1.0, o32)) >= 0)
+                        r = bd_op_cast(be, &rp->dlt, BD_F32, 1.0, d32);
+                obj = o32;
+                dlt = d32;
+        }
+        if (r >= 0) {
+                struct bd_tensor ov[MRCNN_LEVELS], dv[MRCNN_LEVELS], av[MRCNN_LEVELS];
+                for (int l = 0; l < MRCNN_LEVELS; l++) {
+                        int64_t a0 = rp->ac.off[l], Al = rp->ac.off[l + 1] - a0;
+                        ov[l] = view_f32(obj, N * a0, 2, N, Al, 0);
+                        dv[l] = view_f32(dlt, N * a0 * 4, 3, N, Al, 4);
+                        av[l] = view_f32(&rp->an_dev, a0 * 4, 2, Al, 4, 0);
+                }
+                r = det_dev_rpn_proposals(be, &n->cfg.conv, &p, ov, dv, av, MRCNN_LEVELS, hw, &rp->props_d,
+                                          &rp->scores_d, rp->count);
+        }
+        if (o32)
+                bd_scratch_put(&n->scratch, o32);
+        if (d32)
+                bd_scratch_put(&n->scratch, d32);
+        if (r >= 0 && cnt > 0 &&
+            ((r = be->ops->copy(be, rp->props, BD_CPU, rp->props_d.data, rp->props_d.dev,
+                                (size_t)cnt * 4 * sizeof(float))) < 0 ||
+             (r = be->ops->copy(be, rp->scores, BD_CPU, rp->scores_d.data, rp->scores_d.dev,
+                                (size_t)cnt * sizeof(float))) < 0))
+                return r;
+        return r < 0 ? r : 0;
 }
 
 /* ---- targets and loss ---- */

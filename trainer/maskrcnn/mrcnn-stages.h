@@ -58,12 +58,13 @@ struct mrcnn_rpn {
         struct bd_tensor obj, dlt;      /* outputs, all levels, NHWC, (M), (M, 4) */
         struct bd_tensor lab;           /* (M) i32 */
         struct bd_tensor d_obj, d_dlt;  /* the loss's gradients, kept for the backward */
+        struct bd_tensor an_dev;        /* the anchors (A, 4) on the device */
+        int an_dev_ok;                  /* an_dev holds ac's anchors */
+        struct bd_tensor props_d, scores_d;     /* the proposals on the device, (N, post, 4) and (N, post) */
         /* host work space, grown as needed and kept: a step allocates
          * nothing once the sizes repeat (large blocks would otherwise go
          * back to the kernel and fault in again, zeroed, every step) */
-        float *obj_h, *dlt_h;
-        size_t obj_h_cap, dlt_h_cap;
-        float *props, *scores;          /* proposals (N, post, 4) of the last mrcnn_proposals */
+        float *props, *scores;          /* proposals (N, post, 4) of the last mrcnn_proposals, on the host */
         size_t props_cap, scores_cap;
         int64_t post;                   /* their post-NMS top-n */
         int64_t count[64];              /* proposals per image */
