@@ -51,8 +51,8 @@ static void dirs_add(struct search *s, char *dir)
         s->dirs[s->ndirs++] = dir;
 }
 
-/* The loader's directories in root: its ld.so.conf.d entries and the
- * defaults */
+/* The loader's directories in root (this host's for ""): its ld.so.conf.d
+ * entries and the defaults */
 static void root_dirs(struct search *s)
 {
         _cleanup_free_ char *pattern = xasprintf("%s/etc/ld.so.conf.d/*.conf", s->root);
@@ -82,15 +82,23 @@ static void root_dirs(struct search *s)
         dirs_add(s, xstrdup("/usr/lib"));
 }
 
-static bool in_root(const struct search *s, const char *soname)
+/* The path of soname in one of s's directories, or NULL */
+static char *search_find(const struct search *s, const char *soname)
 {
         for (size_t i = 0; i < s->ndirs; i++) {
-                _cleanup_free_ char *p = xasprintf("%s%s/%s", s->root, s->dirs[i], soname);
+                char *p = xasprintf("%s%s/%s", s->root, s->dirs[i], soname);
                 struct stat st;
                 if (lstat(p, &st) == 0)
-                        return true;
+                        return p;
+                free(p);
         }
-        return false;
+        return NULL;
+}
+
+static bool in_root(const struct search *s, const char *soname)
+{
+        _cleanup_free_ char *p = search_find(s, soname);
+        return p != NULL;
 }
 
 /* A file to read the needs of: a path on this host, and whether it is the
@@ -103,6 +111,7 @@ struct item {
 
 struct find {
         struct search s;
+        struct search host;     /* this host's loader directories (root "") */
         struct cuda_libs *l;
         struct item *q;
         size_t nq, head;
@@ -305,9 +314,14 @@ static int needs_of(struct find *f, const struct item *it, struct bd_err *err)
                         if (access(p, R_OK) == 0)
                                 found = TAKE_PTR(p);
                 }
+                /* then where this host's loader looks (CUDA's libraries
+                 * installed into /usr/lib: no Debian package declares them) */
+                if (!found)
+                        found = search_find(&f->host, so);
                 if (!found) {
-                        r = bd_err_set(err, -ENOENT, "%s needs %s, which neither the image nor its run path (%s) has",
-                                       it->shown, so, dyn.runpath ? dyn.runpath : "none");
+                        r = bd_err_set(err, -ENOENT, "%s needs %s, which neither the image, its run path (%s) nor "
+                                       "this host's library directories have", it->shown, so,
+                                       dyn.runpath ? dyn.runpath : "none");
                         break;
                 }
                 r = carry(f, so, found, it->shown, err);
@@ -322,8 +336,9 @@ static int needs_of(struct find *f, const struct item *it, struct bd_err *err)
 int cuda_libs_find(const char *root, char *const *files, struct cuda_libs *ret, struct bd_err *err)
 {
         memset(ret, 0, sizeof(*ret));
-        struct find f = { .s = { .root = root }, .l = ret };
+        struct find f = { .s = { .root = root }, .host = { .root = "" }, .l = ret };
         root_dirs(&f.s);
+        root_dirs(&f.host);
         for (size_t i = 0; files && files[i]; i++)
                 queue(&f, xasprintf("%s%s", root, files[i]), xstrdup(files[i]), true);
         int r = 0;
@@ -337,6 +352,9 @@ int cuda_libs_find(const char *root, char *const *files, struct cuda_libs *ret, 
         for (size_t i = 0; i < f.s.ndirs; i++)
                 free(f.s.dirs[i]);
         free(f.s.dirs);
+        for (size_t i = 0; i < f.host.ndirs; i++)
+                free(f.host.dirs[i]);
+        free(f.host.dirs);
         if (r < 0)
                 cuda_libs_free(ret);
         return r < 0 ? r : 0;

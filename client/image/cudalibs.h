@@ -5,7 +5,8 @@
  * installation they were built against, which their run path names.  The
  * image carries those, found the way the dynamic loader finds them: each
  * library an ELF file of the image needs (DT_NEEDED) and the image does
- * not have is looked up in the file's run path on this host, and so on for
+ * not have is looked up in the file's run path on this host (then in this
+ * host's library directories, as the loader would), and so on for
  * what that library needs; the libraries a carried library loads itself at
  * run time (dlopen: cuDNN 9's libcudnn_*.so.9, NVRTC for cuBLASLt's and
  * cuDNN's runtime-compiled kernels), named in its strings and found beside
