@@ -31,6 +31,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 PYTHONUNBUFFERE
 echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(nproc) CPUs;" \
      "$($py -c 'import torch; print("torch", torch.__version__)' 2>&1 | tail -1)"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+field() { awk -v k="$1" '/^step/ { for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$2"; }   # NAME FILE
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else printf "-" }'; }
 for w in "${what[@]}"; do
     case $w in
@@ -59,9 +60,11 @@ for w in "${what[@]}"; do
             "$py" "$src/bench/maskrcnn-step.py" --config reference --device cuda "${targ[@]}" --iters 10 --warmup 3 \
                 --threads 8 > "$tmp/t" 2>&1
             theirs=$(awk '/^step/ { print $2 }' "$tmp/t")
-            ocpu=$(awk '/^step/ { print $NF }' "$tmp/o"); tcpu=$(awk '/^step/ { print $NF }' "$tmp/t")
-            printf 'mrcnn %-5s ours %8s ms/step, PyTorch %8s ms/step, ratio %s; host CPU ms/step ours %s, PyTorch %s\n' \
-                $p "${ours:-failed}" "${theirs:-failed}" "$(ratio "${theirs:-0}" "${ours:-0}")" "${ocpu:--}" "${tcpu:--}"
+            ocpu=$(field cpu-ms "$tmp/o"); tcpu=$(field cpu-ms "$tmp/t")
+            omain=$(field main-ms "$tmp/o"); tmain=$(field main-ms "$tmp/t")
+            printf 'mrcnn %-5s ours %8s ms/step, PyTorch %8s ms/step, ratio %s; host CPU ms/step ours %s (main thread %s), PyTorch %s (%s)\n' \
+                $p "${ours:-failed}" "${theirs:-failed}" "$(ratio "${theirs:-0}" "${ours:-0}")" "${ocpu:--}" "${omain:--}" \
+                "${tcpu:--}" "${tmain:--}"
             [ -n "$ours" ] || tail -3 "$tmp/o"
         done ;;
     *) echo "gpu-step.sh: $w: ssd or mrcnn" >&2; exit 2 ;;

@@ -18,8 +18,10 @@
  * inscribed in it, a label) come from the LCG bench/maskrcnn-step.py draws
  * the same ones from; the pixels are random values of a normalised image,
  * zero in the padding.  SGD: lr 0.001, momentum 0.9, weight decay 1e-4.
- * Prints "step MS images/s X loss L cpu-ms C" (medians of K timed steps
- * after W untimed ones; C: CPU time of all threads) and "losses ..." of the
+ * Prints "step MS images/s X loss L cpu-ms C main-ms M" (medians of K timed
+ * steps after W untimed ones; C: CPU time of all threads, M: of the thread
+ * that drives the step, the rest being OpenMP's and the libraries' threads)
+ * and "losses ..." of the
  * last step.  bench/maskrcnn-step.sh runs it next to maskrcnn-step.py.
  */
 #include "config.h"
@@ -204,11 +206,12 @@ int main(int argc, char **argv)
         }
 
         double *t = xcalloc((size_t)iters, sizeof(double)), *ct = xcalloc((size_t)iters, sizeof(double));
+        double *mt = xcalloc((size_t)iters, sizeof(double));
         struct mrcnn_losses L = { 0 };
         for (int it = -warmup; it < iters; it++) {
                 struct mrcnn_step st = { .seed = 1, .step = (uint64_t)(it + warmup + 1),
                                          .gscale = amp ? o.loss_scale : 1 };
-                double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+                double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID), m0 = now(CLOCK_THREAD_CPUTIME_ID);
                 if (mrcnn_fwd_train(net, &m, &b, &st, &L, &err) < 0)
                         die("forward", &err);
                 if (bd_model_begin_backward(&m) < 0 || mrcnn_bwd(net, &m, &err) < 0)
@@ -218,16 +221,19 @@ int main(int argc, char **argv)
                 if (it >= 0) {
                         t[it] = now(CLOCK_MONOTONIC) - t0;
                         ct[it] = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+                        mt[it] = now(CLOCK_THREAD_CPUTIME_ID) - m0;
                 }
         }
         (void)bench_read;       /* det-bench.h's other helper: this driver reads no inputs */
-        double med = bench_median(t, iters), cmed = bench_median(ct, iters);
-        printf("step %.1f images/s %.3f loss %.4f cpu-ms %.1f\n", 1e3 * med, N / med, L.total, 1e3 * cmed);
+        double med = bench_median(t, iters), cmed = bench_median(ct, iters), mmed = bench_median(mt, iters);
+        printf("step %.1f images/s %.3f loss %.4f cpu-ms %.1f main-ms %.1f\n", 1e3 * med, N / med, L.total,
+               1e3 * cmed, 1e3 * mmed);
         printf("losses classifier %.4f box_reg %.4f mask %.4f objectness %.4f rpn_box_reg %.4f "
                "(sampled: %lld/%lld anchors, %lld/%lld RoIs positive/negative)\n",
                L.classifier, L.box_reg, L.mask, L.objectness, L.rpn_box, (long long)L.rpn_pos, (long long)L.rpn_neg,
                (long long)L.roi_pos, (long long)L.roi_neg);
         free(t);
+        free(mt);
         free(ct);
         for (int i = 0; i < N; i++) {
                 struct det_target *tg = &b.samples[i].target;

@@ -19,7 +19,7 @@ The objects (5 per image by default: boxes and 16-vertex polygons inscribed
 in them, labels) come from the LCG bench/maskrcnn-step.c draws them from, so
 both sides train on the same targets; the polygons are rasterised here into
 the bitmasks torchvision takes.  The pixels are random (each side its own).
-Prints "step MS images/s X loss L cpu-ms C" (medians of K steps after W) and
+Prints "step MS images/s X loss L cpu-ms C main-ms M" (medians of K steps after W) and
 "losses ..." of the last step, as bench/maskrcnn-step.c does.
 """
 import argparse
@@ -122,10 +122,10 @@ print(f"# maskrcnn-step.py: {'Faster R-CNN, ' if args.no_masks else ''}{args.con
       f"{sum(p.numel() for p in params)} trained parameters, torch {torch.__version__} "
       f"torchvision {torchvision.__version__}, {args.device}{' amp' if args.amp else ''}, {args.threads} threads",
       flush=True)
-t, ct = [], []
+t, ct, mt = [], [], []
 for it in range(-args.warmup, args.iters):
     sync()
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0, c0, m0 = time.perf_counter(), time.process_time(), time.thread_time()
     opt.zero_grad()
     if scaler:
         with torch.autocast("cuda", dtype=torch.float16):
@@ -143,8 +143,11 @@ for it in range(-args.warmup, args.iters):
     if it >= 0:
         t.append(time.perf_counter() - t0)
         ct.append(time.process_time() - c0)
+        mt.append(time.thread_time() - m0)
 t.sort()
 ct.sort()
-med, cmed = t[len(t) // 2], ct[len(ct) // 2]
-print(f"step {1e3 * med:.1f} images/s {N / med:.3f} loss {loss.item():.4f} cpu-ms {1e3 * cmed:.1f}")
+mt.sort()
+med, cmed, mmed = t[len(t) // 2], ct[len(ct) // 2], mt[len(mt) // 2]
+print(f"step {1e3 * med:.1f} images/s {N / med:.3f} loss {loss.item():.4f} cpu-ms {1e3 * cmed:.1f} "
+      f"main-ms {1e3 * mmed:.1f}")
 print("losses " + " ".join(f"{k[5:]} {v.item():.4f}" for k, v in losses.items()))
