@@ -58,10 +58,20 @@ is "  no driver library in the image" "$(find "$tmp/img" -name 'libcuda.so*' -o 
 
 export USER=${USER:-root}
 in_img() { ch-run "$tmp/img" -- "$@"; }
-is "ch-run: every library of every trainer resolves" \
-   "$(for p in benchd-ssd benchd-maskrcnn benchd-allreduce; do in_img ldd "/usr/bin/$p"; done | grep -c 'not found')" 0
-is "  and of every carried library" \
-   "$(for f in "$tmp"/img/usr/local/cuda/lib64/*.so*; do in_img ldd "/usr/local/cuda/lib64/${f##*/}"; done | grep -c 'not found')" 0
+# ldd's lines of each file: "resolved N" (libraries found) and "missing M"
+ldd_all() {
+    local f out
+    for f in "$@"; do
+        out=$(in_img ldd "$f" 2>&1) || { echo "ldd failed on $f: $out"; continue; }
+        echo "$f resolved $(grep -c '=> /' <<<"$out") missing $(grep -c 'not found' <<<"$out")"
+    done
+}
+out=$(ldd_all /usr/bin/benchd-ssd /usr/bin/benchd-maskrcnn /usr/bin/benchd-allreduce)
+printf '%s\n' "$out" | sed 's/^/#   /'
+is "ch-run: every library of every trainer resolves" "$(grep -c 'resolved [1-9][0-9]* missing 0$' <<<"$out")" 3
+libs=("$tmp"/img/usr/local/cuda/lib64/*.so*)
+out=$(ldd_all "${libs[@]/#$tmp\/img/}")
+is "  and of every carried library" "$(grep -c 'resolved [1-9][0-9]* missing 0$' <<<"$out")" "${#libs[@]}"
 like "  the trainer's CUDA libraries are the image's" "$(in_img ldd /usr/bin/benchd-ssd)" \
      "libcudnn\.so\.9 => /usr/local/cuda/lib64/libcudnn\.so\.9"
 out=$(in_img benchd-ssd --synthetic --backend cpu --batch-size 2 --image-size 64 --max-steps 2 2>&1)
