@@ -315,9 +315,15 @@ check-learn: all
 # checks on the Slurm cluster (t0447: 16 sanitized ranks timing allreduces on
 # two cores, 2 minutes plain and a quarter of an hour sanitized; health's
 # code runs sanitized in t0445, t0446 and test-health-perf, the allreduce's
-# in t0300).  They run unsanitized in make check.
+# in t0300), and torchvision's Mask R-CNN (t0785, t0790, t0791: 6.5
+# minutes there, mostly PyTorch training, which no sanitizer sees; the C
+# they reach runs sanitized elsewhere: benchctl's submit and scoring in
+# t0200 and t0206, its sweeps in t0910, the torch.distributed launch's
+# render in t0046, benchd-maskrcnn's command line in t0760).  They run
+# unsanitized in make check.
 SANITIZER_SKIP = tests/t0780-maskrcnn-slurm.t tests/t0915-sweep-slurm.t tests/t0920-suite.t \
-	tests/t0447-health-allreduce.t
+	tests/t0447-health-allreduce.t tests/t0785-tv-maskrcnn-slurm.t tests/t0790-tv-maskrcnn.t \
+	tests/t0791-tv-maskrcnn-groups.t
 .PHONY: check-sanitizers
 check-sanitizers: all
 	$(AM_V_at)list=; for t in $(TESTS); do \
