@@ -20,15 +20,3 @@ double bd_rng_normal(struct bd_rng *r)
         return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
-uint64_t bd_rng_below(struct bd_rng *r, uint64_t n)
-{
-        if (n <= 1)
-                return 0;
-        /* rejection keeps it unbiased */
-        uint64_t lim = UINT64_MAX - UINT64_MAX % n;
-        uint64_t v;
-        do
-                v = bd_rng_u64(r);
-        while (v >= lim);
-        return v % n;
-}

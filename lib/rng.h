@@ -22,11 +22,19 @@
 
 #include <stdint.h>
 
+/* The generator and the keyed seeding also run in CUDA kernels (the
+ * detection sampler on the device draws what det_sample draws on the host) */
+#ifdef __CUDACC__
+#define BD_RNG_HD __host__ __device__ static inline
+#else
+#define BD_RNG_HD static inline
+#endif
+
 struct bd_rng {
         uint64_t s[4];
 };
 
-static inline uint64_t bd_splitmix64(uint64_t *x)
+BD_RNG_HD uint64_t bd_splitmix64(uint64_t *x)
 {
         uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
         z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -34,12 +42,12 @@ static inline uint64_t bd_splitmix64(uint64_t *x)
         return z ^ (z >> 31);
 }
 
-static inline uint64_t bd_rotl64(uint64_t x, int k)
+BD_RNG_HD uint64_t bd_rotl64(uint64_t x, int k)
 {
         return (x << k) | (x >> (64 - k));
 }
 
-static inline uint64_t bd_rng_u64(struct bd_rng *r)
+BD_RNG_HD uint64_t bd_rng_u64(struct bd_rng *r)
 {
         uint64_t *s = r->s;
         uint64_t result = bd_rotl64(s[1] * 5, 7) * 9;
@@ -54,7 +62,7 @@ static inline uint64_t bd_rng_u64(struct bd_rng *r)
 }
 
 /* uniform in [0, 1) with 53 random bits */
-static inline double bd_rng_uniform(struct bd_rng *r)
+BD_RNG_HD double bd_rng_uniform(struct bd_rng *r)
 {
         return (double)(bd_rng_u64(r) >> 11) * 0x1.0p-53;
 }
@@ -65,13 +73,11 @@ static inline double bd_rng_uniform(struct bd_rng *r)
 void bd_rng_seed(struct bd_rng *r, uint64_t seed, uint64_t stream);
 /* standard normal (Box-Muller, one value per call) */
 double bd_rng_normal(struct bd_rng *r);
-/* uniform integer in [0, n), exactly (rejection) */
-uint64_t bd_rng_below(struct bd_rng *r, uint64_t n);
 
 /* ---- keys (data pipeline) ---- */
 
 /* A well-mixed 64-bit key from three values (seed, epoch, position...). */
-static inline uint64_t bd_rng_mix3(uint64_t a, uint64_t b, uint64_t c)
+BD_RNG_HD uint64_t bd_rng_mix3(uint64_t a, uint64_t b, uint64_t c)
 {
         uint64_t x = a;
         uint64_t h = bd_splitmix64(&x);
@@ -81,11 +87,25 @@ static inline uint64_t bd_rng_mix3(uint64_t a, uint64_t b, uint64_t c)
         return bd_splitmix64(&x);
 }
 
-static inline void bd_rng_seed_key(struct bd_rng *r, uint64_t key)
+BD_RNG_HD void bd_rng_seed_key(struct bd_rng *r, uint64_t key)
 {
         uint64_t x = key;
         for (int i = 0; i < 4; i++)
                 r->s[i] = bd_splitmix64(&x);
+}
+
+/* uniform integer in [0, n), exactly (rejection) */
+BD_RNG_HD uint64_t bd_rng_below(struct bd_rng *r, uint64_t n)
+{
+        if (n <= 1)
+                return 0;
+        /* rejection keeps it unbiased */
+        uint64_t lim = UINT64_MAX - UINT64_MAX % n;
+        uint64_t v;
+        do
+                v = bd_rng_u64(r);
+        while (v >= lim);
+        return v % n;
 }
 
 /* Uniform in [lo, hi). */

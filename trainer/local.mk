@@ -51,7 +51,7 @@ libbdtrain_a_SOURCES = \
 # masks.c and postprocess.c use data/mask.h (pycocotools' RLE): a program that
 # calls them links libbddata.a after libbdtrain.a
 libbdtrain_a_CPPFLAGS += $(DATA_CPPFLAGS)
-libbdtrain_a_SOURCES += trainer/det/boxes-impl.h trainer/det/match.h trainer/det/match.c \
+libbdtrain_a_SOURCES += trainer/det/boxes-impl.h trainer/det/sample-impl.h trainer/det/match.h trainer/det/match.c \
 	trainer/det/proposals.h trainer/det/proposals.c trainer/det/boxes-dev.h trainer/det/boxes-dev.c
 # the CPU backend's library operations: oneDNN's primitives, or the reference loops
 if HAVE_DNNL
@@ -62,7 +62,7 @@ endif
 BD_TRAIN_LIBS = libbdtrain.a $(BD_LIBS) $(DNNL_LIBS) $(MPI_LIBS) $(OPENMP_CFLAGS) -lm
 EXTRA_DIST += trainer/README.md trainer/tools trainer/ops/ops-cuda-none.c trainer/ops/ops-cuda.cu \
 	trainer/det/postprocess.cu trainer/det/masks.cu trainer/det/roi-align.cu
-EXTRA_DIST += trainer/det/boxes-cuda.cu trainer/det/proposals.cu trainer/det/det-cuda.h
+EXTRA_DIST += trainer/det/boxes-cuda.cu trainer/det/proposals.cu trainer/det/rpn-targets.cu trainer/det/det-cuda.h
 if HAVE_CUDA
 # CUDA sources: a .cu suffix rule (nvcc, the architectures configure chose);
 # their objects go into libbdtrain.a through BD_CUDA_OBJS
@@ -88,7 +88,10 @@ trainer/det/roi-align.$(OBJEXT): $(srcdir)/trainer/det/roi-align.h $(srcdir)/tra
 	$(srcdir)/trainer/det/roi-align-types.h
 BD_CUDA_OBJS += trainer/det/boxes-cuda.$(OBJEXT)
 BD_CUDA_OBJS += trainer/det/proposals.$(OBJEXT)
-trainer/det/boxes-cuda.$(OBJEXT) trainer/det/proposals.$(OBJEXT): $(srcdir)/trainer/det/boxes-impl.h \
+BD_CUDA_OBJS += trainer/det/rpn-targets.$(OBJEXT)
+trainer/det/rpn-targets.$(OBJEXT): $(srcdir)/lib/rng.h $(srcdir)/trainer/det/sample-impl.h
+trainer/det/boxes-cuda.$(OBJEXT) trainer/det/proposals.$(OBJEXT) trainer/det/rpn-targets.$(OBJEXT): \
+	$(srcdir)/trainer/det/boxes-impl.h \
 	$(srcdir)/trainer/det/det-cuda.h $(srcdir)/trainer/det/boxes-dev.h $(srcdir)/trainer/det/boxes.h \
 	$(srcdir)/trainer/det/match.h $(srcdir)/trainer/det/proposals.h
 $(BD_CUDA_OBJS): $(srcdir)/trainer/ops/elem.h $(srcdir)/trainer/ops/elem-impl.h $(srcdir)/trainer/ops/backend.h \

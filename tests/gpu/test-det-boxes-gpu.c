@@ -16,7 +16,12 @@
  *     counts exact, boxes 2e-6 max(|want|, 64), scores 2e-6 max(|want|, 1e-3).
  *     The decode's expf may differ by an ulp, which could in principle move a
  *     near-threshold NMS decision: the random logits make that unlikely, and
- *     a failure there prints the first differing proposal.
+ *     a failure there prints the first differing proposal;
+ *   RPN targets (3 images, one without boxes, P2..P6 of 256x384, both
+ *     conventions, two samplers; det_dev_rpn_targets: the match, labels,
+ *     sampler and coder on the device): counts and labels exact (the same
+ *     keyed draws), codes 2e-6 max(|want|, 1) (logf); injected permutations
+ *     (the host function on copies) the same.
  * Without a visible GPU the test is skipped, saying why.
  */
 #include "config.h"
@@ -29,6 +34,7 @@
 #include "rng.h"
 #include "boxes-dev.h"
 #include "../unit/tap.h"
+#include "../unit/det-rpn-candidates.h"
 
 /* a setup step that cannot fail in a working build: stop the plan */
 #define BAIL(...)                                  \
@@ -354,6 +360,87 @@ static void test_proposals(void)
                 }
 }
 
+static void test_rpn_targets(void)
+{
+        enum { NI = 3, L = 5, PH = 256, PW = 384, G = 23 };
+        static const float ratios[3] = { 0.5f, 1.0f, 2.0f };
+        static const int hw[2 * NI] = { 250, 370, 256, 300, 256, 384 };
+        static const int64_t gt_off[NI + 1] = { 0, 9, 9, G };
+        static const uint64_t streams[NI] = { 101, 202, 303 };
+        static const struct det_coder k = { 1, 1, 1, 1, (float)DET_BBOX_XFORM_CLIP };
+        const struct det_sampler ss[2] = { { 256, 0.5 }, { 64, 0.25 } };
+        float gt[G * 4];
+        rand_boxes(gt, G, 300, 150);
+        for (int ci = 0; ci < 2; ci++)
+                for (int si = 0; si < 2; si++) {
+                        const struct det_conv *c = CONV[ci];
+                        int64_t off[L + 1];
+                        off[0] = 0;
+                        for (int l = 0; l < L; l++)
+                                off[l + 1] = off[l] + (int64_t)(PH >> (2 + l)) * (PW >> (2 + l)) * 3;
+                        const int64_t A = off[L], M = NI * A;
+                        float *an = xmalloc((size_t)A * 4 * sizeof(float));
+                        for (int l = 0; l < L; l++) {
+                                int s = 4 << l;
+                                float size = (float)(32 << l), cell[12];
+                                det_cell_anchors(c, s, &size, 1, ratios, 3, cell);
+                                det_grid_anchors(cell, 3, PH / s, PW / s, s, s, an + 4 * off[l]);
+                        }
+                        struct det_rpn_batch b = { .m = &det_matcher_rpn, .s = &ss[si], .k = &k, .off = off, .L = L,
+                                                   .N = NI, .gt_off = gt_off, .image_hw = hw, .seed = 77,
+                                                   .streams = streams };
+                        struct bd_tensor ha = put(cpu, an, BD_F32, 2, A, 4, 0), hg = put(cpu, gt, BD_F32, 2, G, 4, 0);
+                        struct bd_tensor da = put(gpu, an, BD_F32, 2, A, 4, 0), dg = put(gpu, gt, BD_F32, 2, G, 4, 0);
+                        struct bd_tensor hl = T0(), ht = T0(), dl = T0(), dt = T0();
+                        int64_t p1[NI], n1[NI], p2[NI], n2[NI];
+                        char what[160];
+                        for (int inj = 0; inj < 2; inj++) {
+                                struct det_perm perms[NI];
+                                int64_t *pp[NI] = { 0 };
+                                if (inj) {
+                                        for (int i = 0; i < NI; i++) {
+                                                int64_t np, nn;
+                                                rpn_candidates(c, &b, an, gt, i, &np, &nn);
+                                                /* negatives: a prime stride (distinct unless it divides nn) */
+                                                int64_t stride = nn % 7919 ? 7919 : 1;
+                                                pp[i] = xmalloc((size_t)(np + nn + 1) * sizeof(int64_t));
+                                                for (int64_t t = 0; t < np; t++)
+                                                        pp[i][t] = np - 1 - t;
+                                                for (int64_t t = 0; t < nn; t++)
+                                                        pp[i][np + t] = (t * stride) % nn;
+                                                perms[i] = (struct det_perm){ pp[i], np, pp[i] + np, nn };
+                                        }
+                                        b.perms = perms;
+                                }
+                                snprintf(what, sizeof(what), "rpn targets %s, sampler %d/%.2f%s: cpu", CNAME[ci],
+                                         ss[si].batch_size_per_image, ss[si].positive_fraction,
+                                         inj ? ", injected" : "");
+                                is_int(det_dev_rpn_targets(cpu, c, &b, &ha, &hg, &hl, &ht, p1, n1), 0, what);
+                                snprintf(what, sizeof(what), "  cuda");
+                                is_int(det_dev_rpn_targets(gpu, c, &b, &da, &dg, &dl, &dt, p2, n2), 0, what);
+                                ok(!memcmp(p1, p2, sizeof(p1)) && !memcmp(n1, n2, sizeof(n1)),
+                                   "  sampled counts exact");
+                                if (!inj)
+                                        printf("#   positives %lld %lld %lld, negatives %lld %lld %lld\n",
+                                               (long long)p1[0], (long long)p1[1], (long long)p1[2],
+                                               (long long)n1[0], (long long)n1[1], (long long)n1[2]);
+                                int32_t *gl = get(gpu, &dl);
+                                float *gtg = get(gpu, &dt);
+                                same_ints(gl, hl.data, M, "  labels exact (the same anchors drawn)");
+                                close_all(gtg, ht.data, M * 4, 2e-6, 1, "  box codes (2e-6)");
+                                free(gl);
+                                free(gtg);
+                                for (int i = 0; i < NI; i++)
+                                        free(pp[i]);
+                                b.perms = NULL;
+                        }
+                        struct bd_tensor *rel[] = { &ha, &hg, &da, &dg, &hl, &ht, &dl, &dt };
+                        for (size_t t = 0; t < ARRAY_SIZE(rel); t++)
+                                bd_tensor_release(rel[t]);
+                        free(an);
+                }
+}
+
 int main(void)
 {
         const char *why = "";
@@ -371,6 +458,7 @@ int main(void)
         test_coder_iou();
         test_nms();
         test_proposals();
+        test_rpn_targets();
         bd_backend_free(gpu);
         bd_backend_free(cpu);
         return done_testing();

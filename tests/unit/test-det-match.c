@@ -13,6 +13,11 @@
  * The built-in generator: deterministic, in range, distinct, every positive
  * reachable, streams independent.  Bad input: no GT, no anchors, NaN IoU (as
  * 0), low > high, bad permutations, negative counts.
+ * det_rpn_targets (a batch's RPN targets in the heads' order) against the
+ * same steps composed image by image from the functions above (both
+ * conventions, an image without boxes, two samplers, injected
+ * permutations), and det_dev_rpn_targets on the CPU backend: the same, and
+ * its one-line errors for inconsistent sizes.
  */
 #include "config.h"
 
@@ -23,10 +28,14 @@
 #include <string.h>
 
 #include "macro.h"
+#include "rng.h"
+#include "backend.h"
+#include "boxes-dev.h"
 #include "boxes.h"
 #include "match.h"
 #include "tap.h"
 #include "det-rpn-golden.h"
+#include "det-rpn-candidates.h"
 
 static const struct det_conv *MP = &det_conv_mlperf, *TV = &det_conv_torchvision;
 
@@ -244,6 +253,194 @@ static void test_sampler_rng(void)
         free(labels);
 }
 
+/* ---- the RPN's targets ---- */
+
+enum { TL = 3, TN = 3 };
+
+/* the anchors of three levels of a 96x160 batch (stride 8, 16, 32) */
+static float *make_anchors(const struct det_conv *c, int64_t off[TL + 1])
+{
+        static const float ratios[3] = { 0.5f, 1.0f, 2.0f };
+        int64_t A = 0;
+        off[0] = 0;
+        for (int l = 0; l < TL; l++) {
+                int s = 8 << l;
+                A += (int64_t)(96 / s) * (160 / s) * 3;
+                off[l + 1] = A;
+        }
+        float *an = xmalloc((size_t)A * 4 * sizeof(float));
+        for (int l = 0; l < TL; l++) {
+                int s = 8 << l;
+                float size = (float)(32 << l), cell[12];
+                det_cell_anchors(c, s, &size, 1, ratios, 3, cell);
+                det_grid_anchors(cell, 3, 96 / s, 160 / s, s, s, an + 4 * off[l]);
+        }
+        return an;
+}
+
+/* the oracle: each image on its own, the steps of match.h and boxes.h */
+static void rpn_targets_oracle(const struct det_conv *c, const struct det_rpn_batch *b, const float *an,
+                               const float *gt, int32_t *labels, float *tgt, int64_t *npos, int64_t *nneg)
+{
+        const int64_t A = b->off[b->L], N = b->N;
+        int32_t *m = xmalloc((size_t)A * sizeof(int32_t)), *lab = xmalloc((size_t)A * sizeof(int32_t));
+        uint8_t *vis = xmalloc((size_t)A), *pos = xmalloc((size_t)A), *neg = xmalloc((size_t)A);
+        for (int i = 0; i < b->N; i++) {
+                const float *g = gt + 4 * b->gt_off[i];
+                det_anchor_visibility(c, an, A, (float)b->image_hw[2 * i + 1], (float)b->image_hw[2 * i], vis);
+                det_match_boxes(c, b->m, g, b->gt_off[i + 1] - b->gt_off[i], an, A, m);
+                det_rpn_labels(m, vis, A, lab);
+                det_sample(b->s, lab, A, b->seed, b->streams[i], b->perms ? &b->perms[i] : NULL, pos, neg, NULL,
+                           NULL, &npos[i], &nneg[i]);
+                for (int l = 0; l < b->L; l++)
+                        for (int64_t a = b->off[l]; a < b->off[l + 1]; a++) {
+                                int64_t o = N * b->off[l] + i * (b->off[l + 1] - b->off[l]) + a - b->off[l];
+                                labels[o] = pos[a] ? 1 : neg[a] ? 0 : -1;
+                                memset(tgt + 4 * o, 0, 4 * sizeof(float));
+                                if (pos[a])
+                                        det_encode(c, b->k, g + 4 * m[a], an + 4 * a, 1, tgt + 4 * o);
+                        }
+        }
+        free(m);
+        free(lab);
+        free(vis);
+        free(pos);
+        free(neg);
+}
+
+static void test_rpn_targets(void)
+{
+        static const struct det_coder k = { 1, 1, 1, 1, (float)DET_BBOX_XFORM_CLIP };
+        static const int hw[2 * TN] = { 96, 150, 80, 160, 96, 160 };
+        static const int64_t gt_off[TN + 1] = { 0, 5, 5, 17 };   /* 5 boxes, none, 12 */
+        static const uint64_t streams[TN] = { 11, 12, 13 };
+        struct bd_rng rng;
+        bd_rng_seed(&rng, 99, 0);
+        float gt[17 * 4];
+        for (int g = 0; g < 17; g++) {
+                float x = (float)bd_rng_range(&rng, 0, 120), y = (float)bd_rng_range(&rng, 0, 70);
+                float w = (float)bd_rng_range(&rng, 4, 90), h = (float)bd_rng_range(&rng, 4, 60);
+                gt[4 * g] = x;
+                gt[4 * g + 1] = y;
+                gt[4 * g + 2] = x + w;
+                gt[4 * g + 3] = y + h;
+        }
+        struct bd_backend *cpu;
+        struct bd_err err;
+        if (bd_backend_cpu_new(0, &cpu, &err) < 0) {
+                printf("Bail out! cpu backend: %s\n", err.msg);
+                exit(1);
+        }
+        const struct det_conv *cs[2] = { TV, MP };
+        const struct det_sampler ss[2] = { { 256, 0.5 }, { 16, 0.25 } };
+        for (int ci = 0; ci < 2; ci++)
+                for (int si = 0; si < 2; si++) {
+                        const struct det_conv *c = cs[ci];
+                        int64_t off[TL + 1];
+                        float *an = make_anchors(c, off);
+                        const int64_t A = off[TL], M = TN * A;
+                        struct det_rpn_work work = { 0 };
+                        struct det_rpn_batch b = { .m = &det_matcher_rpn, .s = &ss[si], .k = &k, .off = off, .L = TL,
+                                                   .N = TN, .gt_off = gt_off, .image_hw = hw, .seed = 5,
+                                                   .streams = streams, .perms = NULL, .work = &work };
+                        int32_t *l1 = xmalloc((size_t)M * sizeof(int32_t)), *l2 = xmalloc((size_t)M * sizeof(int32_t));
+                        float *t1 = xmalloc((size_t)M * 16), *t2 = xmalloc((size_t)M * 16);
+                        int64_t p1[TN], n1[TN], p2[TN], n2[TN];
+                        char what[160];
+                        const char *cn = ci ? "mlperf" : "torchvision";
+                        rpn_targets_oracle(c, &b, an, gt, l2, t2, p2, n2);
+                        snprintf(what, sizeof(what), "rpn targets, %s, sampler %d/%.2f: returns 0", cn,
+                                 ss[si].batch_size_per_image, ss[si].positive_fraction);
+                        is_int(det_rpn_targets(c, &b, an, gt, l1, t1, p1, n1), 0, what);
+                        int same = !memcmp(l1, l2, (size_t)M * sizeof(int32_t)) &&
+                                   !memcmp(t1, t2, (size_t)M * 16) && !memcmp(p1, p2, sizeof(p1)) &&
+                                   !memcmp(n1, n2, sizeof(n1));
+                        snprintf(what, sizeof(what), "  %s: labels, codes and counts as image by image", cn);
+                        ok(same, what);
+                        int64_t ones = 0, zeros = 0, want1 = 0, want0 = 0;
+                        for (int64_t o = 0; o < M; o++) {
+                                ones += l1[o] == 1;
+                                zeros += l1[o] == 0;
+                        }
+                        for (int i = 0; i < TN; i++) {
+                                want1 += p1[i];
+                                want0 += n1[i];
+                        }
+                        snprintf(what, sizeof(what), "  %s: %lld positives, %lld negatives labelled as counted", cn,
+                                 (long long)want1, (long long)want0);
+                        ok(ones == want1 && zeros == want0 && want1 + want0 > 0 && p1[1] == 0, what);
+                        /* again with the kept scratch: the same */
+                        det_rpn_targets(c, &b, an, gt, l1, t1, p1, n1);
+                        ok(!memcmp(l1, l2, (size_t)M * sizeof(int32_t)), "  the scratch kept: the same labels");
+                        /* injected permutations: reversed */
+                        struct det_perm perms[TN];
+                        int64_t *pp[TN];
+                        for (int i = 0; i < TN; i++) {
+                                int64_t np, nn;
+                                rpn_candidates(c, &b, an, gt, i, &np, &nn);
+                                pp[i] = xmalloc((size_t)(np + nn + 1) * sizeof(int64_t));
+                                for (int64_t t = 0; t < np; t++)
+                                        pp[i][t] = np - 1 - t;
+                                for (int64_t t = 0; t < nn; t++)
+                                        pp[i][np + t] = nn - 1 - t;
+                                perms[i] = (struct det_perm){ pp[i], np, pp[i] + np, nn };
+                        }
+                        b.perms = perms;
+                        rpn_targets_oracle(c, &b, an, gt, l2, t2, p2, n2);
+                        det_rpn_targets(c, &b, an, gt, l1, t1, p1, n1);
+                        ok(!memcmp(l1, l2, (size_t)M * sizeof(int32_t)) && !memcmp(t1, t2, (size_t)M * 16),
+                           "  injected permutations: as image by image");
+                        /* on the CPU backend */
+                        int64_t gd[2] = { 17, 4 }, ad[2] = { A, 4 };
+                        struct bd_tensor ta = bd_tensor_view(an, BD_CPU, BD_F32, BD_NCHW, 2, ad);
+                        struct bd_tensor tg = bd_tensor_view(gt, BD_CPU, BD_F32, BD_NCHW, 2, gd);
+                        struct bd_tensor dl, dt;
+                        memset(&dl, 0, sizeof(dl));
+                        memset(&dt, 0, sizeof(dt));
+                        is_int(det_dev_rpn_targets(cpu, c, &b, &ta, &tg, &dl, &dt, p1, n1), 0,
+                               "  det_dev_rpn_targets on the CPU backend: 0");
+                        ok(dl.dims[0] == M && dt.dims[0] == M && dt.dims[1] == 4 &&
+                           !memcmp(dl.data, l2, (size_t)M * sizeof(int32_t)) && !memcmp(dt.data, t2, (size_t)M * 16),
+                           "  the same labels (M) and codes (M, 4)");
+                        b.perms = NULL;
+                        if (ci == 0 && si == 0) {
+                                int64_t bad_off[TL + 1];
+                                memcpy(bad_off, off, sizeof(bad_off));
+                                bad_off[1] = off[2] + 1;
+                                b.off = bad_off;
+                                is_int(det_rpn_targets(c, &b, an, gt, l1, t1, p1, n1), -EINVAL,
+                                       "decreasing level offsets: -EINVAL");
+                                bad_off[1] = off[1];
+                                bad_off[TL] = A - 1;
+                                is_int(det_dev_rpn_targets(cpu, c, &b, &ta, &tg, &dl, &dt, p1, n1), -EINVAL,
+                                       "det_dev: level offsets that do not end at the anchors' count: -EINVAL");
+                                like(cpu->err.msg, "anchors and 17 boxes",
+                                     "  saying what is inconsistent");
+                                b.off = off;
+                                tg.dims[0] = 16;
+                                is_int(det_dev_rpn_targets(cpu, c, &b, &ta, &tg, &dl, &dt, p1, n1), -EINVAL,
+                                       "boxes fewer than the images' offsets say: -EINVAL");
+                                tg.dims[0] = 17;
+                                int64_t bad_gt[TN + 1] = { 0, 5, 4, 17 };
+                                b.gt_off = bad_gt;
+                                is_int(det_rpn_targets(c, &b, an, gt, l1, t1, p1, n1), -EINVAL,
+                                       "decreasing box offsets: -EINVAL");
+                                b.gt_off = gt_off;
+                        }
+                        for (int i = 0; i < TN; i++)
+                                free(pp[i]);
+                        bd_tensor_release(&dl);
+                        bd_tensor_release(&dt);
+                        det_rpn_work_free(&work);
+                        free(l1);
+                        free(l2);
+                        free(t1);
+                        free(t2);
+                        free(an);
+                }
+        bd_backend_free(cpu);
+}
+
 int main(void)
 {
         test_matcher_golden();
@@ -251,5 +448,6 @@ int main(void)
         test_rpn_labels();
         test_sampler_golden();
         test_sampler_rng();
+        test_rpn_targets();
         return done_testing();
 }

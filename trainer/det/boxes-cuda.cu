@@ -345,7 +345,6 @@ __global__ void k_match_cols(const float *iou, int64_t g, int64_t n, float high,
 /* one block per GT: the row's maximum (a max: any order gives the same) */
 __global__ void k_match_rows(const float *iou, int64_t n, float *rowmax)
 {
-        __shared__ float red[DET_THREADS];
         const float *row = iou + (int64_t)blockIdx.x * n;
         float v = 0.0f;
         int any = 0;
@@ -354,15 +353,9 @@ __global__ void k_match_rows(const float *iou, int64_t n, float *rowmax)
                 v = any ? det_smax(v, x) : x;
                 any = 1;
         }
-        red[threadIdx.x] = any ? v : -INFINITY;
-        __syncthreads();
-        for (int s = DET_THREADS / 2; s > 0; s /= 2) {
-                if ((int)threadIdx.x < s)
-                        red[threadIdx.x] = det_smax(red[threadIdx.x], red[threadIdx.x + s]);
-                __syncthreads();
-        }
+        v = det_block_max(any ? v : -INFINITY);
         if (threadIdx.x == 0)
-                rowmax[blockIdx.x] = red[0];
+                rowmax[blockIdx.x] = v;
 }
 
 __global__ void k_match_low_quality(const float *iou, int64_t g, int64_t n, const float *rowmax, const int32_t *best,

@@ -264,3 +264,68 @@ int det_dev_rpn_proposals(struct bd_backend *be, const struct det_conv *c, const
 #endif
         return no_cuda(be, op);
 }
+
+#if HAVE_CUDA
+/* injected permutations on CUDA: the host function on copies */
+static int rpn_targets_on_host(struct bd_backend *be, const struct det_conv *c, const struct det_rpn_batch *b,
+                               const struct bd_tensor *anchors, const struct bd_tensor *gt, struct bd_tensor *labels,
+                               struct bd_tensor *tgt, int64_t *npos, int64_t *nneg)
+{
+        const int64_t A = anchors->dims[0], G = gt->dims[0], M = (int64_t)b->N * A;
+        float *ha = malloc((size_t)(A ? A : 1) * 4 * sizeof(float)), *hg = malloc((size_t)(G ? G : 1) * 4 * sizeof(float));
+        float *ht = malloc((size_t)(M ? M : 1) * 4 * sizeof(float));
+        int32_t *hl = malloc((size_t)(M ? M : 1) * sizeof(int32_t));
+        int r = ha && hg && ht && hl ? 0 : bd_err_set(&be->err, -ENOMEM, "det rpn targets: out of memory");
+        if (r == 0 && ((A && (r = be->ops->copy(be, ha, BD_CPU, anchors->data, be->dev, (size_t)A * 4 * sizeof(float))) < 0) ||
+                       (G && (r = be->ops->copy(be, hg, BD_CPU, gt->data, be->dev, (size_t)G * 4 * sizeof(float))) < 0)))
+                goto out;
+        if (r == 0 && (r = det_rpn_targets(c, b, ha, hg, hl, ht, npos, nneg)) < 0) {
+                bd_err_set(&be->err, r, "det rpn targets: bad injected permutation");
+                goto out;
+        }
+        if (r == 0 && M &&
+            ((r = be->ops->copy(be, labels->data, be->dev, hl, BD_CPU, (size_t)M * sizeof(int32_t))) < 0 ||
+             (r = be->ops->copy(be, tgt->data, be->dev, ht, BD_CPU, (size_t)M * 4 * sizeof(float))) < 0))
+                goto out;
+out:
+        free(ha);
+        free(hg);
+        free(ht);
+        free(hl);
+        return r;
+}
+#endif
+
+int det_dev_rpn_targets(struct bd_backend *be, const struct det_conv *c, const struct det_rpn_batch *b,
+                        const struct bd_tensor *anchors, const struct bd_tensor *gt, struct bd_tensor *labels,
+                        struct bd_tensor *tgt, int64_t *npos, int64_t *nneg)
+{
+        const char *op = "det rpn targets";
+        int r;
+        if ((r = want(be, op, "anchors", anchors, BD_F32, 2, -1, 4)) < 0 ||
+            (r = want(be, op, "gt", gt, BD_F32, 2, -1, 4)) < 0)
+                return r;
+        const int64_t A = anchors->dims[0];
+        if (det_rpn_batch_check(b, A) < 0 || (b->N > 0 && b->gt_off[b->N] != gt->dims[0]))
+                return bd_err_set(&be->err, -EINVAL, "%s: level offsets, image sizes or box rows inconsistent with "
+                                  "%lld anchors and %lld boxes", op, (long long)A, (long long)gt->dims[0]);
+        const int64_t M = (int64_t)b->N * A;
+        if ((r = resize(be, labels, BD_I32, 1, M, 0, 0)) < 0 || (r = resize(be, tgt, BD_F32, 2, M, 4, 0)) < 0)
+                return r;
+        if (be->dev == BD_CPU) {
+                r = det_rpn_targets(c, b, anchors->data, gt->data, labels->data, tgt->data, npos, nneg);
+                return r < 0 ? bd_err_set(&be->err, r, "%s: bad injected permutation", op) : 0;
+        }
+#if HAVE_CUDA
+        if (ON_CUDA(be)) {
+                if (b->perms)
+                        return rpn_targets_on_host(be, c, b, anchors, gt, labels, tgt, npos, nneg);
+                if (b->N > 64 || b->L > 16)
+                        return bd_err_set(&be->err, -EINVAL, "%s: %d images, %d levels (at most 64, 16)", op, b->N,
+                                          b->L);
+                return det_cuda_rpn_targets(bd_backend_cuda_stream(be), c, b, anchors->data, gt->data, labels->data,
+                                            tgt->data, npos, nneg, &be->err);
+        }
+#endif
+        return no_cuda(be, op);
+}

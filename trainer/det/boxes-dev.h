@@ -16,8 +16,10 @@
  * The CUDA NMS is torchvision's: scores sorted on the device (a stable
  * radix sort on det_desc_key, the host's order), a 64-bit suppression mask per
  * box pair block on the device, the greedy scan on the host; its keep list
- * is read back.  The balanced sampler (det_sample) has no device version:
- * it runs on labels copied to the host (a few hundred draws per image).
+ * is read back.  The balanced sampler (det_sample) runs on the device in
+ * det_dev_rpn_targets: the candidates compacted in index order by a scan, the
+ * keyed Fisher-Yates draws (a few hundred per image) by one thread per image,
+ * the same generator as the host's, so the same anchors are chosen.
  */
 #ifndef BD_DET_BOXES_DEV_H
 #define BD_DET_BOXES_DEV_H
@@ -69,6 +71,14 @@ int det_dev_rpn_proposals(struct bd_backend *be, const struct det_conv *c, const
                           const struct bd_tensor *anchors, int L, const int *image_hw, struct bd_tensor *boxes,
                           struct bd_tensor *scores, int64_t *count);
 
+/* det_rpn_targets on the device: anchors (A, 4) and gt (gt_off[N], 4) f32;
+ * labels (N A) i32 and tgt (N A, 4) f32 resized; npos, nneg (N) on the host:
+ * the one copy back, after every image (on CUDA).  On CUDA injected
+ * permutations (b->perms) run the host function on copies. */
+int det_dev_rpn_targets(struct bd_backend *be, const struct det_conv *c, const struct det_rpn_batch *b,
+                        const struct bd_tensor *anchors, const struct bd_tensor *gt, struct bd_tensor *labels,
+                        struct bd_tensor *tgt, int64_t *npos, int64_t *nneg);
+
 #if HAVE_CUDA
 /* The CUDA launchers behind them: device pointers, the backend's stream,
  * errors in err.  Keep lists and counts come back to the host. */
@@ -94,6 +104,10 @@ int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, const struct 
                            const float *const *obj, const float *const *deltas, const float *const *anchors,
                            const int64_t *A, int L, int N, const int *image_hw, float *boxes, float *scores,
                            int64_t *count, struct bd_err *err);
+/* anchors, gt, labels, tgt on the device (b checked, N <= 64, L <= 16) */
+int det_cuda_rpn_targets(void *stream, const struct det_conv *c, const struct det_rpn_batch *b, const float *anchors,
+                         const float *gt, int32_t *labels, float *tgt, int64_t *npos, int64_t *nneg,
+                         struct bd_err *err);
 #ifdef __cplusplus
 }
 #endif

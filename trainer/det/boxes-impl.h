@@ -53,6 +53,13 @@ DET_HD float det_inter(const float *a, const float *b, float one)
         return DET_MUL(w, h);
 }
 
+/* maskrcnn_benchmark's straddle rule: anchor b lies within the image of
+ * img_w x img_h widened by t on every side (t < 0: every anchor counts) */
+DET_HD int det_visible1(const float *b, float t, float img_w, float img_h)
+{
+        return t < 0 || (b[0] >= -t && b[1] >= -t && b[2] < img_w + t && b[3] < img_h + t);
+}
+
 /* box_iou's intersection over union; 0 where the union is not > 0 (or NaN) */
 DET_HD float det_iou1(const float *a, float aa, const float *b, float ab, float one)
 {

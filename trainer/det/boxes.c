@@ -105,8 +105,7 @@ int64_t det_anchor_visibility(const struct det_conv *c, const float *anchors, in
         int64_t nv = 0;
         float t = c->straddle;
         for (int64_t i = 0; i < n; i++) {
-                const float *a = anchors + 4 * i;
-                int v = t < 0 || (a[0] >= -t && a[1] >= -t && a[2] < img_w + t && a[3] < img_h + t);
+                int v = det_visible1(anchors + 4 * i, t, img_w, img_h);
                 vis[i] = (uint8_t)v;
                 nv += v;
         }

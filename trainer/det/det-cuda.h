@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "boxes-impl.h"
+
 #define DET_THREADS 256
 
 /* a failed CUDA call: the message in err, r set, on to the function's out: */
@@ -28,6 +30,23 @@ static inline unsigned det_blocks(int64_t n)
 {
         int64_t b = (n + DET_THREADS - 1) / DET_THREADS;
         return (unsigned)(b < 1 ? 1 : b > 65535 ? 65535 : b);
+}
+
+/* the maximum (det_smax, boxes-impl.h) of every thread's v in a block of
+ * DET_THREADS threads, for every thread (a max: any order gives the same) */
+__device__ static inline float det_block_max(float v)
+{
+        __shared__ float red[DET_THREADS];
+        red[threadIdx.x] = v;
+        __syncthreads();
+        for (int s = DET_THREADS / 2; s > 0; s /= 2) {
+                if ((int)threadIdx.x < s)
+                        red[threadIdx.x] = det_smax(red[threadIdx.x], red[threadIdx.x + s]);
+                __syncthreads();
+        }
+        v = red[0];
+        __syncthreads();
+        return v;
 }
 
 /* stream-ordered free that accepts NULL */

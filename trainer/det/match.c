@@ -10,6 +10,7 @@
 #include "rng.h"
 #include "match.h"
 #include "boxes-impl.h"
+#include "sample-impl.h"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -164,21 +165,6 @@ int64_t det_rpn_labels(const int32_t *matches, const uint8_t *vis, int64_t n, in
 
 /* ---- sampler ---- */
 
-/* the first k entries of a permutation of idx (cnt entries, shuffled in
- * place): Fisher-Yates from the front, drawing from the generator keyed by
- * (seed, stream, which): no shared state, the same on any thread */
-static void partial_shuffle(int64_t *idx, int64_t cnt, int64_t k, uint64_t seed, uint64_t stream, uint64_t which)
-{
-        struct bd_rng r;
-        bd_rng_seed_key(&r, bd_rng_mix3(seed, stream, which));
-        for (int64_t t = 0; t < k && t < cnt - 1; t++) {
-                int64_t j = t + (int64_t)bd_rng_below(&r, (uint64_t)(cnt - t));
-                int64_t x = idx[t];
-                idx[t] = idx[j];
-                idx[j] = x;
-        }
-}
-
 /* the chosen: idx[perm[t]] for t < k, checked: perm has cnt entries, the
  * first k in range and distinct (seen: cnt bytes of scratch) */
 static int apply_perm(int64_t *idx, int64_t cnt, int64_t k, const int64_t *perm, int64_t plen, uint8_t *seen,
@@ -224,8 +210,8 @@ int det_sample(const struct det_sampler *s, const int32_t *labels, int64_t n, ui
                         r = apply_perm(neg, nn, kn, perm->perm_neg, perm->nneg, seen, cn);
                 free(seen);
         } else {
-                partial_shuffle(pos, np, kp, seed, stream, 0);
-                partial_shuffle(neg, nn, kn, seed, stream, 1);
+                det_partial_shuffle(pos, np, kp, seed, stream, 0);
+                det_partial_shuffle(neg, nn, kn, seed, stream, 1);
                 memcpy(cp, pos, (size_t)kp * sizeof(int64_t));
                 memcpy(cn, neg, (size_t)kn * sizeof(int64_t));
         }
@@ -255,4 +241,80 @@ int det_sample(const struct det_sampler *s, const int32_t *labels, int64_t n, ui
         free(neg);
         free(cp);
         return r;
+}
+
+/* ---- the RPN's targets ---- */
+
+int det_rpn_batch_check(const struct det_rpn_batch *b, int64_t A)
+{
+        if (!b->m || !b->s || !b->k || !b->off || b->L < 1 || b->N < 0 || (b->N > 0 && (!b->gt_off || !b->image_hw ||
+                                                                                      !b->streams)) ||
+            b->off[0] != 0 || b->off[b->L] != A || !(b->m->low <= b->m->high) || b->s->batch_size_per_image < 0 ||
+            !(b->s->positive_fraction >= 0 && b->s->positive_fraction <= 1))
+                return -EINVAL;
+        for (int l = 0; l < b->L; l++)
+                if (b->off[l + 1] < b->off[l])
+                        return -EINVAL;
+        if (b->N > 0 && b->gt_off[0] != 0)
+                return -EINVAL;
+        for (int i = 0; i < b->N; i++)
+                if (b->gt_off[i + 1] < b->gt_off[i] || b->image_hw[2 * i] < 0 || b->image_hw[2 * i + 1] < 0)
+                        return -EINVAL;
+        return 0;
+}
+
+int det_rpn_targets(const struct det_conv *c, const struct det_rpn_batch *b, const float *anchors, const float *gt,
+                    int32_t *labels, float *tgt, int64_t *npos, int64_t *nneg)
+{
+        const int64_t A = b->L >= 1 && b->off ? b->off[b->L] : -1, N = b->N;
+        if (A < 0 || det_rpn_batch_check(b, A) < 0)
+                return -EINVAL;
+        size_t na = (size_t)(A ? A : 1);
+        struct det_rpn_work own = { 0 }, *w = b->work ? b->work : &own;
+        if (w->cap < na) {
+                det_rpn_work_free(w);
+                w->matches = xmalloc(na * sizeof(int32_t));
+                w->lab = xmalloc(na * sizeof(int32_t));
+                w->vis = xmalloc(na);
+                w->pos = xmalloc(na);
+                w->neg = xmalloc(na);
+                w->cap = na;
+        }
+        int32_t *matches = w->matches, *lab = w->lab;
+        uint8_t *vis = w->vis, *pos = w->pos, *neg = w->neg;
+        int r = 0;
+        for (int i = 0; i < b->N && r == 0; i++) {
+                const float *g = gt + 4 * b->gt_off[i];
+                int64_t ng = b->gt_off[i + 1] - b->gt_off[i];
+                det_anchor_visibility(c, anchors, A, (float)b->image_hw[2 * i + 1], (float)b->image_hw[2 * i], vis);
+                if ((r = det_match_boxes(c, b->m, g, ng, anchors, A, matches)) < 0)
+                        break;
+                det_rpn_labels(matches, vis, A, lab);
+                if ((r = det_sample(b->s, lab, A, b->seed, b->streams[i], b->perms ? &b->perms[i] : NULL, pos, neg,
+                                    NULL, NULL, &npos[i], &nneg[i])) < 0)
+                        break;
+                for (int l = 0; l < b->L; l++) {
+                        int64_t a0 = b->off[l], Al = b->off[l + 1] - a0, base = N * a0 + i * Al;
+                        for (int64_t j = 0; j < Al; j++) {
+                                int64_t a = a0 + j, o = base + j;
+                                labels[o] = pos[a] ? 1 : neg[a] ? 0 : -1;
+                                if (pos[a])
+                                        det_encode(c, b->k, g + 4 * matches[a], anchors + 4 * a, 1, tgt + 4 * o);
+                                else
+                                        tgt[4 * o] = tgt[4 * o + 1] = tgt[4 * o + 2] = tgt[4 * o + 3] = 0;
+                        }
+                }
+        }
+        det_rpn_work_free(&own);
+        return r;
+}
+
+void det_rpn_work_free(struct det_rpn_work *w)
+{
+        free(w->matches);
+        free(w->lab);
+        free(w->vis);
+        free(w->pos);
+        free(w->neg);
+        memset(w, 0, sizeof(*w));
 }

@@ -94,4 +94,49 @@ int det_sample(const struct det_sampler *s, const int32_t *labels, int64_t n, ui
                const struct det_perm *perm, uint8_t *pos_mask, uint8_t *neg_mask, int64_t *pos_idx,
                int64_t *neg_idx, int64_t *num_pos, int64_t *num_neg);
 
+/* ---- the RPN's targets ---- */
+
+/* A batch's RPN targets: what RegionProposalNetwork.assign_targets_to_anchors,
+ * the sampler and the box coder make of N images sharing the anchors (A,
+ * the feature maps' anchors level after level: level l holds anchors
+ * off[l] .. off[l+1], off[0] = 0, off[L] = A). */
+struct det_rpn_batch {
+        const struct det_matcher *m;    /* det_matcher_rpn */
+        const struct det_sampler *s;    /* 256, 0.5 */
+        const struct det_coder *k;      /* weights 1, 1, 1, 1 */
+        const int64_t *off;             /* L + 1 level offsets */
+        int L;
+        int N;                          /* images */
+        const int64_t *gt_off;          /* N + 1: image i's boxes are rows gt_off[i] .. gt_off[i+1] of gt */
+        const int *image_hw;            /* (N, 2): height, width, for the straddle rule */
+        uint64_t seed;                  /* the sampler's keys: det_sample(seed, streams[i]) */
+        const uint64_t *streams;        /* N */
+        const struct det_perm *perms;   /* NULL, or N injected permutations */
+        struct det_rpn_work *work;      /* the host function's scratch, kept between calls; NULL: its own */
+};
+
+/* per-anchor scratch of det_rpn_targets, grown as needed (a step with the
+ * same anchors allocates nothing); zero-initialise, det_rpn_work_free */
+struct det_rpn_work {
+        int32_t *matches, *lab;
+        uint8_t *vis, *pos, *neg;
+        size_t cap;
+};
+void det_rpn_work_free(struct det_rpn_work *w);
+
+/* For each image i: the anchors visible under c's straddle rule
+ * (det_anchor_visibility), matched to its boxes with b->m
+ * (det_match_boxes), labelled (det_rpn_labels), sampled with b->s
+ * (det_sample), then, at o = N off[l] + i (off[l+1] - off[l]) + a - off[l]
+ * for anchor a of level l (the heads' level, image, location order):
+ *   labels[o]  1 sampled positive, 0 sampled negative, -1 neither
+ *   tgt[4 o]   a positive's box code (det_encode with b->k) of its box, else 0
+ * labels (N A), tgt (N A, 4); npos[i] and nneg[i] the image's sampled counts.
+ * Returns 0, -EINVAL (bad sizes, offsets or permutation), -ENOMEM. */
+int det_rpn_targets(const struct det_conv *c, const struct det_rpn_batch *b, const float *anchors, const float *gt,
+                    int32_t *labels, float *tgt, int64_t *npos, int64_t *nneg);
+
+/* 0 when b's sizes and offsets are consistent with A anchors, else -EINVAL */
+int det_rpn_batch_check(const struct det_rpn_batch *b, int64_t A);
+
 #endif

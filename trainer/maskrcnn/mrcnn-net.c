@@ -212,16 +212,21 @@ int mrcnn_fwd_train(struct mrcnn_net *n, struct bd_model *m, const struct det_ba
         bd_model_begin_step(m);
         if ((r = mrcnn_features(m, n, b)) < 0)
                 return BE_FAIL(n, err, r, "forward");
-        /* targets: anchors, then proposals with the ground truth appended and RoIs */
+        /* targets: proposals, the anchors' targets (after the proposals: on
+         * CUDA the proposals' copy back waits for the forward, the targets'
+         * for their own kernels only; the sampler's keys make the order
+         * irrelevant to the result), then the proposals with the ground
+         * truth appended sampled into RoIs */
         struct mrcnn_targets t;
         memset(&t, 0, sizeof(t));
-        if ((r = ground_truth(b, &t, err)) < 0 || (r = mrcnn_rpn_targets(n, b, st, &t, err)) < 0)
+        if ((r = ground_truth(b, &t, err)) < 0)
                 goto out;
         if ((r = mrcnn_proposals(n, b, 1)) < 0) {
                 BE_FAIL(n, err, r, "proposals");
                 goto out;
         }
-        if ((r = mrcnn_roi_sample(n, b, st, &t, err)) < 0 || (r = normalisers(st, &t, err)) < 0)
+        if ((r = mrcnn_rpn_targets(n, b, st, &t, err)) < 0 || (r = mrcnn_roi_sample(n, b, st, &t, err)) < 0 ||
+            (r = normalisers(st, &t, err)) < 0)
                 goto out;
         out->rpn_pos = t.rpn_pos;
         out->rpn_neg = t.rpn_neg;

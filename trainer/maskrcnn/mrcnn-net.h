@@ -48,13 +48,14 @@
  *
  * A training step (mrcnn_fwd_train, then mrcnn_bwd):
  *   1. backbone, FPN, RPN head on the padded batch (N, 3, H, W);
- *   2. anchors per level (cached per map size), RPN targets per image:
- *      det_match_boxes (0.7 / 0.3, low-quality matches), straddle rule,
- *      det_sample (rpn_batch per image, half positive at most), encode
- *      (weights 1, 1, 1, 1);
- *   3. proposals (det_rpn_proposals, training preset of the convention
- *      with rpn_pre/post_nms_top_n_train), the ground-truth boxes appended
- *      per image; RoI targets: det_match_boxes (0.5 / 0.5), labels,
+ *   2. anchors per level (cached per map size); proposals
+ *      (det_rpn_proposals, training preset of the convention with
+ *      rpn_pre/post_nms_top_n_train); RPN targets of the whole batch
+ *      (det_dev_rpn_targets: per image det_match_boxes (0.7 / 0.3,
+ *      low-quality matches), straddle rule, det_sample (rpn_batch per
+ *      image, half positive at most), encode (weights 1, 1, 1, 1));
+ *   3. the proposals with the ground-truth boxes appended per image; RoI
+ *      targets: det_match_boxes (0.5 / 0.5), labels,
  *      det_sample (roi_batch per image, 25 % positive), encode (10, 10, 5,
  *      5) of the matched ground truth;
  *   4. box head on the sampled RoIs (image by image, in proposal order, as
@@ -64,9 +65,11 @@
  *   5. the five losses (trainer/det/losses.h), their sum; the losses'
  *      gradients (times gscale: the loss scale of mixed precision) are kept
  *      for mrcnn_bwd, which writes the parameters' gradients.
- * Proposal selection, matching and sampling run on the host on float32
- * values (the RPN outputs are copied and, in a float64 model, rounded to
- * float32 first); no gradient flows through the proposals (as both
+ * Proposal selection and the RPN's targets run on the backend's device
+ * (boxes-dev.h: on CUDA the kernels, only the proposals and the sampled
+ * counts come back), the RoI sampling and targets on the host, all on
+ * float32 values (in a float64 model the RPN outputs are rounded to float32
+ * first); no gradient flows through the proposals (as both
  * references: they are detached).  Sampling draws from (seed, step,
  * image) streams (match.h), or uses injected permutations.
  *

@@ -31,7 +31,7 @@ int mrcnn_rpn_init(struct bd_model *m, struct mrcnn_net *n, struct bd_err *err)
 void mrcnn_rpn_release(struct mrcnn_rpn *p)
 {
         struct bd_tensor *ts[] = { &p->obj, &p->dlt, &p->lab, &p->d_obj, &p->d_dlt, &p->an_dev, &p->props_d,
-                                   &p->scores_d };
+                                   &p->scores_d, &p->gt_d, &p->tgt32 };
         for (size_t i = 0; i < ARRAY_SIZE(ts); i++)
                 bd_tensor_release(ts[i]);
         for (int l = 0; l < MRCNN_LEVELS; l++) {
@@ -42,13 +42,8 @@ void mrcnn_rpn_release(struct mrcnn_rpn *p)
         free(p->ac.a);
         free(p->props);
         free(p->scores);
-        free(p->w_match);
-        free(p->w_lab);
-        free(p->lab_h);
-        free(p->w_vis);
-        free(p->w_pos);
-        free(p->w_neg);
-        free(p->tgt_h);
+        free(p->gt_h);
+        det_rpn_work_free(&p->work);
 }
 
 int mrcnn_rpn_anchors(struct mrcnn_net *n, int pad_h, int pad_w)
@@ -180,6 +175,24 @@ static struct bd_tensor view_f32(const struct bd_tensor *t, int64_t off, int ndi
         return v;
 }
 
+/* the anchors on the device, once per map size (mrcnn_rpn_anchors) */
+static int anchors_on_device(struct mrcnn_net *n)
+{
+        struct bd_backend *be = n->be;
+        struct mrcnn_rpn *rp = &n->rpn;
+        const int64_t A = rp->ac.off[MRCNN_LEVELS];
+        int64_t d2[2] = { A, 4 };
+        int r;
+        if (rp->an_dev_ok)
+                return 0;
+        if ((r = bd_tensor_resize(be, &rp->an_dev, BD_F32, BD_NCHW, 2, d2)) < 0 ||
+            (A && (r = be->ops->copy(be, rp->an_dev.data, rp->an_dev.dev, rp->ac.a, BD_CPU,
+                                     (size_t)A * 4 * sizeof(float))) < 0))
+                return r;
+        rp->an_dev_ok = 1;
+        return 0;
+}
+
 /* On the backend's device (det_dev_rpn_proposals: on CUDA the kernels of
  * proposals.cu, no copy of the head's outputs to the host); the proposals,
  * N x post-NMS top-n boxes, come back to the host for the box head's
@@ -196,20 +209,13 @@ int mrcnn_proposals(struct mrcnn_net *n, const struct det_batch *b, int training
                 hw[2 * i] = b->samples[i].height;
                 hw[2 * i + 1] = b->samples[i].width;
         }
-        const int64_t N = b->n, A = rp->ac.off[MRCNN_LEVELS];
+        const int64_t N = b->n;
         int64_t cnt = N * p.post_nms_top_n;
         if (GROW(rp->props, rp->props_cap, cnt * 4) < 0 || GROW(rp->scores, rp->scores_cap, cnt) < 0)
                 return bd_err_set(&be->err, -ENOMEM, "out of memory");
         rp->post = p.post_nms_top_n;
-        /* the anchors on the device, once per map size (mrcnn_rpn_anchors) */
-        if (!rp->an_dev_ok) {
-                int64_t d2[2] = { A, 4 };
-                if ((r = bd_tensor_resize(be, &rp->an_dev, BD_F32, BD_NCHW, 2, d2)) < 0 ||
-                    (A && (r = be->ops->copy(be, rp->an_dev.data, rp->an_dev.dev, rp->ac.a, BD_CPU,
-                                             (size_t)A * 4 * sizeof(float))) < 0))
-                        return r;
-                rp->an_dev_ok = 1;
-        }
+        if ((r = anchors_on_device(n)) < 0)
+                return r;
         /* the head's outputs in float32 (amp: cast) */
         const struct bd_tensor *obj = &rp->obj, *dlt = &rp->dlt;
         struct bd_tensor *o32 = NULL, *d32 = NULL;
@@ -250,62 +256,45 @@ int mrcnn_proposals(struct mrcnn_net *n, const struct det_batch *b, int training
 /* ---- targets and loss ---- */
 
 /* Labels (1 sampled positive, 0 sampled negative, -1 not sampled) and
- * regression targets of image i, scattered into the (level, image, ...)
- * order of the outputs: lab (M), tgt (M, 4). */
-static int image_targets(struct mrcnn_net *n, const struct det_batch *b, int i, const struct mrcnn_gt *g,
-                         const struct mrcnn_step *st, int32_t *lab, float *tgt, int64_t *npos, int64_t *nneg)
-{
-        struct mrcnn_rpn *p = &n->rpn;
-        const struct det_conv *c = &n->cfg.conv;
-        const int64_t A = p->ac.off[MRCNN_LEVELS], N = b->n;
-        const float *an = p->ac.a;
-        size_t na = (size_t)(A ? A : 1);
-        if (GROW(p->w_match, p->w_match_cap, na) < 0 || GROW(p->w_lab, p->w_lab_cap, na) < 0 ||
-            GROW(p->w_vis, p->w_vis_cap, na) < 0 || GROW(p->w_pos, p->w_pos_cap, na) < 0 ||
-            GROW(p->w_neg, p->w_neg_cap, na) < 0)
-                return -ENOMEM;
-        int32_t *matches = p->w_match, *labels = p->w_lab;
-        uint8_t *vis = p->w_vis, *pos = p->w_pos, *neg = p->w_neg;
-        int r;
-        det_anchor_visibility(c, an, A, (float)b->samples[i].width, (float)b->samples[i].height, vis);
-        if ((r = det_match_boxes(c, &det_matcher_rpn, g->boxes, g->g, an, A, matches)) < 0)
-                return r;
-        det_rpn_labels(matches, vis, A, labels);
-        struct det_sampler s = { n->cfg.rpn_batch, n->cfg.rpn_positive_fraction };
-        const struct det_perm *perm = st->inj && st->inj->rpn ? &st->inj->rpn[i] : NULL;
-        if ((r = det_sample(&s, labels, A, st->seed, mrcnn_image_stream(st, i, 0), perm, pos, neg, NULL, NULL, npos,
-                            nneg)) < 0)
-                return r;
-        for (int l = 0; l < MRCNN_LEVELS; l++) {
-                int64_t a0 = p->ac.off[l], Al = p->ac.off[l + 1] - a0, base = N * a0 + i * Al;
-                for (int64_t j = 0; j < Al; j++) {
-                        int64_t a = a0 + j, o = base + j;
-                        lab[o] = pos[a] ? 1 : neg[a] ? 0 : -1;
-                        if (pos[a])
-                                det_encode(c, &rpn_coder, g->boxes + 4 * matches[a], an + 4 * a, 1, tgt + 4 * o);
-                        else
-                                tgt[4 * o] = tgt[4 * o + 1] = tgt[4 * o + 2] = tgt[4 * o + 3] = 0;
-                }
-        }
-        return 0;
-}
-
+ * box codes of every anchor of every image, in the (level, image, ...) order
+ * of the head's outputs, on the backend's device (det_dev_rpn_targets: on
+ * CUDA the kernels of rpn-targets.cu, the sampled counts the one copy back):
+ * lab (M) and tgt32 (M, 4). */
 int mrcnn_rpn_targets(struct mrcnn_net *n, const struct det_batch *b, const struct mrcnn_step *st,
                       struct mrcnn_targets *t, struct bd_err *err)
 {
+        struct bd_backend *be = n->be;
         struct mrcnn_rpn *p = &n->rpn;
-        const int64_t M = (int64_t)b->n * p->ac.off[MRCNN_LEVELS];
-        if (GROW(p->lab_h, p->lab_h_cap, M ? M : 1) < 0 || GROW(p->tgt_h, p->tgt_h_cap, (M ? M : 1) * 4) < 0)
-                return bd_err_set(err, -ENOMEM, "out of memory for the RPN targets of %lld anchors", (long long)M);
+        const int N = b->n;
+        int64_t gt_off[65], npos[64], nneg[64], d2[2] = { 0, 4 };
+        uint64_t streams[64];
+        int hw[2 * 64], r;
+        if (N > 64)
+                return bd_err_set(err, -EINVAL, "at most 64 images per rank and step (got %d)", N);
+        gt_off[0] = 0;
+        for (int i = 0; i < N; i++) {
+                gt_off[i + 1] = gt_off[i] + t->gt[i].g;
+                hw[2 * i] = b->samples[i].height;
+                hw[2 * i + 1] = b->samples[i].width;
+                streams[i] = mrcnn_image_stream(st, i, 0);
+        }
+        d2[0] = gt_off[N];
+        if (GROW(p->gt_h, p->gt_h_cap, (d2[0] ? d2[0] : 1) * 4) < 0)
+                return bd_err_set(err, -ENOMEM, "out of memory for %lld boxes", (long long)d2[0]);
+        for (int i = 0; i < N; i++)
+                memcpy(p->gt_h + 4 * gt_off[i], t->gt[i].boxes, (size_t)t->gt[i].g * 4 * sizeof(float));
+        struct det_sampler s = { n->cfg.rpn_batch, n->cfg.rpn_positive_fraction };
+        struct det_rpn_batch rb = { .m = &det_matcher_rpn, .s = &s, .k = &rpn_coder, .off = p->ac.off,
+                                    .L = MRCNN_LEVELS, .N = N, .gt_off = gt_off, .image_hw = hw, .seed = st->seed,
+                                    .streams = streams, .perms = st->inj ? st->inj->rpn : NULL, .work = &p->work };
+        if ((r = anchors_on_device(n)) < 0 || (r = mrcnn_from_host(n, p->gt_h, BD_F32, 2, d2, &p->gt_d)) < 0 ||
+            (r = det_dev_rpn_targets(be, &n->cfg.conv, &rb, &p->an_dev, &p->gt_d, &p->lab, &p->tgt32, npos,
+                                     nneg)) < 0)
+                return BE_FAIL(n, err, r, "RPN targets");
         t->rpn_pos = t->rpn_neg = 0;
-        for (int i = 0; i < b->n; i++) {
-                int64_t np, nn;
-                int r = image_targets(n, b, i, &t->gt[i], st, p->lab_h, p->tgt_h, &np, &nn);
-                if (r < 0)
-                        return bd_err_set(err, r, "RPN targets of image %d: %s", i,
-                                          r == -ENOMEM ? "out of memory" : "bad injected permutation or sizes");
-                t->rpn_pos += np;
-                t->rpn_neg += nn;
+        for (int i = 0; i < N; i++) {
+                t->rpn_pos += npos[i];
+                t->rpn_neg += nneg[i];
         }
         return 0;
 }
@@ -338,22 +327,25 @@ int mrcnn_rpn_loss(struct mrcnn_net *n, const struct mrcnn_step *st, const struc
                    struct mrcnn_losses *out, struct bd_err *err)
 {
         struct mrcnn_rpn *p = &n->rpn;
-        const int64_t M = p->obj.dims[0];
-        int64_t d2[2] = { M, 4 };
-        struct bd_tensor *tgt_d = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 2, d2);
-        if (!tgt_d)
-                return BE_FAIL(n, err, -ENOMEM, "RPN targets");
+        /* the codes in the heads' type (float64 in the golden tests) */
+        struct bd_tensor *tgt_d = &p->tgt32, *cast = NULL;
+        int r = 0;
+        if (n->dt != BD_F32) {
+                if (!(cast = bd_scratch_get(&n->scratch, n->dt, BD_NCHW, 2, p->tgt32.dims)))
+                        return BE_FAIL(n, err, -ENOMEM, "RPN targets");
+                r = bd_op_cast(n->be, &p->tgt32, n->dt, 1.0, cast);
+                tgt_d = cast;
+        }
         double f = mrcnn_loss_factor(t->rpn_pos + t->rpn_neg, t->world, t->cnt[0]);
-        int r;
-        if ((r = mrcnn_i32_from_host(n, p->lab_h, M, &p->lab)) >= 0 &&
-            (r = mrcnn_from_host(n, p->tgt_h, n->dt, 2, d2, tgt_d)) >= 0) {
+        if (r >= 0) {
                 if (n->adt == n->dt)
                         r = det_rpn_loss(n->be, &n->lws, &p->obj, &p->dlt, &p->lab, tgt_d, DET_BETA_RPN,
                                          st->gscale * f, &out->objectness, &out->rpn_box, &p->d_obj, &p->d_dlt);
                 else
                         r = loss_amp(n, tgt_d, st->gscale * f, out);
         }
-        bd_scratch_put(&n->scratch, tgt_d);
+        if (cast)
+                bd_scratch_put(&n->scratch, cast);
         if (r < 0)
                 return BE_FAIL(n, err, r, "RPN loss");
         out->objectness *= f;

@@ -56,7 +56,7 @@ struct mrcnn_rpn {
         struct mrcnn_anchors ac;        /* cached per map size */
         struct bd_tensor rh[MRCNN_LEVELS], ro[MRCNN_LEVELS], rd[MRCNN_LEVELS];  /* conv (ReLU'd), outputs */
         struct bd_tensor obj, dlt;      /* outputs, all levels, NHWC, (M), (M, 4) */
-        struct bd_tensor lab;           /* (M) i32 */
+        struct bd_tensor lab;           /* (M) i32: 1 sampled positive, 0 sampled negative, -1 */
         struct bd_tensor d_obj, d_dlt;  /* the loss's gradients, kept for the backward */
         struct bd_tensor an_dev;        /* the anchors (A, 4) on the device */
         int an_dev_ok;                  /* an_dev holds ac's anchors */
@@ -68,10 +68,13 @@ struct mrcnn_rpn {
         size_t props_cap, scores_cap;
         int64_t post;                   /* their post-NMS top-n */
         int64_t count[64];              /* proposals per image */
-        int32_t *w_match, *w_lab, *lab_h;
-        uint8_t *w_vis, *w_pos, *w_neg;
-        float *tgt_h;
-        size_t w_match_cap, w_lab_cap, w_vis_cap, w_pos_cap, w_neg_cap, lab_h_cap, tgt_h_cap;
+        /* the targets (det_dev_rpn_targets, on the backend's device): the
+         * batch's boxes gathered, uploaded once per step; labels in lab,
+         * box codes (M, 4) in float32 */
+        float *gt_h;
+        size_t gt_h_cap;
+        struct bd_tensor gt_d, tgt32;
+        struct det_rpn_work work;       /* the host function's scratch (CPU) */
 };
 
 /* box head (mrcnn-box.c) */
