@@ -21,7 +21,9 @@
  *     conventions, two samplers; det_dev_rpn_targets: the match, labels,
  *     sampler and coder on the device): counts and labels exact (the same
  *     keyed draws), codes 2e-6 max(|want|, 1) (logf); injected permutations
- *     (the host function on copies) the same.
+ *     (the host function on copies) the same; and 40 images with the RoI
+ *     matcher (no low-quality rule), an empty level, an image where no
+ *     anchor is visible, images and a batch without boxes.
  * Without a visible GPU the test is skipped, saying why.
  */
 #include "config.h"
@@ -394,6 +396,8 @@ static void test_rpn_targets(void)
                         struct bd_tensor hl = T0(), ht = T0(), dl = T0(), dt = T0();
                         int64_t p1[NI], n1[NI], p2[NI], n2[NI];
                         char what[160];
+                        for (int i = 0; i < NI; i++)
+                                p2[i] = n2[i] = -1;
                         for (int inj = 0; inj < 2; inj++) {
                                 struct det_perm perms[NI];
                                 int64_t *pp[NI] = { 0 };
@@ -420,10 +424,13 @@ static void test_rpn_targets(void)
                                 is_int(det_dev_rpn_targets(gpu, c, &b, &da, &dg, &dl, &dt, p2, n2), 0, what);
                                 ok(!memcmp(p1, p2, sizeof(p1)) && !memcmp(n1, n2, sizeof(n1)),
                                    "  sampled counts exact");
-                                if (!inj)
+                                if (!inj) {
                                         printf("#   positives %lld %lld %lld, negatives %lld %lld %lld\n",
                                                (long long)p1[0], (long long)p1[1], (long long)p1[2],
                                                (long long)n1[0], (long long)n1[1], (long long)n1[2]);
+                                        ok(p1[0] > 0 && p1[2] > 0 && p1[1] == 0 && n1[1] > 0,
+                                           "  positives drawn in the images with boxes, negatives in all");
+                                }
                                 int32_t *gl = get(gpu, &dl);
                                 float *gtg = get(gpu, &dt);
                                 same_ints(gl, hl.data, M, "  labels exact (the same anchors drawn)");
@@ -439,6 +446,75 @@ static void test_rpn_targets(void)
                                 bd_tensor_release(rel[t]);
                         free(an);
                 }
+}
+
+/* the kernels' other branches: no low-quality rule (RoI preset: no
+ * per-box maxima), an empty level, 40 images (a second block of the
+ * sampler's threads), an image too small for any anchor to be visible
+ * (MLPerf's straddle rule), images without boxes, then a batch without any */
+static void test_rpn_targets_edges(void)
+{
+        enum { NI = 40, L = 3 };
+        static const float ratios[3] = { 0.5f, 1.0f, 2.0f };
+        static const struct det_coder k = { 1, 1, 1, 1, (float)DET_BBOX_XFORM_CLIP };
+        const struct det_sampler smp = { 32, 0.25 };
+        const struct det_conv *c = &det_conv_mlperf;
+        int64_t off[L + 1] = { 0, 0, 0, 0 }, gt_off[NI + 1];
+        int hw[2 * NI];
+        uint64_t streams[NI];
+        /* level 0: 32x48 map of stride 4; level 1 empty; level 2: 8x12 of stride 16 */
+        off[1] = 32 * 48 * 3;
+        off[2] = off[1];
+        off[3] = off[2] + 8 * 12 * 3;
+        const int64_t A = off[L];
+        float *an = xmalloc((size_t)A * 4 * sizeof(float)), cell[12], size;
+        size = 16;
+        det_cell_anchors(c, 4, &size, 1, ratios, 3, cell);
+        det_grid_anchors(cell, 3, 32, 48, 4, 4, an);
+        size = 64;
+        det_cell_anchors(c, 16, &size, 1, ratios, 3, cell);
+        det_grid_anchors(cell, 3, 8, 12, 16, 16, an + 4 * off[2]);
+        gt_off[0] = 0;
+        for (int i = 0; i < NI; i++) {
+                gt_off[i + 1] = gt_off[i] + (i % 3 == 1 ? 0 : 1 + i % 5);
+                hw[2 * i] = i == 7 ? 8 : 128;
+                hw[2 * i + 1] = i == 7 ? 8 : 192;
+                streams[i] = 1000 + (uint64_t)i;
+        }
+        const int64_t G = gt_off[NI];
+        float *gt = xmalloc((size_t)(G + 1) * 4 * sizeof(float));
+        rand_boxes(gt, G, 150, 60);
+        for (int pass = 0; pass < 2; pass++) {
+                int64_t go[NI + 1];
+                for (int i = 0; i <= NI; i++)
+                        go[i] = pass ? 0 : gt_off[i];
+                int64_t g = go[NI];
+                struct det_rpn_batch b = { .m = &det_matcher_roi, .s = &smp, .k = &k, .off = off, .L = L, .N = NI,
+                                           .gt_off = go, .image_hw = hw, .seed = 3, .streams = streams };
+                struct bd_tensor ha = put(cpu, an, BD_F32, 2, A, 4, 0), hg = put(cpu, gt, BD_F32, 2, g, 4, 0);
+                struct bd_tensor da = put(gpu, an, BD_F32, 2, A, 4, 0), dg = put(gpu, gt, BD_F32, 2, g, 4, 0);
+                struct bd_tensor hl = T0(), ht = T0(), dl = T0(), dt = T0();
+                int64_t p1[NI], n1[NI], p2[NI], n2[NI];
+                for (int i = 0; i < NI; i++)
+                        p2[i] = n2[i] = -1;
+                const char *name = pass ? "rpn targets, 40 images without boxes" :
+                                          "rpn targets, 40 images, no low-quality rule, an empty level";
+                is_int(det_dev_rpn_targets(cpu, c, &b, &ha, &hg, &hl, &ht, p1, n1), 0, name);
+                is_int(det_dev_rpn_targets(gpu, c, &b, &da, &dg, &dl, &dt, p2, n2), 0, "  cuda");
+                ok(!memcmp(p1, p2, sizeof(p1)) && !memcmp(n1, n2, sizeof(n1)), "  sampled counts exact");
+                ok(p1[7] == 0 && n1[7] == 0, "  nothing visible in the 8x8 image: nothing sampled");
+                int32_t *gl = get(gpu, &dl);
+                float *gtg = get(gpu, &dt);
+                same_ints(gl, hl.data, NI * A, "  labels exact");
+                close_all(gtg, ht.data, NI * A * 4, 2e-6, 1, "  box codes (2e-6)");
+                free(gl);
+                free(gtg);
+                struct bd_tensor *rel[] = { &ha, &hg, &da, &dg, &hl, &ht, &dl, &dt };
+                for (size_t t = 0; t < ARRAY_SIZE(rel); t++)
+                        bd_tensor_release(rel[t]);
+        }
+        free(an);
+        free(gt);
 }
 
 int main(void)
@@ -459,6 +535,7 @@ int main(void)
         test_nms();
         test_proposals();
         test_rpn_targets();
+        test_rpn_targets_edges();
         bd_backend_free(gpu);
         bd_backend_free(cpu);
         return done_testing();

@@ -309,6 +309,8 @@ int det_dev_rpn_targets(struct bd_backend *be, const struct det_conv *c, const s
         if (det_rpn_batch_check(b, A) < 0 || (b->N > 0 && b->gt_off[b->N] != gt->dims[0]))
                 return bd_err_set(&be->err, -EINVAL, "%s: level offsets, image sizes or box rows inconsistent with "
                                   "%lld anchors and %lld boxes", op, (long long)A, (long long)gt->dims[0]);
+        if (ON_CUDA(be) && (b->N > 64 || b->L > 16))
+                return bd_err_set(&be->err, -EINVAL, "%s: %d images, %d levels (at most 64, 16)", op, b->N, b->L);
         const int64_t M = (int64_t)b->N * A;
         if ((r = resize(be, labels, BD_I32, 1, M, 0, 0)) < 0 || (r = resize(be, tgt, BD_F32, 2, M, 4, 0)) < 0)
                 return r;
@@ -320,9 +322,6 @@ int det_dev_rpn_targets(struct bd_backend *be, const struct det_conv *c, const s
         if (ON_CUDA(be)) {
                 if (b->perms)
                         return rpn_targets_on_host(be, c, b, anchors, gt, labels, tgt, npos, nneg);
-                if (b->N > 64 || b->L > 16)
-                        return bd_err_set(&be->err, -EINVAL, "%s: %d images, %d levels (at most 64, 16)", op, b->N,
-                                          b->L);
                 return det_cuda_rpn_targets(bd_backend_cuda_stream(be), c, b, anchors->data, gt->data, labels->data,
                                             tgt->data, npos, nneg, &be->err);
         }

@@ -73,8 +73,9 @@ int det_dev_rpn_proposals(struct bd_backend *be, const struct det_conv *c, const
 
 /* det_rpn_targets on the device: anchors (A, 4) and gt (gt_off[N], 4) f32;
  * labels (N A) i32 and tgt (N A, 4) f32 resized; npos, nneg (N) on the host:
- * the one copy back, after every image (on CUDA).  On CUDA injected
- * permutations (b->perms) run the host function on copies. */
+ * the one copy back, after every image (on CUDA: at most 64 images and 16
+ * levels).  On CUDA injected permutations (b->perms) run the host function
+ * on copies. */
 int det_dev_rpn_targets(struct bd_backend *be, const struct det_conv *c, const struct det_rpn_batch *b,
                         const struct bd_tensor *anchors, const struct bd_tensor *gt, struct bd_tensor *labels,
                         struct bd_tensor *tgt, int64_t *npos, int64_t *nneg);
@@ -104,7 +105,8 @@ int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, const struct 
                            const float *const *obj, const float *const *deltas, const float *const *anchors,
                            const int64_t *A, int L, int N, const int *image_hw, float *boxes, float *scores,
                            int64_t *count, struct bd_err *err);
-/* anchors, gt, labels, tgt on the device (b checked, N <= 64, L <= 16) */
+/* anchors, gt, labels, tgt on the device (b checked, N <= 64, L <= 16, N A
+ * and the boxes below 2^31) */
 int det_cuda_rpn_targets(void *stream, const struct det_conv *c, const struct det_rpn_batch *b, const float *anchors,
                          const float *gt, int32_t *labels, float *tgt, int64_t *npos, int64_t *nneg,
                          struct bd_err *err);

@@ -196,8 +196,10 @@ extern "C" int det_cuda_rpn_targets(void *stream, const struct det_conv *c, cons
         if (b->N < 0 || b->N > MAXN || b->L < 1 || b->L > MAXL)
                 return bd_err_set(err, -EINVAL, "det rpn targets: %d images, %d levels (at most %d, %d)", b->N, b->L,
                                   MAXN, MAXL);
-        if (M + 1 > INT32_MAX || A >= (int64_t)1 << 31)
-                return bd_err_set(err, -EINVAL, "det rpn targets: %d images of %lld anchors", b->N, (long long)A);
+        /* the scan counts in 32 bits and in an int (cub) */
+        if (M + 1 > INT32_MAX || b->gt_off[b->N] > INT32_MAX)
+                return bd_err_set(err, -EINVAL, "det rpn targets: %d images of %lld anchors and %lld boxes (at most "
+                                  "2^31 - 1 of each in all)", b->N, (long long)A, (long long)b->gt_off[b->N]);
         if (M == 0) {
                 for (int i = 0; i < b->N; i++)
                         npos[i] = nneg[i] = 0;
