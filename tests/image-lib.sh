@@ -11,6 +11,14 @@
 #                     the base root file system is made once per package
 #                     list) and checks /dev/null afterwards
 # dev_null_ok         fails loudly when /dev/null is no longer a device
+# podman_ready REF    0 when podman starts a container of REF with the
+#                     limits systems/local-podman.json sets; where crun
+#                     refuses this machine's cgroups (v1 with a v2
+#                     hierarchy beside it: "hybrid mode") and runc is
+#                     installed, podman is pointed at runc through a
+#                     containers.conf of the test's ($CONTAINERS_CONF,
+#                     exported; $podman_note says so); else 1, the reason
+#                     in $podman_why
 
 export BENCHD_IMAGE_CACHE=${BENCHD_IMAGE_CACHE:-$HOME/.cache/benchd/images}
 export USER=${USER:-$(id -un)}      # ch-run wants it
@@ -49,6 +57,24 @@ image_debs() {
             exit 1
         }
     )
+}
+
+podman_ready() {
+    local ref=$1 probe
+    # systems/local-podman.json's limits: podman's defaults are above what
+    # root may raise to in a sandbox without CAP_SYS_RESOURCE
+    local run=(podman run --rm --net=none --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 "$ref" true)
+    podman_note=
+    probe=$("${run[@]}" 2>&1) && return 0
+    if grep -q "cgroups in hybrid mode" <<<"$probe" && command -v runc >/dev/null; then
+        printf '[engine]\nruntime = "runc"\n' > "$tmp/containers.conf"
+        export CONTAINERS_CONF=$tmp/containers.conf
+        podman_note="podman runs runc here: crun refuses this machine's cgroups (hybrid mode)"
+        probe=$("${run[@]}" 2>&1) && return 0
+        unset CONTAINERS_CONF
+    fi
+    podman_why=$(tail -n 1 <<<"$probe")
+    return 1
 }
 
 image_build() {

@@ -200,15 +200,16 @@ PY
     check "  podman loads it" bash -c "podman load -q -i '$tmp/img.oci.tar' >/dev/null && podman image exists '$ref'"
     like "  image info reads the loaded image" "$("$BENCHCTL" image info "$ref")" "^image +$ref \(podman\)"
     # a machine where podman cannot start any container (a sandbox that
-    # forbids the rlimits or the cgroup layout crun needs) cannot run the
-    # system: said, not failed
-    if ! probe=$(podman run --rm "$ref" true 2>&1); then
-        skip 3 "podman cannot start a container here: $(tail -n 1 <<<"$probe")"
+    # forbids the rlimits, or the cgroup layout crun needs and no runc)
+    # cannot run the system: said, not failed
+    if ! podman_ready "$ref"; then
+        skip 3 "podman cannot start a container here: $podman_why"
         podman rmi -f "$ref" >/dev/null 2>&1
         dev_null_ok
         done_testing
         exit $?
     fi
+    [ -z "$podman_note" ] || echo "# $podman_note"
     pm=(--system local-podman --set "container.image=$ref" --data "$tmp/data" --logdir "$tmp/logs" --runs 1)
     timeout 600 "$BENCHCTL" submit "${pm[@]}" --set allreduce.max_bytes=1048576 --set allreduce.iters=3 allreduce \
         --wait > "$tmp/pm.out" 2>&1; rc=$?

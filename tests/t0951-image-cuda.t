@@ -92,9 +92,10 @@ else
     # the limits systems/local-podman.json sets: crun cannot raise podman's
     # defaults on this kind of machine
     prun=(podman run --rm --net=none --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 "$ref")
-    if ! probe=$("${prun[@]}" true 2>&1); then
-        skip 2 "podman cannot start a container here: $(tail -n 1 <<<"$probe")"
+    if ! podman_ready "$ref"; then
+        skip 2 "podman cannot start a container here: $podman_why"
     else
+        [ -z "$podman_note" ] || echo "# $podman_note"
         out=$("${prun[@]}" ldd /usr/bin/benchd-ssd 2>&1)
         check "  podman run: every library of benchd-ssd resolves, cuDNN from the image" \
               bash -c "! grep -q 'not found' <<<'$out' && grep -q 'libcudnn.so.9 => /usr/local/cuda/lib64/' <<<'$out'"
