@@ -11,8 +11,9 @@
 #                     the base root file system is made once per package
 #                     list) and checks /dev/null afterwards
 # dev_null_ok         fails loudly when /dev/null is no longer a device
-# podman_ready REF    0 when podman starts a container of REF with the
-#                     limits systems/local-podman.json sets; where crun
+# podman_run          podman run with the limits systems/local-podman.json
+#                     sets (an array: "${podman_run[@]}" IMAGE CMD...)
+# podman_ready REF    0 when podman starts a container of REF that way; where crun
 #                     refuses this machine's cgroups (v1 with a v2
 #                     hierarchy beside it: "hybrid mode") and runc is
 #                     installed, podman is pointed at runc through a
@@ -59,11 +60,13 @@ image_debs() {
     )
 }
 
+# podman run with systems/local-podman.json's limits: podman's defaults are
+# above what root may raise to in a sandbox without CAP_SYS_RESOURCE
+podman_run=(podman run --rm --net=none --ulimit nofile=1024:20000 --ulimit nproc=4096:4096)
+
 podman_ready() {
     local ref=$1 probe
-    # systems/local-podman.json's limits: podman's defaults are above what
-    # root may raise to in a sandbox without CAP_SYS_RESOURCE
-    local run=(podman run --rm --net=none --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 "$ref" true)
+    local run=("${podman_run[@]}" "$ref" true)
     podman_note=
     probe=$("${run[@]}" 2>&1) && return 0
     if grep -q "cgroups in hybrid mode" <<<"$probe" && command -v runc >/dev/null; then

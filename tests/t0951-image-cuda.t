@@ -89,9 +89,7 @@ else
     out=$(image_build --cuda --debs "$top_builddir/deb-cuda" --runtime podman --tag "$ref" -o "$tmp/img.oci.tar" 2>&1); rc=$?
     is "image build --cuda --runtime podman: an OCI archive" "$rc" 0
     check "  podman loads it" bash -c "podman load -q -i '$tmp/img.oci.tar' >/dev/null && podman image exists '$ref'"
-    # the limits systems/local-podman.json sets: crun cannot raise podman's
-    # defaults on this kind of machine
-    prun=(podman run --rm --net=none --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 "$ref")
+    prun=("${podman_run[@]}" "$ref")
     if ! podman_ready "$ref"; then
         skip 2 "podman cannot start a container here: $podman_why"
     else
