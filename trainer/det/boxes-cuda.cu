@@ -187,23 +187,60 @@ __global__ void k_nms_mask(const float *sb, const float *area, const int32_t *sc
         mask[i * cb + c] = bits;
 }
 
-/* greedy NMS over boxes (classes idx or one class), keep (host) in the
- * sorted order: by class ascending when idx, then descending score */
-static int nms_core(cudaStream_t st, const struct det_conv *c, const float *boxes, const float *scores,
-                    const int32_t *idx, int64_t n, double thr, int64_t *keep, int64_t *nkeep, struct bd_err *err)
+/* The greedy scan of the suppression mask, in one block (torchvision's
+ * host loop, on the device): rows in sorted order, a row not yet removed is
+ * kept and removes the rows its mask row names.  Every thread reads the same
+ * removed bit (bit i is never written by row i's own words), so the branch
+ * and its __syncthreads are uniform; the removed bits live in shared memory,
+ * or in gremoved where cb words do not fit. */
+#define NMS_SCAN_THREADS 256
+#define NMS_SCAN_SMEM_WORDS 6144        /* 48 KiB */
+__global__ void k_nms_scan(const unsigned long long *mask, const int32_t *order, int64_t n, int64_t cb,
+                           unsigned long long *gremoved, int32_t *keep, int64_t *nkeep)
 {
+        extern __shared__ unsigned long long sremoved[];
+        unsigned long long *removed = gremoved ? gremoved : sremoved;
+        for (int64_t w = threadIdx.x; w < cb; w += blockDim.x)
+                removed[w] = 0;
+        __syncthreads();
+        int64_t nk = 0;
+        for (int64_t i = 0; i < n; i++) {
+                if (removed[i / 64] >> (i % 64) & 1)
+                        continue;
+                if (threadIdx.x == 0)
+                        keep[nk] = order[i];
+                nk++;
+                const unsigned long long *mi = mask + i * cb;
+                for (int64_t w = i / 64 + threadIdx.x; w < cb; w += blockDim.x)
+                        removed[w] |= mi[w];
+                __syncthreads();
+        }
+        if (threadIdx.x == 0)
+                *nkeep = nk;
+}
+
+/* Greedy NMS over boxes (classes idx or one class) on the device, queued
+ * on st without waiting: dkeep (n, device) gets the kept indices in the
+ * sorted order (by class ascending when idx, then descending score), *dcount
+ * (device) their number. */
+extern "C" int det_cuda_nms_dev(void *stream, const struct det_conv *c, const float *boxes, const float *scores,
+                                const int32_t *idx, int64_t n, double thr, int32_t *dkeep, int64_t *dcount,
+                                struct bd_err *err)
+{
+        cudaStream_t st = (cudaStream_t)stream;
         int r = 0;
         float one = c->plus_one ? 1.0f : 0.0f;
         int64_t cb = (n + 63) / 64;
         uint32_t *key = NULL, *key2 = NULL;
-        int32_t *val = NULL, *val2 = NULL, *scls = NULL, *horder = NULL;
+        int32_t *val = NULL, *val2 = NULL, *scls = NULL;
         float *sb = NULL, *area = NULL;
         void *tmp = NULL;
         size_t tmpb = 0;
-        unsigned long long *mask = NULL, *hmask = NULL, *removed = NULL;
-        *nkeep = 0;
-        if (n <= 0)
+        unsigned long long *mask = NULL, *gremoved = NULL;
+        if (n <= 0) {
+                CU(cudaMemsetAsync(dcount, 0, sizeof(*dcount), st));
                 return 0;
+        }
         if (n > INT32_MAX / 2)
                 return bd_err_set(err, -EINVAL, "det nms: %lld boxes", (long long)n);
         CU(cudaMallocAsync((void **)&key, 2 * (size_t)n * sizeof(uint32_t), st));
@@ -214,6 +251,8 @@ static int nms_core(cudaStream_t st, const struct det_conv *c, const float *boxe
         CU(cudaMallocAsync((void **)&sb, 5 * (size_t)n * sizeof(float), st));
         area = sb + 4 * n;
         CU(cudaMallocAsync((void **)&mask, (size_t)(n * cb) * sizeof(*mask), st));
+        if (cb > NMS_SCAN_SMEM_WORDS)
+                CU(cudaMallocAsync((void **)&gremoved, (size_t)cb * sizeof(*gremoved), st));
         k_sort_keys<<<det_blocks(n), DET_THREADS, 0, st>>>(scores, n, key, val);
         CU(cudaGetLastError());
         CU(cub::DeviceRadixSort::SortPairs(NULL, tmpb, key, key2, val, val2, (int)n, 0, 32, st));
@@ -231,34 +270,51 @@ static int nms_core(cudaStream_t st, const struct det_conv *c, const float *boxe
         k_nms_mask<<<dim3((unsigned)cb, (unsigned)cb), 64, 0, st>>>(sb, area, scls, n, one, c->nms_ge ? 1 : 0,
                                                                     (float)thr, thr, mask);
         CU(cudaGetLastError());
-        hmask = (unsigned long long *)malloc((size_t)(n * cb) * sizeof(*hmask));
-        horder = (int32_t *)malloc((size_t)n * sizeof(*horder));
-        removed = (unsigned long long *)calloc((size_t)cb, sizeof(*removed));
-        if (!hmask || !horder || !removed) {
-                r = bd_err_set(err, -ENOMEM, "det nms: no host memory for the %lld x %lld mask", (long long)n,
-                               (long long)cb);
-                goto out;
-        }
-        CU(cudaMemcpyAsync(hmask, mask, (size_t)(n * cb) * sizeof(*hmask), cudaMemcpyDeviceToHost, st));
-        CU(cudaMemcpyAsync(horder, val2, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToHost, st));
-        CU(cudaStreamSynchronize(st));
-        for (int64_t i = 0; i < n; i++) {
-                if (removed[i / 64] >> (i % 64) & 1)
-                        continue;
-                keep[(*nkeep)++] = horder[i];
-                const unsigned long long *mi = hmask + i * cb;
-                for (int64_t w = i / 64; w < cb; w++)
-                        removed[w] |= mi[w];
-        }
+        k_nms_scan<<<1, NMS_SCAN_THREADS, gremoved ? 0 : (size_t)cb * sizeof(*mask), st>>>(mask, val2, n, cb,
+                                                                                            gremoved, dkeep, dcount);
+        CU(cudaGetLastError());
 out:
         det_dfree(key, st);
         det_dfree(val, st);
         det_dfree(sb, st);
         det_dfree(mask, st);
+        det_dfree(gremoved, st);
         det_dfree(tmp, st);
-        free(hmask);
-        free(horder);
-        free(removed);
+        return r;
+}
+
+/* the same, keep (host) and *nkeep: one copy back */
+static int nms_core(cudaStream_t st, const struct det_conv *c, const float *boxes, const float *scores,
+                    const int32_t *idx, int64_t n, double thr, int64_t *keep, int64_t *nkeep, struct bd_err *err)
+{
+        int r = 0;
+        /* the n indices, then the count 8-byte aligned */
+        int64_t kc = (n + 1) & ~(int64_t)1, nk = 0;
+        size_t bytes = (size_t)kc * sizeof(int32_t) + sizeof(int64_t);
+        int32_t *dkeep = NULL, *hkeep = NULL;
+        *nkeep = 0;
+        if (n <= 0)
+                return 0;
+        CU(cudaMallocAsync((void **)&dkeep, bytes, st));
+        if (!(hkeep = (int32_t *)malloc(bytes))) {
+                r = bd_err_set(err, -ENOMEM, "det nms: no host memory for %lld indices", (long long)n);
+                goto out;
+        }
+        if ((r = det_cuda_nms_dev(st, c, boxes, scores, idx, n, thr, dkeep, (int64_t *)(dkeep + kc), err)) < 0)
+                goto out;
+        CU(cudaMemcpyAsync(hkeep, dkeep, bytes, cudaMemcpyDeviceToHost, st));
+        CU(cudaStreamSynchronize(st));
+        memcpy(&nk, hkeep + kc, sizeof(nk));
+        if (nk < 0 || nk > n) {
+                r = bd_err_set(err, -EIO, "det nms: %lld kept of %lld", (long long)nk, (long long)n);
+                goto out;
+        }
+        for (int64_t k = 0; k < nk; k++)
+                keep[k] = hkeep[k];
+        *nkeep = nk;
+out:
+        det_dfree(dkeep, st);
+        free(hkeep);
         return r;
 }
 

@@ -4,10 +4,12 @@
  * (image, det_desc_key(logit)) gives each image's top-n in the host's order;
  * a kernel decodes, clips and filters those candidates (boxes-impl.h's
  * arithmetic); the survivors are compacted on the host (a few thousand per
- * image, in level then rank order, as the host loop appends them), NMS runs
- * on the device (det_cuda_nms: the level is the class), and the per-level
- * cap and the post-NMS top-n are the host's det_rpn_select.  The result is
- * copied to the device.
+ * image, in level then rank order, as the host loop appends them) and go
+ * back up in one copy, NMS runs on the device (the level is the class: for
+ * [R] det_cuda_nms_dev, queued for every image and its kept indices read
+ * back once; torchvision's batched order through det_cuda_nms, which waits
+ * per image), and the per-level cap and the post-NMS top-n are the host's
+ * det_rpn_select.  The result is copied to the device.
  */
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -64,7 +66,7 @@ extern "C" int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, co
         int r = det_rpn_check(p, A, L, N, image_hw);
         int64_t cap = 0, amax = 0, off = 0, post = p->post_nms_top_n;
         uint64_t *key = NULL;
-        int32_t *val = NULL, *hl = NULL, *dl = NULL;
+        int32_t *val = NULL, *hl = NULL, *dl = NULL, *dkeep = NULL, *hkeep = NULL;
         int *dhw = NULL;
         float *cb = NULL, *cs = NULL, *hb = NULL, *hs = NULL, *db = NULL, *ds = NULL, *ob = NULL, *os = NULL;
         uint8_t *ck = NULL, *hk = NULL;
@@ -128,9 +130,6 @@ extern "C" int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, co
         CU(cudaMemcpyAsync(hb, cb, (size_t)(N * cap + 1) * 5 * sizeof(float), cudaMemcpyDeviceToHost, st));
         CU(cudaMemcpyAsync(hk, ck, (size_t)(N * cap + 1), cudaMemcpyDeviceToHost, st));
         CU(cudaStreamSynchronize(st));
-        CU(cudaMallocAsync((void **)&db, (size_t)(cap + 1) * 5 * sizeof(float), st));
-        CU(cudaMallocAsync((void **)&dl, (size_t)(cap + 1) * sizeof(int32_t), st));
-        ds = db + 4 * (cap + 1);
         for (int i = 0; i < N; i++) {
                 float *ib = hb + 4 * i * cap, *is = hs + i * cap;
                 int32_t *il = hl + i * cap;
@@ -143,16 +142,54 @@ extern "C" int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, co
                                         il[j++] = l;
                                 }
                 m[i] = j;
-                CU(cudaMemcpyAsync(db, ib, (size_t)j * 4 * sizeof(float), cudaMemcpyHostToDevice, st));
-                CU(cudaMemcpyAsync(ds, is, (size_t)j * sizeof(float), cudaMemcpyHostToDevice, st));
-                CU(cudaMemcpyAsync(dl, il, (size_t)j * sizeof(int32_t), cudaMemcpyHostToDevice, st));
-                r = det_cuda_nms(stream, c, db, ds, dl, j, p->nms_thresh, keep + i * cap, &kept[i].nkeep, err);
-                if (r < 0)
-                        goto out;
                 kept[i].boxes = ib;
                 kept[i].scores = is;
                 kept[i].levels = il;
                 kept[i].keep = keep + i * cap;
+        }
+        /* all images' survivors up in one copy each; [R]'s per-level NMS
+         * queued image after image without waiting, the kept indices back in
+         * one copy; torchvision's batched order (its coordinate trick and
+         * final sort on the host) waits per image */
+        CU(cudaMallocAsync((void **)&db, (size_t)(N * cap + 1) * 5 * sizeof(float), st));
+        CU(cudaMallocAsync((void **)&dl, (size_t)(N * cap + 1) * sizeof(int32_t), st));
+        ds = db + 4 * (N * cap + 1);
+        CU(cudaMemcpyAsync(db, hb, (size_t)(N * cap) * 4 * sizeof(float), cudaMemcpyHostToDevice, st));
+        CU(cudaMemcpyAsync(ds, hs, (size_t)(N * cap) * sizeof(float), cudaMemcpyHostToDevice, st));
+        CU(cudaMemcpyAsync(dl, hl, (size_t)(N * cap) * sizeof(int32_t), cudaMemcpyHostToDevice, st));
+        if (c->plus_one) {
+                /* kept indices (N cap int32), then the N counts 8-byte aligned */
+                int64_t kc = (N * cap + 1) & ~(int64_t)1;
+                size_t bytes = (size_t)kc * sizeof(int32_t) + (size_t)N * sizeof(int64_t);
+                int64_t *dcnt, *hcnt;
+                CU(cudaMallocAsync((void **)&dkeep, bytes, st));
+                if (!(hkeep = (int32_t *)malloc(bytes))) {
+                        r = bd_err_set(err, -ENOMEM, "det rpn proposals: no host memory");
+                        goto out;
+                }
+                dcnt = (int64_t *)(dkeep + kc);
+                hcnt = (int64_t *)(hkeep + kc);
+                for (int i = 0; i < N; i++)
+                        if ((r = det_cuda_nms_dev(stream, c, db + 4 * i * cap, ds + i * cap, dl + i * cap, m[i],
+                                                  p->nms_thresh, dkeep + i * cap, dcnt + i, err)) < 0)
+                                goto out;
+                CU(cudaMemcpyAsync(hkeep, dkeep, bytes, cudaMemcpyDeviceToHost, st));
+                CU(cudaStreamSynchronize(st));
+                for (int i = 0; i < N; i++) {
+                        if (hcnt[i] < 0 || hcnt[i] > m[i]) {
+                                r = bd_err_set(err, -EIO, "det rpn proposals: image %d: %lld kept of %lld", i,
+                                               (long long)hcnt[i], (long long)m[i]);
+                                goto out;
+                        }
+                        kept[i].nkeep = hcnt[i];
+                        for (int64_t k = 0; k < hcnt[i]; k++)
+                                keep[i * cap + k] = hkeep[i * cap + k];
+                }
+        } else {
+                for (int i = 0; i < N; i++)
+                        if ((r = det_cuda_nms(stream, c, db + 4 * i * cap, ds + i * cap, dl + i * cap, m[i],
+                                              p->nms_thresh, keep + i * cap, &kept[i].nkeep, err)) < 0)
+                                goto out;
         }
         det_rpn_select(p, L, N, kept, ob, os, count);
         if (N * post > 0) {
@@ -169,6 +206,8 @@ out:
         det_dfree(tmp, st);
         det_dfree(db, st);
         det_dfree(dl, st);
+        det_dfree(dkeep, st);
+        free(hkeep);
         free(hb);
         free(hk);
         free(hl);
