@@ -179,8 +179,11 @@ static void test_paste(int n, int M, int H, int W)
 }
 
 /* polygons (two objects, one of two parts), an RLE object, a NaN box; M
- * within the kernel's range and beyond it (the host path) */
-static void test_targets(int M)
+ * within the kernel's range and beyond it (the host path).  Without the RLE
+ * object (rle 0) nothing is computed on the host (the GPU's targets start
+ * from zeros), and the proposals come from the host (det_op_mask_targets_h,
+ * as the trainer calls it). */
+static void test_targets(int M, int rle)
 {
         enum { P = 64 };
         double xy[3 * 16];
@@ -200,19 +203,20 @@ static void test_targets(int M)
                 if (i == 5)
                         b[1] = NAN;
                 memcpy(props + 4 * i, b, sizeof(b));
-                matched[i] = i % 3;
+                matched[i] = i % (rle ? 3 : 2);
         }
         int64_t dp[2] = { P, 4 };
         struct bd_tensor cp = bd_tensor_view(props, BD_CPU, BD_F32, BD_NCHW, 2, dp), gp = on_gpu(props, 2, dp), co, go;
         memset(&co, 0, sizeof(co));
         memset(&go, 0, sizeof(go));
         int r1 = det_op_mask_targets(cpu, gts, 3, &cp, matched, M, &co);
-        int r2 = det_op_mask_targets(gpu, gts, 3, &gp, matched, M, &go);
+        int r2 = rle ? det_op_mask_targets(gpu, gts, 3, &gp, matched, M, &go) :
+                       det_op_mask_targets_h(gpu, gts, 3, props, matched, P, M, &go);
         char what[96];
-        snprintf(what, sizeof(what), "mask targets at %d x %d on both", M, M);
+        snprintf(what, sizeof(what), "mask targets at %d x %d on both%s", M, M, rle ? "" : ", polygons only");
         if (ok(r1 == 0 && r2 == 0, what)) {
                 float *h = to_host(&go);
-                snprintf(what, sizeof(what), "mask targets at %d x %d: bit-exact", M, M);
+                snprintf(what, sizeof(what), "mask targets at %d x %d%s: bit-exact", M, M, rle ? "" : ", polygons only");
                 ok(memcmp(h, co.data, (size_t)P * M * M * sizeof(float)) == 0, what);
                 free(h);
         } else {
@@ -240,9 +244,11 @@ int main(void)
         test_paste(100, 28, 800, 1216);
         test_paste(7, 14, 60, 50);
         test_paste(0, 28, 60, 50);
-        test_targets(28);
-        test_targets(14);
-        test_targets(300);
+        test_targets(28, 1);
+        test_targets(14, 1);
+        test_targets(300, 1);
+        test_targets(28, 0);
+        test_targets(300, 0);
         bd_backend_free(gpu);
         bd_backend_free(cpu);
         return done_testing();

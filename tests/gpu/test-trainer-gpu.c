@@ -387,10 +387,19 @@ static void det_heads(int f16)
         struct bd_tensor gobj = dev(&obj, 0), gdel = dev(&del, 0), gtgt = dev(&tgt, 0), d1 = T0(), d2 = T0(), g1 = T0(),
                          g2 = T0();
         struct det_loss_ws ws = { 0 }, gws = { 0 };
-        double c[2], g[2];
-        ok(det_rpn_loss(cpu, &ws, &obj, &del, &al, &tgt, DET_BETA_RPN, 0.5, &c[0], &c[1], &d1, &d2) == 0 &&
-           det_rpn_loss(gpu, &gws, &gobj, &gdel, &gal, &gtgt, DET_BETA_RPN, 0.5, &g[0], &g[1], &g1, &g2) == 0 &&
-           fabs(c[0] - g[0]) <= 1e-5 * fabs(c[0]) && fabs(c[1] - g[1]) <= 1e-5 * fabs(c[1]), "RPN loss: same values");
+        /* the CPU counts and reads at once; the GPU takes the counts from
+         * here and its values come back in one read at the end */
+        struct det_loss_acc gacc = { 0 };
+        struct det_loss_opts now = { .n = -1, .gscale = 0.5 }, later = { .gscale = 0.5, .acc = &gacc };
+        double c[6], g[6] = { -1, -1, -1, -1, -1, -1 }, gnow[2];
+        for (int i = 0; i < A; i++)
+                later.n += ((int32_t *)al.data)[i] >= 0;
+        ok(det_loss_acc_begin(gpu, &gacc) == 0, "loss accumulator on the GPU");
+        ok(det_rpn_loss(cpu, &ws, &now, &obj, &del, &al, &tgt, DET_BETA_RPN, &c[0], &c[1], &d1, &d2) == 0 &&
+           det_rpn_loss(gpu, &gws, &now, &gobj, &gdel, &gal, &gtgt, DET_BETA_RPN, &gnow[0], &gnow[1], NULL, NULL) == 0 &&
+           det_rpn_loss(gpu, &gws, &later, &gobj, &gdel, &gal, &gtgt, DET_BETA_RPN, &g[0], &g[1], &g1, &g2) == 0 &&
+           fabs(c[0] - gnow[0]) <= 1e-5 * fabs(c[0]) && fabs(c[1] - gnow[1]) <= 1e-5 * fabs(c[1]),
+           "RPN loss: same values (read at once)");
         same("RPN loss: objectness gradient", &d1, &g1, 0);
         same("RPN loss: delta gradient", &d2, &g2, 0);
         REL(&obj, &del, &tgt, &al, &gal, &gobj, &gdel, &gtgt, &d1, &d2, &g1, &g2);
@@ -402,10 +411,11 @@ static void det_heads(int f16)
                 ((int32_t *)rl.data)[i] = bd_rng_below(&rng, 4) ? 0 : (int32_t)bd_rng_below(&rng, (uint64_t)K);
         bd_op_copy(gpu, &rl, &grl);
         struct bd_tensor gcls = dev(&cls, 0), gbox = dev(&box, 0), gbt = dev(&bt, 0);
-        ok(det_fastrcnn_loss(cpu, &ws, &cls, &box, &rl, &bt, 1.0, 1, &c[0], &c[1], &d1, &d2) == 0 &&
-           det_fastrcnn_loss(gpu, &gws, &gcls, &gbox, &grl, &gbt, 1.0, 1, &g[0], &g[1], &g1, &g2) == 0 &&
-           fabs(c[0] - g[0]) <= 1e-5 * fabs(c[0]) && fabs(c[1] - g[1]) <= 1e-5 * fabs(c[1]),
-           "box head loss: same values");
+        now.gscale = later.gscale = 1;
+        later.n = (double)R;
+        ok(det_fastrcnn_loss(cpu, &ws, &now, &cls, &box, &rl, &bt, 1.0, &c[2], &c[3], &d1, &d2) == 0 &&
+           det_fastrcnn_loss(gpu, &gws, &later, &gcls, &gbox, &grl, &gbt, 1.0, &g[2], &g[3], &g1, &g2) == 0,
+           "box head loss: runs");
         same("box head loss: logit gradient", &d1, &g1, 0);
         same("box head loss: delta gradient", &d2, &g2, 0);
         REL(&cls, &box, &bt, &rl, &grl, &gcls, &gbox, &gbt, &d1, &d2, &g1, &g2);
@@ -414,10 +424,17 @@ static void det_heads(int f16)
         bd_op_copy(gpu, &lab, &glab);
         struct bd_tensor ml = hrand(BD_NCHW, 4, P, K, 28, 28, -4, 4), mt = hrand(BD_NCHW, 3, P, 28, 28, 0, 0, 1);
         struct bd_tensor gml = dev(&ml, 0), gmt = dev(&mt, 0);
-        ok(det_mask_loss(cpu, &ws, &ml, &lab, &mt, 1, &c[0], &d1) == 0 &&
-           det_mask_loss(gpu, &gws, &gml, &glab, &gmt, 1, &g[0], &g1) == 0 && fabs(c[0] - g[0]) <= 1e-5 * fabs(c[0]),
-           "mask loss: same value");
+        ok(det_mask_loss(cpu, &ws, &now, &ml, &lab, &mt, &c[4], &d1) == 0 &&
+           det_mask_loss(gpu, &gws, &later, &gml, &glab, &gmt, &g[4], &g1) == 0, "mask loss: runs");
         same("mask loss: gradient", &d1, &g1, 0);
+        int unread = gacc.used == 5 && g[0] == 0 && g[4] == 0, good = det_loss_acc_read(gpu, &gacc) == 0 && unread;
+        for (int i = 0; i < 5; i++)
+                good &= fabs(c[i] - g[i]) <= 1e-5 * fabs(c[i]) && (c[i] != 0 || i == 3);
+        ok(good, "RPN, box head and mask losses read back once: the CPU's values");
+        if (!good)
+                printf("#   cpu %g %g %g %g %g, gpu %g %g %g %g %g\n", c[0], c[1], c[2], c[3], c[4], g[0], g[1], g[2], g[3],
+                     g[4]);
+        det_loss_acc_release(&gacc);
         REL(&ml, &mt, &gml, &gmt, &d1, &g1, &lab, &glab);
         det_loss_ws_release(&ws);
         det_loss_ws_release(&gws);

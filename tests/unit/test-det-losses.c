@@ -27,6 +27,8 @@
 #include "det-loss-golden.h"
 
 static struct bd_backend *be;
+/* values read back at once, the normaliser counted from the labels */
+static const struct det_loss_opts now = { .n = -1, .gscale = 1 };
 
 #define diag(...) (printf("#   "), printf(__VA_ARGS__), printf("\n"))
 
@@ -81,6 +83,22 @@ static void check_grad(const char *what, const struct bd_tensor *got, const doub
                 diag("  %lld values, worst difference %.3g, largest gradient %.3g", (long long)n, worst, big);
 }
 
+static int same(const struct bd_tensor *a, const struct bd_tensor *b)
+{
+        return bd_tensor_same_shape(a, b) && a->dtype == b->dtype &&
+               memcmp(a->data, b->data, bd_tensor_bytes(a)) == 0;
+}
+
+/* a second call's values (through an accumulator, vscale 2) read back later */
+static void check_later(const char *what, int r, int unread, const double *got, const double *first, int k)
+{
+        int good = r == 0 && unread;
+        for (int i = 0; i < k; i++)
+                good &= got[i] == 2 * first[i];
+        if (!ok(good, what))
+                diag("  %s; %d", r < 0 ? be->err.msg : "", unread);
+}
+
 static void check_loss(const char *what, double got, double want, double tol)
 {
         if (!ok(fabs(got - want) <= tol * fmax(fabs(want), 1e-12), what))
@@ -107,7 +125,7 @@ static void rpn_case(const char *tag, enum bd_dtype dt, int64_t M, int64_t seed,
         struct det_loss_ws ws = { 0 };
         double lo = -1, lb = -1;
         snprintf(what, sizeof(what), "RPN %s %s: runs", tag, bd_dtype_name(dt));
-        if (!ok(det_rpn_loss(be, &ws, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, 1.0, &lo, &lb, &dobj, &dd) == 0, what))
+        if (!ok(det_rpn_loss(be, &ws, &now, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, &lo, &lb, &dobj, &dd) == 0, what))
                 diag("  %s", be->err.msg);
         snprintf(what, sizeof(what), "RPN %s %s: objectness loss = compute_loss's", tag, bd_dtype_name(dt));
         check_loss(what, lo, want_loss[0], tol);
@@ -117,6 +135,24 @@ static void rpn_case(const char *tag, enum bd_dtype dt, int64_t M, int64_t seed,
         check_grad(what, &dobj, want_dobj, M, tol);
         snprintf(what, sizeof(what), "RPN %s %s: delta gradient = autograd's", tag, bd_dtype_name(dt));
         check_grad(what, &dd, want_dd, 4 * M, tol);
+        /* the caller's count, the values read back later */
+        double nc = 0, l2[2] = { -1, -1 }, l1[2] = { lo, lb };
+        for (int64_t i = 0; i < M; i++)
+                nc += lv[i] >= 0;
+        struct det_loss_acc acc = { 0 };
+        struct det_loss_opts later = { .n = nc, .gscale = 1, .vscale = 2, .acc = &acc };
+        struct bd_tensor dobj2 = { 0 }, dd2 = { 0 };
+        int r = det_loss_acc_begin(be, &acc);
+        r = r < 0 ? r : det_rpn_loss(be, &ws, &later, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, &l2[0], &l2[1], &dobj2,
+                                     &dd2);
+        int unread = l2[0] == 0 && l2[1] == 0 && acc.used == 2 && same(&dobj, &dobj2) && same(&dd, &dd2);
+        r = r < 0 ? r : det_loss_acc_read(be, &acc);
+        snprintf(what, sizeof(what), "RPN %s %s: caller's count, values read once later: the same", tag,
+                 bd_dtype_name(dt));
+        check_later(what, r, unread && acc.used == 0, l2, l1, 2);
+        det_loss_acc_release(&acc);
+        bd_tensor_release(&dobj2);
+        bd_tensor_release(&dd2);
         det_loss_ws_release(&ws);
         bd_tensor_release(&obj);
         bd_tensor_release(&deltas);
@@ -142,7 +178,7 @@ static void box_case(const char *tag, enum bd_dtype dt, int64_t R, int64_t K, in
         struct det_loss_ws ws = { 0 };
         double lc = -1, lb = -1;
         snprintf(what, sizeof(what), "box head %s %s: runs", tag, bd_dtype_name(dt));
-        if (!ok(det_fastrcnn_loss(be, &ws, &cls, &box, &lab, &tgt, beta, 1.0, &lc, &lb, &dcls, &dbox) == 0, what))
+        if (!ok(det_fastrcnn_loss(be, &ws, &now, &cls, &box, &lab, &tgt, beta, &lc, &lb, &dcls, &dbox) == 0, what))
                 diag("  %s", be->err.msg);
         snprintf(what, sizeof(what), "box head %s %s: classification loss = fastrcnn_loss's", tag, bd_dtype_name(dt));
         check_loss(what, lc, want_loss[0], tol);
@@ -152,6 +188,21 @@ static void box_case(const char *tag, enum bd_dtype dt, int64_t R, int64_t K, in
         check_grad(what, &dcls, want_dcls, R * K, tol);
         snprintf(what, sizeof(what), "box head %s %s: delta gradient = autograd's", tag, bd_dtype_name(dt));
         check_grad(what, &dbox, want_dbox, R * 4 * K, tol);
+        double l2[2] = { -1, -1 }, l1[2] = { lc, lb };
+        struct det_loss_acc acc = { 0 };
+        struct det_loss_opts later = { .n = (double)R, .gscale = 1, .vscale = 2, .acc = &acc };
+        struct bd_tensor dcls2 = { 0 }, dbox2 = { 0 };
+        int r = det_loss_acc_begin(be, &acc);
+        r = r < 0 ? r : det_fastrcnn_loss(be, &ws, &later, &cls, &box, &lab, &tgt, beta, &l2[0], &l2[1], &dcls2,
+                                          &dbox2);
+        int unread = l2[0] == 0 && l2[1] == 0 && acc.used == 2 && same(&dcls, &dcls2) && same(&dbox, &dbox2);
+        r = r < 0 ? r : det_loss_acc_read(be, &acc);
+        snprintf(what, sizeof(what), "box head %s %s: caller's count, values read once later: the same", tag,
+                 bd_dtype_name(dt));
+        check_later(what, r, unread, l2, l1, 2);
+        det_loss_acc_release(&acc);
+        bd_tensor_release(&dcls2);
+        bd_tensor_release(&dbox2);
         det_loss_ws_release(&ws);
         bd_tensor_release(&cls);
         bd_tensor_release(&box);
@@ -185,7 +236,7 @@ static void mask_case(enum bd_dtype dt, enum bd_layout layout)
         struct det_loss_ws ws = { 0 };
         double l = -1;
         snprintf(what, sizeof(what), "mask %s %s: runs", bd_layout_name(layout), bd_dtype_name(dt));
-        if (!ok(det_mask_loss(be, &ws, &x, &lab, &tgt, 1.0, &l, &dx) == 0, what))
+        if (!ok(det_mask_loss(be, &ws, &now, &x, &lab, &tgt, &l, &dx) == 0, what))
                 diag("  %s", be->err.msg);
         snprintf(what, sizeof(what), "mask %s %s: loss = maskrcnn_loss's", bd_layout_name(layout), bd_dtype_name(dt));
         check_loss(what, l, mask_a_loss[0], tol);
@@ -193,6 +244,19 @@ static void mask_case(enum bd_dtype dt, enum bd_layout layout)
                  bd_dtype_name(dt));
         ok(dx.layout == layout && bd_op_relayout(be, &dx, BD_NCHW, &d) == 0, "mask: gradient comes back in layout");
         check_grad(what, &d, mask_a_dlogits, P * K * M * M, tol);
+        double l2 = -1;
+        struct det_loss_acc acc = { 0 };
+        struct det_loss_opts later = { .n = 12345, .gscale = 1, .vscale = 2, .acc = &acc };
+        struct bd_tensor dx2 = { 0 };
+        int r = det_loss_acc_begin(be, &acc);
+        r = r < 0 ? r : det_mask_loss(be, &ws, &later, &x, &lab, &tgt, &l2, &dx2);
+        int unread = l2 == 0 && acc.used == 1 && same(&dx, &dx2);
+        r = r < 0 ? r : det_loss_acc_read(be, &acc);
+        snprintf(what, sizeof(what), "mask %s %s: values read once later: the same (n is the elements)",
+                 bd_layout_name(layout), bd_dtype_name(dt));
+        check_later(what, r, unread, &l2, &l, 1);
+        det_loss_acc_release(&acc);
+        bd_tensor_release(&dx2);
         det_loss_ws_release(&ws);
         bd_tensor_release(&logits);
         bd_tensor_release(&tgt);
@@ -260,18 +324,18 @@ static void edges(void)
         int32_t none[8] = { -1, -1, -1, -1, -1, -1, -1, -1 }, negs[8] = { 0, 0, -1, 0, -1, -1, 0, 0 };
         struct bd_tensor lab = labels(M, none), lab2 = labels(M, negs);
         double a = -1, b = -1, s = -1;
-        ok(det_rpn_loss(be, &ws, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, 1, &a, &b, &dobj, &dd) == 0 && a == 0 &&
+        ok(det_rpn_loss(be, &ws, &now, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, &a, &b, &dobj, &dd) == 0 && a == 0 &&
            b == 0, "RPN, nothing sampled: losses 0");
         ok(bd_op_sumsq(be, &dobj, &s) == 0 && s == 0 && bd_op_sumsq(be, &dd, &s) == 0 && s == 0,
            "RPN, nothing sampled: zero gradients");
-        ok(det_rpn_loss(be, &ws, &obj, &deltas, &lab2, &tgt, DET_BETA_RPN, 1, &a, &b, &dobj, &dd) == 0 && a > 0 &&
+        ok(det_rpn_loss(be, &ws, &now, &obj, &deltas, &lab2, &tgt, DET_BETA_RPN, &a, &b, &dobj, &dd) == 0 && a > 0 &&
            b == 0 && bd_op_sumsq(be, &dd, &s) == 0 && s == 0, "RPN, negatives only: box loss 0, no delta gradient");
         /* a NaN target on an unsampled row still poisons the sum: documented, finite targets required */
         int64_t M2 = 7;
-        ok(det_rpn_loss(be, &ws, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, 1, &a, &b, NULL, NULL) == 0,
+        ok(det_rpn_loss(be, &ws, &now, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, &a, &b, NULL, NULL) == 0,
            "RPN: gradients not wanted");
         struct bd_tensor shortlab = labels(M2, none);
-        ok(det_rpn_loss(be, &ws, &obj, &deltas, &shortlab, &tgt, DET_BETA_RPN, 1, &a, &b, NULL, NULL) == -EINVAL,
+        ok(det_rpn_loss(be, &ws, &now, &obj, &deltas, &shortlab, &tgt, DET_BETA_RPN, &a, &b, NULL, NULL) == -EINVAL,
            "RPN: labels of another length refused");
         diag("%s", be->err.msg);
         /* mask loss over no RoIs */
@@ -281,20 +345,42 @@ static void edges(void)
         bd_tensor_resize(be, &el, BD_F32, BD_NHWC, 4, de);
         bd_tensor_resize(be, &et, BD_F32, BD_NCHW, 3, dte);
         bd_tensor_resize(be, &elab, BD_I32, BD_NCHW, 1, &zero);
-        ok(det_mask_loss(be, &ws, &el, &elab, &et, 1, &a, &ed) == 0 && a == 0 && bd_tensor_numel(&ed) == 0,
+        ok(det_mask_loss(be, &ws, &now, &el, &elab, &et, &a, &ed) == 0 && a == 0 && bd_tensor_numel(&ed) == 0,
            "mask loss over no RoIs: 0, empty gradient");
         /* box head: K from the logits, deltas must be (R, 4K) */
         int64_t dc[2] = { 8, 3 }, dbx[2] = { 8, 8 };
         struct bd_tensor cls = vals(BD_F32, 2, dc, 4, -1, 1), box = vals(BD_F32, 2, dbx, 5, -1, 1);
-        ok(det_fastrcnn_loss(be, &ws, &cls, &box, &lab2, &deltas, 1, 1, &a, &b, NULL, NULL) == -EINVAL,
+        ok(det_fastrcnn_loss(be, &ws, &now, &cls, &box, &lab2, &deltas, 1, &a, &b, NULL, NULL) == -EINVAL,
            "box head: deltas that are not (R, 4K) refused");
         diag("%s", be->err.msg);
-        ok(det_fastrcnn_loss(be, &ws, &cls, &deltas, &lab2, &deltas, 1, 1, &a, &b, NULL, NULL) == -EINVAL,
+        ok(det_fastrcnn_loss(be, &ws, &now, &cls, &deltas, &lab2, &deltas, 1, &a, &b, NULL, NULL) == -EINVAL,
            "box head: (R, 4) deltas for 3 classes refused");
         int64_t dl[4] = { 8, 3, 4, 4 }, dt3[3] = { 8, 4, 5 };
         struct bd_tensor ml = vals(BD_F32, 4, dl, 6, -1, 1), mt = vals(BD_F32, 3, dt3, 7, 0, 1);
-        ok(det_mask_loss(be, &ws, &ml, &lab2, &mt, 1, &a, NULL) == -EINVAL, "mask: targets of another size refused");
+        ok(det_mask_loss(be, &ws, &now, &ml, &lab2, &mt, &a, NULL) == -EINVAL, "mask: targets of another size refused");
         diag("%s", be->err.msg);
+        /* the accumulator: nothing sampled takes no slot; 8 values, then a refusal */
+        struct det_loss_acc acc = { 0 };
+        struct det_loss_opts zero_n = { .n = 0, .gscale = 1, .acc = &acc }, later = { .n = 5, .gscale = 1, .acc = &acc };
+        double v[10];
+        int r = det_loss_acc_begin(be, &acc);
+        ok(r == 0 && det_rpn_loss(be, &ws, &zero_n, &obj, &deltas, &lab, &tgt, DET_BETA_RPN, &a, &b, &dobj, &dd) == 0 &&
+           a == 0 && b == 0 && acc.used == 0 && bd_op_sumsq(be, &dobj, &s) == 0 && s == 0,
+           "accumulator: nothing sampled (n 0) takes no slot, zero gradients");
+        ok(det_loss_acc_read(be, &acc) == 0, "accumulator: a read of nothing");
+        for (int k = 0; k < 4 && r == 0; k++)
+                r = det_rpn_loss(be, &ws, &later, &obj, &deltas, &lab2, &tgt, DET_BETA_RPN, &v[2 * k], &v[2 * k + 1],
+                                 NULL, NULL);
+        ok(r == 0 && acc.used == 8, "accumulator: 8 values");
+        ok(det_rpn_loss(be, &ws, &later, &obj, &deltas, &lab2, &tgt, DET_BETA_RPN, &v[8], &v[9], NULL, NULL) ==
+                   -ENOSPC, "accumulator: a ninth refused");
+        diag("%s", be->err.msg);
+        ok(det_loss_acc_read(be, &acc) == 0 && acc.used == 0 && v[0] > 0 && v[0] == v[6] && v[1] == 0,
+           "accumulator: read back, the same call the same value");
+        ok(bd_op_sum_to(be, &obj, &acc.sums, DET_LOSS_SLOTS) == -EINVAL && bd_op_sum_to(be, &obj, &obj, 0) == -EINVAL,
+           "sum_to: a slot outside the accumulator, an accumulator not f64: refused");
+        diag("%s", be->err.msg);
+        det_loss_acc_release(&acc);
         det_loss_ws_release(&ws);
         struct bd_tensor *all[] = { &obj, &deltas, &tgt, &dobj, &dd, &lab, &lab2, &shortlab, &el, &et, &elab, &ed, &cls, &box, &ml, &mt };
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)

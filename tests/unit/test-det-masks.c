@@ -603,6 +603,12 @@ static void test_backend(void)
         is_int(det_op_mask_targets(be, &gt, 1, &tb, matched, 28, &to), 0, "det_op_mask_targets on the CPU");
         det_mask_targets(&gt, 1, bx, matched, 2, 28, t2);
         ok(memcmp(to.data, t2, sizeof(t2)) == 0, "det_op_mask_targets = det_mask_targets");
+        struct bd_tensor th = { 0 };
+        is_int(det_op_mask_targets_h(be, &gt, 1, bx, matched, 2, 28, &th), 0, "det_op_mask_targets_h on the CPU");
+        ok(th.ndim == 3 && th.dims[0] == 2 && memcmp(th.data, t2, sizeof(t2)) == 0,
+           "det_op_mask_targets_h (proposals on the host) = det_mask_targets");
+        is_int(det_op_mask_targets_h(be, &gt, 1, bx, matched, 2, 0, &th), -EINVAL, "M 0: -EINVAL");
+        bd_tensor_release(&th);
         matched[1] = 3;
         is_int(det_op_mask_targets(be, &gt, 1, &tb, matched, 28, &to), -EINVAL, "a match out of range: -EINVAL");
         like(be->err.msg, "matched to 3 of 1", "the message names it");

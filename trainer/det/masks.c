@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "backend.h"
 #include "masks.h"
+#include "ops.h"
 #include "postprocess.h"
 
 #define DET_HD static inline
@@ -260,32 +261,29 @@ int det_mask_targets(const struct det_gt_mask *gts, int64_t ngt, const float *pr
 }
 
 #if HAVE_CUDA
-/* the packed vertices to the device and the column kernel */
+/* the packed vertices to the device in one copy and the column kernel */
 static int cuda_poly_targets(struct bd_backend *be, const struct det_poly_pack *pk, int64_t P, int M, float *out)
 {
         size_t bv = (size_t)pk->nv * sizeof(int), bk = (size_t)pk->np * sizeof(int);
         size_t bpv = (size_t)pk->np * sizeof(int64_t), bpp = (size_t)(P + 1) * sizeof(int64_t);
+        size_t bytes = bpv + bpp + 2 * bv + bk;
         /* int64 arrays first: every array stays aligned */
-        char *d = be->ops->alloc(be, bpv + bpp + 2 * bv + bk);
+        _cleanup_free_ char *h = xmalloc(bytes);
+        memcpy(h, pk->part_v, bpv);
+        memcpy(h + bpv, pk->prop_part, bpp);
+        memcpy(h + bpv + bpp, pk->vx, bv);
+        memcpy(h + bpv + bpp + bv, pk->vy, bv);
+        memcpy(h + bpv + bpp + 2 * bv, pk->part_k, bk);
+        char *d = be->ops->alloc(be, bytes);
         if (!d)
                 return bd_err_set(&be->err, -ENOMEM, "mask_targets: no GPU memory for %lld vertices",
                                   (long long)pk->nv);
         int64_t *dpv = (int64_t *)d, *dpp = (int64_t *)(d + bpv);
         int *dvx = (int *)(d + bpv + bpp), *dvy = dvx + pk->nv, *dk = dvy + pk->nv;
-        int r = be->ops->copy(be, dpv, BD_CUDA, pk->part_v, BD_CPU, bpv);
-        if (r == 0)
-                r = be->ops->copy(be, dpp, BD_CUDA, pk->prop_part, BD_CPU, bpp);
-        if (r == 0)
-                r = be->ops->copy(be, dvx, BD_CUDA, pk->vx, BD_CPU, bv);
-        if (r == 0)
-                r = be->ops->copy(be, dvy, BD_CUDA, pk->vy, BD_CPU, bv);
-        if (r == 0)
-                r = be->ops->copy(be, dk, BD_CUDA, pk->part_k, BD_CPU, bk);
+        int r = be->ops->copy(be, d, BD_CUDA, h, BD_CPU, bytes);
         if (r == 0 && (r = det_cuda_poly_targets(bd_backend_cuda_stream(be), dvx, dvy, dk, dpv, dpp, P, M, out)) < 0)
                 bd_err_set(&be->err, r, "mask_targets: kernel launch failed");
-        if (r == 0)
-                r = be->ops->sync(be);
-        be->ops->free(be, d);
+        be->ops->free(be, d);   /* cudaFree waits for the kernel */
         return r;
 }
 #endif
@@ -297,8 +295,21 @@ int det_op_mask_targets(struct bd_backend *be, const struct det_gt_mask *gts, in
         if ((r = det_check_tensor(be, "mask_targets", "proposals", props, 2, -1, 4)) < 0)
                 return r;
         int64_t P = props->dims[0];
-        if (M < 1)
-                return bd_err_set(&be->err, -EINVAL, "mask_targets: M %d < 1", M);
+        if (be->dev == BD_CPU)
+                return det_op_mask_targets_h(be, gts, ngt, props->data, matched, P, M, out);
+        size_t nb = (size_t)P * 4 * sizeof(float);
+        _cleanup_free_ float *hp = xmalloc(nb ? nb : 1);
+        if (nb && (r = be->ops->copy(be, hp, BD_CPU, props->data, props->dev, nb)) < 0)
+                return r;
+        return det_op_mask_targets_h(be, gts, ngt, hp, matched, P, M, out);
+}
+
+int det_op_mask_targets_h(struct bd_backend *be, const struct det_gt_mask *gts, int64_t ngt, const float *props,
+                          const int64_t *matched, int64_t P, int M, struct bd_tensor *out)
+{
+        int r;
+        if (M < 1 || P < 0)
+                return bd_err_set(&be->err, -EINVAL, "mask_targets: M %d, %lld proposals", M, (long long)P);
         for (int64_t p = 0; p < P; p++)
                 if (matched[p] < 0 || matched[p] >= ngt)
                         return bd_err_set(&be->err, -EINVAL, "mask_targets: proposal %lld matched to %lld of %lld",
@@ -307,35 +318,34 @@ int det_op_mask_targets(struct bd_backend *be, const struct det_gt_mask *gts, in
         if ((r = bd_tensor_resize(be, out, BD_F32, BD_NCHW, 3, dims)) < 0)
                 return bd_err_set(&be->err, r, "mask_targets: no memory for (%lld, %d, %d)", (long long)P, M, M);
         if (be->dev == BD_CPU)
-                return det_mask_targets(gts, ngt, props->data, matched, P, M, out->data);
+                return det_mask_targets(gts, ngt, props, matched, P, M, out->data);
 #if HAVE_CUDA
-        /* the proposals to the host; there, RLE objects' targets (and every
-         * target when M is too large for the kernel), then the polygons'
-         * columns on the GPU over them */
-        int gpu_polygons = M <= DET_MASK_COLUMN_MAX;
-        size_t nb = (size_t)P * 4 * sizeof(float), tb = (size_t)P * M * M * sizeof(float);
-        _cleanup_free_ float *hp = xmalloc(nb ? nb : 1);
-        _cleanup_free_ float *ht = xmalloc(tb ? tb : 1);
-        if (nb && (r = be->ops->copy(be, hp, BD_CPU, props->data, props->dev, nb)) < 0)
+        /* on the host the RLE objects' targets (and every target when M is
+         * too large for the kernel), copied up only when there are any; then
+         * the polygons' columns on the GPU over them */
+        int gpu_polygons = M <= DET_MASK_COLUMN_MAX, host = !gpu_polygons;
+        for (int64_t p = 0; p < P && !host; p++)
+                host = gts[matched[p]].kind == DET_GT_MASK_RLE;
+        size_t tb = (size_t)P * M * M * sizeof(float);
+        if (host) {
+                _cleanup_free_ float *ht = xmalloc(tb ? tb : 1);
+                if ((r = targets(gts, ngt, props, matched, P, M, !gpu_polygons, ht)) < 0)
+                        return bd_err_set(&be->err, r, "mask_targets: bad input");
+                /* a copy from the host waits for itself: ht may go */
+                if (tb && (r = be->ops->copy(be, out->data, out->dev, ht, BD_CPU, tb)) < 0)
+                        return r;
+        } else if ((r = bd_op_fill(be, out, 0)) < 0) {
                 return r;
-        if ((r = be->ops->sync(be)) < 0)
-                return r;
-        if ((r = targets(gts, ngt, hp, matched, P, M, !gpu_polygons, ht)) < 0)
-                return r;
-        if (tb && (r = be->ops->copy(be, out->data, out->dev, ht, BD_CPU, tb)) < 0)
-                return r;
+        }
         if (gpu_polygons) {
                 struct det_poly_pack pk;
-                if ((r = det_poly_pack(gts, ngt, hp, matched, P, M, &pk)) < 0)
-                        return r;
+                if ((r = det_poly_pack(gts, ngt, props, matched, P, M, &pk)) < 0)
+                        return bd_err_set(&be->err, r, "mask_targets: packing the polygons");
                 if (pk.np)
                         r = cuda_poly_targets(be, &pk, P, M, out->data);
                 det_poly_pack_release(&pk);
-                if (r < 0)
-                        return r;
         }
-        /* the copy from pageable memory may still read ht when it returns */
-        return be->ops->sync(be);
+        return r;
 #else
         return bd_err_set(&be->err, -EOPNOTSUPP, "mask_targets: built without CUDA");
 #endif

@@ -74,16 +74,21 @@ int det_mask_targets(const struct det_gt_mask *gts, int64_t ngt, const float *pr
                      int M, float *out);
 
 /* Backend-level: props a (P, 4) float32 tensor on be's device, out resized to
- * (P, M, M) float32 there.  CUDA: the proposals are copied to the host,
- * which crops and scales each matched object's parts (float arithmetic, a
- * few numbers per vertex) and packs their vertices (det_poly_pack); a
- * kernel with one thread per proposal and column rasterises them by the
- * column rule of masks-impl.h (pycocotools' bits: checked against
- * rle_from_poly on the host by test-det-masks) for M <= DET_MASK_COLUMN_MAX;
- * RLE objects' targets (rare) are sampled on the host and copied.  Larger M:
- * all on the host.  Errors in be->err. */
+ * (P, M, M) float32 there.  CUDA: the proposals are copied to the host
+ * (det_op_mask_targets_h takes them there, as the trainer has them); the
+ * host crops and scales each matched object's parts (float arithmetic, a
+ * few numbers per vertex) and packs their vertices (det_poly_pack), which go
+ * up in one copy; a kernel with one thread per proposal and column
+ * rasterises them by the column rule of masks-impl.h (pycocotools' bits:
+ * checked against rle_from_poly on the host by test-det-masks) for M <=
+ * DET_MASK_COLUMN_MAX; RLE objects' targets (rare) are sampled on the host
+ * and copied.  Larger M: all on the host.  A whole batch is one call when
+ * the images' objects are one array (matched indices into it).  Errors in
+ * be->err. */
 int det_op_mask_targets(struct bd_backend *be, const struct det_gt_mask *gts, int64_t ngt, const struct bd_tensor *props,
                         const int64_t *matched, int M, struct bd_tensor *out);
+int det_op_mask_targets_h(struct bd_backend *be, const struct det_gt_mask *gts, int64_t ngt, const float *props,
+                          const int64_t *matched, int64_t P, int M, struct bd_tensor *out);
 
 /* ---- the column rule (masks-impl.h), for the GPU ---- */
 

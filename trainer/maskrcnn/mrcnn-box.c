@@ -204,12 +204,12 @@ int mrcnn_box_train(struct bd_model *m, struct mrcnn_net *n, const struct mrcnn_
         if ((r = mrcnn_box_fwd(m, n, rs->rois, R)) < 0 || (r = mrcnn_i32_from_host(n, rs->labels, R, &h->lab)) < 0 ||
             (r = mrcnn_from_host(n, rs->tgt, n->dt, 2, t2, &h->tgt)) < 0)
                 return BE_FAIL(n, err, r, "box head");
+        /* every sampled RoI counts (labels 0 or a class) */
         double f = mrcnn_loss_factor(R, t->world, t->cnt[1]);
-        if ((r = det_fastrcnn_loss(n->be, &n->lws, &h->cls_out, &h->box_out, &h->lab, &h->tgt, n->cfg.box_beta,
-                                   st->gscale * f, &out->classifier, &out->box_reg, &h->d_cls, &h->d_box)) < 0)
+        struct det_loss_opts lo = { .n = (double)R, .gscale = st->gscale * f, .vscale = f, .acc = &n->lacc };
+        if ((r = det_fastrcnn_loss(n->be, &n->lws, &lo, &h->cls_out, &h->box_out, &h->lab, &h->tgt, n->cfg.box_beta,
+                                   &out->classifier, &out->box_reg, &h->d_cls, &h->d_box)) < 0)
                 return BE_FAIL(n, err, r, "box head loss");
-        out->classifier *= f;
-        out->box_reg *= f;
         return 0;
 }
 

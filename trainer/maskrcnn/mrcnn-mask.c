@@ -168,8 +168,8 @@ static int roialign_targets(struct mrcnn_net *n, const struct det_sample *s, con
         return r;
 }
 
-/* Mask targets (P, M, M) of float32 into out for the positive RoIs of
- * image i (rows [k0, k0 + P) of rs), by the convention's rule. */
+/* The RoIAlign rule's mask targets (P, M, M) of float32 into out for the
+ * positive RoIs of image i (rows [k0, k0 + P) of rs). */
 static int image_targets(struct mrcnn_net *n, const struct det_sample *s, const struct mrcnn_gt *g,
                          const struct mrcnn_rois *rs, int64_t k0, int64_t P, struct bd_tensor *out)
 {
@@ -187,18 +187,52 @@ static int image_targets(struct mrcnn_net *n, const struct det_sample *s, const 
         int64_t d2[2] = { P, 4 };
         if ((r = mrcnn_from_host(n, boxes, BD_F32, 2, d2, &n->props_dev)) < 0)
                 goto out;
-        if (n->cfg.mask_rule == MRCNN_MASK_POLYGON)
-                r = det_op_mask_targets(n->be, g->masks, g->g, &n->props_dev, matched, MASK_M, out);
-        else
-                r = roialign_targets(n, s, g, matched, P, out);
+        r = roialign_targets(n, s, g, matched, P, out);
 out:
         free(boxes);
         free(matched);
         return r;
 }
 
-/* the targets image by image into one (P, M, M) tensor of the model's type;
- * *ret: h->tgt_f32 or h->tgt */
+/* the polygon rule's targets of the whole batch in one call: the images'
+ * objects side by side (shallow copies), matched indices shifted into them */
+static int batch_polygon_targets(struct mrcnn_net *n, const struct det_batch *b, const struct mrcnn_targets *t,
+                                 struct bd_tensor *out)
+{
+        const struct mrcnn_rois *rs = &t->rs;
+        const int64_t P = rs->npos;
+        int64_t ngt = 0;
+        for (int i = 0; i < b->n; i++)
+                ngt += t->gt[i].g;
+        struct det_gt_mask *gts = malloc((size_t)(ngt ? ngt : 1) * sizeof(*gts));
+        float *boxes = malloc((size_t)(P ? P : 1) * 4 * sizeof(float));
+        int64_t *matched = malloc((size_t)(P ? P : 1) * sizeof(int64_t));
+        int r = -ENOMEM;
+        if (!gts || !boxes || !matched)
+                goto out;
+        int64_t g0 = 0, p = 0;
+        for (int i = 0; i < b->n; i++) {
+                if (t->gt[i].g)
+                        memcpy(gts + g0, t->gt[i].masks, (size_t)t->gt[i].g * sizeof(*gts));
+                int64_t k = t->img_first[i], e = p + t->img_pos[i];
+                for (; p < e; k++)
+                        if (rs->labels[k] > 0) {
+                                memcpy(boxes + 4 * p, rs->rois + 5 * k + 1, 4 * sizeof(float));
+                                matched[p++] = g0 + rs->matched[k];
+                        }
+                g0 += t->gt[i].g;
+        }
+        r = det_op_mask_targets_h(n->be, gts, ngt, boxes, matched, P, MASK_M, out);
+out:
+        free(gts);
+        free(boxes);
+        free(matched);
+        return r;
+}
+
+/* the targets into one (P, M, M) tensor of the model's type (the polygon
+ * rule: the batch at once; the RoIAlign rule image by image); *ret:
+ * h->tgt_f32 or h->tgt */
 static int targets(struct mrcnn_net *n, const struct det_batch *b, const struct mrcnn_targets *t,
                    const struct bd_tensor **ret)
 {
@@ -206,18 +240,25 @@ static int targets(struct mrcnn_net *n, const struct det_batch *b, const struct 
         struct mrcnn_mask *h = &n->mask;
         int64_t md[3] = { t->rs.npos, MASK_M, MASK_M };
         int r;
-        if ((r = bd_tensor_resize(be, &h->tgt_f32, BD_F32, BD_NCHW, 3, md)) < 0)
-                return r;
-        int64_t q = 0;
-        for (int i = 0; i < b->n; i++) {
-                if (!t->img_pos[i])
-                        continue;
-                int64_t d3[3] = { t->img_pos[i], MASK_M, MASK_M };
-                struct bd_tensor v = bd_tensor_view((char *)h->tgt_f32.data + (size_t)q * MASK_M * MASK_M * sizeof(float),
-                                                    h->tgt_f32.dev, BD_F32, BD_NCHW, 3, d3);
-                if ((r = image_targets(n, &b->samples[i], &t->gt[i], &t->rs, t->img_first[i], t->img_pos[i], &v)) < 0)
+        if (n->cfg.mask_rule == MRCNN_MASK_POLYGON) {
+                if ((r = batch_polygon_targets(n, b, t, &h->tgt_f32)) < 0)
                         return r;
-                q += t->img_pos[i];
+        } else {
+                if ((r = bd_tensor_resize(be, &h->tgt_f32, BD_F32, BD_NCHW, 3, md)) < 0)
+                        return r;
+                int64_t q = 0;
+                for (int i = 0; i < b->n; i++) {
+                        if (!t->img_pos[i])
+                                continue;
+                        int64_t d3[3] = { t->img_pos[i], MASK_M, MASK_M };
+                        struct bd_tensor v = bd_tensor_view((char *)h->tgt_f32.data +
+                                                                    (size_t)q * MASK_M * MASK_M * sizeof(float),
+                                                            h->tgt_f32.dev, BD_F32, BD_NCHW, 3, d3);
+                        if ((r = image_targets(n, &b->samples[i], &t->gt[i], &t->rs, t->img_first[i],
+                                               t->img_pos[i], &v)) < 0)
+                                return r;
+                        q += t->img_pos[i];
+                }
         }
         *ret = &h->tgt_f32;
         if (n->dt != BD_F32) {
@@ -244,9 +285,9 @@ int mrcnn_mask_train(struct bd_model *m, struct mrcnn_net *n, const struct det_b
         if ((r = targets(n, b, t, &mt)) < 0)
                 return BE_FAIL(n, err, r, "mask targets");
         double f = mrcnn_loss_factor(P, t->world, t->cnt[2]);
-        if ((r = det_mask_loss(n->be, &n->lws, &h->log, &h->lab, mt, st->gscale * f, &out->mask, &h->d_log)) < 0)
+        struct det_loss_opts lo = { .n = -1, .gscale = st->gscale * f, .vscale = f, .acc = &n->lacc };
+        if ((r = det_mask_loss(n->be, &n->lws, &lo, &h->log, &h->lab, mt, &out->mask, &h->d_log)) < 0)
                 return BE_FAIL(n, err, r, "mask loss");
-        out->mask *= f;
         return 0;
 }
 

@@ -146,6 +146,7 @@ struct mrcnn_net *mrcnn_net_free(struct mrcnn_net *n)
         mrcnn_box_release(&n->box);
         mrcnn_mask_release(&n->mask);
         det_loss_ws_release(&n->lws);
+        det_loss_acc_release(&n->lacc);
         bd_tensor_release(&n->props_dev);
         bd_scratch_release(&n->scratch);
         free(n->dbg.props);
@@ -232,10 +233,18 @@ int mrcnn_fwd_train(struct mrcnn_net *n, struct bd_model *m, const struct det_ba
         out->rpn_neg = t.rpn_neg;
         out->roi_pos = t.rs.npos;
         out->roi_neg = t.rs.n - t.rs.npos;
-        /* the heads and their losses */
+        /* the heads and their losses (read back together, once) */
+        if ((r = det_loss_acc_begin(n->be, &n->lacc)) < 0) {
+                BE_FAIL(n, err, r, "losses");
+                goto out;
+        }
         if ((r = mrcnn_rpn_loss(n, st, &t, out, err)) < 0 || (r = mrcnn_box_train(m, n, st, &t, out, err)) < 0 ||
             (n->cfg.masks && (r = mrcnn_mask_train(m, n, b, st, &t, out, err)) < 0))
                 goto out;
+        if ((r = det_loss_acc_read(n->be, &n->lacc)) < 0) {
+                BE_FAIL(n, err, r, "losses");
+                goto out;
+        }
         out->total = out->objectness + out->rpn_box + out->classifier + out->box_reg + out->mask;
         n->have_grads = 1;
 out:

@@ -300,7 +300,8 @@ int mrcnn_rpn_targets(struct mrcnn_net *n, const struct det_batch *b, const stru
 }
 
 /* the loss in the heads' type, its gradients back in half (amp) */
-static int loss_amp(struct mrcnn_net *n, const struct bd_tensor *tgt_d, double scale, struct mrcnn_losses *out)
+static int loss_amp(struct mrcnn_net *n, const struct bd_tensor *tgt_d, const struct det_loss_opts *lo,
+                    struct mrcnn_losses *out)
 {
         struct bd_backend *be = n->be;
         struct mrcnn_rpn *p = &n->rpn;
@@ -312,8 +313,8 @@ static int loss_amp(struct mrcnn_net *n, const struct bd_tensor *tgt_d, double s
         int r = o && d && go && gd ? 0 : -ENOMEM;
         if (r >= 0 && (r = bd_op_cast(be, &p->obj, n->dt, 1.0, o)) >= 0 &&
             (r = bd_op_cast(be, &p->dlt, n->dt, 1.0, d)) >= 0 &&
-            (r = det_rpn_loss(be, &n->lws, o, d, &p->lab, tgt_d, DET_BETA_RPN, scale, &out->objectness,
-                              &out->rpn_box, go, gd)) >= 0 &&
+            (r = det_rpn_loss(be, &n->lws, lo, o, d, &p->lab, tgt_d, DET_BETA_RPN, &out->objectness, &out->rpn_box,
+                              go, gd)) >= 0 &&
             (r = bd_op_cast(be, go, n->adt, 1.0, &p->d_obj)) >= 0)
                 r = bd_op_cast(be, gd, n->adt, 1.0, &p->d_dlt);
         struct bd_tensor *ts[] = { o, d, go, gd };
@@ -336,19 +337,18 @@ int mrcnn_rpn_loss(struct mrcnn_net *n, const struct mrcnn_step *st, const struc
                 r = bd_op_cast(n->be, &p->tgt32, n->dt, 1.0, cast);
                 tgt_d = cast;
         }
+        /* the sampled anchors, counted where they were drawn */
         double f = mrcnn_loss_factor(t->rpn_pos + t->rpn_neg, t->world, t->cnt[0]);
+        struct det_loss_opts lo = { .n = (double)(t->rpn_pos + t->rpn_neg), .gscale = st->gscale * f, .vscale = f,
+                                    .acc = &n->lacc };
         if (r >= 0) {
                 if (n->adt == n->dt)
-                        r = det_rpn_loss(n->be, &n->lws, &p->obj, &p->dlt, &p->lab, tgt_d, DET_BETA_RPN,
-                                         st->gscale * f, &out->objectness, &out->rpn_box, &p->d_obj, &p->d_dlt);
+                        r = det_rpn_loss(n->be, &n->lws, &lo, &p->obj, &p->dlt, &p->lab, tgt_d, DET_BETA_RPN,
+                                         &out->objectness, &out->rpn_box, &p->d_obj, &p->d_dlt);
                 else
-                        r = loss_amp(n, tgt_d, st->gscale * f, out);
+                        r = loss_amp(n, tgt_d, &lo, out);
         }
         if (cast)
                 bd_scratch_put(&n->scratch, cast);
-        if (r < 0)
-                return BE_FAIL(n, err, r, "RPN loss");
-        out->objectness *= f;
-        out->rpn_box *= f;
-        return 0;
+        return r < 0 ? BE_FAIL(n, err, r, "RPN loss") : 0;
 }

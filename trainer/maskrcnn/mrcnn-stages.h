@@ -109,6 +109,7 @@ struct mrcnn_net {
         enum bd_dtype adt;              /* backbone, FPN and RPN head: dt, or f16 with amp */
         int K;
         struct det_loss_ws lws;
+        struct det_loss_acc lacc;       /* the step's loss values, read once */
         struct bd_scratch scratch;
         struct mrcnn_fpn fpn;
         struct mrcnn_rpn rpn;

@@ -69,6 +69,10 @@ struct bd_backend_ops {
         /* deterministic sum of a reducer over [0, n) */
         int (*reduce)(struct bd_backend *be, enum bd_reducer r, enum bd_dtype dt, int64_t n, const void *args,
                       double *ret);
+        /* the same sum (bit for bit) written to *dst, a double in this
+         * backend's memory, without waiting for it */
+        int (*reduce_to)(struct bd_backend *be, enum bd_reducer r, enum bd_dtype dt, int64_t n, const void *args,
+                         double *dst);
 
         /* y = conv(x, w) + b; wver changes whenever w's values change (cached
          * copies of w in another layout are refreshed then). */

@@ -244,6 +244,12 @@ static int cpu_reduce(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt
         return 0;
 }
 
+static int cpu_reduce_to(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt, int64_t n, const void *args,
+                         double *dst)
+{
+        return cpu_reduce(be, k, dt, n, args, dst);
+}
+
 /* ---- memory -------------------------------------------------------------------- */
 
 static void *cpu_alloc(struct bd_backend *be, size_t bytes)
@@ -300,6 +306,7 @@ static const struct bd_backend_ops cpu_ops = {
         .pref_layout = cpu_pref_layout,
         .elem = cpu_elem,
         .reduce = cpu_reduce,
+        .reduce_to = cpu_reduce_to,
         .conv_fwd = bd_dnnl_conv_fwd,
         .conv_bwd = bd_dnnl_conv_bwd,
         .bn_fwd = bd_dnnl_bn_fwd,

@@ -463,10 +463,9 @@ static int cuda_elem(struct bd_backend *be, enum bd_kernel k, enum bd_dtype dt, 
         return 0;
 }
 
-static int cuda_reduce(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt, int64_t n, const void *vargs,
-                       double *ret)
+/* the reducer's per-block partial sums into im->part */
+static int reduce_parts(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt, int64_t n, const void *vargs)
 {
-        prof_scope ps_(IM(be)->stream, PR_REDUCE);
         struct cuda_impl *im = IM(be);
         int t = dt == BD_F16 ? 1 : dt == BD_BF16 ? 2 : dt == BD_F32 ? 0 : -1;
         if (t < 0)
@@ -487,13 +486,54 @@ static int cuda_reduce(struct bd_backend *be, enum bd_reducer k, enum bd_dtype d
                 return bd_err_set(&be->err, -EINVAL, "cuda: unknown reduction %d", (int)k);
         }
         CU(cudaGetLastError());
-        CU(cudaMemcpyAsync(im->hpart, im->part, RBLOCKS * sizeof(double), cudaMemcpyDeviceToHost, im->stream));
-        CU(cudaStreamSynchronize(im->stream));
+        return 0;
+}
+
+/* the partials' sum, in one order on the host and on the device: the read
+ * back and the accumulated value agree bit for bit */
+__host__ __device__ static double sum_parts(const double *part)
+{
         double s = 0;
         for (int i = 0; i < RBLOCKS; i++)
-                s += im->hpart[i];
-        *ret = s;
+                s += part[i];
+        return s;
+}
+
+__global__ void k_reduce_finish(const double *part, double *dst)
+{
+        *dst = sum_parts(part);
+}
+
+/* the sum read back into *ret (waiting), or into *dst on the device (not) */
+static int reduce_to(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt, int64_t n, const void *vargs,
+                     double *ret, double *dst)
+{
+        prof_scope ps_(IM(be)->stream, PR_REDUCE);
+        struct cuda_impl *im = IM(be);
+        int r = reduce_parts(be, k, dt, n, vargs);
+        if (r < 0)
+                return r;
+        if (dst) {
+                k_reduce_finish<<<1, 1, 0, im->stream>>>(im->part, dst);
+                CU(cudaGetLastError());
+                return 0;
+        }
+        CU(cudaMemcpyAsync(im->hpart, im->part, RBLOCKS * sizeof(double), cudaMemcpyDeviceToHost, im->stream));
+        CU(cudaStreamSynchronize(im->stream));
+        *ret = sum_parts(im->hpart);
         return 0;
+}
+
+static int cuda_reduce(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt, int64_t n, const void *vargs,
+                       double *ret)
+{
+        return reduce_to(be, k, dt, n, vargs, ret, NULL);
+}
+
+static int cuda_reduce_to(struct bd_backend *be, enum bd_reducer k, enum bd_dtype dt, int64_t n, const void *vargs,
+                          double *dst)
+{
+        return reduce_to(be, k, dt, n, vargs, NULL, dst);
 }
 
 /* ---- memory ------------------------------------------------------------------- */
@@ -1463,6 +1503,7 @@ static struct bd_backend_ops make_ops(void)
         o.pref_layout = cuda_pref_layout;
         o.elem = cuda_elem;
         o.reduce = cuda_reduce;
+        o.reduce_to = cuda_reduce_to;
         o.conv_fwd = cuda_conv_fwd;
         o.conv_bwd = cuda_conv_bwd;
         o.bn_fwd = cuda_bn_fwd;

@@ -1023,6 +1023,21 @@ int bd_op_sum(struct bd_backend *be, const struct bd_tensor *x, double *ret)
         return reduce(be, BD_R_sum, "sum", x, ret);
 }
 
+int bd_op_sum_to(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *acc, int64_t slot)
+{
+        int r = check_float(be, "sum", "input", x);
+        if (r < 0)
+                return r;
+        /* f64 on either backend: the accumulator is only written, by the
+         * reducers' double sums */
+        if (!acc || !acc->data || acc->dev != be->dev || acc->dtype != BD_F64 || acc->ndim != 1 || slot < 0 ||
+            slot >= acc->dims[0])
+                return bd_err_set(&be->err, -EINVAL, "sum: slot %lld of a (%lld) f64 accumulator wanted",
+                                  (long long)slot, acc && acc->ndim == 1 ? (long long)acc->dims[0] : -1LL);
+        struct bd_reduce_args a = { x->data };
+        return be->ops->reduce_to(be, BD_R_sum, x->dtype, bd_tensor_numel(x), &a, (double *)acc->data + slot);
+}
+
 int bd_op_sumsq(struct bd_backend *be, const struct bd_tensor *x, double *ret)
 {
         return reduce(be, BD_R_sumsq, "sum of squares", x, ret);

@@ -174,6 +174,10 @@ int bd_op_smooth_l1(struct bd_backend *be, const struct bd_tensor *x, const stru
 /* ---- reductions (same result run to run) -------------------------------- */
 int bd_op_sum(struct bd_backend *be, const struct bd_tensor *x, double *ret);
 int bd_op_sumsq(struct bd_backend *be, const struct bd_tensor *x, double *ret);
+/* bd_op_sum's value (bit for bit) into element slot of acc, an f64 (S)
+ * tensor on the backend, without waiting for it: a step's sums read back in
+ * one copy */
+int bd_op_sum_to(struct bd_backend *be, const struct bd_tensor *x, struct bd_tensor *acc, int64_t slot);
 int bd_op_count_nonfinite(struct bd_backend *be, const struct bd_tensor *x, double *ret);
 
 /* SGD over n contiguous values (optim.c): see struct bd_sgd_args */
