@@ -264,6 +264,7 @@ SCRIPT_TESTS = \
 	tests/t0630-coco-eval-mpi.t \
 	tests/t0650-ssd-golden.t \
 	tests/t0660-ssd-train.t \
+	tests/t0665-plan-ops.t \
 	tests/t0670-ssd-learn.t \
 	tests/t0680-ssd-slurm.t \
 	tests/t0700-stage.t \

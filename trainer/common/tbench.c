@@ -47,6 +47,7 @@ int tbench_begin(struct tbench *b, struct bd_backend *be, int64_t step)
         if (!timed(b, step))
                 return 0;
         int r = be->ops->sync(be);
+        b->c0 = be->count;
         b->t0 = trun_now();
         return r;
 }
@@ -61,6 +62,10 @@ int tbench_end(struct tbench *b, struct bd_backend *be, int64_t step, double ite
                 b->secs[b->n] = dt;
                 b->items[b->n] = items;
                 b->n++;
+                b->ops.elementwise += be->count.elementwise - b->c0.elementwise;
+                b->ops.casts += be->count.casts - b->c0.casts;
+                b->ops.convolutions += be->count.convolutions - b->c0.convolutions;
+                b->ops.sums_read += be->count.sums_read - b->c0.sums_read;
         }
         return r;
 }
@@ -156,7 +161,17 @@ int tbench_finish(struct tbench *b, const struct tbench_run *run, int rank, enum
         stats_summary(b->secs, (size_t)b->n, &st);
         stats_summary(rate, (size_t)b->n, &si);
         char meta[512];
-        if (outcome == TBENCH_COMPLETED) {
+        double n = b->n ? (double)b->n : 1;
+        double ops[4] = { (double)b->ops.elementwise / n, (double)b->ops.casts / n, (double)b->ops.convolutions / n,
+                          (double)b->ops.sums_read / n };
+        static const char *const op_key[4] = { "elementwise", "casts", "convolutions", "sums_read" };
+        if (b->n)
+                printf("# ops per step: %.6g element launches (%.6g casts), %.6g convolutions, %.6g sums read "
+                       "back\n", ops[0], ops[1], ops[2], ops[3]);
+        if (run->plan && outcome == TBENCH_COMPLETED) {
+                printf("# plan backend: %lld steps after %lld, %.4f s of host time a step (no arithmetic: no "
+                       "rates)\n", (long long)b->n, (long long)b->warmup, st.mean);
+        } else if (outcome == TBENCH_COMPLETED) {
                 int d = trun_rate_decimals(si.mean);
                 printf("# throughput: %lld steps after %lld: %.*f images/s (sd %.*f, min %.*f, max %.*f, 95%% "
                        "interval %.*f .. %.*f), %.4f s a step\n", (long long)b->n, (long long)b->warmup, d, si.mean,
@@ -212,7 +227,17 @@ int tbench_finish(struct tbench *b, const struct tbench_run *run, int rank, enum
                         buf_puts(&o, "null");
                 list_json(&o, "observations_s", b->secs, b->n);
                 list_json(&o, "observations_items", b->items, b->n);
-                if (outcome == TBENCH_COMPLETED) {
+                buf_puts(&o, ",\n  \"ops_per_step\": {");
+                for (int k = 0; k < 4; k++) {
+                        buf_printf(&o, "%s\"%s\": ", k ? ", " : "", op_key[k]);
+                        json_number(&o, ops[k]);
+                }
+                buf_puts(&o, "}");
+                if (run->plan && outcome == TBENCH_COMPLETED) {
+                        buf_puts(&o, ",\n  \"host_s_per_step\": ");
+                        json_number(&o, st.mean);
+                        buf_puts(&o, ",\n  \"train\": null,\n  \"train_item\": null");
+                } else if (outcome == TBENCH_COMPLETED) {
                         stats_json(&o, "train", &st, "s", 0);
                         stats_json(&o, "train_item", &si, "images/s", 1);
                 } else {

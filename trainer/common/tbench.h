@@ -15,6 +15,11 @@
  *     {avg, min, max, sd, count, unit "s"} and train_item {avg, min, max,
  *     sd, count, ci95_lo, ci95_hi, unit "images/s"}.
  *
+ * Both also give the backend operations of a timed step (struct
+ * bd_op_counts, the mean over the timed steps): "# ops per step: ..." and
+ * "ops_per_step".  On the plan backend (no arithmetic) the seconds are the
+ * host's alone: there are no rates, "host_s_per_step" instead.
+ *
  * A run that ends otherwise records the outcome ("nan": the loss or the
  * gradients became non-finite, "oom": out of memory, "failed": any other
  * error) with no rates: a number is only ever written for a completed run.
@@ -36,6 +41,7 @@ struct tbench {
         double *items;
         int64_t n;
         double t0;
+        struct bd_op_counts c0, ops;    /* the backend's counts at a timed step's start; their sum over the steps */
 };
 
 /* From the options; off unless --benchmark-steps was given. */
@@ -62,6 +68,7 @@ struct tbench_run {
         int batch;                      /* images per step over all ranks */
         const char *precision;
         const char *result;             /* --result, or NULL */
+        int plan;                       /* the plan backend: no rates */
 };
 /* On rank 0 (rank: the caller's): prints, logs and writes the result of
  * a run that ended with outcome, its last loss loss.  Returns 0, or -errno

@@ -104,10 +104,12 @@ static int common(int id, const char *arg, struct topt_common *c, const char **b
         case TOPT_THREADS: if (topt_int(arg, 1, 1024, &v) < 0) *bad = "an integer from 1 to 1024"; else c->threads = (int)v; break;
         case TOPT_WORKERS: if (topt_int(arg, 0, 256, &v) < 0) *bad = "an integer from 0 to 256"; else c->loader_workers = (int)v; break;
         case TOPT_BACKEND:
-                if (!strcmp(arg, "cpu") || !strcmp(arg, "cuda"))
+                if (!strcmp(arg, "cpu") || !strcmp(arg, "cuda") || !strcmp(arg, "plan")) {
                         c->cuda = !strcmp(arg, "cuda");
-                else
-                        *bad = "cpu or cuda";
+                        c->plan = !strcmp(arg, "plan");
+                } else {
+                        *bad = "cpu, cuda or plan";
+                }
                 break;
         case TOPT_PRECISION:
                 if (!strcmp(arg, "fp32") || !strcmp(arg, "amp"))
@@ -252,7 +254,10 @@ int topt_check(const struct topt_common *c, struct bd_err *err)
 {
         if (!c->data && !c->synthetic)
                 return bd_err_set(err, -EINVAL, "--data DIR is required (or --synthetic)");
-        if (c->amp && !c->cuda)
-                return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda");
+        if (c->amp && !c->cuda && !c->plan)
+                return bd_err_set(err, -EINVAL, "--precision amp needs --backend cuda (or plan)");
+        if (c->plan && c->benchmark_steps == 0)
+                return bd_err_set(err, -EINVAL, "--backend plan counts the operations of timed steps: give "
+                                  "--benchmark-steps N");
         return 0;
 }

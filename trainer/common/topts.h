@@ -36,6 +36,7 @@ struct topt_common {
         int threads;                    /* 0: CPUs / ranks on the node */
         int loader_workers;             /* 0: 1 */
         int cuda, amp;                  /* --backend cuda, --precision amp */
+        int plan;                       /* --backend plan: the op graph without arithmetic (ops-plan.c) */
         int64_t max_steps;              /* 0: no limit */
         const char *pretrained;
         const char *platform;           /* NULL: the host name */
@@ -73,8 +74,9 @@ enum {
 #define TOPT_COMMON_ROWS(CKPT, SYNTH)                                                                               \
         { "threads", TOPT_THREADS, "N", "compute threads per rank (default: CPUs / ranks on the node)" },           \
         { "loader-workers", TOPT_WORKERS, "N", "data loader threads per rank (default 1)" },                       \
-        { "backend", TOPT_BACKEND, "NAME", "cpu (default) or cuda" },                                              \
-        { "precision", TOPT_PRECISION, "P", "fp32 (default) or amp (cuda only)" },                                 \
+        { "backend", TOPT_BACKEND, "NAME", "cpu (default), cuda, or plan (the step's operations without their\n"   \
+          "arithmetic: counts what the model asks of a GPU, on any host)" },                                    \
+        { "precision", TOPT_PRECISION, "P", "fp32 (default) or amp (cuda or plan)" },                              \
         { "max-steps", TOPT_MAX_STEPS, "N", "stop after N steps (0: no limit)" },                                  \
         { "schedule", TOPT_SCHEDULE, "S", "time-to-train (default: stop at the target) or fixed (train the whole\n"  \
           "schedule, evaluate as configured and at its end; success when the target was met)" },                 \

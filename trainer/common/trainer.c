@@ -20,7 +20,7 @@
 static int open_backend(struct trainer *t, struct bd_err *err)
 {
         int ndev = t->opt->cuda ? bd_cuda_device_count(NULL) : 0;
-        return bd_backend_new(t->opt->cuda ? "cuda" : "cpu", ndev > 0 ? t->dp.local_rank % ndev : 0, t->opt->threads,
+        return bd_backend_new(t->opt->cuda ? "cuda" : t->opt->plan ? "plan" : "cpu", ndev > 0 ? t->dp.local_rank % ndev : 0, t->opt->threads,
                               &t->be, err);
 }
 
@@ -97,7 +97,8 @@ static void bench_result(struct trainer *t, enum tbench_outcome outcome)
         struct tbench_run tr = { .prog = t->prog, .benchmark = t->benchmark,
                                  .argc = t->argc, .argv = t->argv, .device = t->be ? t->be->device_name : "",
                                  .ranks = t->dp.size, .batch = (int)t->global_batch,
-                                 .precision = t->opt->amp ? "amp" : "fp32", .result = t->opt->result };
+                                 .precision = t->opt->amp ? "amp" : "fp32", .result = t->opt->result,
+                                 .plan = t->opt->plan };
         struct bd_err err;
         if (tbench_finish(&t->bench, &tr, t->dp.rank, outcome, t->last_loss, &err) < 0)
                 fprintf(stderr, "%s: --result: %s\n", t->prog, err.msg);
@@ -345,7 +346,10 @@ bool trainer_progress_due(const struct trainer *t, int64_t step, bool last)
 void trainer_progress(struct trainer *t, const char *head)
 {
         double now = trun_now(), rate = t->log_images / (now - t->log_t0);
-        printf("%s, lr %.6g, %.*f images/s\n", head, t->info.lr, trun_rate_decimals(rate), rate);
+        if (t->opt->plan)       /* no arithmetic: no rate */
+                printf("%s, lr %.6g\n", head, t->info.lr);
+        else
+                printf("%s, lr %.6g, %.*f images/s\n", head, t->info.lr, trun_rate_decimals(rate), rate);
         fflush(stdout);
         t->log_t0 = now;
         t->log_images = 0;
@@ -355,10 +359,13 @@ void trainer_epoch_end(struct trainer *t, long epoch, const char *block_meta)
 {
         double dt = trun_now() - t->epoch_t0, rate = t->epoch_images / dt;
         MLLOG_END("epoch_stop", NULL, trun_epoch_meta(epoch));
-        MLLOG_EVENT("throughput", mllog_num(rate), trun_epoch_meta(epoch));
+        if (!t->opt->plan)
+                MLLOG_EVENT("throughput", mllog_num(rate), trun_epoch_meta(epoch));
         if (block_meta)
                 MLLOG_END("block_stop", NULL, block_meta);
-        if (t->dp.rank == 0)
+        if (t->dp.rank == 0 && t->opt->plan)
+                printf("epoch %ld: %.1f s\n", epoch, dt);
+        else if (t->dp.rank == 0)
                 printf("epoch %ld: %.1f s, %.*f images/s\n", epoch, dt, trun_rate_decimals(rate), rate);
 }
 

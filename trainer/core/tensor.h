@@ -44,6 +44,7 @@ enum bd_layout {
 enum bd_device {
         BD_CPU,
         BD_CUDA,
+        BD_PLAN,        /* the plan backend's host memory (ops-plan.c) */
 };
 
 struct bd_backend;

@@ -165,6 +165,9 @@ static int check(struct mrcnn_opts *o, const struct topt_given *g, struct bd_err
         if (o->common.sync_bn && (frozen_given ? o->ov[MRCNN_OV_FROZEN_BN] != 0 : !o->small))
                 return bd_err_set(err, -EINVAL, "--sync-bn 1: batch norm is frozen (%s): it has no batch statistics to "
                                   "synchronise", frozen_given ? "--frozen-bn 1" : "--config reference; --frozen-bn 0 trains it");
+        if (o->common.plan)
+                return bd_err_set(err, -EINVAL, "--backend plan: Mask R-CNN's detection steps (proposals, targets) "
+                                  "run on cpu or cuda only");
         return topt_check(&o->common, err);
 }
 

@@ -109,6 +109,15 @@ struct bd_backend_ops {
         void (*plan_free)(struct bd_backend *be, void *plan);
 };
 
+/* What the common code (ops.c) has asked of a backend since it started: the
+ * same on every backend for the same op graph. */
+struct bd_op_counts {
+        uint64_t elementwise;           /* element function launches, casts included */
+        uint64_t casts;                 /* bd_op_cast */
+        uint64_t convolutions;          /* forward and backward calls */
+        uint64_t sums_read;             /* reductions read back by the host (a wait on CUDA) */
+};
+
 struct bd_backend {
         const struct bd_backend_ops *ops;
         enum bd_device dev;
@@ -116,6 +125,7 @@ struct bd_backend {
         int device_id;                  /* CUDA device */
         char device_name[96];           /* the GPU's name, or the CPU's model name */
         struct bd_err err;
+        struct bd_op_counts count;
         void *impl;
 };
 
@@ -123,7 +133,14 @@ struct bd_backend {
  * builds without it, or -ENODEV when no GPU is visible. */
 int bd_backend_cpu_new(int nthreads, struct bd_backend **ret, struct bd_err *err);
 int bd_backend_cuda_new(int device, struct bd_backend **ret, struct bd_err *err);
-/* "cpu" or "cuda" (backends.c) */
+/* The plan backend: the op graph without its arithmetic.  Host memory
+ * (zeroed, device BD_PLAN), every dtype the GPU takes, layouts as CUDA
+ * prefers them, and no computation: element functions, library calls and
+ * reductions (0) return at once.  A trainer step on it runs the common code
+ * of every op (shapes, allocation, the casts and launches the model asks
+ * for), so its bd_op_counts are those of the same step on CUDA. */
+int bd_backend_plan_new(struct bd_backend **ret, struct bd_err *err);
+/* "cpu", "cuda" or "plan" (backends.c) */
 int bd_backend_new(const char *name, int device, int nthreads, struct bd_backend **ret, struct bd_err *err);
 void bd_backend_free(struct bd_backend *be);
 /* Whether the CUDA backend was compiled in, and how many GPUs are visible

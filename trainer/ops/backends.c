@@ -25,7 +25,9 @@ int bd_backend_new(const char *name, int device, int nthreads, struct bd_backend
 #endif
                 return r;
         }
-        return bd_err_set(err, -EINVAL, "unknown backend '%s' (expected cpu or cuda)", name ? name : "");
+        if (streq(name, "plan"))
+                return bd_backend_plan_new(ret, err);
+        return bd_err_set(err, -EINVAL, "unknown backend '%s' (expected cpu, cuda or plan)", name ? name : "");
 }
 
 void bd_backend_free(struct bd_backend *be)

@@ -20,13 +20,18 @@ static int bad(struct bd_backend *be, const char *op, const char *what, const st
         return bd_err_set(&be->err, -EINVAL, "%s: %s %s", op, what, t ? TS(t, b) : "missing");
 }
 
+static const char *dev_name(enum bd_device d)
+{
+        return d == BD_CUDA ? "GPU" : d == BD_PLAN ? "plan backend" : "host";
+}
+
 static int check_dev(struct bd_backend *be, const char *op, const char *name, const struct bd_tensor *t)
 {
         if (!t || !t->data)
                 return bd_err_set(&be->err, -EINVAL, "%s: %s is missing", op, name);
         if (t->dev != be->dev)
                 return bd_err_set(&be->err, -EINVAL, "%s: %s is on the %s, the backend on the %s", op, name,
-                                  t->dev == BD_CUDA ? "GPU" : "host", be->dev == BD_CUDA ? "GPU" : "host");
+                                  dev_name(t->dev), dev_name(be->dev));
         if (t->dtype == BD_F64 && be->dev == BD_CUDA)
                 return bd_err_set(&be->err, -EINVAL, "%s: %s: f64 is CPU-only", op, name);
         if ((t->dtype == BD_F16 || t->dtype == BD_BF16) && be->dev == BD_CPU)
@@ -185,6 +190,7 @@ int bd_op_conv_fwd(struct bd_backend *be, const struct bd_conv_desc *d, struct b
                 return r;
         if ((r = bd_tensor_resize(be, y, x->dtype, be->ops->pref_layout(be, yd[1], x->dtype), 4, yd)) < 0)
                 return r;
+        be->count.convolutions++;
         return be->ops->conv_fwd(be, d, pc, x, w, b, y, wver);
 }
 
@@ -212,6 +218,7 @@ int bd_op_conv_bwd(struct bd_backend *be, const struct bd_conv_desc *d, struct b
         }
         if (!dx && !dw && !db)
                 return 0;
+        be->count.convolutions++;
         return be->ops->conv_bwd(be, d, pc, x, w, dy, dx, dw, db, flags, wver);
 }
 
@@ -372,6 +379,8 @@ static int elem(struct bd_backend *be, enum bd_kernel k, enum bd_dtype dt, int64
 {
         if (n <= 0)
                 return 0;
+        be->count.elementwise++;
+        be->count.casts += k == BD_K_cast;
         return be->ops->elem(be, k, dt, n, args);
 }
 
@@ -1015,6 +1024,7 @@ static int reduce(struct bd_backend *be, enum bd_reducer k, const char *op, cons
         int64_t n = bd_tensor_numel(x);
         if (n == 0)
                 return 0;
+        be->count.sums_read++;
         return be->ops->reduce(be, k, x->dtype, n, &a, ret);
 }
 
