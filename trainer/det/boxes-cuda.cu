@@ -23,7 +23,6 @@ extern "C" {
 #include "boxes-impl.h"
 #include "det-cuda.h"
 
-
 /* ---- anchors, coder, IoU ---- */
 
 struct cell_arg {
@@ -375,19 +374,14 @@ out:
 
 /* ---- matcher ---- */
 
-__device__ static float denan(float v)
-{
-        return v == v ? v : 0.0f;
-}
-
 __global__ void k_match_cols(const float *iou, int64_t g, int64_t n, float high, float low, int32_t *best,
                              int32_t *matches)
 {
         GRID_LOOP(j, n) {
-                float v = denan(iou[j]);
+                float v = det_denan(iou[j]);
                 int32_t b = 0;
                 for (int64_t i = 1; i < g; i++) {
-                        float x = denan(iou[i * n + j]);
+                        float x = det_denan(iou[i * n + j]);
                         if (x > v) {
                                 v = x;
                                 b = (int32_t)i;
@@ -405,7 +399,7 @@ __global__ void k_match_rows(const float *iou, int64_t n, float *rowmax)
         float v = 0.0f;
         int any = 0;
         for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
-                float x = denan(row[j]);
+                float x = det_denan(row[j]);
                 v = any ? det_smax(v, x) : x;
                 any = 1;
         }
@@ -419,7 +413,7 @@ __global__ void k_match_low_quality(const float *iou, int64_t g, int64_t n, cons
 {
         GRID_LOOP(j, n)
                 for (int64_t i = 0; i < g; i++)
-                        if (denan(iou[i * n + j]) == rowmax[i]) {
+                        if (det_denan(iou[i * n + j]) == rowmax[i]) {
                                 matches[j] = best[j];
                                 break;
                         }

@@ -37,6 +37,12 @@ DET_HD float det_smin(float a, float b)
         return b < a ? b : a;
 }
 
+/* NaN as 0: the matchers' IoU of a box with a NaN coordinate */
+DET_HD float det_denan(float v)
+{
+        return v == v ? v : 0.0f;
+}
+
 DET_HD float det_area(const float *b, float one)
 {
         return DET_MUL(b[2] - b[0] + one, b[3] - b[1] + one);

@@ -26,11 +26,6 @@ static int bad_args(const struct det_matcher *m, int64_t g, int64_t n)
         return g < 0 || n < 0 || !(m->low <= m->high);
 }
 
-static inline float denan(float v)
-{
-        return v == v ? v : 0.0f;
-}
-
 /* the thresholds on one anchor's best IoU v (best GT b) */
 static inline int32_t threshold(const struct det_matcher *m, float v, int32_t b)
 {
@@ -54,10 +49,10 @@ int det_match(const struct det_matcher *m, const float *iou, int64_t g, int64_t 
         int32_t *best = m->allow_low_quality ? xmalloc((size_t)(n ? n : 1) * sizeof(int32_t)) : NULL;
         #pragma omp parallel for schedule(static)
         for (int64_t j = 0; j < n; j++) {
-                float v = denan(iou[j]);
+                float v = det_denan(iou[j]);
                 int32_t b = 0;
                 for (int64_t i = 1; i < g; i++) {
-                        float x = denan(iou[i * n + j]);
+                        float x = det_denan(iou[i * n + j]);
                         if (x > v) {    /* the first maximum, as torch.max(dim=0) */
                                 v = x;
                                 b = (int32_t)i;
@@ -70,15 +65,15 @@ int det_match(const struct det_matcher *m, const float *iou, int64_t g, int64_t 
         if (m->allow_low_quality) {
                 #pragma omp parallel for schedule(static)
                 for (int64_t i = 0; i < g; i++) {
-                        float v = n ? denan(iou[i * n]) : 0.0f;
+                        float v = n ? det_denan(iou[i * n]) : 0.0f;
                         for (int64_t j = 1; j < n; j++)
-                                v = det_smax(v, denan(iou[i * n + j]));
+                                v = det_smax(v, det_denan(iou[i * n + j]));
                         rowmax[i] = v;
                 }
                 #pragma omp parallel for schedule(static)
                 for (int64_t j = 0; j < n; j++)
                         for (int64_t i = 0; i < g; i++)
-                                if (denan(iou[i * n + j]) == rowmax[i]) {
+                                if (det_denan(iou[i * n + j]) == rowmax[i]) {
                                         matches[j] = best[j];
                                         break;
                                 }
@@ -116,7 +111,7 @@ int det_match_boxes(const struct det_conv *c, const struct det_matcher *m, const
                         float ba = det_area(b, one), v = 0.0f;
                         int32_t bi = 0;
                         for (int64_t i = 0; i < g; i++) {
-                                float x = denan(det_iou1(gt + 4 * i, garea[i], b, ba, one));
+                                float x = det_denan(det_iou1(gt + 4 * i, garea[i], b, ba, one));
                                 if (i == 0 || x > v) {
                                         v = x;
                                         bi = (int32_t)i;
@@ -138,7 +133,7 @@ int det_match_boxes(const struct det_conv *c, const struct det_matcher *m, const
                         const float *b = boxes + 4 * j;
                         float ba = det_area(b, one);
                         for (int64_t i = 0; i < g; i++)
-                                if (denan(det_iou1(gt + 4 * i, garea[i], b, ba, one)) == rowmax[i]) {
+                                if (det_denan(det_iou1(gt + 4 * i, garea[i], b, ba, one)) == rowmax[i]) {
                                         matches[j] = best[j];
                                         break;
                                 }

@@ -51,11 +51,6 @@ struct tgt_arg {
         struct det_coder k;
 };
 
-__device__ static float tgt_denan(float v)
-{
-        return v == v ? v : 0.0f;
-}
-
 /* 1. rowmax[g]: box g's best IoU over all anchors (starting from 0, as the host) */
 __global__ void k_gt_best(struct tgt_arg a, const float *anchors, const float *gt, float *rowmax)
 {
@@ -65,7 +60,7 @@ __global__ void k_gt_best(struct tgt_arg a, const float *anchors, const float *g
         float v = 0.0f;
         for (int64_t j = threadIdx.x; j < a.A; j += blockDim.x) {
                 const float *b = anchors + 4 * j;
-                v = det_smax(v, tgt_denan(det_iou1(gb, ga, b, det_area(b, a.one), a.one)));
+                v = det_smax(v, det_denan(det_iou1(gb, ga, b, det_area(b, a.one), a.one)));
         }
         v = det_block_max(v);
         if (threadIdx.x == 0)
@@ -93,7 +88,7 @@ __global__ void k_label(struct tgt_arg a, const float *anchors, const float *gt,
                         int32_t bi = 0;
                         for (int64_t q = 0; q < ng; q++) {
                                 const float *gb = gt + 4 * (g0 + q);
-                                float x = tgt_denan(det_iou1(gb, det_area(gb, a.one), b, ba, a.one));
+                                float x = det_denan(det_iou1(gb, det_area(gb, a.one), b, ba, a.one));
                                 if (q == 0 || x > v) {
                                         v = x;
                                         bi = (int32_t)q;
@@ -103,7 +98,7 @@ __global__ void k_label(struct tgt_arg a, const float *anchors, const float *gt,
                         if (a.low_quality)
                                 for (int64_t q = 0; q < ng; q++) {
                                         const float *gb = gt + 4 * (g0 + q);
-                                        if (tgt_denan(det_iou1(gb, det_area(gb, a.one), b, ba, a.one)) ==
+                                        if (det_denan(det_iou1(gb, det_area(gb, a.one), b, ba, a.one)) ==
                                             rowmax[g0 + q]) {
                                                 m = bi;
                                                 break;
