@@ -20,8 +20,8 @@
 static int open_backend(struct trainer *t, struct bd_err *err)
 {
         int ndev = t->opt->cuda ? bd_cuda_device_count(NULL) : 0;
-        return bd_backend_new(t->opt->cuda ? "cuda" : t->opt->plan ? "plan" : "cpu", ndev > 0 ? t->dp.local_rank % ndev : 0, t->opt->threads,
-                              &t->be, err);
+        const char *name = t->opt->cuda ? "cuda" : t->opt->plan ? "plan" : "cpu";
+        return bd_backend_new(name, ndev > 0 ? t->dp.local_rank % ndev : 0, t->opt->threads, &t->be, err);
 }
 
 static int open_data(struct trainer *t, struct bd_err *err)

@@ -221,12 +221,10 @@ __global__ void k_nms_scan(const unsigned long long *mask, const int32_t *order,
 /* Greedy NMS over boxes (classes idx or one class) on the device, queued
  * on st without waiting: dkeep (n, device) gets the kept indices in the
  * sorted order (by class ascending when idx, then descending score), *dcount
- * (device) their number. */
-extern "C" int det_cuda_nms_dev(void *stream, const struct det_conv *c, const float *boxes, const float *scores,
-                                const int32_t *idx, int64_t n, double thr, int32_t *dkeep, int64_t *dcount,
-                                struct bd_err *err)
+ * (device) their number.  (det_cuda_nms_batch reads them back.) */
+static int nms_dev(cudaStream_t st, const struct det_conv *c, const float *boxes, const float *scores,
+                   const int32_t *idx, int64_t n, double thr, int32_t *dkeep, int64_t *dcount, struct bd_err *err)
 {
-        cudaStream_t st = (cudaStream_t)stream;
         int r = 0;
         float one = c->plus_one ? 1.0f : 0.0f;
         int64_t cb = (n + 63) / 64;
@@ -282,39 +280,54 @@ out:
         return r;
 }
 
-/* the same, keep (host) and *nkeep: one copy back */
-static int nms_core(cudaStream_t st, const struct det_conv *c, const float *boxes, const float *scores,
-                    const int32_t *idx, int64_t n, double thr, int64_t *keep, int64_t *nkeep, struct bd_err *err)
+extern "C" int det_cuda_nms_batch(void *stream, const struct det_conv *c, const float *boxes, const float *scores,
+                                  const int32_t *idx, const int64_t *n, int N, int64_t stride, double thr,
+                                  int64_t *keep, int64_t *nkeep, struct bd_err *err)
 {
+        cudaStream_t st = (cudaStream_t)stream;
         int r = 0;
-        /* the n indices, then the count 8-byte aligned */
-        int64_t kc = (n + 1) & ~(int64_t)1, nk = 0;
-        size_t bytes = (size_t)kc * sizeof(int32_t) + sizeof(int64_t);
+        /* the kept indices (N x stride), then the N counts 8-byte aligned */
+        int64_t kc = ((int64_t)N * stride + 1) & ~(int64_t)1;
+        size_t bytes = (size_t)kc * sizeof(int32_t) + (size_t)N * sizeof(int64_t);
         int32_t *dkeep = NULL, *hkeep = NULL;
-        *nkeep = 0;
-        if (n <= 0)
+        int64_t *hcnt;
+        for (int i = 0; i < N; i++)
+                nkeep[i] = 0;
+        if ((int64_t)N * stride <= 0)
                 return 0;
         CU(cudaMallocAsync((void **)&dkeep, bytes, st));
         if (!(hkeep = (int32_t *)malloc(bytes))) {
-                r = bd_err_set(err, -ENOMEM, "det nms: no host memory for %lld indices", (long long)n);
+                r = bd_err_set(err, -ENOMEM, "det nms: no host memory for %lld indices", (long long)kc);
                 goto out;
         }
-        if ((r = det_cuda_nms_dev(st, c, boxes, scores, idx, n, thr, dkeep, (int64_t *)(dkeep + kc), err)) < 0)
-                goto out;
+        for (int i = 0; i < N; i++)
+                if ((r = nms_dev(st, c, boxes + 4 * i * stride, scores + i * stride, idx ? idx + i * stride : NULL,
+                                 n[i], thr, dkeep + i * stride, (int64_t *)(dkeep + kc) + i, err)) < 0)
+                        goto out;
         CU(cudaMemcpyAsync(hkeep, dkeep, bytes, cudaMemcpyDeviceToHost, st));
         CU(cudaStreamSynchronize(st));
-        memcpy(&nk, hkeep + kc, sizeof(nk));
-        if (nk < 0 || nk > n) {
-                r = bd_err_set(err, -EIO, "det nms: %lld kept of %lld", (long long)nk, (long long)n);
-                goto out;
+        hcnt = (int64_t *)(hkeep + kc);
+        for (int i = 0; i < N; i++) {
+                if (hcnt[i] < 0 || hcnt[i] > n[i]) {
+                        r = bd_err_set(err, -EIO, "det nms: set %d: %lld kept of %lld", i, (long long)hcnt[i],
+                                       (long long)n[i]);
+                        goto out;
+                }
+                for (int64_t k = 0; k < hcnt[i]; k++)
+                        keep[i * stride + k] = hkeep[i * stride + k];
+                nkeep[i] = hcnt[i];
         }
-        for (int64_t k = 0; k < nk; k++)
-                keep[k] = hkeep[k];
-        *nkeep = nk;
 out:
         det_dfree(dkeep, st);
         free(hkeep);
         return r;
+}
+
+/* one set: keep (host) and *nkeep */
+static int nms_core(cudaStream_t st, const struct det_conv *c, const float *boxes, const float *scores,
+                    const int32_t *idx, int64_t n, double thr, int64_t *keep, int64_t *nkeep, struct bd_err *err)
+{
+        return det_cuda_nms_batch(st, c, boxes, scores, idx, &n, 1, n, thr, keep, nkeep, err);
 }
 
 extern "C" int det_cuda_nms(void *stream, const struct det_conv *c, const float *boxes, const float *scores,

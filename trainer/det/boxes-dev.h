@@ -97,11 +97,14 @@ int det_cuda_box_iou(void *stream, int plus_one, const float *a, int64_t n, cons
 /* idx NULL: det_nms; else det_batched_nms.  keep: n entries on the host. */
 int det_cuda_nms(void *stream, const struct det_conv *c, const float *boxes, const float *scores, const int32_t *idx,
                  int64_t n, double thr, int64_t *keep, int64_t *nkeep, struct bd_err *err);
-/* det_nms / det_batched_nms with [R]'s per-class order (by class ascending,
- * then descending score), queued without waiting: dkeep (n) and *dcount on
- * the device (torchvision's batched order is det_cuda_nms's business) */
-int det_cuda_nms_dev(void *stream, const struct det_conv *c, const float *boxes, const float *scores,
-                     const int32_t *idx, int64_t n, double thr, int32_t *dkeep, int64_t *dcount, struct bd_err *err);
+/* N sets of det_nms / det_batched_nms with [R]'s per-class order (by class
+ * ascending, then descending score): set i the n[i] boxes from i x stride
+ * (boxes, scores, idx on the device; idx may be NULL), queued back to back
+ * and read back in one copy: keep (N x stride, host) from i x stride,
+ * nkeep (N, host).  (torchvision's batched order is det_cuda_nms's.) */
+int det_cuda_nms_batch(void *stream, const struct det_conv *c, const float *boxes, const float *scores,
+                       const int32_t *idx, const int64_t *n, int N, int64_t stride, double thr, int64_t *keep,
+                       int64_t *nkeep, struct bd_err *err);
 int det_cuda_match(void *stream, const struct det_matcher *m, const float *iou, int64_t g, int64_t n,
                    int32_t *matches, struct bd_err *err);
 /* obj, deltas, anchors: L device pointers each (host arrays of them), A the

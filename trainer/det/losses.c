@@ -170,8 +170,9 @@ int det_fastrcnn_loss(struct bd_backend *be, struct det_loss_ws *ws, const struc
         if ((r = check_label(be, op, label, R)) < 0 || (r = check_rows(be, op, "box deltas", box, R, 4 * K)) < 0 ||
             (r = check_rows(be, op, "targets", tgt, R, 4)) < 0)
                 return r;
-        double n = 0, gscale = lo->gscale;
-        if ((r = count_rows(be, ws, lo, label, 0, cls->dtype, &n)) < 0)
+        /* the rows' mask is not needed here: only a count not given makes it */
+        double n = lo->n, gscale = lo->gscale;
+        if (n < 0 && (r = count_rows(be, ws, lo, label, 0, cls->dtype, &n)) < 0)
                 return r;
         *loss_cls = *loss_box = 0;
         if (n == 0) {

@@ -6,7 +6,7 @@
  * arithmetic); the survivors are compacted on the host (a few thousand per
  * image, in level then rank order, as the host loop appends them) and go
  * back up in one copy, NMS runs on the device (the level is the class: for
- * [R] det_cuda_nms_dev, queued for every image and its kept indices read
+ * [R] det_cuda_nms_batch, queued for every image and the kept indices read
  * back once; torchvision's batched order through det_cuda_nms, which waits
  * per image), and the per-level cap and the post-NMS top-n are the host's
  * det_rpn_select.  The result is copied to the device.
@@ -66,11 +66,11 @@ extern "C" int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, co
         int r = det_rpn_check(p, A, L, N, image_hw);
         int64_t cap = 0, amax = 0, off = 0, post = p->post_nms_top_n;
         uint64_t *key = NULL;
-        int32_t *val = NULL, *hl = NULL, *dl = NULL, *dkeep = NULL, *hkeep = NULL;
+        int32_t *val = NULL, *hl = NULL, *dl = NULL;
         int *dhw = NULL;
         float *cb = NULL, *cs = NULL, *hb = NULL, *hs = NULL, *db = NULL, *ds = NULL, *ob = NULL, *os = NULL;
         uint8_t *ck = NULL, *hk = NULL;
-        int64_t *keep = NULL, *m = NULL;
+        int64_t *keep = NULL, *m = NULL, *nk = NULL;
         struct det_rpn_kept *kept = NULL;
         void *tmp = NULL;
         size_t tmpb = 0;
@@ -119,9 +119,10 @@ extern "C" int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, co
         hl = (int32_t *)malloc((size_t)(N * cap + 1) * sizeof(int32_t));
         keep = (int64_t *)malloc((size_t)(N * cap + 1) * sizeof(int64_t));
         m = (int64_t *)calloc((size_t)N, sizeof(int64_t));
+        nk = (int64_t *)calloc((size_t)N, sizeof(int64_t));
         kept = (struct det_rpn_kept *)calloc((size_t)N, sizeof(*kept));
         ob = (float *)malloc((size_t)(N * post + 1) * 5 * sizeof(float));
-        if (!hb || !hk || !hl || !keep || !m || !kept || !ob) {
+        if (!hb || !hk || !hl || !keep || !m || !nk || !kept || !ob) {
                 r = bd_err_set(err, -ENOMEM, "det rpn proposals: no host memory");
                 goto out;
         }
@@ -158,33 +159,10 @@ extern "C" int det_cuda_rpn_proposals(void *stream, const struct det_conv *c, co
         CU(cudaMemcpyAsync(ds, hs, (size_t)(N * cap) * sizeof(float), cudaMemcpyHostToDevice, st));
         CU(cudaMemcpyAsync(dl, hl, (size_t)(N * cap) * sizeof(int32_t), cudaMemcpyHostToDevice, st));
         if (c->plus_one) {
-                /* kept indices (N cap int32), then the N counts 8-byte aligned */
-                int64_t kc = (N * cap + 1) & ~(int64_t)1;
-                size_t bytes = (size_t)kc * sizeof(int32_t) + (size_t)N * sizeof(int64_t);
-                int64_t *dcnt, *hcnt;
-                CU(cudaMallocAsync((void **)&dkeep, bytes, st));
-                if (!(hkeep = (int32_t *)malloc(bytes))) {
-                        r = bd_err_set(err, -ENOMEM, "det rpn proposals: no host memory");
+                if ((r = det_cuda_nms_batch(stream, c, db, ds, dl, m, N, cap, p->nms_thresh, keep, nk, err)) < 0)
                         goto out;
-                }
-                dcnt = (int64_t *)(dkeep + kc);
-                hcnt = (int64_t *)(hkeep + kc);
                 for (int i = 0; i < N; i++)
-                        if ((r = det_cuda_nms_dev(stream, c, db + 4 * i * cap, ds + i * cap, dl + i * cap, m[i],
-                                                  p->nms_thresh, dkeep + i * cap, dcnt + i, err)) < 0)
-                                goto out;
-                CU(cudaMemcpyAsync(hkeep, dkeep, bytes, cudaMemcpyDeviceToHost, st));
-                CU(cudaStreamSynchronize(st));
-                for (int i = 0; i < N; i++) {
-                        if (hcnt[i] < 0 || hcnt[i] > m[i]) {
-                                r = bd_err_set(err, -EIO, "det rpn proposals: image %d: %lld kept of %lld", i,
-                                               (long long)hcnt[i], (long long)m[i]);
-                                goto out;
-                        }
-                        kept[i].nkeep = hcnt[i];
-                        for (int64_t k = 0; k < hcnt[i]; k++)
-                                keep[i * cap + k] = hkeep[i * cap + k];
-                }
+                        kept[i].nkeep = nk[i];
         } else {
                 for (int i = 0; i < N; i++)
                         if ((r = det_cuda_nms(stream, c, db + 4 * i * cap, ds + i * cap, dl + i * cap, m[i],
@@ -206,13 +184,12 @@ out:
         det_dfree(tmp, st);
         det_dfree(db, st);
         det_dfree(dl, st);
-        det_dfree(dkeep, st);
-        free(hkeep);
         free(hb);
         free(hk);
         free(hl);
         free(keep);
         free(m);
+        free(nk);
         free(kept);
         free(ob);
         return r;

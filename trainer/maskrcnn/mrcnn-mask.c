@@ -168,6 +168,17 @@ static int roialign_targets(struct mrcnn_net *n, const struct det_sample *s, con
         return r;
 }
 
+/* the boxes and matched objects (shifted by g0) of the P positive RoIs
+ * from row k0 of rs, into boxes (P, 4) and matched (P) */
+static void positives(const struct mrcnn_rois *rs, int64_t k0, int64_t P, int64_t g0, float *boxes, int64_t *matched)
+{
+        for (int64_t k = k0, p = 0; p < P; k++)
+                if (rs->labels[k] > 0) {
+                        memcpy(boxes + 4 * p, rs->rois + 5 * k + 1, 4 * sizeof(float));
+                        matched[p++] = g0 + rs->matched[k];
+                }
+}
+
 /* The RoIAlign rule's mask targets (P, M, M) of float32 into out for the
  * positive RoIs of image i (rows [k0, k0 + P) of rs). */
 static int image_targets(struct mrcnn_net *n, const struct det_sample *s, const struct mrcnn_gt *g,
@@ -178,12 +189,7 @@ static int image_targets(struct mrcnn_net *n, const struct det_sample *s, const 
         int r = -ENOMEM;
         if (!boxes || !matched)
                 goto out;
-        int64_t p = 0;
-        for (int64_t k = k0; p < P; k++)
-                if (rs->labels[k] > 0) {
-                        memcpy(boxes + 4 * p, rs->rois + 5 * k + 1, 4 * sizeof(float));
-                        matched[p++] = rs->matched[k];
-                }
+        positives(rs, k0, P, 0, boxes, matched);
         int64_t d2[2] = { P, 4 };
         if ((r = mrcnn_from_host(n, boxes, BD_F32, 2, d2, &n->props_dev)) < 0)
                 goto out;
@@ -214,12 +220,8 @@ static int batch_polygon_targets(struct mrcnn_net *n, const struct det_batch *b,
         for (int i = 0; i < b->n; i++) {
                 if (t->gt[i].g)
                         memcpy(gts + g0, t->gt[i].masks, (size_t)t->gt[i].g * sizeof(*gts));
-                int64_t k = t->img_first[i], e = p + t->img_pos[i];
-                for (; p < e; k++)
-                        if (rs->labels[k] > 0) {
-                                memcpy(boxes + 4 * p, rs->rois + 5 * k + 1, 4 * sizeof(float));
-                                matched[p++] = g0 + rs->matched[k];
-                        }
+                positives(rs, t->img_first[i], t->img_pos[i], g0, boxes + 4 * p, matched + p);
+                p += t->img_pos[i];
                 g0 += t->gt[i].g;
         }
         r = det_op_mask_targets_h(n->be, gts, ngt, boxes, matched, P, MASK_M, out);
