@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,23 @@
 #include "buf.h"
 #include "macro.h"
 #include "scheduler.h"
+#include "clock.h"
+
+static char unreachable_reason[256];
+static double unreachable_at = -1;
+
+void sched_note_unreachable(const char *reason)
+{
+        snprintf(unreachable_reason, sizeof(unreachable_reason), "%s", reason);
+        unreachable_at = clock_monotonic();
+}
+
+int sched_unreachable(const char *what, struct bd_err *err)
+{
+        if (unreachable_at < 0 || clock_monotonic() - unreachable_at >= SCHED_UNREACHABLE_S)
+                return 0;
+        return bd_err_set(err, -EHOSTUNREACH, "%s: %s", what, unreachable_reason);
+}
 
 char *slurm_controller_name(void)
 {

@@ -56,8 +56,10 @@ static int fail(const char *what, struct bd_buf *out, struct bd_err *err)
                 *nl = '\0';
         if (strstr(out->s, "Unable to contact slurm controller") || strstr(out->s, "Connection refused")) {
                 _cleanup_free_ char *ctl = slurm_controller_name();
-                return bd_err_set(err, -EHOSTUNREACH, "%s: cannot reach the Slurm controller %s: %s", what,
-                                  ctl ? ctl : "(unknown)", out->s);
+                _cleanup_free_ char *reason = xasprintf("cannot reach the Slurm controller %s: %s",
+                                                        ctl ? ctl : "(unknown)", out->s);
+                sched_note_unreachable(reason);
+                return bd_err_set(err, -EHOSTUNREACH, "%s: %s", what, reason);
         }
         if (strstr(out->s, "Invalid job id"))
                 return bd_err_set(err, -ENOENT, "%s: %s", what, out->s);
@@ -70,6 +72,9 @@ int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_e
         _cleanup_free_ char *comment = xasprintf("--comment=%s", req->comment ? req->comment : "");
         char *argv[] = { "sbatch",    "--parsable", "--no-requeue", "--chdir", (char *)req->work_dir, comment,
                          (char *)req->script_path, NULL };
+        int u = sched_unreachable("cannot submit the job", err);
+        if (u < 0)
+                return u;
         int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sbatch: %s", strerror(-r))
@@ -83,6 +88,9 @@ int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         char *argv[] = { "sbatch", "--test-only", (char *)req->script_path, NULL };
+        int u = sched_unreachable("the job would not run", err);
+        if (u < 0)
+                return u;
         int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sbatch: %s", strerror(-r))
@@ -122,6 +130,9 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
         ret->exit_code = -1;
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         char *argv[] = { "scontrol", "show", "job", "-o", (char *)job_id, NULL };
+        int u = sched_unreachable("cannot query the job", err);
+        if (u < 0)
+                return u;
         int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run scontrol: %s", strerror(-r))
@@ -161,9 +172,12 @@ int slurm_down_nodes(const char *nodes, struct slurm_down **ret, int *n, struct 
          * (not responding), down, fail or failing */
         char *argv[] = { "sinfo", "-h", "-N", "-n", (char *)nodes, "-o", "%N|%t|%E", NULL };
         char *all[] = { "sinfo", "-h", "-N", "-o", "%N|%t|%E", NULL };
-        int r = run(nodes ? argv : all, &out);
         *ret = NULL;
         *n = 0;
+        int u = sched_unreachable("cannot query the nodes", err);
+        if (u < 0)
+                return u;
+        int r = run(nodes ? argv : all, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run sinfo: %s", strerror(-r))
                              : fail("cannot query the nodes", &out, err);
@@ -197,6 +211,9 @@ int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         /* one line a node: NodeName=n1 ... NodeAddr=... NodeHostName=... */
         char *argv[] = { "scontrol", "-o", "show", "node", NULL };
+        int u = sched_unreachable("cannot query the nodes", err);
+        if (u < 0)
+                return u;
         int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run scontrol: %s", strerror(-r))
@@ -230,6 +247,9 @@ int slurm_drain(const char *node, const char *reason, struct bd_err *err)
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         _cleanup_free_ char *n = xasprintf("NodeName=%s", node), *why = xasprintf("Reason=%s", reason);
         char *argv[] = { "scontrol", "update", n, "State=DRAIN", why, NULL };
+        int u = sched_unreachable("cannot drain the node", err);
+        if (u < 0)
+                return u;
         int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run scontrol: %s", strerror(-r))
@@ -241,6 +261,9 @@ int slurm_cancel(const char *job_id, struct bd_err *err)
 {
         _cleanup_buf_ struct bd_buf out = BD_BUF_INIT;
         char *argv[] = { "scancel", (char *)job_id, NULL };
+        int u = sched_unreachable("cannot cancel the job", err);
+        if (u < 0)
+                return u;
         int r = run(argv, &out);
         if (r != 0)
                 return r < 0 ? bd_err_set(err, r, "cannot run scancel: %s", strerror(-r))

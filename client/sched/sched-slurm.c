@@ -62,6 +62,15 @@ static int init(struct bd_err *err)
         return 0;
 }
 
+/* Before a call to the controller: libslurm set up, and the controller not
+ * found unreachable in the last SCHED_UNREACHABLE_S seconds. */
+static int begin(const char *what, struct bd_err *err)
+{
+        if (init(err) < 0)
+                return -EHOSTUNREACH;
+        return sched_unreachable(what, err);
+}
+
 /* libslurm prints some of the controller's messages itself, on stderr as
  * "benchctl: error: ...", ahead of the error that names what failed.  While
  * a call runs they are kept aside: a failure quotes them in its one line, a
@@ -140,8 +149,10 @@ static int slurm_fail(const char *what, struct bd_err *err)
             e == SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR || e == SLURM_COMMUNICATIONS_SEND_ERROR ||
             e == SLURM_COMMUNICATIONS_RECEIVE_ERROR) {
                 _cleanup_free_ char *ctl = slurm_controller_name();
-                return bd_err_set(err, -EHOSTUNREACH, "%s: cannot reach the Slurm controller %s: %s", what,
-                                  ctl ? ctl : "(unknown)", slurm_strerror(e));
+                _cleanup_free_ char *reason = xasprintf("cannot reach the Slurm controller %s: %s",
+                                                        ctl ? ctl : "(unknown)", slurm_strerror(e));
+                sched_note_unreachable(reason);
+                return bd_err_set(err, -EHOSTUNREACH, "%s: %s", what, reason);
         }
         if (e == ESLURM_INVALID_JOB_ID)
                 return bd_err_set(err, -ENOENT, "%s: %s", what, slurm_strerror(e));
@@ -233,8 +244,9 @@ static void describe(const struct sched_request *req, job_desc_msg_t *d)
 
 int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_err *err)
 {
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
+        int b = begin("cannot submit the job", err);
+        if (b < 0)
+                return b;
         if (cJSON_GetArraySize(sys_get(req->sys, "slurm.extra_options")) > 0)
                 return bd_err_set(err, -EOPNOTSUPP, "slurm.extra_options need the sbatch command");
         job_desc_msg_t d;
@@ -261,8 +273,9 @@ int slurm_submit(const struct sched_request *req, char **ret_job_id, struct bd_e
 
 int slurm_will_run(const struct sched_request *req, char **ret_where, struct bd_err *err)
 {
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
+        int b = begin("the job would not run", err);
+        if (b < 0)
+                return b;
         job_desc_msg_t d;
         describe(req, &d);
         will_run_response_msg_t *resp = NULL;
@@ -303,8 +316,9 @@ int slurm_down_nodes(const char *nodes, struct slurm_down **ret, int *n, struct 
 {
         *ret = NULL;
         *n = 0;
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
+        int b = begin("cannot query the nodes", err);
+        if (b < 0)
+                return b;
         hostlist_t hl = nodes ? slurm_hostlist_create(nodes) : NULL;
         if (nodes && !hl)
                 return bd_err_set(err, -EINVAL, "bad node list '%s'", nodes);
@@ -335,8 +349,9 @@ int slurm_down_nodes(const char *nodes, struct slurm_down **ret, int *n, struct 
 
 int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *err)
 {
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
+        int b = begin("cannot query the nodes", err);
+        if (b < 0)
+                return b;
         node_info_msg_t *msg = NULL;
         if (slurm_load_node((time_t)0, &msg, SHOW_ALL) != 0)
                 return slurm_fail("cannot query the nodes", err);
@@ -369,8 +384,9 @@ int slurm_node_of_host(const char *host, char *ret, size_t size, struct bd_err *
 
 int slurm_drain(const char *node, const char *reason, struct bd_err *err)
 {
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
+        int b = begin("cannot drain the node", err);
+        if (b < 0)
+                return b;
         update_node_msg_t msg;
         slurm_init_update_node_msg(&msg);
         msg.node_names = (char *)node;
@@ -383,8 +399,9 @@ int slurm_drain(const char *node, const char *reason, struct bd_err *err)
 
 int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
 {
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
+        int b = begin("cannot query the job", err);
+        if (b < 0)
+                return b;
         memset(ret, 0, sizeof(*ret));
         ret->exit_code = -1;
         char *end;
@@ -419,8 +436,9 @@ int slurm_query(const char *job_id, struct sched_job *ret, struct bd_err *err)
 
 int slurm_cancel(const char *job_id, struct bd_err *err)
 {
-        if (init(err) < 0)
-                return -EHOSTUNREACH;
+        int b = begin("cannot cancel the job", err);
+        if (b < 0)
+                return b;
         unsigned long id = strtoul(job_id, NULL, 10);
         if (slurm_kill_job((uint32_t)id, SIGKILL, 0) != 0) {
                 if (slurm_get_errno() == ESLURM_ALREADY_DONE)

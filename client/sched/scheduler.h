@@ -80,6 +80,17 @@ int local_query(const char *rundir, long pid, bool here, struct sched_job *ret);
  * another host's run, 0 when it is gone already. */
 int local_cancel(const char *rundir, long pid, bool here, struct bd_err *err);
 
+/* A controller that did not answer (each try waits MessageTimeout, 10 s by
+ * default) is not asked again for SCHED_UNREACHABLE_S seconds in this
+ * process: the later calls fail at once with the same reason, so that a
+ * command making several calls (status, cancel, runs) says so in one wait.
+ * sched_note_unreachable records the reason ("cannot reach the Slurm
+ * controller HOST: why"); sched_unreachable returns -EHOSTUNREACH with err
+ * set to "WHAT: reason" while it holds, else 0. */
+#define SCHED_UNREACHABLE_S 30
+void sched_note_unreachable(const char *reason);
+int sched_unreachable(const char *what, struct bd_err *err);
+
 /* The controller named in the Slurm configuration, for error messages (caller frees). */
 char *slurm_controller_name(void);
 /* Parses a Slurm time limit into minutes; -1 for unlimited. */

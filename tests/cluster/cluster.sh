@@ -430,7 +430,8 @@ node_states() {
 }
 
 # wait_nodes TIMEOUT NODE...: wait until each node responds and is usable
-# (idle, or allocated/mixed when jobs run on it).
+# (idle, or allocated/mixed when jobs run on it); with DRAINED_OK=1 a node
+# drained (or draining) also counts: a restart keeps the admin's drain.
 wait_nodes() {
 	local timeout=$1 deadline out n st ok
 	shift
@@ -442,6 +443,7 @@ wait_nodes() {
 			st=$(awk -v n="$n" '$1 == n {print $2}' <<<"$out")
 			case $st in
 			idle | alloc | mix | comp) ;;
+			drain | drng) ((${DRAINED_OK:-0})) || ok=0 ;;
 			*) ok=0 ;;
 			esac
 		done
@@ -516,6 +518,7 @@ cmd_up() {
 		# Keep what runs (and its jobs), with its configuration; start the rest.
 		log "cluster in $DIR is partly up; starting the daemons that are not running"
 		UP_STOP_ON_FAILURE=0
+		DRAINED_OK=1
 		trap up_exit EXIT
 		alive munged || start_munged
 		alive slurmctld || start_slurmctld
