@@ -16,7 +16,8 @@
 #     with OpenMP's threads passive, and with 2 threads): SSD with the convolution algorithms of
 #     cuDNN's heuristics instead of measured (BD_CUDA_CONV_ALGO=heuristic), and
 #     in amp each way of running half-precision batch norm (BD_CUDA_BN=ex,
-#     persistent, spatial);
+#     persistent, spatial), and the measured algorithms kept on disk
+#     (BD_CUDA_ALGO_CACHE) by one run and taken by the next;
 #  4. where the time goes: BD_CUDA_PROFILE tables of SSD in fp32 and amp and
 #     of the Mask R-CNN amp step (each operation kind's time with the stream
 #     drained around it);
@@ -103,6 +104,14 @@ row "ssd tf32 measured algorithms" "$(ssd_rate fp32 BD_CUDA_TF32=1) images/s"
 row "ssd tf32 heuristic algorithms" "$(ssd_rate fp32 BD_CUDA_TF32=1 BD_CUDA_CONV_ALGO=heuristic) images/s"
 row "ssd amp measured algorithms, ex bn" "$(ssd_rate amp) images/s"
 row "ssd amp heuristic algorithms, ex bn" "$(ssd_rate amp BD_CUDA_CONV_ALGO=heuristic) images/s"
+# measured algorithms kept on disk (BD_CUDA_ALGO_CACHE): the first run
+# writes them, the second takes them without timing
+rm -rf "$out/algos"
+r1=$(ssd_rate amp BD_CUDA_ALGO_CACHE="$out/algos")
+n1=$(grep -c '^[0-9a-f]\{16\} ' "$out"/algos/conv-algos-*.txt 2>/dev/null)
+r2=$(ssd_rate amp BD_CUDA_ALGO_CACHE="$out/algos")
+row "ssd amp algorithms from disk" "$r2 images/s (writing run $r1; ${n1:-no} shapes in the file)"
+[ "${n1:-0}" -gt 0 ] || fail=1
 row "ssd amp persistent bn" "$(ssd_rate amp BD_CUDA_BN=persistent) images/s"
 row "ssd amp spatial bn" "$(ssd_rate amp BD_CUDA_BN=spatial) images/s"
 # the host CPU of a Mask R-CNN step: how much of it is OpenMP threads

@@ -128,6 +128,11 @@ check_PROGRAMS += tests/unit/test-trainer-grad tests/unit/test-trainer-optim tes
 check_PROGRAMS += tests/unit/test-det-roi
 	tests/unit/test-trainer-golden tests/unit/test-trainer-ops tests/unit/test-det-ops
 check_PROGRAMS += tests/unit/test-det-match tests/unit/test-det-proposals
+check_PROGRAMS += tests/unit/test-algo-cache
+tests_unit_test_algo_cache_SOURCES = tests/unit/tap.h tests/unit/test-algo-cache.c
+tests_unit_test_algo_cache_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_unit_test_algo_cache_CFLAGS = $(TRAIN_TEST_CFLAGS)
+tests_unit_test_algo_cache_LDADD = $(BD_TRAIN_LIBS)
 tests_unit_test_trainer_grad_SOURCES = tests/unit/tap.h tests/unit/test-trainer-grad.c
 tests_unit_test_trainer_grad_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_unit_test_trainer_grad_CFLAGS = $(TRAIN_TEST_CFLAGS)

@@ -42,6 +42,7 @@ libbdtrain_a_SOURCES = \
 	trainer/ops/ops.h trainer/ops/ops.c \
 	trainer/ops/ops-ref.h trainer/ops/ops-ref.c \
 	trainer/ops/ops-cpu.c trainer/ops/ops-plan.c trainer/ops/ops-dnnl.h \
+	trainer/ops/algo-cache.h trainer/ops/algo-cache.c \
 	trainer/det/boxes.h trainer/det/boxes.c \
 	trainer/det/losses.h trainer/det/losses.c \
 	trainer/det/det-fp.h trainer/det/masks.h trainer/det/masks-impl.h trainer/det/masks.c \

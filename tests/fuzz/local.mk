@@ -25,12 +25,12 @@ FUZZ_HARNESSES = tests/fuzz/fuzz-json tests/fuzz/fuzz-system tests/fuzz/fuzz-wor
 	tests/fuzz/fuzz-hostfile \
 	tests/fuzz/fuzz-reader-regex tests/fuzz/fuzz-reader-json tests/fuzz/fuzz-reader-dllogger tests/fuzz/fuzz-trace \
 	tests/fuzz/fuzz-health tests/fuzz/fuzz-checkpoint tests/fuzz/fuzz-weights tests/fuzz/fuzz-ptload \
-	tests/fuzz/fuzz-elfdyn
+	tests/fuzz/fuzz-elfdyn tests/fuzz/fuzz-algo-cache
 FUZZ_REPLAYERS = tests/fuzz/replay-json tests/fuzz/replay-system tests/fuzz/replay-workload tests/fuzz/replay-mlperf \
 	tests/fuzz/replay-hostfile \
 	tests/fuzz/replay-reader-regex tests/fuzz/replay-reader-json tests/fuzz/replay-reader-dllogger tests/fuzz/replay-trace \
 	tests/fuzz/replay-health tests/fuzz/replay-checkpoint tests/fuzz/replay-weights tests/fuzz/replay-ptload \
-	tests/fuzz/replay-elfdyn
+	tests/fuzz/replay-elfdyn tests/fuzz/replay-algo-cache
 if HAVE_XXHASH
 FUZZ_HARNESSES += tests/fuzz/fuzz-manifest tests/fuzz/fuzz-stage-state tests/fuzz/fuzz-fetch-table tests/fuzz/fuzz-fetch-journal \
 	tests/fuzz/fuzz-fetch-sums
@@ -195,6 +195,13 @@ tests_fuzz_replay_polygon_CPPFLAGS = $(AM_CPPFLAGS) $(DATA_CPPFLAGS)
 tests_fuzz_replay_polygon_LDADD = $(DATA_LIBS)
 
 # ---- trainer/core/ ----
+tests_fuzz_fuzz_algo_cache_SOURCES = tests/fuzz/fuzz-algo-cache.c $(FUZZ_COMMON)
+tests_fuzz_fuzz_algo_cache_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_fuzz_fuzz_algo_cache_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_algo_cache_LDADD = $(BD_TRAIN_LIBS)
+tests_fuzz_replay_algo_cache_SOURCES = tests/fuzz/fuzz-algo-cache.c $(FUZZ_REPLAY)
+tests_fuzz_replay_algo_cache_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
+tests_fuzz_replay_algo_cache_LDADD = $(BD_TRAIN_LIBS)
 tests_fuzz_fuzz_checkpoint_SOURCES = tests/fuzz/fuzz-checkpoint.c tests/fuzz/fuzz-model.h $(FUZZ_COMMON)
 tests_fuzz_fuzz_checkpoint_CPPFLAGS = $(BD_TRAIN_CPPFLAGS)
 tests_fuzz_fuzz_checkpoint_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)

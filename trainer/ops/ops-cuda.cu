@@ -32,6 +32,8 @@
 
 extern "C" {
 #include "config.h"
+#include "algo-cache.h"
+#include "fs.h"
 #include "ops.h"
 }
 
@@ -185,6 +187,8 @@ struct cuda_impl {
         size_t ws_limit;                /* the largest workspace an algorithm may ask for */
         struct algo_choice *algos;      /* chosen algorithms by shape, for the run */
         size_t nalgos, algos_cap;
+        struct bd_algo_cache disk;      /* BD_CUDA_ALGO_CACHE: earlier runs' measurements, and ours */
+        char *disk_path;                /* its file, NULL when not kept on disk */
         void *scr;                      /* scratch() */
         size_t scr_cap;
 };
@@ -838,6 +842,25 @@ static uint64_t shape_key(const struct bd_conv_desc *d, const struct bd_tensor *
         return h;
 }
 
+/* The shape's key on disk: shape_key's fields one by one (no struct padding
+ * hashed, so the same in every run of every build) and the math allowed. */
+static uint64_t disk_key(const struct cuda_impl *im, const struct bd_conv_desc *d, const struct bd_tensor *x,
+                         const struct bd_tensor *w, const struct bd_tensor *y)
+{
+        int64_t v[16 + 3 * (3 + BD_MAX_DIMS)];
+        size_t n = 0;
+        int64_t f[] = { d->kh, d->kw, d->sh, d->sw, d->ph, d->pw, d->dh, d->dw, d->groups, d->transposed, im->tf32 };
+        for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+                v[n++] = f[i];
+        const struct bd_tensor *t[3] = { x, w, y };
+        for (int i = 0; i < 3; i++) {
+                v[n++] = t[i]->ndim, v[n++] = (int64_t)t[i]->dtype, v[n++] = (int64_t)t[i]->layout;
+                for (int k = i != 1; k < t[i]->ndim; k++)
+                        v[n++] = t[i]->dims[k];
+        }
+        return bd_hash(v, n * sizeof(v[0]), BD_HASH_INIT ^ 0xd15c);
+}
+
 /* c's algorithms for p's shape when each supports it within the limit */
 static void plan_take(struct cplan *p, const struct algo_choice *c)
 {
@@ -869,7 +892,7 @@ static int algos_fit(struct bd_backend *be, struct cplan *p, const struct algo_c
  * the timing.  BD_CUDA_CONV_ALGO=heuristic: the heuristics' choice only.
  * The heuristics also take over wherever measuring fails or a measured
  * choice does not fit another batch size. */
-static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p, int count)
+static int conv_algos(struct bd_backend *be, uint64_t skey, uint64_t dkey, struct cplan *p, int count)
 {
         struct cuda_impl *im = IM(be);
         struct algo_choice *e = NULL;
@@ -880,11 +903,21 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p, int
                 struct algo_choice c;
                 memset(&c, 0, sizeof(c));
                 c.key = skey;
-                int r = algos_heuristic(be, p, &c);
-                if (r < 0)
-                        return r;
+                const struct bd_algo_entry *de = im->find && im->disk_path ? bd_algo_cache_get(&im->disk, dkey) : NULL;
+                c.fa = de ? (cudnnConvolutionFwdAlgo_t)de->fwd : c.fa;
+                c.da = de ? (cudnnConvolutionBwdDataAlgo_t)de->bwd_data : c.da;
+                c.wa = de ? (cudnnConvolutionBwdFilterAlgo_t)de->bwd_filter : c.wa;
+                if (de && algos_fit(be, p, &c)) {
+                        /* an earlier run's measurement that cuDNN supports here */
+                        c.fws = p->fws, c.dws = p->dws, c.wws = p->wws;
+                        c.measured = 1;
+                } else {
+                        int r = algos_heuristic(be, p, &c);
+                        if (r < 0)
+                                return r;
+                        c.measured = !im->find;
+                }
                 c.seen = count ? 1 : 0;
-                c.measured = !im->find;
                 if (im->nalgos == im->algos_cap) {
                         im->algos_cap = im->algos_cap ? 2 * im->algos_cap : 64;
                         im->algos = (struct algo_choice *)xrealloc(im->algos, im->algos_cap * sizeof(*im->algos));
@@ -901,8 +934,11 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p, int
                  * not taken for a failed measurement) */
                 CU(cudaStreamSynchronize(im->stream));
                 struct algo_choice c = *e;
-                if (algos_find(be, p, &c) == 0)
+                if (algos_find(be, p, &c) == 0) {
                         *e = c;
+                        if (im->disk_path)
+                                (void)bd_algo_cache_set(&im->disk, dkey, (int)c.fa, (int)c.da, (int)c.wa);
+                }
                 (void)cudaGetLastError();       /* a failed find's own: the heuristics stay */
                 e->measured = 1;        /* a failed measurement is not repeated */
         }
@@ -929,7 +965,8 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
         struct cplan *p = (struct cplan *)bd_plan_find(pc, key);
         int r;
         if (p) {
-                if (!p->algos_final && (r = conv_algos(be, shape_key(d, x, w, y), p, fwd)) < 0)
+                if (!p->algos_final &&
+                    (r = conv_algos(be, shape_key(d, x, w, y), disk_key(IM(be), d, x, w, y), p, fwd)) < 0)
                         return r;
                 *ret = p;
                 return 0;
@@ -962,7 +999,7 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
                         r = bd_err_set(&be->err, -EIO, "cudnn: convolution descriptor: %s", dnn_str(s));
                         goto fail;
                 }
-                if ((r = conv_algos(be, shape_key(d, x, w, y), p, fwd)) < 0)
+                if ((r = conv_algos(be, shape_key(d, x, w, y), disk_key(im, d, x, w, y), p, fwd)) < 0)
                         goto fail;
                 p->wn = (size_t)K * C * d->kh * d->kw;
         }
@@ -1478,6 +1515,14 @@ static void cuda_destroy(struct bd_backend *be)
                 if (im->scr)
                         cudaFree(im->scr);
                 free(im->algos);
+                /* this run's measurements for the next (a write that fails
+                 * loses them, nothing else: the directory was checked at the start) */
+                if (im->disk_path) {
+                        struct bd_err ignored;
+                        (void)bd_algo_cache_save(&im->disk, im->disk_path, &ignored);
+                        free(im->disk_path);
+                }
+                bd_algo_cache_free(&im->disk);
                 prof_write();
                 if (im->blas)
                         cublasDestroy(im->blas);
@@ -1606,6 +1651,20 @@ int bd_backend_cuda_new(int device, struct bd_backend **ret, struct bd_err *err)
         cudaDeviceProp prop;
         if (cudaGetDeviceProperties(&prop, device) == cudaSuccess)
                 snprintf(be->device_name, sizeof(be->device_name), "%.95s", prop.name);
+        const char *dir = getenv("BD_CUDA_ALGO_CACHE");
+        if (dir && *dir && im->find) {
+                bd_algo_cache_init(&im->disk, be->device_name, (long)cudnnGetVersion());
+                im->disk_path = bd_algo_cache_file(&im->disk, dir);
+                int r = fs_mkdir_p(dir, 0755);
+                if (r < 0)
+                        r = bd_err_set(err, r, "BD_CUDA_ALGO_CACHE: %s: %s", dir, strerror(-r));
+                else
+                        r = bd_algo_cache_load(&im->disk, im->disk_path, err);
+                if (r < 0) {
+                        cuda_destroy(be);
+                        return r;
+                }
+        }
         *ret = be;
         return 0;
 }
