@@ -126,7 +126,6 @@ check_PROGRAMS += tests/unit/test-trainer-grad tests/unit/test-trainer-optim tes
 	tests/unit/test-trainer-golden tests/unit/test-trainer-ops tests/unit/test-det-ops \
 	tests/unit/test-det-losses
 check_PROGRAMS += tests/unit/test-det-roi
-	tests/unit/test-trainer-golden tests/unit/test-trainer-ops tests/unit/test-det-ops
 check_PROGRAMS += tests/unit/test-det-match tests/unit/test-det-proposals
 check_PROGRAMS += tests/unit/test-algo-cache
 tests_unit_test_algo_cache_SOURCES = tests/unit/tap.h tests/unit/test-algo-cache.c

@@ -6,11 +6,14 @@
  * without TF32), and within 2e-2 in mixed precision (float16 activations,
  * float32 parameters), where the operation has a mixed-precision path.  Then
  * a few training steps of a small ResNet on each backend give the same
- * losses within 1e-3.  Without a visible GPU the test is skipped, saying why.
+ * losses within 1e-3; and the measured convolution algorithms kept on disk
+ * (BD_CUDA_ALGO_CACHE) by one backend and read by the next.  Without a
+ * visible GPU the test is skipped, saying why.
  */
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -487,6 +490,59 @@ static void resnet_steps(void)
         REL(&hx, &lab);
 }
 
+/* BD_CUDA_ALGO_CACHE: a backend that measured a shape leaves it in its
+ * GPU's file when freed; the next backend reads the file and computes the
+ * same as the CPU with it; a malformed file stops the backend, naming it. */
+static void algo_cache_on_disk(void)
+{
+        char dir[] = "/tmp/test-trainer-gpu-algos.XXXXXX";
+        if (!ok(mkdtemp(dir) != NULL, "algorithm cache: a scratch directory"))
+                return;
+        setenv("BD_CUDA_ALGO_CACHE", dir, 1);
+        struct bd_backend *keep = gpu, *g = NULL;
+        struct bd_err err;
+        if (ok(bd_backend_cuda_new(0, &g, &err) == 0, "algorithm cache: a backend with BD_CUDA_ALGO_CACHE")) {
+                gpu = g;
+                /* the second sighting of the shape has cuDNN time it */
+                conv_case("conv 3x3 32->48 (measured, then saved)", cd(3, 1, 1, 1, 1, 0), 2, 32, 10, 48, 0, 0);
+                conv_case("conv 3x3 32->48 again", cd(3, 1, 1, 1, 1, 0), 2, 32, 10, 48, 0, 0);
+                bd_backend_free(g);
+                gpu = keep;
+        }
+        char cmd[512], line[256] = "";
+        snprintf(cmd, sizeof(cmd), "cat %s/conv-algos-*.txt 2>/dev/null | grep -c '^[0-9a-f]\\{16\\} '", dir);
+        FILE *f = popen(cmd, "r");
+        if (f) {
+                if (!fgets(line, sizeof(line), f))
+                        line[0] = '\0';
+                pclose(f);
+        }
+        ok(atoi(line) >= 1, "algorithm cache: the freed backend's file holds the measured shape");
+        if (!ok(bd_backend_cuda_new(0, &g, &err) == 0, "algorithm cache: the next backend reads it"))
+                printf("#   %s\n", err.msg);
+        else {
+                gpu = g;
+                conv_case("conv 3x3 32->48 with the algorithms from disk", cd(3, 1, 1, 1, 1, 0), 2, 32, 10, 48, 0, 0);
+                bd_backend_free(g);
+                gpu = keep;
+        }
+        snprintf(cmd, sizeof(cmd), "for f in %s/conv-algos-*.txt; do echo nonsense >> \"$f\"; done", dir);
+        if (system(cmd) != 0)
+                printf("#   could not spoil the file\n");
+        g = NULL;
+        int r = bd_backend_cuda_new(0, &g, &err);
+        ok(r < 0 && strstr(err.msg, "conv-algos-") && strstr(err.msg, "an entry is"),
+           "algorithm cache: a malformed file stops the backend, naming the file and line");
+        if (r == 0)
+                bd_backend_free(g);
+        else
+                printf("#   %s\n", err.msg);
+        unsetenv("BD_CUDA_ALGO_CACHE");
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        if (system(cmd) != 0)
+                printf("#   could not remove %s\n", dir);
+}
+
 int main(void)
 {
         const char *why = "";
@@ -518,6 +574,7 @@ int main(void)
         det_heads(0);
         det_heads(1);
         resnet_steps();
+        algo_cache_on_disk();
         bd_backend_free(gpu);
         bd_backend_free(cpu);
         return done_testing();
