@@ -18,7 +18,7 @@
 void bd_algo_cache_init(struct bd_algo_cache *c, const char *device, long library)
 {
         memset(c, 0, sizeof(*c));
-        snprintf(c->device, sizeof(c->device), "%s", device ? device : "");
+        STR_COPY(c->device, device ? device : "");
         c->library = library;
 }
 
@@ -101,10 +101,8 @@ static bool entry(const char *s, struct bd_algo_entry *v)
 {
         uint64_t key = 0;
         for (int i = 0; i < 16; i++, s++) {
-                int d = isdigit((unsigned char)*s) ? *s - '0'
-                      : *s >= 'a' && *s <= 'f'     ? *s - 'a' + 10
-                                                   : -1;
-                if (d < 0)
+                int d = str_hex_digit(*s);
+                if (d < 0 || isupper((unsigned char)*s))  /* lower case, as format writes */
                         return false;
                 key = key << 4 | (uint64_t)d;
         }
@@ -159,7 +157,7 @@ int bd_algo_cache_parse(struct bd_algo_cache *c, const char *text, size_t len, c
                                 r = bd_err_set(err, -EINVAL, "%s:%d: %s", name, lineno,
                                                *device ? "a second device line" : "a device name of 1 to 127 characters");
                         else
-                                snprintf(device, sizeof(device), "%s", d);
+                                STR_COPY(device, d);
                         continue;
                 }
                 if (!strncmp(s, "library ", 8)) {

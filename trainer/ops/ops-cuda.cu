@@ -826,26 +826,13 @@ static int algos_find(struct bd_backend *be, struct cplan *p, struct algo_choice
         return 0;
 }
 
-/* A convolution's shape without its batch size: layers and batches of one
- * such shape share their algorithms (a head applied to a varying number of
- * regions is measured once, not once per count). */
-static uint64_t shape_key(const struct bd_conv_desc *d, const struct bd_tensor *x, const struct bd_tensor *w,
-                          const struct bd_tensor *y)
-{
-        uint64_t h = bd_hash(d, sizeof(*d), BD_HASH_INIT ^ 0xa1);
-        const struct bd_tensor *t[3] = { x, w, y };
-        for (int i = 0; i < 3; i++) {
-                int v[3] = { t[i]->ndim, (int)t[i]->dtype, (int)t[i]->layout };
-                h = bd_hash(v, sizeof(v), h);
-                h = bd_hash(t[i]->dims + (i != 1), sizeof(t[i]->dims[0]) * (size_t)(t[i]->ndim - (i != 1)), h);
-        }
-        return h;
-}
-
-/* The shape's key on disk: shape_key's fields one by one (no struct padding
- * hashed, so the same in every run of every build) and the math allowed. */
-static uint64_t disk_key(const struct cuda_impl *im, const struct bd_conv_desc *d, const struct bd_tensor *x,
-                         const struct bd_tensor *w, const struct bd_tensor *y)
+/* A convolution's shape without its batch size, its types and the math
+ * allowed: layers and batches of one such shape share their algorithms (a
+ * head applied to a varying number of regions is measured once, not once per
+ * count).  The fields are hashed one by one (no struct padding), so the key
+ * is the same in every run and names the shape in BD_CUDA_ALGO_CACHE's file. */
+static uint64_t shape_key(const struct cuda_impl *im, const struct bd_conv_desc *d, const struct bd_tensor *x,
+                          const struct bd_tensor *w, const struct bd_tensor *y)
 {
         int64_t v[16 + 3 * (3 + BD_MAX_DIMS)];
         size_t n = 0;
@@ -892,7 +879,7 @@ static int algos_fit(struct bd_backend *be, struct cplan *p, const struct algo_c
  * the timing.  BD_CUDA_CONV_ALGO=heuristic: the heuristics' choice only.
  * The heuristics also take over wherever measuring fails or a measured
  * choice does not fit another batch size. */
-static int conv_algos(struct bd_backend *be, uint64_t skey, uint64_t dkey, struct cplan *p, int count)
+static int conv_algos(struct bd_backend *be, uint64_t skey, struct cplan *p, int count)
 {
         struct cuda_impl *im = IM(be);
         struct algo_choice *e = NULL;
@@ -903,7 +890,7 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, uint64_t dkey, struc
                 struct algo_choice c;
                 memset(&c, 0, sizeof(c));
                 c.key = skey;
-                const struct bd_algo_entry *de = im->find && im->disk_path ? bd_algo_cache_get(&im->disk, dkey) : NULL;
+                const struct bd_algo_entry *de = im->find && im->disk_path ? bd_algo_cache_get(&im->disk, skey) : NULL;
                 c.fa = de ? (cudnnConvolutionFwdAlgo_t)de->fwd : c.fa;
                 c.da = de ? (cudnnConvolutionBwdDataAlgo_t)de->bwd_data : c.da;
                 c.wa = de ? (cudnnConvolutionBwdFilterAlgo_t)de->bwd_filter : c.wa;
@@ -937,7 +924,7 @@ static int conv_algos(struct bd_backend *be, uint64_t skey, uint64_t dkey, struc
                 if (algos_find(be, p, &c) == 0) {
                         *e = c;
                         if (im->disk_path)
-                                (void)bd_algo_cache_set(&im->disk, dkey, (int)c.fa, (int)c.da, (int)c.wa);
+                                (void)bd_algo_cache_set(&im->disk, skey, (int)c.fa, (int)c.da, (int)c.wa);
                 }
                 (void)cudaGetLastError();       /* a failed find's own: the heuristics stay */
                 e->measured = 1;        /* a failed measurement is not repeated */
@@ -965,8 +952,7 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
         struct cplan *p = (struct cplan *)bd_plan_find(pc, key);
         int r;
         if (p) {
-                if (!p->algos_final &&
-                    (r = conv_algos(be, shape_key(d, x, w, y), disk_key(IM(be), d, x, w, y), p, fwd)) < 0)
+                if (!p->algos_final && (r = conv_algos(be, shape_key(IM(be), d, x, w, y), p, fwd)) < 0)
                         return r;
                 *ret = p;
                 return 0;
@@ -999,7 +985,7 @@ static int conv_plan(struct bd_backend *be, const struct bd_conv_desc *d, struct
                         r = bd_err_set(&be->err, -EIO, "cudnn: convolution descriptor: %s", dnn_str(s));
                         goto fail;
                 }
-                if ((r = conv_algos(be, shape_key(d, x, w, y), disk_key(im, d, x, w, y), p, fwd)) < 0)
+                if ((r = conv_algos(be, shape_key(im, d, x, w, y), p, fwd)) < 0)
                         goto fail;
                 p->wn = (size_t)K * C * d->kh * d->kw;
         }
